@@ -1,0 +1,210 @@
+// Package sqlstoretest gives tests a fresh, migrated store on each engine:
+// a new SQLite file per test always, and a new PostgreSQL database per test
+// (cloned from a migrated template) when BOKAT_TEST_POSTGRES_URL is set.
+// BOKAT_TEST_ENGINES (comma-separated: sqlite,postgres) narrows the engines.
+package sqlstoretest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bokat/internal/sqlstore"
+)
+
+// PostgresURLEnv names the variable holding the PostgreSQL server URL used by tests.
+const PostgresURLEnv = "BOKAT_TEST_POSTGRES_URL"
+
+// Engines returns the engines the tests of this run cover.
+func Engines() []sqlstore.Engine {
+	var out []sqlstore.Engine
+	want := strings.Split(os.Getenv("BOKAT_TEST_ENGINES"), ",")
+	if want[0] == "" {
+		want = []string{"sqlite", "postgres"}
+	}
+	if slices.Contains(want, "sqlite") {
+		out = append(out, sqlstore.SQLite)
+	}
+	if slices.Contains(want, "postgres") && os.Getenv(PostgresURLEnv) != "" {
+		out = append(out, sqlstore.Postgres)
+	}
+	return out
+}
+
+// ForEachEngine runs fn as a subtest on a fresh, migrated store of each engine.
+func ForEachEngine(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
+	t.Helper()
+	engines := Engines()
+	if len(engines) == 0 {
+		t.Fatal("no test engine selected: check BOKAT_TEST_ENGINES and " + PostgresURLEnv)
+	}
+	for _, e := range engines {
+		t.Run(string(e), func(t *testing.T) {
+			fn(t, Open(t, e))
+		})
+	}
+}
+
+// Open returns a fresh, migrated store of the engine, closed and removed when
+// the test ends.
+func Open(tb testing.TB, engine sqlstore.Engine) *sqlstore.DB {
+	tb.Helper()
+	u := URL(tb, engine)
+	db, err := sqlstore.Open(context.Background(), u)
+	if err != nil {
+		tb.Fatalf("open %s store: %v", engine, err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if err := db.Migrate(context.Background()); err != nil {
+		tb.Fatalf("migrate %s store: %v", engine, err)
+	}
+	return db
+}
+
+// URL returns the --database URL of a fresh, empty-or-migrated database of
+// the engine for this test (SQLite: a new file, not yet migrated; PostgreSQL:
+// a new database cloned from the migrated template).
+func URL(tb testing.TB, engine sqlstore.Engine) string {
+	tb.Helper()
+	switch engine {
+	case sqlstore.SQLite:
+		return "sqlite:" + filepath.Join(tb.TempDir(), "bokat.db")
+	case sqlstore.Postgres:
+		return postgresDatabase(tb)
+	}
+	tb.Fatalf("unknown engine %q", engine)
+	return ""
+}
+
+var templateOnce sync.Map // template name -> *sync.Once-guarded error
+
+// postgresDatabase creates a database cloned from a template migrated with the
+// migrations of this binary, and drops it when the test ends.
+func postgresDatabase(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(PostgresURLEnv)
+	if base == "" {
+		tb.Fatalf("%s is not set", PostgresURLEnv)
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		tb.Fatalf("open postgres admin connection: %v", err)
+	}
+	defer admin.Close()
+
+	tmpl := templateName()
+	onceAny, _ := templateOnce.LoadOrStore(tmpl, new(templateResult))
+	res := onceAny.(*templateResult)
+	res.once.Do(func() { res.err = ensureTemplate(ctx, admin, base, tmpl) })
+	if res.err != nil {
+		tb.Fatalf("prepare postgres template: %v", res.err)
+	}
+
+	name := "bokat_t_" + strings.ToLower(rand.Text()[:16])
+	if _, err := admin.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl)); err != nil {
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		a, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		_, _ = a.ExecContext(context.Background(), fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
+	})
+	return withDatabase(tb, base, name)
+}
+
+type templateResult struct {
+	once sync.Once
+	err  error
+}
+
+// templateName depends on the embedded migrations' content, so a changed
+// migration gets a new template instead of a stale one.
+func templateName() string {
+	h := sha256.New()
+	_ = fs.WalkDir(sqlstore.MigrationFiles(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := fs.ReadFile(sqlstore.MigrationFiles(), path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return nil
+	})
+	return "bokat_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func ensureTemplate(ctx context.Context, admin *sql.DB, base, tmpl string) error {
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// Test processes of several packages run at once: one of them builds the template.
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7426001)`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(7426001)`)
+	var exists bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, tmpl).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	building := tmpl + "_b"
+	_, _ = conn.ExecContext(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, building))
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s`, building)); err != nil {
+		return err
+	}
+	u, err := databaseURL(base, building)
+	if err != nil {
+		return err
+	}
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	db, err := sqlstore.Open(mctx, u)
+	if err != nil {
+		return err
+	}
+	err = db.Migrate(mctx)
+	db.Close()
+	if err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, fmt.Sprintf(`ALTER DATABASE %s RENAME TO %s`, building, tmpl))
+	return err
+}
+
+func withDatabase(tb testing.TB, base, name string) string {
+	tb.Helper()
+	u, err := databaseURL(base, name)
+	if err != nil {
+		tb.Fatalf("build database URL: %v", err)
+	}
+	return u
+}
+
+func databaseURL(base, name string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}

@@ -1,0 +1,108 @@
+package bokat
+
+import (
+	"slices"
+	"strings"
+)
+
+// Scope is an OAuth-style permission of the public contract.
+type Scope string
+
+// The scopes of the contract.
+const (
+	ScopeCapabilitiesRead   Scope = "service.capabilities.read"
+	ScopeBookingsSearch     Scope = "service.bookings.search"
+	ScopeBookingsConfirm    Scope = "service.bookings.confirm"
+	ScopeBookingsRead       Scope = "service.bookings.read"
+	ScopeBookingsCancel     Scope = "service.bookings.cancel"
+	ScopeBookingsReschedule Scope = "service.bookings.reschedule"
+	ScopeRequestsCreate     Scope = "service.requests.create"
+	ScopeWebhooksManage     Scope = "service.webhooks.manage"
+)
+
+// AllScopes lists every scope in the contract's order.
+func AllScopes() []Scope {
+	return []Scope{
+		ScopeCapabilitiesRead, ScopeBookingsSearch, ScopeBookingsConfirm, ScopeBookingsRead,
+		ScopeBookingsCancel, ScopeBookingsReschedule, ScopeRequestsCreate, ScopeWebhooksManage,
+	}
+}
+
+// ParseScopes reads a comma- or space-separated scope list; "all" means every
+// scope. Unknown names are an error naming them.
+func ParseScopes(list string) ([]Scope, error) {
+	fields := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(fields) == 1 && fields[0] == "all" {
+		return AllScopes(), nil
+	}
+	var out []Scope
+	var unknown []string
+	for _, f := range fields {
+		s := Scope(f)
+		if !slices.Contains(AllScopes(), s) {
+			unknown = append(unknown, f)
+			continue
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, Errorf(CodeValidationFailed, "unknown scope(s): %s", strings.Join(unknown, ", "))
+	}
+	if len(out) == 0 {
+		return nil, Errorf(CodeValidationFailed, "no scopes given")
+	}
+	return out, nil
+}
+
+// PrincipalKind says how a caller authenticated.
+type PrincipalKind string
+
+// The kinds of principal.
+const (
+	PrincipalAnonymous PrincipalKind = "anonymous"
+	PrincipalPartner   PrincipalKind = "partner"
+	PrincipalOAuth     PrincipalKind = "oauth"
+	// PrincipalDevelopment is the caller admitted without a credential when
+	// the server runs with --auth-optional (development only).
+	PrincipalDevelopment PrincipalKind = "development"
+)
+
+// CredentialForm says which of the contract's credential forms carried the token.
+type CredentialForm string
+
+// The credential forms.
+const (
+	FormNone          CredentialForm = ""
+	FormBearer        CredentialForm = "bearer"
+	FormPartnerHeader CredentialForm = "partner_header"
+)
+
+// Principal is the authenticated caller. Ownership of bookings, requests and
+// webhook endpoints is keyed by OwnerKey.
+type Principal struct {
+	Kind     PrincipalKind
+	ClientID string
+	// UserID is set for delegated OAuth tokens: the signed-in customer.
+	UserID string
+	Scopes []Scope
+	Form   CredentialForm
+}
+
+// Has reports whether the principal holds the scope.
+func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }
+
+// Authenticated reports whether the caller presented a valid credential.
+func (p Principal) Authenticated() bool {
+	return p.Kind == PrincipalPartner || p.Kind == PrincipalOAuth || p.Kind == PrincipalDevelopment
+}
+
+// OwnerKey identifies the owner of resources the principal creates: the
+// client, and for delegated tokens the client together with the user.
+func (p Principal) OwnerKey() string {
+	if p.UserID != "" {
+		return p.ClientID + "/" + p.UserID
+	}
+	return p.ClientID
+}

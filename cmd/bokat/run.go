@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+)
+
+// errUsage marks a command-line mistake (exit status 2).
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+// env is the process environment as run sees it.
+type env struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run executes one bokat command. Tests call it directly.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: no command given", errUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, e)
+	case "migrate":
+		return runMigrate(ctx, rest, e)
+	case "partner":
+		if len(rest) == 0 || rest[0] != "create" {
+			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
+		}
+		return runPartnerCreate(ctx, rest[1:], e)
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+}
+
+const usage = `Usage: bokat <command> [flags]
+
+Commands:
+  serve                       run the HTTP API (add --demo for demo supply and a development token)
+  migrate                     apply the database migrations embedded in this binary
+  partner create --name N --scopes LIST|all
+                              create a partner credential; prints {"client_id","token"}
+  version                     print the version
+
+Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.
+`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+func versionString() string {
+	v := version
+	if v == "" {
+		if info, ok := debug.ReadBuildInfo(); ok {
+			v = info.Main.Version
+			for _, s := range info.Settings {
+				if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+					v += " " + s.Value[:12]
+				}
+			}
+		}
+	}
+	return strings.TrimSpace("bokat " + v)
+}

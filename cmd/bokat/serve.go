@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"bokat"
+	"bokat/api"
+	"bokat/internal/auth"
+	"bokat/internal/catalog"
+	"bokat/internal/httpapi"
+	"bokat/internal/sqlstore"
+)
+
+type serveConfig struct {
+	commonConfig
+	Addr            string
+	BaseURL         string
+	Demo            bool
+	AuthOptional    bool
+	ShutdownTimeout time.Duration
+}
+
+func (c *serveConfig) register(fs *flagSet) {
+	c.commonConfig.register(fs)
+	fs.String(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address")
+	fs.String(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)")
+	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
+	fs.Bool(&c.AuthOptional, "auth-optional", "BOKAT_AUTH_OPTIONAL", false, "admit requests without a credential (development only)")
+	fs.Duration(&c.ShutdownTimeout, "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", 15*time.Second, "how long to drain requests on shutdown")
+}
+
+// developmentOnly lists the settings production refuses.
+var developmentOnly = []string{"demo", "auth-optional"}
+
+func (c *serveConfig) validate(fs *flagSet) error {
+	if err := c.commonConfig.validate(); err != nil {
+		return err
+	}
+	if c.production() {
+		var bad []string
+		for _, name := range developmentOnly {
+			if fs.isSet(name) {
+				bad = append(bad, "--"+name)
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%w: %s is development only and refused in production", errUsage, strings.Join(bad, ", "))
+		}
+		if c.BaseURL == "" {
+			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
+		}
+	}
+	return nil
+}
+
+// runServe runs the API until ctx is done, then shuts down in order: stop
+// accepting and drain HTTP, stop the workers, close the store.
+func runServe(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("serve", e)
+	var c serveConfig
+	c.register(fs)
+	if _, err := fs.parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := c.validate(fs); err != nil {
+		return err
+	}
+	log, err := newLogger(e.stderr, c.LogLevel)
+	if err != nil {
+		return err
+	}
+
+	contract, err := api.Load()
+	if err != nil {
+		return fmt.Errorf("load the OpenAPI contract: %w", err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		return fmt.Errorf("load the catalog: %w", err)
+	}
+	db, err := openStore(ctx, c.commonConfig)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	hasher, err := tokenHasher(ctx, c.commonConfig, db)
+	if err != nil {
+		return err
+	}
+	authn := auth.NewAuthenticator(hasher, db, nil)
+
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Addr, err)
+	}
+	defer ln.Close()
+	baseURL := c.BaseURL
+	if baseURL == "" {
+		baseURL = "http://" + ln.Addr().String()
+	}
+
+	srv, err := httpapi.New(httpapi.Config{
+		BaseURL:      baseURL,
+		Production:   c.production(),
+		AuthOptional: c.AuthOptional,
+		Logger:       log,
+		Contract:     contract,
+		Catalog:      cat,
+		Auth:         authn,
+		Store:        db,
+	})
+	if err != nil {
+		return err
+	}
+
+	if c.Demo {
+		token, err := demoPartner(ctx, db, authn)
+		if err != nil {
+			return fmt.Errorf("demo partner: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "Development partner token (every scope): %s\n", token)
+	}
+	fmt.Fprintf(e.stdout, "bokat listening on %s (store: %s, env: %s)\n", baseURL, db.Engine(), c.Env)
+
+	// Background loops beside HTTP; each stops when workerCtx ends.
+	var background []worker
+
+	var workers sync.WaitGroup
+	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorkers()
+	for _, w := range background {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			if err := w.run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("worker stopped", "worker", w.name, "error", err.Error())
+			}
+		}()
+	}
+
+	httpServer := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpServer.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		stopWorkers()
+		workers.Wait()
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining HTTP")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		log.Warn("HTTP drain incomplete", "error", err.Error())
+	}
+	log.Info("shutting down: stopping workers")
+	stopWorkers()
+	workers.Wait()
+	log.Info("shutting down: closing the store")
+	return nil
+}
+
+// worker is a background loop of the serve process.
+type worker struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// demoPartner returns the stable development partner token (every scope),
+// creating its client on first use.
+func demoPartner(ctx context.Context, db *sqlstore.DB, authn *auth.Authenticator) (string, error) {
+	token, err := db.DevelopmentSecret(ctx, "demo_partner_token", func() (string, error) {
+		return auth.NewSecret(auth.PartnerTokenPrefix), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, authn.EnsurePartner(ctx, "pc_demo", "Development partner (demo)", token, bokat.AllScopes(), time.Now())
+}

@@ -1,0 +1,205 @@
+// Package auth authenticates callers. Partner tokens (and, once issued,
+// OAuth access tokens) are random secrets of at least 256 bits that the
+// store only ever sees as keyed hashes (HMAC-SHA256 with the server's
+// pepper). It puts the resulting bokat.Principal in the request context.
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+)
+
+// Token prefixes tell the kinds of secret apart in logs-free diagnostics and
+// let the authenticator route a bearer token to the right verifier.
+const (
+	PartnerTokenPrefix = "bkp_"
+	AccessTokenPrefix  = "bka_"
+)
+
+// MinPepperBytes is the least length of the token-hashing pepper.
+const MinPepperBytes = 32
+
+// NewSecret returns prefix followed by 32 random bytes in unpadded base64url
+// (256 bits of entropy).
+func NewSecret(prefix string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // cannot happen on supported platforms
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Hasher computes the keyed hashes under which tokens are stored.
+type Hasher struct{ pepper []byte }
+
+// NewHasher returns a Hasher keyed with pepper, which must be at least
+// MinPepperBytes long.
+func NewHasher(pepper []byte) (*Hasher, error) {
+	if len(pepper) < MinPepperBytes {
+		return nil, fmt.Errorf("token pepper must be at least %d bytes, got %d", MinPepperBytes, len(pepper))
+	}
+	return &Hasher{pepper: append([]byte(nil), pepper...)}, nil
+}
+
+// Hash returns the hex keyed hash of a token, with a domain label so the
+// same pepper never yields equal hashes for different token kinds.
+func (h *Hasher) Hash(domain, token string) string {
+	m := hmac.New(sha256.New, h.pepper)
+	m.Write([]byte(domain))
+	m.Write([]byte{0})
+	m.Write([]byte(token))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// PartnerStore is what partner authentication needs from the store.
+type PartnerStore interface {
+	CreatePartnerClient(ctx context.Context, c sqlstore.PartnerClient, tokenHash string) error
+	PartnerClientByTokenHash(ctx context.Context, tokenHash string) (sqlstore.PartnerClient, error)
+}
+
+// AccessTokenVerifier verifies OAuth access tokens (prefix AccessTokenPrefix).
+type AccessTokenVerifier interface {
+	VerifyAccessToken(ctx context.Context, token string) (bokat.Principal, error)
+}
+
+// Authenticator turns request credentials into a Principal.
+type Authenticator struct {
+	hasher   *Hasher
+	partners PartnerStore
+	access   AccessTokenVerifier
+}
+
+// NewAuthenticator returns an Authenticator. access may be nil until OAuth is
+// configured; access tokens are then refused.
+func NewAuthenticator(h *Hasher, partners PartnerStore, access AccessTokenVerifier) *Authenticator {
+	return &Authenticator{hasher: h, partners: partners, access: access}
+}
+
+// SetAccessTokenVerifier installs the OAuth access-token verifier.
+func (a *Authenticator) SetAccessTokenVerifier(v AccessTokenVerifier) { a.access = v }
+
+const partnerHashDomain = "partner"
+
+// CreatePartner creates a partner client with the scopes and returns its id
+// and token. The token is shown to the operator once and stored only hashed.
+func (a *Authenticator) CreatePartner(ctx context.Context, name string, scopes []bokat.Scope, now time.Time) (clientID, token string, err error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", "", err
+	}
+	clientID = "pc_" + strings.ReplaceAll(id.String(), "-", "")
+	token = NewSecret(PartnerTokenPrefix)
+	c := sqlstore.PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
+	if err := a.partners.CreatePartnerClient(ctx, c, a.hasher.Hash(partnerHashDomain, token)); err != nil {
+		return "", "", fmt.Errorf("store partner client: %w", err)
+	}
+	return clientID, token, nil
+}
+
+// EnsurePartner stores the partner client with the given id and token unless
+// it exists. It serves the stable development token of `serve --demo`.
+func (a *Authenticator) EnsurePartner(ctx context.Context, clientID, name, token string, scopes []bokat.Scope, now time.Time) error {
+	hash := a.hasher.Hash(partnerHashDomain, token)
+	if _, err := a.partners.PartnerClientByTokenHash(ctx, hash); err == nil {
+		return nil
+	} else if !errors.Is(err, bokat.ErrNotFound) {
+		return err
+	}
+	c := sqlstore.PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
+	err := a.partners.CreatePartnerClient(ctx, c, hash)
+	if errors.Is(err, bokat.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// ErrInvalidCredential is returned for a credential that is malformed,
+// unknown, expired or revoked.
+var ErrInvalidCredential = errors.New("invalid credential")
+
+// Credential extracts the credential of a request: the token and the form
+// that carried it. It reports an error when the two headers disagree.
+func Credential(r *http.Request) (token string, form bokat.CredentialForm, err error) {
+	header := strings.TrimSpace(r.Header.Get("X-Service-Requests-Token"))
+	var bearer string
+	if authz := r.Header.Get("Authorization"); authz != "" {
+		scheme, value, ok := strings.Cut(authz, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(value) == "" {
+			return "", bokat.FormNone, fmt.Errorf("%w: Authorization must be \"Bearer <token>\"", ErrInvalidCredential)
+		}
+		bearer = strings.TrimSpace(value)
+	}
+	switch {
+	case bearer != "" && header != "" && bearer != header:
+		return "", bokat.FormNone, fmt.Errorf("%w: send one credential, not two different ones", ErrInvalidCredential)
+	case header != "":
+		return header, bokat.FormPartnerHeader, nil
+	case bearer != "":
+		return bearer, bokat.FormBearer, nil
+	}
+	return "", bokat.FormNone, nil
+}
+
+// Authenticate returns the principal of the request: anonymous when it
+// carries no credential, or ErrInvalidCredential (wrapped) when the
+// credential is not valid. A store failure is returned as it is.
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (bokat.Principal, error) {
+	token, form, err := Credential(r)
+	if err != nil {
+		return bokat.Principal{}, err
+	}
+	if form == bokat.FormNone {
+		return bokat.Principal{Kind: bokat.PrincipalAnonymous}, nil
+	}
+	if strings.HasPrefix(token, AccessTokenPrefix) {
+		if form != bokat.FormBearer || a.access == nil {
+			return bokat.Principal{}, fmt.Errorf("%w: access tokens go in Authorization: Bearer", ErrInvalidCredential)
+		}
+		p, err := a.access.VerifyAccessToken(ctx, token)
+		if err != nil {
+			return bokat.Principal{}, err
+		}
+		p.Form = form
+		return p, nil
+	}
+	if !strings.HasPrefix(token, PartnerTokenPrefix) || len(token) > 200 {
+		return bokat.Principal{}, fmt.Errorf("%w: unrecognised token", ErrInvalidCredential)
+	}
+	c, err := a.partners.PartnerClientByTokenHash(ctx, a.hasher.Hash(partnerHashDomain, token))
+	if errors.Is(err, bokat.ErrNotFound) {
+		return bokat.Principal{}, fmt.Errorf("%w: unknown or revoked token", ErrInvalidCredential)
+	}
+	if err != nil {
+		return bokat.Principal{}, err
+	}
+	return bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: c.ID, Scopes: c.Scopes, Form: form}, nil
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the principal.
+func WithPrincipal(ctx context.Context, p bokat.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal in ctx (anonymous when none was set).
+func PrincipalFrom(ctx context.Context) bokat.Principal {
+	if p, ok := ctx.Value(principalKey{}).(bokat.Principal); ok {
+		return p
+	}
+	return bokat.Principal{Kind: bokat.PrincipalAnonymous}
+}

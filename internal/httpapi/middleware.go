@@ -1,0 +1,181 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/auth"
+)
+
+// maxBodyBytes is the request body limit (a booking_option_id alone can be
+// 24,000 characters).
+const maxBodyBytes = 64 << 10
+
+// requestInfo is the request-scoped metadata every response carries.
+type requestInfo struct {
+	id       string
+	traceID  string
+	start    time.Time
+	contract string
+	legacy   bool
+	route    string
+	status   int
+	clientID string
+}
+
+type requestInfoKey struct{}
+
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info
+	}
+	return &requestInfo{}
+}
+
+// statusRecorder remembers the status written, for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// withRequestInfo assigns the request id and trace id, recovers panics into
+// a Problem, and writes one access-log line per request. The log carries no
+// body, query string or header values.
+func (s *Server) withRequestInfo(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &requestInfo{
+			id:       uuid.NewString(),
+			traceID:  traceIDFrom(r.Header.Get("traceparent")),
+			start:    time.Now(),
+			contract: bokat.BookingsContractVersion,
+		}
+		ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
+		r = r.WithContext(ctx)
+		rec := &statusRecorder{ResponseWriter: w}
+		rec.Header().Set("X-Request-Id", info.id)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.writeError(rec, r, &bokat.Error{Code: bokat.CodeInternalError, Detail: "An internal error occurred.",
+					Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())})
+			}
+			s.log.InfoContext(ctx, "request",
+				"method", r.Method, "route", info.route, "status", rec.status,
+				"duration_ms", float64(time.Since(info.start).Microseconds())/1000,
+				"api_request_id", info.id, "trace_id", info.traceID, "client_id", info.clientID)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// traceIDFrom returns the trace id of a valid W3C traceparent header, or a
+// fresh random one.
+func traceIDFrom(traceparent string) string {
+	parts := strings.Split(strings.TrimSpace(traceparent), "-")
+	if len(parts) >= 4 && len(parts[0]) == 2 && parts[0] != "ff" && isLowerHex(parts[0]) &&
+		len(parts[1]) == 32 && isLowerHex(parts[1]) && parts[1] != strings.Repeat("0", 32) &&
+		len(parts[2]) == 16 && isLowerHex(parts[2]) && parts[2] != strings.Repeat("0", 16) &&
+		len(parts[3]) == 2 && isLowerHex(parts[3]) && (parts[0] != "00" || len(parts) == 4) {
+		return parts[1]
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// handlerFunc is a route handler: it writes a success response or returns
+// the error to answer.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// wrap applies the route's declared contract: metadata, deprecation headers,
+// body limit, authentication and scope.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := requestInfoFrom(r.Context())
+		info.route = rt.pattern
+		info.contract = rt.contract
+		info.legacy = rt.successor != ""
+		if rt.successor != "" {
+			w.Header().Set("Deprecation", "@1767225600") // 2026-01-01T00:00:00Z, RFC 9745 structured date
+			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, rt.successor))
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		p, err := s.authenticate(r, rt)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		info.clientID = p.ClientID
+		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		if err := rt.handler(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// authenticate checks the credential against the route's requirements.
+func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error) {
+	p, err := s.auth.Authenticate(r.Context(), r)
+	if errors.Is(err, auth.ErrInvalidCredential) {
+		return p, &bokat.Error{Code: bokat.CodeUnauthorized, Detail: "The credential is missing, malformed, unknown, expired or revoked.", Err: err}
+	}
+	if err != nil {
+		return p, err
+	}
+	if rt.auth == authNone {
+		return p, nil
+	}
+	if !p.Authenticated() {
+		if s.authOptional && !s.production && rt.auth != authPartnerOnly {
+			return bokat.Principal{Kind: bokat.PrincipalDevelopment, ClientID: "development", Scopes: bokat.AllScopes()}, nil
+		}
+		return p, bokat.Errorf(bokat.CodeUnauthorized, "This operation requires a credential: Authorization: Bearer <token> or X-Service-Requests-Token.")
+	}
+	if rt.auth == authPartnerOnly && p.Kind != bokat.PrincipalPartner {
+		return p, bokat.Errorf(bokat.CodeUnauthorized, "This deprecated path accepts only a partner credential (Authorization: Bearer <partner token> or X-Service-Requests-Token).")
+	}
+	if rt.scope != "" && !p.Has(rt.scope) {
+		return p, &bokat.Error{Code: bokat.CodeInsufficientScope,
+			Detail: fmt.Sprintf("This operation requires the scope %s.", rt.scope),
+			Extra:  map[string]any{"required_scope": string(rt.scope)}}
+	}
+	return p, nil
+}

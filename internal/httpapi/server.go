@@ -1,0 +1,123 @@
+// Package httpapi is Bokat's HTTP surface: one route table, the middleware
+// every request passes (metadata, tracing, recovery, authentication, scope
+// checks, body limits), strict JSON decoding validated against the OpenAPI
+// contract, Problem errors, and the wire types converted to and from the
+// domain types. Deprecated /api/public paths share the v1 handlers and differ
+// only in their error shape and deprecation headers.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/catalog"
+)
+
+// Contract is the OpenAPI document as the server uses it.
+type Contract interface {
+	JSON() []byte
+	// ValidateRequest returns the issues of a request body, or nil.
+	ValidateRequest(ctx context.Context, r *http.Request, body []byte) ([]string, error)
+}
+
+// Store is what the HTTP layer needs of the store directly.
+type Store interface {
+	Ping(ctx context.Context) error
+}
+
+// Config holds the server's dependencies. Every field without a default is
+// required.
+type Config struct {
+	// BaseURL is the public address of the service, without a trailing slash.
+	BaseURL string
+	// Production disables every development convenience.
+	Production bool
+	// AuthOptional admits callers without a credential as a development
+	// principal (development only).
+	AuthOptional bool
+	Logger       *slog.Logger
+	// Now is the clock; defaults to time.Now.
+	Now      func() time.Time
+	Contract Contract
+	Catalog  *catalog.Catalog
+	Auth     *auth.Authenticator
+	Store    Store
+}
+
+// Server serves the API.
+type Server struct {
+	baseURL      string
+	production   bool
+	authOptional bool
+	log          *slog.Logger
+	now          func() time.Time
+	contract     Contract
+	catalog      *catalog.Catalog
+	auth         *auth.Authenticator
+	store        Store
+	handler      http.Handler
+}
+
+// New returns a Server for the configuration.
+func New(cfg Config) (*Server, error) {
+	if cfg.Contract == nil || cfg.Catalog == nil || cfg.Auth == nil || cfg.Store == nil || cfg.Logger == nil {
+		return nil, errors.New("httpapi: Contract, Catalog, Auth, Store and Logger are required")
+	}
+	if cfg.Production && cfg.AuthOptional {
+		return nil, errors.New("httpapi: --auth-optional is development only")
+	}
+	s := &Server{
+		baseURL:      strings.TrimRight(cfg.BaseURL, "/"),
+		production:   cfg.Production,
+		authOptional: cfg.AuthOptional,
+		log:          cfg.Logger,
+		now:          cfg.Now,
+		contract:     cfg.Contract,
+		catalog:      cfg.Catalog,
+		auth:         cfg.Auth,
+		store:        cfg.Store,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))
+	s.handler = s.withRequestInfo(mux)
+	return s, nil
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// handleUnknownPath answers 405 when another method serves the path, and 404
+// otherwise, in the Problem shape.
+func (s *Server) handleUnknownPath(mux *http.ServeMux) handlerFunc {
+	methods := []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodPut, http.MethodPatch}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var allowed []string
+		for _, m := range methods {
+			if m == r.Method {
+				continue
+			}
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+				allowed = append(allowed, m)
+			}
+		}
+		if len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			return bokat.Errorf(bokat.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
+		}
+		return bokat.Errorf(bokat.CodeNotFound, "no operation at %s", r.URL.Path)
+	}
+}

@@ -1,0 +1,204 @@
+package schedule
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxSlotDays bounds how many calendar days one call of Slots walks.
+const maxSlotDays = 366
+
+// SlotParams describes one slot search. Instants may be in any location;
+// every wall-clock rule is applied in Stockholm.
+type SlotParams struct {
+	// Hours are the working hours; a slot lies entirely inside one range.
+	// Malformed ranges (see WeeklyHours.Validate) are skipped.
+	Hours WeeklyHours
+	// From and To bound the search: a slot lies entirely inside [From, To).
+	From, To time.Time
+	// Duration is the elapsed length of the job. Zero or negative gives no slots.
+	Duration time.Duration
+	// Step is the distance between slot starts on the wall clock, counted from
+	// the start of each working range (08:00, 09:00, ... for one hour).
+	// Zero or negative means one hour.
+	Step time.Duration
+	// Busy are bookings and blocked periods; a slot overlaps none of them.
+	// Touching is allowed: a slot may end when a busy interval starts.
+	Busy []Interval
+	// Earliest is the first permitted slot start, typically now plus a lead
+	// time. The zero time means no bound beyond From.
+	Earliest time.Time
+	// Daily, when not zero, further restricts every day to that wall-clock
+	// range (it is intersected with Hours), as from Window.Daily.
+	Daily ClockRange
+	// Limit stops the search after that many slots; zero or negative means no limit.
+	Limit int
+}
+
+// Slots returns the free slots described by p, sorted by start, without
+// duplicates, with times in UTC. Slot starts are computed on the Stockholm
+// wall clock with time.Date, so a range that opens at 08:00 yields a slot
+// starting 07:00 UTC in winter and 06:00 UTC in summer, including on the
+// day of a DST change. A slot lasts exactly p.Duration and never extends
+// past the end of its working range. There are no slots on the days
+// IsNonWorkingDay reports. At most 366 calendar days from the first
+// permitted start are searched. The result is deterministic for equal input.
+func Slots(p SlotParams) []Interval {
+	if p.Duration <= 0 {
+		return nil
+	}
+	step := p.Step
+	if step <= 0 {
+		step = time.Hour
+	}
+	stepSec := int64(step / time.Second)
+	if stepSec <= 0 {
+		stepSec = 1
+	}
+	lo := p.From
+	if p.Earliest.After(lo) {
+		lo = p.Earliest
+	}
+	if !lo.Before(p.To) {
+		return nil
+	}
+	busy := slices.Clone(p.Busy)
+	slices.SortFunc(busy, func(a, b Interval) int { return a.Start.Compare(b.Start) })
+
+	first, last := DateOf(lo), DateOf(p.To)
+	if limit := first.AddDays(maxSlotDays); last.After(limit) {
+		last = limit
+	}
+	var out []Interval
+	for d := first; !d.After(last); d = d.AddDays(1) {
+		if off, _ := IsNonWorkingDay(d); off {
+			continue
+		}
+		var day []Interval
+		for _, r := range p.Hours[d.Weekday()] {
+			if r.Validate() != nil {
+				continue
+			}
+			if !p.Daily.IsZero() {
+				var ok bool
+				if r, ok = r.intersect(p.Daily); !ok {
+					continue
+				}
+			}
+			rangeEnd := d.At(r.End)
+			for k := int64(0); ; k++ {
+				start := d.atSecond(int64(r.Start)*60 + k*stepSec)
+				end := start.Add(p.Duration)
+				if end.After(rangeEnd) || end.After(p.To) {
+					break
+				}
+				if start.Before(lo) {
+					continue
+				}
+				slot := Interval{Start: start.UTC(), End: end.UTC()}
+				if overlapsAny(busy, slot) {
+					continue
+				}
+				day = append(day, slot)
+			}
+		}
+		slices.SortFunc(day, func(a, b Interval) int { return a.Start.Compare(b.Start) })
+		day = slices.CompactFunc(day, func(a, b Interval) bool { return a.Start.Equal(b.Start) })
+		out = append(out, day...)
+		if p.Limit > 0 && len(out) >= p.Limit {
+			return out[:p.Limit]
+		}
+	}
+	return out
+}
+
+// overlapsAny reports whether slot overlaps an interval of busy, which is
+// sorted by start.
+func overlapsAny(busy []Interval, slot Interval) bool {
+	for _, b := range busy {
+		if !b.Start.Before(slot.End) {
+			return false
+		}
+		if b.Overlaps(slot) {
+			return true
+		}
+	}
+	return false
+}
+
+// SlotLabel describes iv on the Stockholm wall clock in the locale's language:
+// a locale starting with "en" gives English, any other Swedish.
+//
+//	sv: "tisdag 24 november 2026 kl. 08:00–11:00"
+//	en: "Tuesday 24 November 2026, 08:00–11:00"
+//
+// An interval ending at midnight ends at "24:00"; one spanning more days
+// names both dates.
+func SlotLabel(iv Interval, locale string) string {
+	l := langOf(locale)
+	loc := Stockholm()
+	start, end := iv.Start.In(loc), iv.End.In(loc)
+	sd, ed := DateOf(start), DateOf(end)
+	startMin := start.Hour()*60 + start.Minute()
+	endMin := end.Hour()*60 + end.Minute()
+	if ed == sd.AddDays(1) && endMin == 0 && end.Second() == 0 && sd != ed {
+		ed, endMin = sd, MinutesPerDay
+	}
+	if sd == ed {
+		if l == english {
+			return longDate(sd, l) + ", " + clock(startMin) + "–" + clock(endMin)
+		}
+		return longDate(sd, l) + " kl. " + clock(startMin) + "–" + clock(endMin)
+	}
+	if l == english {
+		return longDate(sd, l) + ", " + clock(startMin) + " – " + longDate(ed, l) + ", " + clock(endMin)
+	}
+	return longDate(sd, l) + " kl. " + clock(startMin) + " – " + longDate(ed, l) + " kl. " + clock(endMin)
+}
+
+// lang is the language of labels.
+type lang int
+
+const (
+	swedish lang = iota
+	english
+)
+
+// langOf maps a locale to a label language: "en", "en-GB", "EN_us" are
+// English, everything else (including the empty locale) Swedish.
+func langOf(locale string) lang {
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(locale)), "en") {
+		return english
+	}
+	return swedish
+}
+
+// weekdayName returns the name of wd, lower case in Swedish, capitalized in English.
+func weekdayName(wd time.Weekday, l lang) string {
+	names := [2][7]string{
+		{"söndag", "måndag", "tisdag", "onsdag", "torsdag", "fredag", "lördag"},
+		{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"},
+	}
+	return names[l][wd]
+}
+
+// monthName returns the name of m, lower case in Swedish, capitalized in English.
+func monthName(m time.Month, l lang) string {
+	names := [2][12]string{
+		{"januari", "februari", "mars", "april", "maj", "juni", "juli", "augusti", "september", "oktober", "november", "december"},
+		{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"},
+	}
+	return names[l][m-1]
+}
+
+// longDate formats d as "tisdag 24 november 2026" or "Tuesday 24 November 2026".
+func longDate(d Date, l lang) string {
+	return dayMonth(d, l) + " " + strconv.Itoa(d.Year)
+}
+
+// dayMonth formats d without its year: "tisdag 24 november".
+func dayMonth(d Date, l lang) string {
+	return weekdayName(d.Weekday(), l) + " " + strconv.Itoa(d.Day) + " " + monthName(d.Month, l)
+}

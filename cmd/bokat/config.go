@@ -32,7 +32,7 @@ type commonConfig struct {
 // which settings were given explicitly (by flag or environment).
 type flagSet struct {
 	*flag.FlagSet
-	getenv func(string) string
+	getenv  func(string) string
 	fromEnv map[string]bool
 	envOf   map[string]string
 }

@@ -48,6 +48,10 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+
+	// extraRoutes are served beside the route table; tests use them to
+	// exercise middleware on route shapes of their own.
+	extraRoutes func(s *Server) []route
 }
 
 // Server serves the API.
@@ -87,7 +91,11 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	mux := http.NewServeMux()
-	for _, rt := range s.routes() {
+	rts := s.routes()
+	if cfg.extraRoutes != nil {
+		rts = append(rts, cfg.extraRoutes(s)...)
+	}
+	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}
 	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))

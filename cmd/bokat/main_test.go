@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+// getenvFrom returns a getenv over a fixed map, so tests never read the
+// machine's environment.
+func getenvFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestPartnerCreatePrintsOneJSONObjectAndStoresOnlyAHash(t *testing.T) {
+	t.Parallel()
+	dbPath := filepath.Join(t.TempDir(), "bokat.db")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"partner", "create", "--name", "Acme AB",
+		"--scopes", "service.bookings.search,service.bookings.confirm", "--database", "sqlite:" + dbPath},
+		getenvFrom(nil), &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("partner create: %v (stderr: %s)", err, stderr.String())
+	}
+	dec := json.NewDecoder(&stdout)
+	dec.DisallowUnknownFields()
+	var out struct {
+		ClientID string `json:"client_id"`
+		Token    string `json:"token"`
+	}
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("stdout is not one JSON object {client_id, token}: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Fatalf("stdout holds more than one JSON value")
+	}
+	if !strings.HasPrefix(out.ClientID, "pc_") || !regexp.MustCompile(`^bkp_[A-Za-z0-9_-]{43}$`).MatchString(out.Token) {
+		t.Fatalf("got client_id %q token %q, want pc_… and bkp_ + 43 base64url chars (256 bits)", out.ClientID, out.Token)
+	}
+
+	db, err := sql.Open("sqlite", "file:"+dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var name, scopes, hash string
+	if err := db.QueryRow(`SELECT name, scopes, token_hash FROM partner_clients WHERE id = $1`, out.ClientID).Scan(&name, &scopes, &hash); err != nil {
+		t.Fatalf("partner client not stored: %v", err)
+	}
+	if name != "Acme AB" || scopes != "service.bookings.search service.bookings.confirm" {
+		t.Fatalf("stored name %q scopes %q", name, scopes)
+	}
+	if hash == out.Token || strings.Contains(hash, out.Token[4:]) || len(hash) != 64 {
+		t.Fatalf("stored token_hash %q is not a keyed hash of the token", hash)
+	}
+	raw, err := os.ReadFile(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wal, err := os.ReadFile(dbPath + "-wal"); err == nil {
+		raw = append(raw, wal...)
+	}
+	if bytes.Contains(raw, []byte(out.Token[4:])) {
+		t.Fatal("the database file contains the token in clear")
+	}
+}
+
+func TestPartnerCreateRejectsBadArguments(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	cases := map[string][]string{
+		"unknown scope": {"partner", "create", "--name", "A", "--scopes", "service.bookings.search,service.everything", "--database", dbURL},
+		"no name":       {"partner", "create", "--scopes", "all", "--database", dbURL},
+		"no scopes":     {"partner", "create", "--name", "A", "--database", dbURL},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), args, getenvFrom(nil), &stdout, &stderr)
+			if err == nil || exitCode(err) != 2 {
+				t.Fatalf("err = %v, want a usage error", err)
+			}
+			if stdout.Len() != 0 {
+				t.Fatalf("stdout = %q, want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"auth-optional flag", []string{"serve", "--env", "production", "--auth-optional", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "--auth-optional is development only"},
+		{"auth-optional env", []string{"serve", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, map[string]string{"BOKAT_ENV": "production", "BOKAT_AUTH_OPTIONAL": "true"}, "--auth-optional is development only"},
+		{"demo flag", []string{"serve", "--env", "production", "--demo", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "--demo is development only"},
+		{"missing pepper", []string{"serve", "--env", "production", "--base-url", "https://api.example.se"}, nil, "BOKAT_TOKEN_PEPPER"},
+		{"missing base url", []string{"serve", "--env", "production", "--token-pepper", pepper}, nil, "--base-url"},
+		{"unknown env", []string{"serve", "--env", "staging"}, nil, "development or production"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"BOKAT_DATABASE_URL": dbURL}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			err := run(ctx, append(tc.args, "--addr", "127.0.0.1:0"), getenvFrom(env), &stdout, &stderr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMigrateReportsTheSchemaVersion(t *testing.T) {
+	t.Parallel()
+	var stdout bytes.Buffer
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	if err := run(context.Background(), []string{"migrate", "--database", dbURL}, getenvFrom(nil), &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^database schema at version [1-9][0-9]* \(sqlite\)\n$`).MatchString(stdout.String()) {
+		t.Fatalf("stdout = %q", stdout.String())
+	}
+}
+
+func TestUnknownCommandIsAUsageError(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), []string{"frobnicate"}, getenvFrom(nil), io.Discard, io.Discard)
+	if exitCode(err) != 2 {
+		t.Fatalf("err = %v, want usage error", err)
+	}
+}
+
+// lockedBuffer is a goroutine-safe writer the server's output goes to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startServe runs `bokat serve` on a free port and returns its base URL, the
+// printed development token (with --demo), and a stop function that returns
+// run's error.
+func startServe(t *testing.T, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	logs = &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenvFrom(env), pw, logs)
+		pw.Close()
+		done <- err
+	}()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, pr)
+	}()
+	deadline := time.After(30 * time.Second)
+	for baseURL == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				cancel()
+				t.Fatalf("serve exited before listening: %v; logs: %s", <-done, logs.String())
+			}
+			if rest, ok := strings.CutPrefix(line, "Development partner token (every scope): "); ok {
+				token = rest
+			}
+			if rest, ok := strings.CutPrefix(line, "bokat listening on "); ok {
+				baseURL = strings.Fields(rest)[0]
+			}
+		case <-deadline:
+			cancel()
+			t.Fatal("serve did not start within 30s")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop within 30s")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { stop() })
+	return baseURL, token, logs, stop
+}
+
+func TestServeDemoAnswersCapabilitiesAndShutsDownCleanly(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, nil)
+	if !strings.HasPrefix(token, "bkp_") {
+		t.Fatalf("serve --demo printed token %q", token)
+	}
+	resp, err := http.Get(baseURL + "/v1/capabilities")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&caps)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("capabilities: status %d, err %v", resp.StatusCode, err)
+	}
+	for _, k := range []string{"api_request_id", "trace_id", "contract_version", "server_time", "supported_verticals", "auth", "agent_contract"} {
+		if _, ok := caps[k]; !ok {
+			t.Errorf("capabilities lacks %q", k)
+		}
+	}
+	if n := len(caps["supported_verticals"].([]any)); n != 4 {
+		t.Errorf("supported_verticals has %d entries, want 4", n)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve returned %v on shutdown, want nil", err)
+	}
+
+	// The development token is stable across restarts of the same database.
+	_, again, _, stop2 := startServe(t, []string{"--demo", "--database", dbURL}, nil)
+	if again != token {
+		t.Errorf("restart printed token %q, want the same %q", again, token)
+	}
+	stop2()
+}

@@ -1,0 +1,32 @@
+package bokat
+
+// EventType names a booking lifecycle event delivered to webhooks.
+type EventType string
+
+// The event types of the contract.
+const (
+	EventBookingConfirmed              EventType = "booking.confirmed"
+	EventBookingRescheduled            EventType = "booking.rescheduled"
+	EventBookingCancelled              EventType = "booking.cancelled"
+	EventBookingProviderActionRequired EventType = "booking.provider_action_required"
+)
+
+// EventTypes lists every event type.
+func EventTypes() []EventType {
+	return []EventType{EventBookingConfirmed, EventBookingRescheduled, EventBookingCancelled, EventBookingProviderActionRequired}
+}
+
+// Notification recipients.
+const (
+	RecipientCustomer = "customer"
+	RecipientProvider = "provider"
+)
+
+// Notification job statuses; sent, skipped and failed are also the values of
+// a booking's customer_confirmation_status and provider_confirmation_status.
+const (
+	NotificationPending = "pending"
+	NotificationSent    = "sent"
+	NotificationSkipped = "skipped"
+	NotificationFailed  = "failed"
+)

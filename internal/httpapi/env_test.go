@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/api"
+	"bokat/internal/auth"
+	"bokat/internal/catalog"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// Loaded once per test process: both are immutable.
+var (
+	loadContract = sync.OnceValues(api.Load)
+	loadCatalog  = sync.OnceValues(catalog.Load)
+)
+
+// testEnv is a real server on a real store, reached through real HTTP.
+type testEnv struct {
+	t        *testing.T
+	db       *sqlstore.DB
+	srv      *Server
+	http     *httptest.Server
+	contract *api.Contract
+	authn    *auth.Authenticator
+	logs     *syncBuffer
+	// token is a partner token with every scope.
+	token string
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type envOption func(*Config)
+
+// newTestEnv starts a server on db. extra routes, when given, are served
+// beside the real table (for testing middleware on a route shape the
+// foundation does not have yet).
+func newTestEnv(t *testing.T, db *sqlstore.DB, opts ...envOption) *testEnv {
+	t.Helper()
+	contract, err := loadContract()
+	if err != nil {
+		t.Fatalf("load contract: %v", err)
+	}
+	cat, err := loadCatalog()
+	if err != nil {
+		t.Fatalf("load catalog: %v", err)
+	}
+	hasher, err := auth.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	authn := auth.NewAuthenticator(hasher, db, nil)
+	logs := &syncBuffer{}
+	cfg := Config{
+		BaseURL:  "http://bokat.test",
+		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Contract: contract,
+		Catalog:  cat,
+		Auth:     authn,
+		Store:    db,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	e := &testEnv{t: t, db: db, srv: srv, http: hs, contract: contract, authn: authn, logs: logs}
+	e.token = e.partner("all-scopes", bokat.AllScopes()...)
+	return e
+}
+
+// forEachEngine runs fn with a fresh server on each test engine.
+func forEachEngine(t *testing.T, fn func(t *testing.T, e *testEnv), opts ...envOption) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		fn(t, newTestEnv(t, db, opts...))
+	})
+}
+
+// sqliteEnv is a fresh server on SQLite, for tests of engine-neutral behaviour.
+func sqliteEnv(t *testing.T, opts ...envOption) *testEnv {
+	return newTestEnv(t, sqlstoretest.Open(t, sqlstore.SQLite), opts...)
+}
+
+// partner creates a partner client with the scopes and returns its token.
+func (e *testEnv) partner(name string, scopes ...bokat.Scope) string {
+	e.t.Helper()
+	_, token, err := e.authn.CreatePartner(context.Background(), name, scopes, time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return token
+}
+
+// response is a received response whose body was validated against the contract.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	JSON   map[string]any
+}
+
+// request describes one call.
+type request struct {
+	Method string
+	Path   string
+	// Body is sent as is when it is a string or []byte, else JSON-encoded.
+	Body        any
+	Header      map[string]string
+	ContentType string
+	// NoValidate skips validating the response against the contract (for
+	// paths the contract does not describe, such as /problems pages).
+	NoValidate bool
+}
+
+// do sends the request and checks the response against the OpenAPI
+// document, failing the test on any drift.
+func (e *testEnv) do(req request) response {
+	e.t.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	r, err := http.NewRequest(req.Method, e.http.URL+req.Path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		ct := req.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		r.Header.Set("Content-Type", ct)
+	}
+	for k, v := range req.Header {
+		r.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		if err := json.Unmarshal(raw, &out.JSON); err != nil {
+			e.t.Fatalf("%s %s: response is not a JSON object: %v\n%s", req.Method, req.Path, err, raw)
+		}
+	}
+	if !req.NoValidate {
+		if err := e.contract.ValidateResponse(context.Background(), r, resp.StatusCode, resp.Header, raw); err != nil {
+			e.t.Errorf("%s %s: response %d does not match the contract: %v\n%s", req.Method, req.Path, resp.StatusCode, err, raw)
+		}
+	}
+	return out
+}
+
+// bearer returns the Authorization header for a token.
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}

@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+)
+
+// OutboxEvent is one booking lifecycle event, written in the same
+// transaction as the change it reports. Payload is the event's `data`
+// object as JSON: the redacted booking and the request id, never customer
+// contact data.
+type OutboxEvent struct {
+	ID            string
+	OwnerClientID string
+	OwnerUserID   string
+	BookingID     string
+	EventType     string
+	Payload       []byte
+	OccurredAt    time.Time
+	CreatedAt     time.Time
+}
+
+// InsertOutboxEvent writes an outbox event in the transaction.
+func (tx *Tx) InsertOutboxEvent(ctx context.Context, e OutboxEvent) error {
+	_, err := tx.tx.ExecContext(ctx,
+		`INSERT INTO outbox_events (id, owner_client_id, owner_user_id, booking_id, event_type, payload, occurred_at, created_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		e.ID, e.OwnerClientID, e.OwnerUserID, e.BookingID, e.EventType, string(e.Payload), Millis(e.OccurredAt), Millis(e.CreatedAt))
+	return translate(err)
+}
+
+// NotificationJob is a message to a customer or provider about an outbox
+// event, delivered by the notification worker.
+type NotificationJob struct {
+	ID            string
+	OutboxID      string
+	BookingID     string
+	EventType     string
+	Recipient     string // bokat.RecipientCustomer or bokat.RecipientProvider
+	Status        string // bokat.Notification*
+	NextAttemptAt time.Time
+	CreatedAt     time.Time
+}
+
+// InsertNotificationJob writes a notification job in the transaction.
+func (tx *Tx) InsertNotificationJob(ctx context.Context, j NotificationJob) error {
+	_, err := tx.tx.ExecContext(ctx,
+		`INSERT INTO notification_jobs (id, outbox_id, booking_id, event_type, recipient, status, next_attempt_at, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+		j.ID, j.OutboxID, j.BookingID, j.EventType, j.Recipient, j.Status, Millis(j.NextAttemptAt), Millis(j.CreatedAt))
+	return translate(err)
+}

@@ -1,0 +1,345 @@
+// Package api holds Bokat's public contract: the OpenAPI 3.1 document
+// openapi.yaml, embedded in the binary. It is the single source of request
+// limits and shapes: the server validates incoming requests against it, the
+// test suites validate responses against it, and it is served as JSON at
+// GET /v1/openapi.json.
+package api
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"gopkg.in/yaml.v3"
+)
+
+// document is the contract as written; it is only ever read.
+//
+//go:embed openapi.yaml
+var document []byte
+
+// Contract is the loaded, validated contract document. It is safe for
+// concurrent use and never changes after Load.
+type Contract struct {
+	doc        *openapi3.T
+	router     routers.Router
+	json       []byte
+	operations []Operation
+	// bodySchemas holds, per operation, the JSON form of its request body
+	// schema, to explain failed conditional (if/then) rules.
+	bodySchemas map[*openapi3.Operation]any
+	schemaOpts  []openapi3.SchemaValidationOption
+}
+
+// Operation names one operation of the document.
+type Operation struct {
+	Method      string // "GET", "POST", ...
+	Path        string // the path template, e.g. "/v1/bookings/{booking_id}"
+	OperationID string
+	Deprecated  bool
+}
+
+// Load parses the embedded document, validates it as OpenAPI 3.1 and
+// prepares request routing and the JSON rendering. An error means the
+// embedded document is broken: the program cannot serve its contract.
+func Load() (*Contract, error) {
+	ctx := context.Background()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(document)
+	if err != nil {
+		return nil, fmt.Errorf("api: parsing the contract: %w", err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		return nil, fmt.Errorf("api: the contract is OpenAPI %s, want 3.1", doc.OpenAPI)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		return nil, fmt.Errorf("api: validating the contract: %w", err)
+	}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("api: routing the contract: %w", err)
+	}
+	rendered, err := yamlToJSON(document)
+	if err != nil {
+		return nil, fmt.Errorf("api: rendering the contract as JSON: %w", err)
+	}
+
+	c := &Contract{
+		doc:         doc,
+		router:      router,
+		json:        rendered,
+		bodySchemas: make(map[*openapi3.Operation]any),
+		schemaOpts:  []openapi3.SchemaValidationOption{openapi3.WithStringFormatValidators(formatValidators())},
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			c.operations = append(c.operations, Operation{
+				Method:      method,
+				Path:        path,
+				OperationID: op.OperationID,
+				Deprecated:  op.Deprecated,
+			})
+			if op.RequestBody == nil || op.RequestBody.Value == nil {
+				continue
+			}
+			if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
+				generic, err := toGeneric(mt.Schema.Value)
+				if err != nil {
+					return nil, fmt.Errorf("api: preparing the body schema of %s %s: %w", method, path, err)
+				}
+				c.bodySchemas[op] = generic
+			}
+		}
+	}
+	slices.SortFunc(c.operations, func(a, b Operation) int {
+		if n := strings.Compare(a.Path, b.Path); n != 0 {
+			return n
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return c, nil
+}
+
+// JSON returns the document as JSON, as served at GET /v1/openapi.json. The
+// caller owns the returned slice.
+func (c *Contract) JSON() []byte {
+	return bytes.Clone(c.json)
+}
+
+// Operations lists every operation of the document (webhooks excluded),
+// sorted by path and method.
+func (c *Contract) Operations() []Operation {
+	return slices.Clone(c.operations)
+}
+
+// ValidateRequest checks an incoming request against the operation its
+// method and path match: path and header parameters, content type and body.
+// body is the already-read request body; r.Body is not read. Credentials
+// and scopes are not checked: the server authenticates by itself.
+//
+// It returns nil when the request is valid, or every problem found, each as
+// "<field path>: <what is wrong>", e.g. "customer.email: must be a valid
+// e-mail address" or "(root): unknown field \"foo\"". The strings name fields
+// and rules, never submitted values; at most 50 are returned, the last then
+// saying how many more were found. The error is non-nil only when no
+// operation matches (wrapping ErrNoOperation) or validation itself failed.
+func (c *Contract) ValidateRequest(ctx context.Context, r *http.Request, body []byte) ([]string, error) {
+	route, pathParams, err := c.findRoute(r)
+	if err != nil {
+		return nil, err
+	}
+	req := r.Clone(ctx)
+	if len(body) == 0 {
+		req.Body = http.NoBody
+		req.GetBody = nil
+	} else {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	req.ContentLength = int64(len(body))
+	input := &openapi3filter.RequestValidationInput{
+		Request:    req,
+		PathParams: pathParams,
+		Route:      route,
+		Options:    c.options(),
+	}
+	verr := openapi3filter.ValidateRequest(ctx, input)
+	if verr == nil {
+		return nil, nil
+	}
+	col := collector{bodySchema: c.bodySchemas[route.Operation], operation: route.Operation}
+	col.add(verr)
+	if col.unknown != nil {
+		return nil, fmt.Errorf("api: validating %s %s: %w", r.Method, route.Path, col.unknown)
+	}
+	return col.result(), nil
+}
+
+// ValidateResponse checks a response to r against the operation r matches:
+// the status must be declared, declared headers present and valid, and the
+// body must match the schema of its content type. It is meant for tests, so
+// that a server drifting from the document fails them. The error lists
+// every problem found.
+func (c *Contract) ValidateResponse(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) error {
+	route, pathParams, err := c.findRoute(r)
+	if err != nil {
+		return err
+	}
+	opts := c.options()
+	opts.IncludeResponseStatus = true
+	input := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request:    r,
+			PathParams: pathParams,
+			Route:      route,
+			Options:    opts,
+		},
+		Status:  status,
+		Header:  header,
+		Options: opts,
+	}
+	input.SetBodyBytes(body)
+	verr := openapi3filter.ValidateResponse(ctx, input)
+	if verr == nil {
+		return nil
+	}
+	col := collector{operation: route.Operation, bodySchema: responseSchema(route.Operation, status, header)}
+	col.add(verr)
+	if col.unknown != nil {
+		return fmt.Errorf("api: response %d to %s %s: %w", status, r.Method, route.Path, col.unknown)
+	}
+	return fmt.Errorf("api: response %d to %s %s does not match the contract: %s",
+		status, r.Method, route.Path, strings.Join(col.result(), "; "))
+}
+
+// ValidateWebhookEvent checks a webhook delivery body against the
+// WebhookEvent schema of the document, the one payload no path describes.
+// It is meant for tests of the delivery code; the error lists every problem.
+func (c *Contract) ValidateWebhookEvent(body []byte) error {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("api: webhook event is not JSON: %w", err)
+	}
+	ref := c.doc.Components.Schemas["WebhookEvent"]
+	if ref == nil || ref.Value == nil {
+		return errors.New("api: the contract has no WebhookEvent schema")
+	}
+	opts := append([]openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.EnableJSONSchema2020()}, c.schemaOpts...)
+	verr := ref.Value.VisitJSON(v, opts...)
+	if verr == nil {
+		return nil
+	}
+	col := collector{}
+	col.add(verr)
+	if col.unknown != nil {
+		return fmt.Errorf("api: validating a webhook event: %w", col.unknown)
+	}
+	return fmt.Errorf("api: webhook event does not match the contract: %s", strings.Join(col.result(), "; "))
+}
+
+// ErrNoOperation is wrapped by the errors of ValidateRequest and
+// ValidateResponse when the document has no operation for the method and
+// path of the request.
+var ErrNoOperation = errors.New("api: no such operation in the contract")
+
+func (c *Contract) findRoute(r *http.Request) (*routers.Route, map[string]string, error) {
+	route, pathParams, err := c.router.FindRoute(r)
+	if err != nil {
+		var rerr *routers.RouteError
+		if errors.As(err, &rerr) {
+			return nil, nil, fmt.Errorf("%w: %s %s (%s)", ErrNoOperation, r.Method, r.URL.Path, rerr.Reason)
+		}
+		return nil, nil, fmt.Errorf("api: routing %s %s: %w", r.Method, r.URL.Path, err)
+	}
+	return route, pathParams, nil
+}
+
+// options are the validation options of both directions: every problem
+// reported, no defaults written into the request, security left to the
+// server, and the formats the document uses enforced.
+func (c *Contract) options() *openapi3filter.Options {
+	return &openapi3filter.Options{
+		MultiError:              true,
+		SkipSettingDefaults:     true,
+		AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
+		SchemaValidationOptions: c.schemaOpts,
+	}
+}
+
+// yamlToJSON converts the YAML document to JSON, expanding anchors.
+func yamlToJSON(doc []byte) ([]byte, error) {
+	var v any
+	if err := yaml.Unmarshal(doc, &v); err != nil {
+		return nil, err
+	}
+	v, err := jsonCompatible(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// jsonCompatible rewrites the maps yaml.v3 may decode with non-string keys.
+func jsonCompatible(v any) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			e, err := jsonCompatible(e)
+			if err != nil {
+				return nil, err
+			}
+			v[k] = e
+		}
+		return v, nil
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("non-string key %v", k)
+			}
+			e, err := jsonCompatible(e)
+			if err != nil {
+				return nil, err
+			}
+			m[ks] = e
+		}
+		return m, nil
+	case []any:
+		for i, e := range v {
+			e, err := jsonCompatible(e)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = e
+		}
+		return v, nil
+	default:
+		return v, nil
+	}
+}
+
+// toGeneric returns the JSON form of a schema as maps and slices.
+func toGeneric(s *openapi3.Schema) (any, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// responseSchema returns the JSON form of the body schema declared for a
+// response, or nil.
+func responseSchema(op *openapi3.Operation, status int, header http.Header) any {
+	ref := op.Responses.Status(status)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		return nil
+	}
+	mt := ref.Value.Content.Get(header.Get("Content-Type"))
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return nil
+	}
+	generic, err := toGeneric(mt.Schema.Value)
+	if err != nil {
+		return nil
+	}
+	return generic
+}

@@ -234,6 +234,16 @@ func (c *Contract) ValidateWebhookEvent(body []byte) error {
 var ErrNoOperation = errors.New("api: no such operation in the contract")
 
 func (c *Contract) findRoute(r *http.Request) (*routers.Route, map[string]string, error) {
+	// The document's server is relative ("/"): match on the path alone, so
+	// that a client-side request (whose URL carries scheme and host) finds
+	// its operation as the server-side one does.
+	if r.URL.Host != "" || r.URL.Scheme != "" {
+		u := *r.URL
+		u.Scheme, u.Host, u.User = "", "", nil
+		r = r.Clone(r.Context())
+		r.URL = &u
+		r.Host = ""
+	}
 	route, pathParams, err := c.router.FindRoute(r)
 	if err != nil {
 		var rerr *routers.RouteError

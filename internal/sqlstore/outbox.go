@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -29,12 +30,14 @@ func (tx *Tx) InsertOutboxEvent(ctx context.Context, e OutboxEvent) error {
 	return translate(err)
 }
 
-// NotificationJob is a message to a customer or provider about an outbox
-// event, delivered by the notification worker.
+// NotificationJob is a message to a customer or provider, delivered by the
+// notification worker: about a booking (BookingID and the OutboxID of the
+// event it reports) or about a provider follow-up request (RequestID).
 type NotificationJob struct {
 	ID            string
 	OutboxID      string
 	BookingID     string
+	RequestID     string
 	EventType     string
 	Recipient     string // bokat.RecipientCustomer or bokat.RecipientProvider
 	Status        string // bokat.Notification*
@@ -45,8 +48,12 @@ type NotificationJob struct {
 // InsertNotificationJob writes a notification job in the transaction.
 func (tx *Tx) InsertNotificationJob(ctx context.Context, j NotificationJob) error {
 	_, err := tx.tx.ExecContext(ctx,
-		`INSERT INTO notification_jobs (id, outbox_id, booking_id, event_type, recipient, status, next_attempt_at, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-		j.ID, j.OutboxID, j.BookingID, j.EventType, j.Recipient, j.Status, Millis(j.NextAttemptAt), Millis(j.CreatedAt))
+		`INSERT INTO notification_jobs (id, outbox_id, booking_id, request_id, event_type, recipient, status, next_attempt_at, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		j.ID, nullString(j.OutboxID), nullString(j.BookingID), nullString(j.RequestID), j.EventType, j.Recipient, j.Status,
+		Millis(j.NextAttemptAt), Millis(j.CreatedAt))
 	return translate(err)
 }
+
+// nullString stores the empty string as NULL.
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }

@@ -44,10 +44,13 @@ CREATE TABLE outbox_events (
 CREATE INDEX outbox_events_unrelayed ON outbox_events (created_at) WHERE relayed_at IS NULL;
 CREATE INDEX outbox_events_owner ON outbox_events (owner_client_id, created_at);
 
+-- A notification job is about a booking (with the outbox event it reports)
+-- or about a provider follow-up request (request_id; no outbox event).
 CREATE TABLE notification_jobs (
     id              TEXT PRIMARY KEY,
-    outbox_id       TEXT NOT NULL REFERENCES outbox_events (id),
-    booking_id      TEXT NOT NULL,
+    outbox_id       TEXT REFERENCES outbox_events (id),
+    booking_id      TEXT,
+    request_id      TEXT,
     event_type      TEXT NOT NULL,
     recipient       TEXT NOT NULL CHECK (recipient IN ('customer', 'provider')),
     status          TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'skipped', 'failed')),
@@ -55,7 +58,8 @@ CREATE TABLE notification_jobs (
     next_attempt_at BIGINT NOT NULL,
     last_error      TEXT NOT NULL DEFAULT '',
     created_at      BIGINT NOT NULL,
-    updated_at      BIGINT NOT NULL
+    updated_at      BIGINT NOT NULL,
+    CHECK (booking_id IS NOT NULL OR request_id IS NOT NULL)
 );
 CREATE INDEX notification_jobs_due ON notification_jobs (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX notification_jobs_booking ON notification_jobs (booking_id);

@@ -2,9 +2,95 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"bokat"
 )
 
+// IdemKey identifies a keyed write: keys are scoped to the calling principal
+// (Owner) and the operation.
+type IdemKey struct {
+	Owner     string
+	Operation string
+	Key       string
+}
+
+// Outcome is the stored result of a keyed write: the HTTP status and the
+// response body (without per-response metadata) that a replay returns, and
+// the id of the resource the write created or changed.
+type Outcome struct {
+	Status     int
+	Body       []byte
+	ResourceID string
+}
+
+// errKeyClaimed means a concurrent transaction claimed the same key first.
+var errKeyClaimed = errors.New("idempotency key claimed concurrently")
+
+// InIdempotentTx runs fn in one write transaction guarded by the key:
+//
+//   - a key already used with the same fingerprint returns the stored
+//     outcome with replay true, and fn does not run;
+//   - a key used with another fingerprint fails with idempotency_key_reused
+//     (409) and nothing changes;
+//   - otherwise the key is claimed first thing in the transaction, fn runs,
+//     and its outcome is stored in the same transaction.
+//
+// Claiming first makes a concurrent request with the same key wait for the
+// first one's commit (PostgreSQL) or run after it (SQLite's single writer),
+// and then replay its outcome instead of racing it on the effect. An empty
+// key runs fn without a record. expiresAt zero keeps the key as long as its
+// resource.
+func (db *DB) InIdempotentTx(ctx context.Context, k IdemKey, fingerprint string, now, expiresAt time.Time,
+	fn func(tx *Tx) (Outcome, error)) (out Outcome, replay bool, err error) {
+	for attempt := 0; attempt < maxTxAttempts; attempt++ {
+		err = db.InTx(ctx, func(tx *Tx) error {
+			out, replay = Outcome{}, false
+			if k.Key != "" {
+				rec, err := tx.IdempotencyRecord(ctx, k.Owner, k.Operation, k.Key)
+				switch {
+				case err == nil:
+					if rec.Fingerprint != fingerprint {
+						return &bokat.Error{Code: bokat.CodeIdempotencyKeyReused,
+							Detail:       "This idempotency key was already used with a different request.",
+							SafeNextStep: "Use a new idempotency key for a new request; reuse a key only to retry the identical request."}
+					}
+					out, replay = Outcome{Status: rec.ResponseStatus, Body: rec.ResponseBody, ResourceID: rec.ResourceID}, true
+					return nil
+				case !errors.Is(err, bokat.ErrNotFound):
+					return err
+				}
+				err = tx.PutIdempotencyRecord(ctx, IdempotencyRecord{OwnerKey: k.Owner, Operation: k.Operation, Key: k.Key,
+					Fingerprint: fingerprint, CreatedAt: now, ExpiresAt: expiresAt})
+				if errors.Is(err, bokat.ErrConflict) {
+					return errKeyClaimed
+				}
+				if err != nil {
+					return err
+				}
+			}
+			var err error
+			out, err = fn(tx)
+			if err != nil {
+				return err
+			}
+			if k.Key == "" {
+				return nil
+			}
+			_, err = tx.tx.ExecContext(ctx,
+				`UPDATE idempotency_keys SET response_status = $1, response_body = $2, resource_id = $3
+				  WHERE owner_key = $4 AND operation = $5 AND idem_key = $6`,
+				out.Status, string(out.Body), out.ResourceID, k.Owner, k.Operation, k.Key)
+			return translate(err)
+		})
+		if !errors.Is(err, errKeyClaimed) {
+			return out, replay, err
+		}
+	}
+	return Outcome{}, false, &bokat.Error{Code: bokat.CodeIdempotencyRequestInProgress,
+		Detail: "A request with this idempotency key is still being processed.", RetryAfter: time.Second}
+}
 // IdempotencyRecord is the stored outcome of a write made with an
 // idempotency key. Keys are scoped to (owner, operation).
 type IdempotencyRecord struct {

@@ -15,6 +15,7 @@ import (
 	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/catalog"
+	"bokat/internal/followup"
 	"bokat/internal/httpapi"
 	"bokat/internal/sqlstore"
 )
@@ -116,6 +117,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Catalog:      cat,
 		Auth:         authn,
 		Store:        db,
+		Followups:    followup.New(db, cat, pendingSupply{}, nil),
 	})
 	if err != nil {
 		return err
@@ -194,4 +196,11 @@ func demoPartner(ctx context.Context, db *sqlstore.DB, authn *auth.Authenticator
 		return "", err
 	}
 	return token, authn.EnsurePartner(ctx, "pc_demo", "Development partner (demo)", token, bokat.AllScopes(), time.Now())
+}
+
+// pendingSupply is replaced by the supply index when it lands. TODO(lead).
+type pendingSupply struct{}
+
+func (pendingSupply) ProviderCandidates(ctx context.Context, verticalID, serviceID, postcode string) ([]followup.Candidate, error) {
+	return nil, nil
 }

@@ -17,6 +17,7 @@ import (
 	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/catalog"
+	"bokat/internal/followup"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -79,12 +80,13 @@ func newTestEnv(t *testing.T, db *sqlstore.DB, opts ...envOption) *testEnv {
 	authn := auth.NewAuthenticator(hasher, db, nil)
 	logs := &syncBuffer{}
 	cfg := Config{
-		BaseURL:  "http://bokat.test",
-		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Contract: contract,
-		Catalog:  cat,
-		Auth:     authn,
-		Store:    db,
+		BaseURL:   "http://bokat.test",
+		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Contract:  contract,
+		Catalog:   cat,
+		Auth:      authn,
+		Store:     db,
+		Followups: followup.New(db, cat, testCandidates{}, nil),
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -201,4 +203,23 @@ func (e *testEnv) do(req request) response {
 // bearer returns the Authorization header for a token.
 func bearer(token string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + token}
+}
+
+// revokeAllPartners revokes every partner client, as an operator would.
+func revokeAllPartners(t *testing.T, e *testEnv) {
+	t.Helper()
+	err := e.db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
+		_, err := tx.Q().ExecContext(context.Background(), `UPDATE partner_clients SET revoked_at = 1`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testCandidates stands in for the supply index until it lands. TODO(lead): replace with the store's finder.
+type testCandidates struct{}
+
+func (testCandidates) ProviderCandidates(ctx context.Context, verticalID, serviceID, postcode string) ([]followup.Candidate, error) {
+	return nil, nil
 }

@@ -337,6 +337,13 @@ type flakyStore struct {
 	down  atomic.Bool
 }
 
+func (f *flakyStore) PartnerClientCount(ctx context.Context) (int, error) {
+	if f.down.Load() {
+		return 0, fmt.Errorf("dial: %w", bokat.ErrUnavailable)
+	}
+	return f.inner.PartnerClientCount(ctx)
+}
+
 func (f *flakyStore) Ping(ctx context.Context) error {
 	if f.down.Load() {
 		return fmt.Errorf("dial: %w", bokat.ErrUnavailable)

@@ -138,6 +138,18 @@ func (s *Server) wrap(rt route) http.Handler {
 			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, rt.successor))
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		if rt.needsPartner && s.production {
+			n, err := s.store.PartnerClientCount(r.Context())
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if n == 0 {
+				s.writeError(w, r, &bokat.Error{Code: bokat.CodeProductionTokenNotConfigured,
+					Detail: "No partner credential has been created on this server yet.", RetryAfter: time.Minute})
+				return
+			}
+		}
 		p, err := s.authenticate(r, rt)
 		if err != nil {
 			s.writeError(w, r, err)

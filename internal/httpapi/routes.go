@@ -28,7 +28,10 @@ type route struct {
 	contract string
 	// successor is set on deprecated paths: the v1 path that replaces them.
 	successor string
-	handler   handlerFunc
+	// needsPartner: in production the route answers 503
+	// production_token_not_configured until a partner credential exists.
+	needsPartner bool
+	handler      handlerFunc
 }
 
 // routes is the whole HTTP surface in one table.
@@ -42,9 +45,11 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, handler: s.handleOpenAPI},
 		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, handler: s.handleProblemPage},
 		{method: http.MethodGet, pattern: "/problems", contract: bookings, handler: s.handleProblemIndex},
+		{method: http.MethodPost, pattern: "/v1/requests", auth: authRequired, scope: bokat.ScopeRequestsCreate, contract: requests, handler: s.handleCreateRequest},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", handler: s.handleCapabilities(true)},
+		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/catalog"
+	"bokat/internal/followup"
 )
 
 // Contract is the OpenAPI document as the server uses it.
@@ -29,6 +30,7 @@ type Contract interface {
 // Store is what the HTTP layer needs of the store directly.
 type Store interface {
 	Ping(ctx context.Context) error
+	PartnerClientCount(ctx context.Context) (int, error)
 }
 
 // Config holds the server's dependencies. Every field without a default is
@@ -48,6 +50,8 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+	// Followups creates provider follow-up requests.
+	Followups *followup.Service
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -65,13 +69,14 @@ type Server struct {
 	catalog      *catalog.Catalog
 	auth         *auth.Authenticator
 	store        Store
+	followups    *followup.Service
 	handler      http.Handler
 }
 
 // New returns a Server for the configuration.
 func New(cfg Config) (*Server, error) {
-	if cfg.Contract == nil || cfg.Catalog == nil || cfg.Auth == nil || cfg.Store == nil || cfg.Logger == nil {
-		return nil, errors.New("httpapi: Contract, Catalog, Auth, Store and Logger are required")
+	if cfg.Contract == nil || cfg.Catalog == nil || cfg.Auth == nil || cfg.Store == nil || cfg.Logger == nil || cfg.Followups == nil {
+		return nil, errors.New("httpapi: Contract, Catalog, Auth, Store, Followups and Logger are required")
 	}
 	if cfg.Production && cfg.AuthOptional {
 		return nil, errors.New("httpapi: --auth-optional is development only")
@@ -86,6 +91,7 @@ func New(cfg Config) (*Server, error) {
 		catalog:      cfg.Catalog,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+		followups:    cfg.Followups,
 	}
 	if s.now == nil {
 		s.now = time.Now

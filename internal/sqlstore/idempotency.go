@@ -91,6 +91,7 @@ func (db *DB) InIdempotentTx(ctx context.Context, k IdemKey, fingerprint string,
 	return Outcome{}, false, &bokat.Error{Code: bokat.CodeIdempotencyRequestInProgress,
 		Detail: "A request with this idempotency key is still being processed.", RetryAfter: time.Second}
 }
+
 // IdempotencyRecord is the stored outcome of a write made with an
 // idempotency key. Keys are scoped to (owner, operation).
 type IdempotencyRecord struct {

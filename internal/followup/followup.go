@@ -1,0 +1,251 @@
+// Package followup creates provider follow-up requests: the fallback when no
+// direct booking option exists. A request hands a consented job description
+// to the providers that cover the customer's postcode; it never confirms a
+// booking, a provider, availability, a time or a price.
+package followup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/sqlstore"
+)
+
+// Values of the request fields the contract leaves open. They are stable and
+// documented in docs/decisions.md.
+const (
+	// StatusReadyToSend is the status of a created request.
+	StatusReadyToSend = "ready_to_send"
+	// TaxonomyDeclared: the caller chose the job type; the service checked it
+	// against the catalog but did not classify the description itself.
+	TaxonomyDeclared = "caller_declared"
+	// BookingModeFollowUp: the request is handed to providers who contact
+	// the customer; nothing is booked.
+	BookingModeFollowUp = "provider_follow_up"
+	// PersistenceStored: the request was committed to the store.
+	PersistenceStored = "stored"
+	// DefaultNextStep is the customer_next_step when the caller gives none.
+	DefaultNextStep = "contact_me"
+	// DefaultSource is the source when the caller gives none.
+	DefaultSource = "external_model"
+	// EventRequestCreated is the event type of the provider notification job.
+	EventRequestCreated = "request.created"
+)
+
+// Customer is the customer's contact data. It never leaves the store except
+// in the provider notification.
+type Customer struct {
+	Name      string `json:"name,omitempty"`
+	FirstName string `json:"first_name,omitempty"`
+	LastName  string `json:"last_name,omitempty"`
+	Phone     string `json:"phone"`
+	Email     string `json:"email"`
+}
+
+// Location is where the job is; at least one field is set.
+type Location struct {
+	Input    string `json:"input,omitempty"`
+	Address  string `json:"address,omitempty"`
+	Postcode string `json:"postcode,omitempty"`
+}
+
+// Timing is when the customer wants the job done.
+type Timing struct {
+	PreferredTimeText string `json:"preferred_time_text,omitempty"`
+	Urgency           string `json:"urgency,omitempty"`
+}
+
+// Input is a validated request-creation body.
+type Input struct {
+	VerticalID         string
+	JobTypeID          string
+	Description        string
+	Customer           Customer
+	Location           Location
+	Timing             Timing
+	BudgetSEK          *int64
+	Details            map[string]any
+	CustomerNextStep   string
+	Source             string
+	ExternalReference  string
+	Locale             string
+	Timezone           string
+	ConsentStatement   string
+	ConsentSource      string
+	ConsentCollectedAt time.Time
+}
+
+// Candidate is a provider that may receive the request.
+type Candidate struct {
+	ProviderID string
+	Name       string
+	// DirectBooking: the provider owns a fixed price for the job type's
+	// seed service, so a search may find a direct option with it.
+	DirectBooking bool
+}
+
+// CandidateFinder finds the active providers that cover a postcode in a
+// vertical; serviceID, when not empty, marks those owning a price for it.
+type CandidateFinder interface {
+	ProviderCandidates(ctx context.Context, verticalID, serviceID, postcode string) ([]Candidate, error)
+}
+
+// Request is a created request as the API reports it.
+type Request struct {
+	ID               string
+	SessionID        string
+	Status           string
+	VerticalID       string
+	JobTypeID        string
+	TaxonomyConf     string
+	CustomerNextStep string
+	Candidates       []Candidate
+	BookingMode      string
+	Persistence      string
+	Backend          string
+}
+
+// Service creates follow-up requests.
+type Service struct {
+	db     *sqlstore.DB
+	cat    *catalog.Catalog
+	finder CandidateFinder
+	now    func() time.Time
+}
+
+// New returns a Service.
+func New(db *sqlstore.DB, cat *catalog.Catalog, finder CandidateFinder, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{db: db, cat: cat, finder: finder, now: now}
+}
+
+// idempotencyTTL is how long request keys are kept (DECISIONS.md: at least 30 days).
+const idempotencyTTL = 30 * 24 * time.Hour
+
+// CheckTaxonomy returns a validation_failed error for a vertical or job type
+// the catalog does not accept, naming the accepted ids.
+func (s *Service) CheckTaxonomy(verticalID, jobTypeID string) error {
+	if u, ok := s.cat.Unavailable(verticalID); ok {
+		return &bokat.Error{Code: bokat.CodeValidationFailed,
+			Detail:       fmt.Sprintf("The vertical %s is not bookable or requestable yet.", u.ID),
+			Issues:       []string{"vertical_id: is not available yet (not_bookable_yet)"},
+			SafeNextStep: u.SafeNextStep,
+			Extra:        map[string]any{"supported_vertical_ids": s.cat.VerticalIDs()}}
+	}
+	if _, ok := s.cat.Vertical(verticalID); !ok {
+		return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The vertical is not supported.",
+			Issues: []string{"vertical_id: must be one of the supported verticals"},
+			Extra:  map[string]any{"supported_vertical_ids": s.cat.VerticalIDs()}}
+	}
+	if _, ok := s.cat.JobType(verticalID, jobTypeID); !ok {
+		return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The job type is not one of the vertical's.",
+			Issues: []string{"job_type_id: must be a job type of the vertical (see accepted_job_type_ids)"},
+			Extra:  map[string]any{"accepted_job_type_ids": s.cat.JobTypeIDs(verticalID)}}
+	}
+	return nil
+}
+
+var postcodeRe = regexp.MustCompile(`(?:^|[^0-9])([0-9]{3}) ?([0-9]{2})(?:[^0-9]|$)`)
+
+// Postcode returns the Swedish postcode of a location ("NNN NN"), read from
+// the postcode field, else the address, else the free-text input; empty when
+// none is found.
+func Postcode(l Location) string {
+	for _, s := range []string{l.Postcode, l.Address, l.Input} {
+		if m := postcodeRe.FindStringSubmatch(s); m != nil {
+			return m[1] + " " + m[2]
+		}
+	}
+	return ""
+}
+
+// Create stores the request, its candidates and a provider notification job
+// in one transaction, guarded by the idempotency key, and returns the
+// outcome rendered by render (the stored response a replay returns).
+func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key sqlstore.IdemKey, fingerprint string,
+	render func(Request) (sqlstore.Outcome, error)) (sqlstore.Outcome, bool, error) {
+	if err := s.CheckTaxonomy(in.VerticalID, in.JobTypeID); err != nil {
+		return sqlstore.Outcome{}, false, err
+	}
+	jt, _ := s.cat.JobType(in.VerticalID, in.JobTypeID)
+	postcode := Postcode(in.Location)
+	var candidates []Candidate
+	if postcode != "" {
+		serviceID := ""
+		if jt.Seed != nil {
+			serviceID = jt.Seed.ServiceID
+		}
+		var err error
+		candidates, err = s.finder.ProviderCandidates(ctx, in.VerticalID, serviceID, postcode)
+		if err != nil {
+			return sqlstore.Outcome{}, false, fmt.Errorf("find provider candidates: %w", err)
+		}
+	}
+	now := s.now().UTC()
+	return s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+		id, session := "req_"+compactUUID(), "ses_"+compactUUID()
+		customer, _ := json.Marshal(in.Customer)
+		loc, _ := json.Marshal(in.Location)
+		tim, _ := json.Marshal(in.Timing)
+		det, _ := json.Marshal(in.Details)
+		if in.Details == nil {
+			det = []byte("{}")
+		}
+		row := sqlstore.FollowUpRequest{
+			ID: id, SessionID: session, OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
+			VerticalID: in.VerticalID, JobTypeID: in.JobTypeID, Status: StatusReadyToSend, Description: in.Description,
+			CustomerJSON: customer, LocationJSON: loc, Postcode: postcode, TimingJSON: tim, DetailsJSON: det,
+			BudgetSEK: in.BudgetSEK, CustomerNextStep: orDefault(in.CustomerNextStep, DefaultNextStep),
+			Source: orDefault(in.Source, DefaultSource), ExternalReference: in.ExternalReference,
+			Locale: orDefault(in.Locale, "sv-SE"), Timezone: orDefault(in.Timezone, "Europe/Stockholm"),
+			ConsentStatement: in.ConsentStatement, ConsentSource: in.ConsentSource, ConsentCollectedAt: in.ConsentCollectedAt,
+			CreatedAt: now,
+		}
+		for _, c := range candidates {
+			row.Candidates = append(row.Candidates, sqlstore.RequestCandidate{ProviderID: c.ProviderID, DirectBooking: c.DirectBooking})
+		}
+		if err := tx.InsertFollowUpRequest(ctx, row); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if len(candidates) > 0 {
+			err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: "ntf_" + compactUUID(), RequestID: id,
+				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
+				NextAttemptAt: now, CreatedAt: now})
+			if err != nil {
+				return sqlstore.Outcome{}, err
+			}
+		}
+		out, err := render(Request{
+			ID: id, SessionID: session, Status: StatusReadyToSend, VerticalID: in.VerticalID, JobTypeID: in.JobTypeID,
+			TaxonomyConf: TaxonomyDeclared, CustomerNextStep: row.CustomerNextStep, Candidates: candidates,
+			BookingMode: BookingModeFollowUp, Persistence: PersistenceStored, Backend: string(tx.Engine()),
+		})
+		out.ResourceID = id
+		return out, err
+	})
+}
+
+func orDefault(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return v
+}
+
+func compactUUID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	return strings.ReplaceAll(id.String(), "-", "")
+}

@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/followup"
+	"bokat/internal/sqlstore"
+)
+
+// Wire types of request creation (CreatePublicRequest and its response).
+
+type customerWire struct {
+	Name      string `json:"name,omitempty"`
+	FirstName string `json:"first_name,omitempty"`
+	LastName  string `json:"last_name,omitempty"`
+	Phone     string `json:"phone"`
+	Email     string `json:"email"`
+}
+
+type timingWire struct {
+	PreferredTimeText string `json:"preferred_time_text,omitempty"`
+	Urgency           string `json:"urgency,omitempty"`
+}
+
+type createRequestBody struct {
+	SpecVersion          string       `json:"spec_version,omitempty"`
+	VerticalID           string       `json:"vertical_id"`
+	JobTypeID            string       `json:"job_type_id"`
+	Description          string       `json:"description"`
+	UserConsentConfirmed bool         `json:"user_consent_confirmed"`
+	UserConsentStatement string       `json:"user_consent_statement,omitempty"`
+	ConsentCollectedAt   *time.Time   `json:"consent_collected_at,omitempty"`
+	ConsentSource        string       `json:"consent_source,omitempty"`
+	Customer             customerWire `json:"customer"`
+	Location             struct {
+		Input    string `json:"input,omitempty"`
+		Address  string `json:"address,omitempty"`
+		Postcode string `json:"postcode,omitempty"`
+	} `json:"location"`
+	Timing            timingWire     `json:"timing"`
+	BudgetSEK         *int64         `json:"budget_sek,omitempty"`
+	Details           map[string]any `json:"details,omitempty"`
+	CustomerNextStep  string         `json:"customer_next_step,omitempty"`
+	Source            string         `json:"source,omitempty"`
+	ExternalReference string         `json:"external_reference,omitempty"`
+	IdempotencyKey    string         `json:"idempotency_key,omitempty"`
+	Locale            string         `json:"locale,omitempty"`
+	Timezone          string         `json:"timezone,omitempty"`
+}
+
+type providerCandidateWire struct {
+	ID                string `json:"id"`
+	Name              string `json:"name"`
+	CanReceiveRequest bool   `json:"can_receive_request"`
+	DirectBooking     bool   `json:"direct_booking"`
+}
+
+type requestWire struct {
+	ID                     string                  `json:"id"`
+	SessionID              string                  `json:"session_id"`
+	Status                 string                  `json:"status"`
+	VerticalID             string                  `json:"vertical_id"`
+	JobTypeID              string                  `json:"job_type_id"`
+	TaxonomyConfidence     string                  `json:"taxonomy_confidence"`
+	CustomerNextStep       string                  `json:"customer_next_step"`
+	CandidateProviderCount int                     `json:"candidate_provider_count"`
+	ProviderCandidates     []providerCandidateWire `json:"provider_candidates"`
+	BookingMode            string                  `json:"booking_mode"`
+	PersistenceStatus      string                  `json:"persistence_status"`
+	PersistenceBackend     string                  `json:"persistence_backend"`
+}
+
+type createRequestResponse struct {
+	OK                  bool        `json:"ok"`
+	SpecVersion         string      `json:"spec_version"`
+	Request             requestWire `json:"request"`
+	BookingCreated      bool        `json:"booking_created"`
+	AvailabilityChecked bool        `json:"availability_checked"`
+	ProviderSelected    bool        `json:"provider_selected"`
+	SafeNextStep        string      `json:"safe_next_step"`
+}
+
+const requestSafeNextStep = "A provider follow-up request was created; it is NOT a booking. Tell the user that %s " +
+	"may contact them, and that no booking, provider, availability, appointment time or price is confirmed. " +
+	"Do not claim any of these. To check for a directly bookable option, search booking options."
+
+// handleCreateRequest serves POST /v1/requests and its deprecated twin.
+func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	// Consent comes first: without it the personal data in the body is not processed at all.
+	var peek struct {
+		UserConsentConfirmed *bool `json:"user_consent_confirmed"`
+		VerticalID           any   `json:"vertical_id"`
+		JobTypeID            any   `json:"job_type_id"`
+		IdempotencyKey       any   `json:"idempotency_key"`
+	}
+	_ = json.Unmarshal(body, &peek)
+	if peek.UserConsentConfirmed == nil || !*peek.UserConsentConfirmed {
+		return &bokat.Error{Code: bokat.CodeConsentRequired,
+			Detail:       "The customer's explicit consent (user_consent_confirmed: true) is required before a request with personal data is created.",
+			Issues:       []string{"user_consent_confirmed: must be true"},
+			SafeNextStep: "Ask the user whether they consent to sharing their name, phone, e-mail and job details with providers; retry only with user_consent_confirmed true.",
+			Extra:        map[string]any{"consent_required_before_create": true}}
+	}
+	if v, ok := peek.VerticalID.(string); ok {
+		if jt, ok := peek.JobTypeID.(string); ok {
+			if err := s.followups.CheckTaxonomy(v, jt); err != nil {
+				return err
+			}
+		}
+	}
+	var in createRequestBody
+	if err := s.decodeBody(r, body, &in); err != nil {
+		return err
+	}
+	headerKey := r.Header.Get("Idempotency-Key")
+	if headerKey != "" && in.IdempotencyKey != "" && headerKey != in.IdempotencyKey {
+		return &bokat.Error{Code: bokat.CodeIdempotencyKeyConflict,
+			Detail: "The Idempotency-Key header and the body's idempotency_key differ.",
+			Issues: []string{"Idempotency-Key (header): differs from idempotency_key in the body"}}
+	}
+	key := headerKey
+	if key == "" {
+		key = in.IdempotencyKey
+	}
+	p := auth.PrincipalFrom(r.Context())
+	fp, err := fingerprint(body, "idempotency_key")
+	if err != nil {
+		return err
+	}
+	input := followup.Input{
+		VerticalID: in.VerticalID, JobTypeID: in.JobTypeID, Description: in.Description,
+		Customer:  followup.Customer(in.Customer),
+		Location:  followup.Location(in.Location),
+		Timing:    followup.Timing(in.Timing),
+		BudgetSEK: in.BudgetSEK, Details: in.Details, CustomerNextStep: in.CustomerNextStep, Source: in.Source,
+		ExternalReference: in.ExternalReference, Locale: in.Locale, Timezone: in.Timezone,
+		ConsentStatement: in.UserConsentStatement, ConsentSource: in.ConsentSource,
+	}
+	if in.ConsentCollectedAt != nil {
+		input.ConsentCollectedAt = *in.ConsentCollectedAt
+	}
+	out, replay, err := s.followups.Create(r.Context(), p, input,
+		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: "requests.create", Key: key}, fp,
+		func(req followup.Request) (sqlstore.Outcome, error) {
+			resp := createRequestResponse{
+				OK: true, SpecVersion: bokat.RequestsContractVersion,
+				Request: requestWire{
+					ID: req.ID, SessionID: req.SessionID, Status: req.Status, VerticalID: req.VerticalID,
+					JobTypeID: req.JobTypeID, TaxonomyConfidence: req.TaxonomyConf, CustomerNextStep: req.CustomerNextStep,
+					CandidateProviderCount: len(req.Candidates), ProviderCandidates: []providerCandidateWire{},
+					BookingMode: req.BookingMode, PersistenceStatus: req.Persistence, PersistenceBackend: req.Backend,
+				},
+			}
+			for _, c := range req.Candidates {
+				resp.Request.ProviderCandidates = append(resp.Request.ProviderCandidates, providerCandidateWire{
+					ID: c.ProviderID, Name: c.Name, CanReceiveRequest: true, DirectBooking: c.DirectBooking})
+			}
+			who := "providers covering the area"
+			if len(req.Candidates) == 0 {
+				who = "a provider, once one covers the area,"
+			}
+			resp.SafeNextStep = fmt.Sprintf(requestSafeNextStep, who)
+			raw, err := json.Marshal(resp)
+			return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
+		})
+	if err != nil {
+		return err
+	}
+	if replay {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	s.writeJSON(w, r, out.Status, json.RawMessage(out.Body))
+	return nil
+}
+
+// fingerprint is a digest of a JSON body with the named top-level members
+// left out (the idempotency key itself), canonicalised so that member order
+// and white space do not matter.
+func fingerprint(body []byte, without ...string) (string, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return "", bokat.Errorf(bokat.CodeInvalidRequest, "The request body must be a JSON object.")
+	}
+	for _, k := range without {
+		delete(m, k)
+	}
+	canon, err := json.Marshal(m) // encoding/json sorts map keys
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}

@@ -17,21 +17,39 @@ import (
 // value, validates it against the OpenAPI contract (every failing field is
 // reported), and decodes it into dst rejecting unknown fields.
 func (s *Server) decode(r *http.Request, dst any) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	return s.decodeBody(r, body, dst)
+}
+
+// readJSONBody is the first half of decode: the media type, the size limit
+// and exactly one JSON value. Handlers that must look at a field before the
+// schema does (search answers an unsupported vertical with 422, not 400)
+// call it, then decodeBody.
+func readJSONBody(r *http.Request) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return bokat.Errorf(bokat.CodeUnsupportedMediaType, "Content-Type must be application/json.")
+		return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "Content-Type must be application/json.")
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return bokat.Errorf(bokat.CodePayloadTooLarge, "The request body exceeds %d bytes.", maxBodyBytes)
+			return nil, bokat.Errorf(bokat.CodePayloadTooLarge, "The request body exceeds %d bytes.", maxBodyBytes)
 		}
-		return &bokat.Error{Code: bokat.CodeInvalidRequest, Detail: "The request body could not be read.", Err: err}
+		return nil, &bokat.Error{Code: bokat.CodeInvalidRequest, Detail: "The request body could not be read.", Err: err}
 	}
 	if err := checkSingleJSONValue(body); err != nil {
-		return err
+		return nil, err
 	}
+	return body, nil
+}
+
+// decodeBody is the second half of decode: validation against the
+// contract, then strict decoding into dst.
+func (s *Server) decodeBody(r *http.Request, body []byte, dst any) error {
 	issues, err := s.contract.ValidateRequest(r.Context(), r, body)
 	if err != nil {
 		return fmt.Errorf("validate request against the contract: %w", err)

@@ -9,6 +9,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 )
 
@@ -48,6 +50,9 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+	// Search serves booking option search; without it the search routes
+	// answer internal_error.
+	Search *booking.Search
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -65,6 +70,8 @@ type Server struct {
 	catalog      *catalog.Catalog
 	auth         *auth.Authenticator
 	store        Store
+	search       *booking.Search
+	serviceTexts map[string]serviceTexts
 	handler      http.Handler
 }
 
@@ -86,10 +93,16 @@ func New(cfg Config) (*Server, error) {
 		catalog:      cfg.Catalog,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+		search:       cfg.Search,
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	texts, err := buildServiceTexts(cfg.Catalog, s.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: rendering service terms: %w", err)
+	}
+	s.serviceTexts = texts
 	mux := http.NewServeMux()
 	rts := s.routes()
 	if cfg.extraRoutes != nil {

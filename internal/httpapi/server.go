@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +107,12 @@ func New(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	rts := s.routes()
 	if cfg.extraRoutes != nil {
-		rts = append(rts, cfg.extraRoutes(s)...)
+		// A test route replaces the table's route of the same method and pattern.
+		extra := cfg.extraRoutes(s)
+		rts = slices.DeleteFunc(rts, func(rt route) bool {
+			return slices.ContainsFunc(extra, func(x route) bool { return x.method == rt.method && x.pattern == rt.pattern })
+		})
+		rts = append(rts, extra...)
 	}
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -40,6 +39,8 @@ type Contract struct {
 	// schema, to explain failed conditional (if/then) rules.
 	bodySchemas map[*openapi3.Operation]any
 	schemaOpts  []openapi3.SchemaValidationOption
+	// compiled holds, per operation, the request validators compiled once.
+	compiled map[*openapi3.Operation]*compiledOperation
 }
 
 // Operation names one operation of the document.
@@ -102,6 +103,9 @@ func Load() (*Contract, error) {
 			}
 		}
 	}
+	if c.compiled, err = compileOperations(doc, rendered); err != nil {
+		return nil, fmt.Errorf("api: compiling the request schemas: %w", err)
+	}
 	slices.SortFunc(c.operations, func(a, b Operation) int {
 		if n := strings.Compare(a.Path, b.Path); n != 0 {
 			return n
@@ -139,29 +143,16 @@ func (c *Contract) ValidateRequest(ctx context.Context, r *http.Request, body []
 	if err != nil {
 		return nil, err
 	}
-	req := r.Clone(ctx)
-	if len(body) == 0 {
-		req.Body = http.NoBody
-		req.GetBody = nil
-	} else {
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	}
-	req.ContentLength = int64(len(body))
-	input := &openapi3filter.RequestValidationInput{
-		Request:    req,
-		PathParams: pathParams,
-		Route:      route,
-		Options:    c.options(),
-	}
-	verr := openapi3filter.ValidateRequest(ctx, input)
-	if verr == nil {
-		return nil, nil
+	op := c.compiled[route.Operation]
+	if op == nil {
+		return nil, fmt.Errorf("api: %s %s has no compiled validators", r.Method, route.Path)
 	}
 	col := collector{bodySchema: c.bodySchemas[route.Operation], operation: route.Operation}
-	col.add(verr)
-	if col.unknown != nil {
-		return nil, fmt.Errorf("api: validating %s %s: %w", r.Method, route.Path, col.unknown)
+	if err := op.validate(&col, r, pathParams, body); err != nil {
+		return nil, fmt.Errorf("api: validating %s %s: %w", r.Method, route.Path, err)
+	}
+	if len(col.issues) == 0 {
+		return nil, nil
 	}
 	return col.result(), nil
 }

@@ -27,8 +27,116 @@ const maxNameLen = 64
 type collector struct {
 	operation  *openapi3.Operation
 	bodySchema any // JSON form of the request body schema, if any
-	issues     []string
-	unknown    error // an error that is not a validation finding
+	// bodyFragment is the JSON pointer of the request body schema inside
+	// the document when findings come from the compiled validators, whose
+	// schema locations are document-absolute; "" when they are relative to
+	// the body schema (kin-openapi's validator).
+	bodyFragment string
+	issues       []string
+	unknown      error // an error that is not a validation finding
+}
+
+// failure is one node of a validation error tree, from either validator:
+// kin-openapi's SchemaError or the JSON Schema validator's ValidationError.
+type failure interface {
+	// children are the failures grouped under this one.
+	children() []failure
+	// keyword is the failing keyword of the node ("anyOf", "required").
+	keyword() string
+	// pointer is the location of the failing value, as JSON pointer tokens.
+	pointer() []string
+	// kind is the JSON Schema error kind of the node, or nil when the node
+	// comes from kin-openapi's own validator.
+	kind() jsonschema.ErrorKind
+	// schemaURL is the location of the failing schema, or "".
+	schemaURL() string
+}
+
+// kinFailure adapts a kin-openapi SchemaError. Errors of its JSON Schema
+// 2020-12 path wrap the ValidationError of each node.
+type kinFailure struct{ se *openapi3.SchemaError }
+
+func (f kinFailure) children() []failure {
+	kids := childErrors(f.se)
+	out := make([]failure, len(kids))
+	for i, k := range kids {
+		out[i] = kinFailure{k}
+	}
+	return out
+}
+
+func (f kinFailure) keyword() string   { return f.se.SchemaField }
+func (f kinFailure) pointer() []string { return f.se.JSONPointer() }
+
+func (f kinFailure) kind() jsonschema.ErrorKind {
+	var verr *jsonschema.ValidationError
+	if errors.As(f.se, &verr) {
+		return verr.ErrorKind
+	}
+	return nil
+}
+
+func (f kinFailure) schemaURL() string {
+	var verr *jsonschema.ValidationError
+	if errors.As(f.se, &verr) {
+		return verr.SchemaURL
+	}
+	return ""
+}
+
+// jsFailure adapts a ValidationError of the compiled validators. Like
+// kin-openapi's conversion, a node that only wraps a single chain of causes
+// (a schema, a group, a $ref) reports the keyword and location of its
+// innermost cause.
+type jsFailure struct{ v *jsonschema.ValidationError }
+
+func (f jsFailure) children() []failure {
+	out := make([]failure, len(f.v.Causes))
+	for i, c := range f.v.Causes {
+		out[i] = jsFailure{c}
+	}
+	return out
+}
+
+func (f jsFailure) failing() *jsonschema.ValidationError {
+	v := f.v
+	for len(v.Causes) == 1 && isWrapperKind(v.ErrorKind) {
+		v = v.Causes[0]
+	}
+	return v
+}
+
+func (f jsFailure) keyword() string {
+	if kw := f.failing().ErrorKind.KeywordPath(); len(kw) > 0 {
+		return kw[len(kw)-1]
+	}
+	return ""
+}
+
+func (f jsFailure) pointer() []string          { return f.failing().InstanceLocation }
+func (f jsFailure) kind() jsonschema.ErrorKind { return f.v.ErrorKind }
+func (f jsFailure) schemaURL() string          { return f.v.SchemaURL }
+
+// isWrapperKind reports whether k only groups the errors of its causes.
+func isWrapperKind(k jsonschema.ErrorKind) bool {
+	switch k.(type) {
+	case *kind.Schema, *kind.Group, *kind.Reference:
+		return true
+	}
+	return false
+}
+
+// addValidation records the findings of a compiled validator. prefix names a
+// parameter ("" for the body); fragment is the document location of the
+// body schema.
+func (c *collector) addValidation(prefix, fragment string, err error) error {
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return err
+	}
+	c.bodyFragment = fragment
+	c.addFailure(prefix, jsFailure{verr})
+	return nil
 }
 
 // result returns the issues sorted, without duplicates, at most maxIssues.
@@ -70,7 +178,7 @@ func (c *collector) add(err error) {
 	case errors.As(err, &sec):
 		// Security is the server's own business; the options disable it.
 	case errors.As(err, &se):
-		c.addSchemaError("", se)
+		c.addFailure("", kinFailure{se})
 	case errors.As(err, &perr):
 		c.addIssue("(body)", "must be valid JSON")
 	default:
@@ -149,7 +257,7 @@ func (c *collector) addSchemaErrors(prefix string, err error) {
 	}
 	var se *openapi3.SchemaError
 	if errors.As(err, &se) {
-		c.addSchemaError(prefix, se)
+		c.addFailure(prefix, kinFailure{se})
 		return
 	}
 	c.unknown = errors.Join(c.unknown, err)
@@ -210,21 +318,21 @@ func (c *collector) requestMediaTypes() string {
 	return strings.Join(types, " or ")
 }
 
-// addSchemaError walks a tree of schema errors. The JSON Schema 2020-12
+// addFailure walks a tree of validation failures. The JSON Schema 2020-12
 // validator reports a tree: inner nodes group the errors of a keyword
 // (anyOf, allOf, a $ref, properties); leaves carry the failing keyword.
-func (c *collector) addSchemaError(prefix string, se *openapi3.SchemaError) {
-	children := childErrors(se)
+func (c *collector) addFailure(prefix string, f failure) {
+	children := f.children()
 	if len(children) == 0 {
-		c.addLeaf(prefix, se)
+		c.addLeaf(prefix, f)
 		return
 	}
-	switch se.SchemaField {
+	switch f.keyword() {
 	case "anyOf", "oneOf":
-		c.addAlternatives(prefix, se, children)
+		c.addAlternatives(prefix, f, children)
 	default:
 		for _, child := range children {
-			c.addSchemaError(prefix, child)
+			c.addFailure(prefix, child)
 		}
 	}
 }
@@ -248,13 +356,13 @@ func childErrors(se *openapi3.SchemaError) []*openapi3.SchemaError {
 	return children
 }
 
-// leaves returns the leaf errors under se.
-func leaves(se *openapi3.SchemaError) []*openapi3.SchemaError {
-	children := childErrors(se)
+// leaves returns the leaf failures under f.
+func leaves(f failure) []failure {
+	children := f.children()
 	if len(children) == 0 {
-		return []*openapi3.SchemaError{se}
+		return []failure{f}
 	}
-	var out []*openapi3.SchemaError
+	var out []failure
 	for _, child := range children {
 		out = append(out, leaves(child)...)
 	}
@@ -265,18 +373,18 @@ func leaves(se *openapi3.SchemaError) []*openapi3.SchemaError {
 // failed only for missing fields of the same object, one issue says which
 // fields would satisfy it: "customer: must include name, or first_name and
 // last_name".
-func (c *collector) addAlternatives(prefix string, se *openapi3.SchemaError, children []*openapi3.SchemaError) {
+func (c *collector) addAlternatives(prefix string, f failure, children []failure) {
 	// Inner wrappers of the same keyword group the alternatives.
-	for len(children) == 1 && children[0].SchemaField == se.SchemaField && len(childErrors(children[0])) > 0 {
-		children = childErrors(children[0])
+	for len(children) == 1 && children[0].keyword() == f.keyword() && len(children[0].children()) > 0 {
+		children = children[0].children()
 	}
-	field := fieldPath(prefix, se.JSONPointer())
+	field := fieldPath(prefix, f.pointer())
 	var options []string
 	for _, child := range children {
 		var missing []string
 		for _, leaf := range leaves(child) {
-			req, ok := kindOf(leaf).(*kind.Required)
-			if !ok || fieldPath(prefix, leaf.JSONPointer()) != field {
+			req, ok := leaf.kind().(*kind.Required)
+			if !ok || fieldPath(prefix, leaf.pointer()) != field {
 				missing = nil
 				break
 			}
@@ -295,37 +403,27 @@ func (c *collector) addAlternatives(prefix string, se *openapi3.SchemaError, chi
 	c.addIssue(field, "must match one of the allowed forms")
 	for i, child := range children {
 		before := len(c.issues)
-		c.addSchemaError(prefix, child)
+		c.addFailure(prefix, child)
 		for j := before; j < len(c.issues); j++ {
 			c.issues[j] += fmt.Sprintf(" (in form %d)", i+1)
 		}
 	}
 }
 
-// kindOf returns the JSON Schema error kind of a leaf, or nil.
-func kindOf(se *openapi3.SchemaError) jsonschema.ErrorKind {
-	if se.Origin != nil {
-		return nil
-	}
-	var verr *jsonschema.ValidationError
-	if errors.As(se, &verr) {
-		return verr.ErrorKind
-	}
-	return nil
-}
-
 // addLeaf reports one failed keyword.
-func (c *collector) addLeaf(prefix string, se *openapi3.SchemaError) {
-	ptr := se.JSONPointer()
+func (c *collector) addLeaf(prefix string, f failure) {
+	ptr := f.pointer()
 	field := fieldPath(prefix, ptr)
-	var verr *jsonschema.ValidationError
-	if !errors.As(se, &verr) {
-		c.addBuiltinLeaf(field, se)
+	k := f.kind()
+	if k == nil {
+		if kf, ok := f.(kinFailure); ok {
+			c.addBuiltinLeaf(field, kf.se)
+		}
 		return
 	}
-	switch k := verr.ErrorKind.(type) {
+	switch k := k.(type) {
 	case *kind.Required:
-		suffix := c.condition(verr.SchemaURL)
+		suffix := c.condition(f.schemaURL())
 		for _, name := range k.Missing {
 			c.addIssue(fieldPath(prefix, append(slices.Clone(ptr), name)), "is required"+suffix)
 		}
@@ -338,7 +436,7 @@ func (c *collector) addLeaf(prefix string, se *openapi3.SchemaError) {
 			c.addIssue(fieldPath(prefix, append(slices.Clone(ptr), name)), "is required when "+k.Prop+" is given")
 		}
 	default:
-		c.addIssue(field, describe(verr.ErrorKind))
+		c.addIssue(field, describe(k))
 	}
 }
 
@@ -385,7 +483,7 @@ func describe(k jsonschema.ErrorKind) string {
 	case *kind.MaxItems:
 		return fmt.Sprintf("must have at most %s", plural(k.Want, "item"))
 	case *kind.UniqueItems:
-		return fmt.Sprintf("must not repeat an item (items %d and %d are equal)", k.Duplicates[0], k.Duplicates[1])
+		return "must not repeat an item"
 	case *kind.MinProperties:
 		return fmt.Sprintf("must have at least %s", plural(k.Want, "field"))
 	case *kind.MaxProperties:
@@ -511,6 +609,13 @@ func (c *collector) condition(schemaURL string) string {
 	_, frag, ok := strings.Cut(schemaURL, "#")
 	if !ok || c.bodySchema == nil || strings.HasPrefix(frag, "/$defs/") {
 		return ""
+	}
+	if c.bodyFragment != "" {
+		rest, inBody := strings.CutPrefix(frag, c.bodyFragment)
+		if !inBody || (rest != "" && rest[0] != '/') {
+			return "" // a rule of a referenced schema
+		}
+		frag = rest
 	}
 	i := strings.LastIndex(frag, "/then")
 	if i < 0 || (len(frag) > i+5 && frag[i+5] != '/') {

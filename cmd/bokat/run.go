@@ -45,6 +45,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
 		}
 		return runPartnerCreate(ctx, rest[1:], e)
+	case "supply":
+		if len(rest) == 0 || rest[0] != "import" {
+			return fmt.Errorf("%w: bokat supply import FILE", errUsage)
+		}
+		return runSupplyImport(ctx, rest[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -63,6 +68,8 @@ Commands:
   migrate                     apply the database migrations embedded in this binary
   partner create --name N --scopes LIST|all
                               create a partner credential; prints {"client_id","token"}
+  supply import FILE          validate a supply file and import it (providers, postcodes, prices,
+                              hours, blocked periods); nothing is written when it has a problem
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

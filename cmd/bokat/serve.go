@@ -14,10 +14,12 @@ import (
 	"bokat"
 	"bokat/api"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
 	"bokat/internal/sqlstore"
+	"bokat/internal/supply"
 )
 
 type serveConfig struct {
@@ -27,6 +29,10 @@ type serveConfig struct {
 	Demo            bool
 	AuthOptional    bool
 	ShutdownTimeout time.Duration
+	// OptionSigningKeys are "kid:base64key,..." (first signs, all verify);
+	// generated once and kept in the database in development.
+	OptionSigningKeys string
+	OptionTTL         time.Duration
 }
 
 func (c *serveConfig) register(fs *flagSet) {
@@ -36,6 +42,9 @@ func (c *serveConfig) register(fs *flagSet) {
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
 	fs.Bool(&c.AuthOptional, "auth-optional", "BOKAT_AUTH_OPTIONAL", false, "admit requests without a credential (development only)")
 	fs.Duration(&c.ShutdownTimeout, "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", 15*time.Second, "how long to drain requests on shutdown")
+	fs.String(&c.OptionSigningKeys, "option-signing-keys", "BOKAT_OPTION_SIGNING_KEYS", "",
+		`booking option signing keys "kid:base64key,kid:base64key" (first signs, all verify; >= 32 bytes each); generated in development`)
+	fs.Duration(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, "lifetime of a booking option")
 }
 
 // developmentOnly lists the settings production refuses.
@@ -58,6 +67,9 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		if c.BaseURL == "" {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
 		}
+	}
+	if c.OptionTTL < time.Minute || c.OptionTTL > 24*time.Hour {
+		return fmt.Errorf("%w: --option-ttl must be between 1m and 24h, got %s", errUsage, c.OptionTTL)
 	}
 	return nil
 }
@@ -97,6 +109,24 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
+	keys, err := optionKeyring(ctx, c, db)
+	if err != nil {
+		return err
+	}
+	if keys == nil {
+		log.Warn("no option signing keys configured (BOKAT_OPTION_SIGNING_KEYS): search and confirmation answer 503 option_signing_not_configured")
+	}
+	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys, OptionTTL: c.OptionTTL})
+	if err != nil {
+		return err
+	}
+	if c.Demo {
+		res, err := supply.Import(ctx, db, cat, supply.DemoName, supply.Demo(), time.Now())
+		if err != nil {
+			return fmt.Errorf("demo supply: %w", err)
+		}
+		log.Info("demo supply loaded", "result", res.String())
+	}
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -118,6 +148,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Auth:         authn,
 		Store:        db,
 		Followups:    followup.New(db, cat, pendingSupply{}, nil),
+		Search:       search,
 	})
 	if err != nil {
 		return err

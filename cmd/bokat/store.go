@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 )
 
@@ -43,6 +44,29 @@ func tokenHasher(ctx context.Context, c commonConfig, db *sqlstore.DB) (*auth.Ha
 		return nil, err
 	}
 	return auth.NewHasher(key)
+}
+
+// optionKeyring returns the booking option keyring: the configured keys, or
+// in development a key generated once and kept in the database. In
+// production without keys it returns nil: the server starts, and search and
+// confirmation answer 503 option_signing_not_configured.
+func optionKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*booking.Keyring, error) {
+	spec := c.OptionSigningKeys
+	if spec == "" {
+		if c.production() {
+			return nil, nil
+		}
+		secret, err := db.DevelopmentSecret(ctx, "option_signing_key", randomKey)
+		if err != nil {
+			return nil, err
+		}
+		spec = "dev:" + secret
+	}
+	keys, err := booking.ParseKeyring(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --option-signing-keys: %v", errUsage, err)
+	}
+	return keys, nil
 }
 
 // randomKey returns 32 random bytes in base64.

@@ -16,6 +16,7 @@ import (
 	"bokat"
 	"bokat/api"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/sqlstore"
@@ -27,6 +28,15 @@ var (
 	loadContract = sync.OnceValues(api.Load)
 	loadCatalog  = sync.OnceValues(catalog.Load)
 )
+
+// testOptionKeys signs the booking options of every test server.
+var testOptionKeys = func() *booking.Keyring {
+	k, err := booking.NewKeyring(booking.Key{ID: "test", Secret: bytes.Repeat([]byte{5}, 32)})
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 // testEnv is a real server on a real store, reached through real HTTP.
 type testEnv struct {
@@ -79,6 +89,10 @@ func newTestEnv(t *testing.T, db *sqlstore.DB, opts ...envOption) *testEnv {
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
 	logs := &syncBuffer{}
+	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: testOptionKeys})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{
 		BaseURL:   "http://bokat.test",
 		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -87,6 +101,7 @@ func newTestEnv(t *testing.T, db *sqlstore.DB, opts ...envOption) *testEnv {
 		Auth:      authn,
 		Store:     db,
 		Followups: followup.New(db, cat, testCandidates{}, nil),
+		Search:    search,
 	}
 	for _, o := range opts {
 		o(&cfg)

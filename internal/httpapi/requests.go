@@ -24,11 +24,6 @@ type customerWire struct {
 	Email     string `json:"email"`
 }
 
-type timingWire struct {
-	PreferredTimeText string `json:"preferred_time_text,omitempty"`
-	Urgency           string `json:"urgency,omitempty"`
-}
-
 type createRequestBody struct {
 	SpecVersion          string       `json:"spec_version,omitempty"`
 	VerticalID           string       `json:"vertical_id"`

@@ -45,11 +45,14 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, handler: s.handleOpenAPI},
 		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, handler: s.handleProblemPage},
 		{method: http.MethodGet, pattern: "/problems", contract: bookings, handler: s.handleProblemIndex},
+		{method: http.MethodPost, pattern: "/v1/booking-options", contract: bookings, handler: s.handleSearch},
+		{method: http.MethodGet, pattern: "/terms/{service_id}", contract: bookings, handler: s.handleTerms},
 		{method: http.MethodPost, pattern: "/v1/requests", auth: authRequired, scope: bokat.ScopeRequestsCreate, contract: requests, handler: s.handleCreateRequest},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", handler: s.handleCapabilities(true)},
 		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},
+		{method: http.MethodPost, pattern: "/api/public/booking-options", contract: bookings, successor: "/v1/booking-options", handler: s.handleSearch},
 	}
 }
 

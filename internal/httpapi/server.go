@@ -9,13 +9,16 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 )
@@ -52,6 +55,9 @@ type Config struct {
 	Store    Store
 	// Followups creates provider follow-up requests.
 	Followups *followup.Service
+	// Search serves booking option search; without it the search routes
+	// answer internal_error.
+	Search *booking.Search
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -70,6 +76,8 @@ type Server struct {
 	auth         *auth.Authenticator
 	store        Store
 	followups    *followup.Service
+	search       *booking.Search
+	serviceTexts map[string]serviceTexts
 	handler      http.Handler
 }
 
@@ -92,14 +100,25 @@ func New(cfg Config) (*Server, error) {
 		auth:         cfg.Auth,
 		store:        cfg.Store,
 		followups:    cfg.Followups,
+		search:       cfg.Search,
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	texts, err := buildServiceTexts(cfg.Catalog, s.baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: rendering service terms: %w", err)
+	}
+	s.serviceTexts = texts
 	mux := http.NewServeMux()
 	rts := s.routes()
 	if cfg.extraRoutes != nil {
-		rts = append(rts, cfg.extraRoutes(s)...)
+		// A test route replaces the table's route of the same method and pattern.
+		extra := cfg.extraRoutes(s)
+		rts = slices.DeleteFunc(rts, func(rt route) bool {
+			return slices.ContainsFunc(extra, func(x route) bool { return x.method == rt.method && x.pattern == rt.pattern })
+		})
+		rts = append(rts, extra...)
 	}
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"bokat/internal/catalog"
+	"bokat/internal/supply"
+)
+
+// runSupplyImport imports a supply file (docs/supply-format.md). Every
+// problem of the file is printed to stderr as "<file>:<line>:<column>:
+// <field>: <message>", and nothing is written when there is any.
+func runSupplyImport(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("supply import", e)
+	var c commonConfig
+	c.register(fs)
+	positional, err := fs.parse(args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(positional) != 1 {
+		return fmt.Errorf("%w: bokat supply import FILE", errUsage)
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	name := positional[0]
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("read the supply file: %w", err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		return fmt.Errorf("load the catalog: %w", err)
+	}
+	// Check the file before touching the database.
+	if _, err := supply.Parse(name, data, cat); err != nil {
+		return reportSupplyProblems(err, e)
+	}
+	db, err := openStore(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := supply.Import(ctx, db, cat, name, data, time.Now())
+	if err != nil {
+		return reportSupplyProblems(err, e)
+	}
+	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
+	return nil
+}
+
+func reportSupplyProblems(err error, e env) error {
+	var perr *supply.Errors
+	if !errors.As(err, &perr) {
+		return err
+	}
+	for _, p := range perr.Problems {
+		fmt.Fprintln(e.stderr, perr.Line(p))
+	}
+	return fmt.Errorf("%s has %d problem(s); nothing was imported", perr.File, len(perr.Problems))
+}

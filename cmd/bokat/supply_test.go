@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"bokat/internal/supply"
+)
+
+func TestSupplyImportReportsProblemsAndIsIdempotent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dbURL := "sqlite:" + filepath.Join(dir, "bokat.db")
+	good := filepath.Join(dir, "supply.yaml")
+	if err := os.WriteFile(good, supply.Demo(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	broken := strings.Replace(string(supply.Demo()), "price_sek: 1890", "price_sek: gratis", 1)
+	broken = strings.Replace(broken, "postcodes: *goteborg", "postcodes: [\"4x1\"]", 1)
+	if err := os.WriteFile(bad, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	importFile := func(name string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{"supply", "import", name, "--database", dbURL}, getenvFrom(nil), &stdout, &stderr)
+		return stdout.String(), stderr.String(), err
+	}
+
+	out, errOut, err := importFile(bad)
+	if err == nil || !strings.Contains(err.Error(), "2 problem(s); nothing was imported") || out != "" {
+		t.Fatalf("bad file: err %v, stdout %q", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], bad+":21:") || !strings.Contains(lines[0], "providers[0].services[1].price_sek: must be a whole number") ||
+		!strings.HasPrefix(lines[1], bad+":") || !strings.Contains(lines[1], `providers[6].postcodes[0]: "4x1" is not a postcode`) {
+		t.Errorf("stderr =\n%s", errOut)
+	}
+
+	out, _, err = importFile(good)
+	if err != nil || !strings.Contains(out, "16 providers: 16 created, 0 updated, 0 unchanged") {
+		t.Fatalf("first import: %v, %q", err, out)
+	}
+	out, _, err = importFile(good)
+	if err != nil || !strings.Contains(out, "16 providers: 0 created, 0 updated, 16 unchanged") {
+		t.Fatalf("second import: %v, %q", err, out)
+	}
+
+	var stderr bytes.Buffer
+	err = run(context.Background(), []string{"supply", "import"}, getenvFrom(nil), &bytes.Buffer{}, &stderr)
+	if exitCode(err) != 2 {
+		t.Errorf("no file: err %v, want a usage error", err)
+	}
+}
+
+func TestServeDemoSearchesTheDemoSupply(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	baseURL, _, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, nil)
+	body := `{"vertical_id":"cleaning","job_type_id":"cleaning_window","description":"Fönsterputs i en trea.",
+		"location":{"country_code":"SE","postcode":"211 22"},"timing":{"urgency":"inom två veckor"},"details":{"window_count":8}}`
+	resp, err := http.Post(baseURL+"/v1/booking-options", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		DirectBookingAvailable bool `json:"direct_booking_available"`
+		Options                []struct {
+			ID       string `json:"booking_option_id"`
+			Provider struct {
+				ID string `json:"id"`
+			} `json:"provider"`
+			Terms struct {
+				URL string `json:"url"`
+			} `json:"terms"`
+		} `json:"options"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || !got.DirectBookingAvailable || len(got.Options) != 3 {
+		t.Fatalf("search: status %d, err %v, %+v", resp.StatusCode, err, got)
+	}
+	if got.Options[0].Provider.ID != "prv_malmo_stad" || !strings.HasPrefix(got.Options[0].ID, "bo1.dev.") ||
+		got.Options[0].Terms.URL != baseURL+"/terms/cleaning_window_per_window" {
+		t.Errorf("option = %+v", got.Options[0])
+	}
+	page, err := http.Get(got.Options[0].Terms.URL)
+	if err != nil || page.StatusCode != 200 {
+		t.Errorf("terms page: %v %v", page.StatusCode, err)
+	}
+	page.Body.Close()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProductionWithoutSigningKeysStartsAndAnswers503(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	// Production requires --base-url; it must name the address served here,
+	// since the test reaches the server through the address it prints.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	baseURL, _, logs, stop := startServe(t, []string{"--env", "production", "--token-pepper", pepper,
+		"--addr", addr, "--base-url", "http://" + addr, "--database", dbURL}, nil)
+	body := `{"vertical_id":"vvs","job_type_id":"install_faucet","description":"Byta köksblandare.",
+		"location":{"country_code":"SE","postcode":"113 45"},"timing":{"urgency":"snart"}}`
+	resp, err := http.Post(baseURL+"/v1/booking-options", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problem map[string]any
+	json.NewDecoder(resp.Body).Decode(&problem)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || problem["code"] != "option_signing_not_configured" || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("status %d, body %v", resp.StatusCode, problem)
+	}
+	if !strings.Contains(logs.String(), "no option signing keys configured") {
+		t.Error("no warning about the missing keys in the log")
+	}
+	stop()
+}
+
+func TestOptionSigningKeysFlag(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--option-signing-keys", "k1:tooshort"},
+		getenvFrom(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--option-signing-keys") {
+		t.Errorf("short key: %v", err)
+	}
+	err = run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--option-ttl", "10s"},
+		getenvFrom(nil), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--option-ttl") {
+		t.Errorf("ttl 10s: %v", err)
+	}
+	key := "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY=" // 32 bytes
+	baseURL, _, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, map[string]string{"BOKAT_OPTION_SIGNING_KEYS": "prod2:" + key})
+	body := `{"vertical_id":"vvs","job_type_id":"install_faucet","description":"Byta köksblandare.",
+		"location":{"country_code":"SE","postcode":"113 45"},"timing":{"urgency":"inom två veckor"}}`
+	resp, err := http.Post(baseURL+"/v1/booking-options", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Options []struct {
+			ID string `json:"booking_option_id"`
+		} `json:"options"`
+	}
+	json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	if len(got.Options) == 0 || !strings.HasPrefix(got.Options[0].ID, "bo1.prod2.") {
+		t.Errorf("options %+v, want ids signed with prod2", got.Options)
+	}
+	stop()
+}

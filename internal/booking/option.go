@@ -1,0 +1,295 @@
+package booking
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"bokat"
+)
+
+// OptionClaims are the facts a booking option carries from search to
+// confirmation. The booking_option_id is these claims, signed: confirmation
+// verifies the signature and expiry (Keyring.Verify), then revalidates each
+// fact against the current supply (Search.Revalidate).
+type OptionClaims struct {
+	// KeyID names the signing key; Sign sets it.
+	KeyID string
+	// IssuedAt is the time of the search; ExpiresAt ends the option's life.
+	IssuedAt, ExpiresAt time.Time
+	// Nonce makes every option id unique; Sign sets it when empty.
+	Nonce string
+
+	ProviderID string
+	ServiceID  string
+	VerticalID string
+	JobTypeID  string
+	// SlotStart and SlotEnd bound the job [SlotStart, SlotEnd).
+	SlotStart, SlotEnd time.Time
+
+	// AmountSEK is the price of the option in whole SEK.
+	AmountSEK    int64
+	PricingModel string
+	PriceType    string
+	// UnitPriceSEK, Quantity, Unit and MinimumChargeSEK are the pricing facts
+	// of per-unit services; Quantity is 1 and the others zero for flat and
+	// starting-price services.
+	UnitPriceSEK     int64
+	Quantity         float64
+	Unit             string
+	MinimumChargeSEK int64
+
+	// TermsVersion is "fixed_price_terms_v1:<service_id>".
+	TermsVersion string
+	// Postcode is the searched postcode, five digits ("11345");
+	// DestinationPostcode that of a move's destination, or "".
+	Postcode            string
+	DestinationPostcode string
+}
+
+// tokenPrefix starts every booking_option_id and names its format: version
+// 1, "bo1.<key id>.<payload>.<signature>", the payload being compact JSON in
+// unpadded base64url and the signature HMAC-SHA256 over everything before
+// the last dot.
+const tokenPrefix = "bo1"
+
+// MinKeyBytes is the least length of an option signing key.
+const MinKeyBytes = 32
+
+var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// Key is one option signing key.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+// Keyring signs booking options with one key and verifies them with any of
+// several, so keys can rotate: add the new key first (it signs), keep the
+// old one after it (options it signed stay valid until they expire), and
+// drop the old one once its options have expired. A nil *Keyring means
+// signing is not configured: Sign and Verify then answer
+// option_signing_not_configured (503).
+type Keyring struct {
+	signing Key
+	verify  map[string][]byte
+	random  io.Reader
+}
+
+// NewKeyring returns a keyring signing with the first key and verifying
+// with all of them. Key ids must be unique, 1 to 32 characters of
+// [A-Za-z0-9_-]; secrets at least MinKeyBytes long.
+func NewKeyring(keys ...Key) (*Keyring, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("option signing: no key given")
+	}
+	k := &Keyring{signing: keys[0], verify: make(map[string][]byte, len(keys)), random: rand.Reader}
+	for _, key := range keys {
+		if !keyIDPattern.MatchString(key.ID) {
+			return nil, fmt.Errorf("option signing: key id %q must be 1 to 32 characters of A-Z, a-z, 0-9, '_' and '-'", key.ID)
+		}
+		if len(key.Secret) < MinKeyBytes {
+			return nil, fmt.Errorf("option signing: key %s has %d bytes, want at least %d", key.ID, len(key.Secret), MinKeyBytes)
+		}
+		if _, dup := k.verify[key.ID]; dup {
+			return nil, fmt.Errorf("option signing: key id %s is given twice", key.ID)
+		}
+		k.verify[key.ID] = bytes.Clone(key.Secret)
+	}
+	return k, nil
+}
+
+// ParseKeyring reads keys written as "kid1:base64key,kid0:base64key": the
+// first signs, all verify. Keys may be in standard or URL-safe base64, with
+// or without padding.
+func ParseKeyring(spec string) (*Keyring, error) {
+	var keys []Key
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, secret, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, errors.New(`option signing keys must be written as "kid:base64key,kid:base64key"`)
+		}
+		raw, err := decodeBase64(secret)
+		if err != nil {
+			return nil, fmt.Errorf("option signing: key %s is not base64", strings.TrimSpace(id))
+		}
+		keys = append(keys, Key{ID: strings.TrimSpace(id), Secret: raw})
+	}
+	return NewKeyring(keys...)
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	var err error
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		var b []byte
+		if b, err = enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// SigningKeyID returns the id of the key that signs, or "" for a nil keyring.
+func (k *Keyring) SigningKeyID() string {
+	if k == nil {
+		return ""
+	}
+	return k.signing.ID
+}
+
+// payload is the signed form of OptionClaims: short names keep the token
+// compact; instants are Unix milliseconds.
+type payload struct {
+	KeyID        string  `json:"k"`
+	IssuedAt     int64   `json:"iat"`
+	ExpiresAt    int64   `json:"exp"`
+	Nonce        string  `json:"n"`
+	Provider     string  `json:"p"`
+	Service      string  `json:"s"`
+	Vertical     string  `json:"v"`
+	JobType      string  `json:"j"`
+	SlotStart    int64   `json:"ss"`
+	SlotEnd      int64   `json:"se"`
+	Amount       int64   `json:"a"`
+	PricingModel string  `json:"pm"`
+	PriceType    string  `json:"pt"`
+	UnitPrice    int64   `json:"up"`
+	Quantity     float64 `json:"q"`
+	Unit         string  `json:"u"`
+	Minimum      int64   `json:"min"`
+	Terms        string  `json:"t"`
+	Postcode     string  `json:"pc"`
+	Destination  string  `json:"dpc"`
+}
+
+// Sign returns the booking_option_id of c: the claims with the signing
+// key's id and, when c.Nonce is empty, 128 random bits. IssuedAt and
+// ExpiresAt must be set.
+func (k *Keyring) Sign(c OptionClaims) (string, error) {
+	if k == nil {
+		return "", SigningNotConfigured()
+	}
+	if c.IssuedAt.IsZero() || c.ExpiresAt.IsZero() || !c.ExpiresAt.After(c.IssuedAt) {
+		return "", errors.New("option signing: IssuedAt and ExpiresAt must be set, ExpiresAt after IssuedAt")
+	}
+	c.KeyID = k.signing.ID
+	if c.Nonce == "" {
+		b := make([]byte, 16)
+		if _, err := io.ReadFull(k.random, b); err != nil {
+			return "", fmt.Errorf("option signing: nonce: %w", err)
+		}
+		c.Nonce = base64.RawURLEncoding.EncodeToString(b)
+	}
+	raw, err := json.Marshal(payload{
+		KeyID: c.KeyID, IssuedAt: c.IssuedAt.UnixMilli(), ExpiresAt: c.ExpiresAt.UnixMilli(), Nonce: c.Nonce,
+		Provider: c.ProviderID, Service: c.ServiceID, Vertical: c.VerticalID, JobType: c.JobTypeID,
+		SlotStart: c.SlotStart.UnixMilli(), SlotEnd: c.SlotEnd.UnixMilli(),
+		Amount: c.AmountSEK, PricingModel: c.PricingModel, PriceType: c.PriceType, UnitPrice: c.UnitPriceSEK,
+		Quantity: c.Quantity, Unit: c.Unit, Minimum: c.MinimumChargeSEK,
+		Terms: c.TermsVersion, Postcode: c.Postcode, Destination: c.DestinationPostcode,
+	})
+	if err != nil {
+		return "", fmt.Errorf("option signing: %w", err)
+	}
+	signed := tokenPrefix + "." + c.KeyID + "." + base64.RawURLEncoding.EncodeToString(raw)
+	return signed + "." + base64.RawURLEncoding.EncodeToString(mac(k.signing.Secret, signed)), nil
+}
+
+func mac(key []byte, signed string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(signed))
+	return m.Sum(nil)
+}
+
+// Verify checks a booking_option_id and returns its claims. It answers
+// booking_option_invalid (400) for anything this service did not issue
+// unchanged — malformed, altered, or signed with a key it does not hold —
+// and booking_option_expired (409, option refresh required) once now has
+// reached the option's expiry. Verify does not look at current supply; see
+// Search.Revalidate.
+func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
+	if k == nil {
+		return OptionClaims{}, SigningNotConfigured()
+	}
+	parts := strings.Split(token, ".")
+	if len(parts) != 4 || parts[0] != tokenPrefix {
+		return OptionClaims{}, optionInvalid("it is not in the format this service issues")
+	}
+	secret, ok := k.verify[parts[1]]
+	if !ok {
+		return OptionClaims{}, optionInvalid("its signing key is not known to this service (it may have been retired)")
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[3])
+	if err != nil {
+		return OptionClaims{}, optionInvalid("its signature is malformed")
+	}
+	signed := token[:len(token)-len(parts[3])-1]
+	if subtle.ConstantTimeCompare(sig, mac(secret, signed)) != 1 {
+		return OptionClaims{}, optionInvalid("its signature does not match its content")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return OptionClaims{}, optionInvalid("its content is malformed")
+	}
+	var p payload
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil || p.KeyID != parts[1] || p.Provider == "" || p.Service == "" ||
+		p.ExpiresAt <= p.IssuedAt || p.SlotEnd <= p.SlotStart {
+		return OptionClaims{}, optionInvalid("its content is malformed")
+	}
+	c := OptionClaims{
+		KeyID: p.KeyID, IssuedAt: time.UnixMilli(p.IssuedAt).UTC(), ExpiresAt: time.UnixMilli(p.ExpiresAt).UTC(), Nonce: p.Nonce,
+		ProviderID: p.Provider, ServiceID: p.Service, VerticalID: p.Vertical, JobTypeID: p.JobType,
+		SlotStart: time.UnixMilli(p.SlotStart).UTC(), SlotEnd: time.UnixMilli(p.SlotEnd).UTC(),
+		AmountSEK: p.Amount, PricingModel: p.PricingModel, PriceType: p.PriceType, UnitPriceSEK: p.UnitPrice,
+		Quantity: p.Quantity, Unit: p.Unit, MinimumChargeSEK: p.Minimum,
+		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination,
+	}
+	if !now.Before(c.ExpiresAt) {
+		return c, &bokat.Error{
+			Code:                  bokat.CodeBookingOptionExpired,
+			Detail:                fmt.Sprintf("The booking option expired at %s.", c.ExpiresAt.Format(time.RFC3339)),
+			OptionRefreshRequired: true,
+			SafeNextStep:          safeNextStepRefresh,
+		}
+	}
+	return c, nil
+}
+
+// safeNextStepRefresh is the recovery of every error that needs a fresh search.
+const safeNextStepRefresh = "Nothing was booked. Search booking options again (POST /v1/booking-options), show the user the fresh options, and confirm only after the user's new explicit choice."
+
+func optionInvalid(why string) *bokat.Error {
+	return &bokat.Error{
+		Code:         bokat.CodeBookingOptionInvalid,
+		Detail:       "The booking_option_id was not issued by this service unchanged: " + why + ".",
+		SafeNextStep: "Pass booking_option_id exactly as a search returned it. Nothing was booked; search again and let the user choose.",
+	}
+}
+
+// SigningNotConfigured is the error of search and confirmation when the
+// operator has configured no option signing key (production only).
+func SigningNotConfigured() *bokat.Error {
+	return &bokat.Error{
+		Code:         bokat.CodeOptionSigningNotConfigured,
+		Detail:       "Booking options cannot be issued or confirmed: the operator has not configured option signing keys.",
+		RetryAfter:   60 * time.Second,
+		SafeNextStep: "Direct booking is unavailable right now. Offer the user a provider follow-up request (POST /v1/requests) after they consent, or try again later.",
+	}
+}

@@ -1,0 +1,209 @@
+package booking
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat"
+)
+
+func key(id string, fill byte) Key { return Key{ID: id, Secret: bytes.Repeat([]byte{fill}, 32)} }
+
+func mustKeyring(tb testing.TB, keys ...Key) *Keyring {
+	tb.Helper()
+	k, err := NewKeyring(keys...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+func sampleClaims(now time.Time) OptionClaims {
+	return OptionClaims{
+		IssuedAt: now, ExpiresAt: now.Add(15 * time.Minute),
+		ProviderID: "prv_sthlm_vvs_1", ServiceID: "vvs_install_faucet_standard", VerticalID: "vvs", JobTypeID: "install_faucet",
+		SlotStart: now.Add(26 * time.Hour), SlotEnd: now.Add(27*time.Hour + 30*time.Minute),
+		AmountSEK: 1890, PricingModel: "flat", PriceType: "avg_fixed", Quantity: 1,
+		TermsVersion: "fixed_price_terms_v1:vvs_install_faucet_standard", Postcode: "11345",
+	}
+}
+
+func wantCode(t *testing.T, err error, code bokat.Code) *bokat.Error {
+	t.Helper()
+	var e *bokat.Error
+	if !errors.As(err, &e) || e.Code != code {
+		t.Fatalf("error = %v, want code %s", err, code)
+	}
+	return e
+}
+
+func TestSignAndVerifyRoundTrip(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	k := mustKeyring(t, key("k1", 1))
+	c := sampleClaims(now)
+	c.DestinationPostcode = "11822"
+	c.UnitPriceSEK, c.Quantity, c.Unit, c.MinimumChargeSEK = 45, 62.5, "kvm", 2500
+	token, err := k.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(token, "bo1.k1.") || len(token) < 20 || len(token) > 24000 {
+		t.Fatalf("token %q has the wrong form", token)
+	}
+	got, err := k.Verify(token, now.Add(time.Minute))
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if got.KeyID != "k1" || got.Nonce == "" {
+		t.Errorf("key id %q nonce %q", got.KeyID, got.Nonce)
+	}
+	c.KeyID, c.Nonce = got.KeyID, got.Nonce
+	if got != c {
+		t.Errorf("claims =\n%+v\nwant\n%+v", got, c)
+	}
+	other, _ := k.Sign(sampleClaims(now))
+	again, _ := k.Sign(sampleClaims(now))
+	if other == again {
+		t.Error("two signatures of the same claims are equal; the nonce must make each option id unique")
+	}
+}
+
+// tamper returns token with its payload rewritten by edit, keeping the
+// original signature.
+func tamper(t *testing.T, token string, edit func(map[string]any)) string {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	raw, _ = json.Marshal(m)
+	parts[2] = base64.RawURLEncoding.EncodeToString(raw)
+	return strings.Join(parts, ".")
+}
+
+func TestVerifyRejectsWhatThisServiceDidNotIssue(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	k := mustKeyring(t, key("k1", 1))
+	token, err := k.Sign(sampleClaims(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(token, ".")
+	stranger := mustKeyring(t, key("k1", 9)) // same id, other secret
+	forged, _ := stranger.Sign(sampleClaims(now))
+	unknown, _ := mustKeyring(t, key("k7", 1)).Sign(sampleClaims(now))
+
+	tests := []struct{ name, token string }{
+		{"cheaper price", tamper(t, token, func(m map[string]any) { m["a"] = 1 })},
+		{"other provider", tamper(t, token, func(m map[string]any) { m["p"] = "prv_other" })},
+		{"later expiry", tamper(t, token, func(m map[string]any) { m["exp"] = now.Add(24 * time.Hour).UnixMilli() })},
+		{"other key id in header", strings.Join([]string{parts[0], "k0", parts[2], parts[3]}, ".")},
+		{"signature cut", token[:len(token)-4]},
+		{"signature not base64", parts[0] + "." + parts[1] + "." + parts[2] + ".!!!"},
+		{"payload not base64", parts[0] + "." + parts[1] + ".%%%." + parts[3]},
+		{"forged with another secret", forged},
+		{"unknown key id", unknown},
+		{"wrong version", "bo2" + token[3:]},
+		{"too few parts", parts[0] + "." + parts[1] + "." + parts[2]},
+		{"not a token", "hello-this-is-not-an-option"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := k.Verify(tc.token, now)
+			e := wantCode(t, err, bokat.CodeBookingOptionInvalid)
+			if e.OptionRefreshRequired || e.SafeNextStep == "" {
+				t.Errorf("invalid option error = %+v", e)
+			}
+		})
+	}
+}
+
+func TestVerifyExpiry(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	k := mustKeyring(t, key("k1", 1))
+	token, _ := k.Sign(sampleClaims(now))
+	if _, err := k.Verify(token, now.Add(15*time.Minute-time.Millisecond)); err != nil {
+		t.Fatalf("just before expiry: %v", err)
+	}
+	for _, at := range []time.Time{now.Add(15 * time.Minute), now.Add(time.Hour)} {
+		_, err := k.Verify(token, at)
+		e := wantCode(t, err, bokat.CodeBookingOptionExpired)
+		if !e.OptionRefreshRequired || !strings.Contains(e.SafeNextStep, "Search booking options again") ||
+			!strings.Contains(e.SafeNextStep, "explicit choice") {
+			t.Errorf("expired error = %+v", e)
+		}
+	}
+}
+
+func TestKeyRotation(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	old := mustKeyring(t, key("k0", 1))
+	oldToken, _ := old.Sign(sampleClaims(now))
+
+	rotated, err := ParseKeyring("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32)) +
+		", k0:" + base64.RawURLEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rotated.SigningKeyID() != "k1" {
+		t.Errorf("signing key = %s, want k1 (the first)", rotated.SigningKeyID())
+	}
+	if c, err := rotated.Verify(oldToken, now); err != nil || c.KeyID != "k0" {
+		t.Fatalf("the old key's option after rotation: %+v, %v", c, err)
+	}
+	newToken, _ := rotated.Sign(sampleClaims(now))
+	if !strings.HasPrefix(newToken, "bo1.k1.") {
+		t.Fatalf("new option %q is not signed with k1", newToken)
+	}
+	// Once the old key is dropped its options are no longer accepted.
+	retired := mustKeyring(t, key("k1", 2))
+	if _, err := retired.Verify(newToken, now); err != nil {
+		t.Errorf("new option with k1 only: %v", err)
+	}
+	wantCode(t, func() error { _, err := retired.Verify(oldToken, now); return err }(), bokat.CodeBookingOptionInvalid)
+}
+
+func TestParseKeyringRejectsBadSpecs(t *testing.T) {
+	t.Parallel()
+	good := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	for name, spec := range map[string]string{
+		"empty":        "",
+		"no id":        good,
+		"short key":    "k1:" + base64.StdEncoding.EncodeToString([]byte("short")),
+		"not base64":   "k1:***",
+		"bad id":       "k 1:" + good,
+		"duplicate id": "k1:" + good + ",k1:" + good,
+	} {
+		if _, err := ParseKeyring(spec); err == nil {
+			t.Errorf("%s: ParseKeyring(%q) accepted it", name, spec)
+		}
+	}
+}
+
+func TestNilKeyringAnswersSigningNotConfigured(t *testing.T) {
+	t.Parallel()
+	var k *Keyring
+	_, err := k.Sign(sampleClaims(time.Now()))
+	wantCode(t, err, bokat.CodeOptionSigningNotConfigured)
+	_, err = k.Verify("bo1.k1.e30.c2ln", time.Now())
+	e := wantCode(t, err, bokat.CodeOptionSigningNotConfigured)
+	if e.RetryAfter <= 0 {
+		t.Error("no Retry-After on option_signing_not_configured")
+	}
+}

@@ -1,0 +1,655 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
+)
+
+var loadCatalog = sync.OnceValues(catalog.Load)
+
+func testCatalog(tb testing.TB) *catalog.Catalog {
+	tb.Helper()
+	c, err := loadCatalog()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func local(y int, m time.Month, d, h, min int) time.Time {
+	return time.Date(y, m, d, h, min, 0, 0, schedule.Stockholm())
+}
+
+// clock is a settable test clock.
+type clock struct{ ns atomic.Int64 }
+
+func newClock(t time.Time) *clock {
+	c := &clock{}
+	c.set(t)
+	return c
+}
+func (c *clock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
+
+// fixture is a Search on a real store loaded with a supply file.
+type fixture struct {
+	db     *sqlstore.DB
+	search *Search
+	clock  *clock
+	keys   *Keyring
+}
+
+type fixtureOption func(*Config)
+
+func newFixture(tb testing.TB, db *sqlstore.DB, supplyFile string, now time.Time, opts ...fixtureOption) *fixture {
+	tb.Helper()
+	if supplyFile != "" {
+		if _, err := supply.Import(context.Background(), db, testCatalog(tb), "test.yaml", []byte(supplyFile), now); err != nil {
+			tb.Fatalf("import supply: %v", err)
+		}
+	}
+	f := &fixture{db: db, clock: newClock(now), keys: mustKeyring(tb, key("test", 3))}
+	cfg := Config{Catalog: testCatalog(tb), Store: db, Keys: f.keys, Now: f.clock.now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := NewSearch(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.search = s
+	return f
+}
+
+func sqliteFixture(tb testing.TB, supplyFile string, now time.Time, opts ...fixtureOption) *fixture {
+	return newFixture(tb, sqlstoretest.Open(tb, sqlstore.SQLite), supplyFile, now, opts...)
+}
+
+func demoFile() string { return string(supply.Demo()) }
+
+func query(vertical, jobType, postcode, preferred string) Query {
+	return Query{VerticalID: vertical, JobTypeID: jobType, Postcode: postcode, PreferredTimeText: preferred, Locale: "sv-SE"}
+}
+
+func (f *fixture) run(tb testing.TB, q Query) Result {
+	tb.Helper()
+	res, err := f.search.Search(context.Background(), q)
+	if err != nil {
+		tb.Fatalf("Search(%+v): %v", q, err)
+	}
+	return res
+}
+
+// oneProvider is a supply file with one provider offering a few services.
+const oneProvider = `version: 1
+providers:
+  - id: prv_one
+    name: Ett Företag AB
+    city: Stockholm
+    min_notice_minutes: 0
+    postcodes: ["111-118"]
+    hours: {weekdays: ["08:00-17:00"]}
+    services:
+      - {service_id: vvs_install_faucet_standard, price_sek: 1890, duration: {fixed_minutes: 60}}
+      - {service_id: vvs_drain_jetting_single_starting, price_sek: 1495}
+      - {service_id: electrician_install_spotlights_per_item, unit_price_sek: 650, minimum_charge_sek: 1950}
+      - {service_id: moving_packing_two_packers_2h, unit_price_sek: 1190}
+      - {service_id: cleaning_move_out_per_sqm, unit_price_sek: 45, minimum_charge_sek: 2500}
+      - {service_id: cleaning_window_per_window, unit_price_sek: 89, minimum_charge_sek: 795}
+`
+
+func TestPriceOfEachPricingModel(t *testing.T) {
+	t.Parallel()
+	cat := testCatalog(t)
+	svc := func(id string) catalog.Service {
+		s, ok := cat.Service(id)
+		if !ok {
+			t.Fatalf("no service %s", id)
+		}
+		return s
+	}
+	tests := []struct {
+		name     string
+		service  string
+		offer    bokat.ProviderService
+		quantity float64
+		want     Price
+	}{
+		{"flat", "vvs_install_faucet_standard", bokat.ProviderService{PriceSEK: 1890}, 1,
+			Price{AmountSEK: 1890, PricingModel: catalog.PricingFlat, PriceType: catalog.PriceAvgFixed, Quantity: 1}},
+		{"starting_price", "vvs_drain_jetting_single_starting", bokat.ProviderService{PriceSEK: 1495}, 1,
+			Price{AmountSEK: 1495, PricingModel: catalog.PricingStartingPrice, PriceType: catalog.PriceStartingPrice, Quantity: 1}},
+		{"per_item above the minimum", "electrician_install_spotlights_per_item", bokat.ProviderService{UnitPriceSEK: 650, MinimumChargeSEK: 1950}, 6,
+			Price{AmountSEK: 3900, PricingModel: catalog.PricingPerItem, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 650, Quantity: 6, Unit: "st", MinimumChargeSEK: 1950}},
+		{"per_item minimum applied", "electrician_install_spotlights_per_item", bokat.ProviderService{UnitPriceSEK: 650, MinimumChargeSEK: 1950}, 2,
+			Price{AmountSEK: 1950, PricingModel: catalog.PricingPerItem, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 650, Quantity: 2, Unit: "st", MinimumChargeSEK: 1950, MinimumApplied: true}},
+		{"per_hour fractional", "moving_packing_two_packers_2h", bokat.ProviderService{UnitPriceSEK: 1190}, 2.5,
+			Price{AmountSEK: 2975, PricingModel: catalog.PricingPerHour, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 1190, Quantity: 2.5, Unit: "timme"}},
+		{"per_sqm rounds half up", "cleaning_move_out_per_sqm", bokat.ProviderService{UnitPriceSEK: 45}, 62.3,
+			Price{AmountSEK: 2804, PricingModel: catalog.PricingPerSqm, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 45, Quantity: 62.3, Unit: "kvm"}},
+		{"per_window", "cleaning_window_per_window", bokat.ProviderService{UnitPriceSEK: 89, MinimumChargeSEK: 795}, 12,
+			Price{AmountSEK: 1068, PricingModel: catalog.PricingPerWindow, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 89, Quantity: 12, Unit: "fönster", MinimumChargeSEK: 795}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := PriceOf(svc(tc.service), tc.offer, tc.quantity); got != tc.want {
+				t.Errorf("PriceOf = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSearchPricesEachModelFromTheProvidersOwnPrice(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 9, 0))
+	tests := []struct {
+		name          string
+		vertical, job string
+		details       map[string]any
+		amount        int64
+		unitPrice     int64
+		quantity      float64
+		unit          string
+		minutes       int
+	}{
+		{"flat with provider duration", "vvs", "install_faucet", nil, 1890, 0, 1, "", 60},
+		{"starting_price", "vvs", "clog_fixture", nil, 1495, 0, 1, "", 90},
+		{"per_item default quantity", "electrician", "electrical_install_spotlights", nil, 3900, 650, 6, "st", 180},
+		{"per_item minimum charge", "electrician", "electrical_install_spotlights", map[string]any{"spot_count": 2}, 1950, 650, 2, "st", 60},
+		{"per_hour", "moving", "moving_packing", map[string]any{"hours": 3}, 3570, 1190, 3, "timme", 180},
+		{"per_sqm", "cleaning", "cleaning_move_out", map[string]any{"home_size_sqm": 74}, 3330, 45, 74, "kvm", 225},
+		{"per_sqm minimum charge", "cleaning", "cleaning_move_out", map[string]any{"home_size_sqm": 40}, 2500, 45, 40, "kvm", 120},
+		{"per_window", "cleaning", "cleaning_window", map[string]any{"window_count": 12}, 1068, 89, 12, "fönster", 120},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			q := query(tc.vertical, tc.job, "113 45", "nästa vecka")
+			q.Details = tc.details
+			res := f.run(t, q)
+			if len(res.Options) == 0 {
+				t.Fatalf("no options: %s", res.FallbackReason)
+			}
+			for _, o := range res.Options {
+				p, c := o.Price, o.Claims
+				if p.AmountSEK != tc.amount || p.UnitPriceSEK != tc.unitPrice || p.Quantity != tc.quantity || p.Unit != tc.unit {
+					t.Errorf("price = %+v, want amount %d unit price %d × %v %s", p, tc.amount, tc.unitPrice, tc.quantity, tc.unit)
+				}
+				if c.AmountSEK != p.AmountSEK || c.UnitPriceSEK != p.UnitPriceSEK || c.Quantity != p.Quantity ||
+					c.MinimumChargeSEK != p.MinimumChargeSEK || c.TermsVersion != catalog.TermsVersion(o.Service.ID) {
+					t.Errorf("claims %+v do not carry the price %+v", c, p)
+				}
+				if got := o.Slot.Duration(); got != time.Duration(tc.minutes)*time.Minute {
+					t.Errorf("slot lasts %v, want %d minutes", got, tc.minutes)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchQuantityRules(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 9, 0))
+	q := query("electrician", "electrical_install_spotlights", "11345", "nästa vecka")
+	q.Details = map[string]any{"spot_count": 21} // the fixed price covers 1 to 20
+	res := f.run(t, q)
+	if len(res.Options) != 0 || res.FallbackReason != ReasonQuantityOutOfRange || !strings.Contains(res.SafeNextStep, "quote") {
+		t.Errorf("out of range: %d options, reason %q, step %q", len(res.Options), res.FallbackReason, res.SafeNextStep)
+	}
+	q.Details = map[string]any{"spot_count": "many"}
+	_, err := f.search.Search(context.Background(), q)
+	e := wantCode(t, err, bokat.CodeValidationFailed)
+	if !slices.Equal(e.Issues, []string{"details.spot_count: must be a positive number"}) {
+		t.Errorf("issues = %q", e.Issues)
+	}
+}
+
+func TestSearchRefusesContactDataInDetails(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 9, 0))
+	q := query("vvs", "install_faucet", "11345", "nästa vecka")
+	q.Details = map[string]any{"floor": 3, "Phone": "0701234567", "contact": map[string]any{"e-mail": "a@b.se"}}
+	_, err := f.search.Search(context.Background(), q)
+	e := wantCode(t, err, bokat.CodeValidationFailed)
+	if len(e.Issues) != 2 || !strings.HasPrefix(e.Issues[0], "details.Phone: must not be sent") ||
+		!strings.HasPrefix(e.Issues[1], "details.contact.e-mail: must not be sent") {
+		t.Errorf("issues = %q", e.Issues)
+	}
+	for _, issue := range e.Issues {
+		if strings.Contains(issue, "0701234567") || strings.Contains(issue, "a@b.se") {
+			t.Errorf("issue %q echoes contact data", issue)
+		}
+	}
+}
+
+// slotDays returns the Stockholm dates of the options, and fails on any
+// slot outside 08:00–17:00 local time.
+func slotDays(t *testing.T, opts []Option) []schedule.Date {
+	t.Helper()
+	var days []schedule.Date
+	for _, o := range opts {
+		start, end := o.Slot.Start.In(schedule.Stockholm()), o.Slot.End.In(schedule.Stockholm())
+		if start.Hour() < 8 || end.Hour()*60+end.Minute() > 17*60 || schedule.DateOf(start) != schedule.DateOf(end) {
+			t.Errorf("slot %s–%s is outside 08:00–17:00 Stockholm time", start, end)
+		}
+		if d := schedule.DateOf(start); len(days) == 0 || days[len(days)-1] != d {
+			days = append(days, d)
+		}
+	}
+	return days
+}
+
+func many(c *Config) { c.MaxPerProvider, c.MaxOptions = 500, 500 }
+
+func TestSearchAcrossTheSpringDSTChangeAndEaster(t *testing.T) {
+	t.Parallel()
+	// Thursday 26 March 2026; DST starts Sunday 29 March; Easter: långfredagen
+	// 3 April and annandag påsk 6 April are days off.
+	f := sqliteFixture(t, oneProvider, local(2026, 3, 26, 9, 0), many)
+	res := f.run(t, query("vvs", "install_faucet", "11345", "flexibel"))
+	days := slotDays(t, res.Options)
+	want := []schedule.Date{schedule.NewDate(2026, 3, 26), schedule.NewDate(2026, 3, 27), schedule.NewDate(2026, 3, 30), schedule.NewDate(2026, 3, 31), schedule.NewDate(2026, 4, 1), schedule.NewDate(2026, 4, 2), schedule.NewDate(2026, 4, 7), schedule.NewDate(2026, 4, 8), schedule.NewDate(2026, 4, 9)}
+	if !slices.Equal(days, want) {
+		t.Errorf("slot days = %v, want %v", days, want)
+	}
+	first := func(d schedule.Date) time.Time {
+		for _, o := range res.Options {
+			if schedule.DateOf(o.Slot.Start) == d {
+				return o.Slot.Start
+			}
+		}
+		t.Fatalf("no slot on %s", d)
+		return time.Time{}
+	}
+	if got := first(schedule.NewDate(2026, 3, 27)); !got.Equal(time.Date(2026, 3, 27, 7, 0, 0, 0, time.UTC)) {
+		t.Errorf("Friday before the change starts %s, want 08:00 CET (07:00 UTC)", got)
+	}
+	if got := first(schedule.NewDate(2026, 3, 30)); !got.Equal(time.Date(2026, 3, 30, 6, 0, 0, 0, time.UTC)) {
+		t.Errorf("Monday after the change starts %s, want 08:00 CEST (06:00 UTC)", got)
+	}
+	// One-hour slots starting on the hour: 09–16 on the first day (no notice),
+	// 08–16 on the 7 full days, and 08:00 on 9 April, the window ending 09:00.
+	if n := len(res.Options); n != 8+7*9+1 {
+		t.Errorf("%d slots, want %d", n, 8+7*9+1)
+	}
+}
+
+func TestSearchAcrossTheAutumnDSTChange(t *testing.T) {
+	t.Parallel()
+	// DST ends Sunday 25 October 2026.
+	f := sqliteFixture(t, oneProvider, local(2026, 10, 22, 7, 0), many)
+	res := f.run(t, query("vvs", "install_faucet", "11345", "inom en vecka"))
+	days := slotDays(t, res.Options)
+	want := []schedule.Date{schedule.NewDate(2026, 10, 22), schedule.NewDate(2026, 10, 23), schedule.NewDate(2026, 10, 26), schedule.NewDate(2026, 10, 27), schedule.NewDate(2026, 10, 28)}
+	if !slices.Equal(days, want) {
+		t.Errorf("slot days = %v, want %v", days, want)
+	}
+	for _, o := range res.Options {
+		start := o.Slot.Start.In(schedule.Stockholm())
+		_, offset := start.Zone()
+		wantOffset := 2 * 3600
+		if !start.Before(local(2026, 10, 25, 12, 0)) {
+			wantOffset = 3600
+		}
+		if offset != wantOffset {
+			t.Errorf("slot %s has offset %d, want %d", start, offset, wantOffset)
+		}
+	}
+	if o := res.Options[0]; !o.Slot.Start.Equal(time.Date(2026, 10, 22, 6, 0, 0, 0, time.UTC)) {
+		t.Errorf("first slot %s, want 08:00 CEST", o.Slot.Start)
+	}
+}
+
+func TestSearchSkipsPublicHolidaysAndEves(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		now       time.Time
+		preferred string
+	}{
+		{"julafton (an eve, Thursday)", local(2026, 12, 21, 9, 0), "2026-12-24"},
+		{"nyårsafton (an eve, Thursday)", local(2026, 12, 28, 9, 0), "31 december"},
+		{"midsommarafton (an eve, Friday)", local(2026, 6, 15, 9, 0), "2026-06-19"},
+		{"första maj (a public holiday, Friday)", local(2026, 4, 27, 9, 0), "1 maj"},
+		{"Kristi himmelsfärdsdag (a public holiday, Thursday)", local(2026, 5, 11, 9, 0), "2026-05-14"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := sqliteFixture(t, oneProvider, tc.now)
+			res := f.run(t, query("vvs", "install_faucet", "11345", tc.preferred))
+			if !res.Window.Understood {
+				t.Fatalf("the window %q was not understood", tc.preferred)
+			}
+			if len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+				t.Errorf("%d options (reason %q), want none on a day off", len(res.Options), res.FallbackReason)
+			}
+			// The working day before has slots.
+			day := schedule.DateOf(res.Window.Start).AddDays(-1)
+			res = f.run(t, query("vvs", "install_faucet", "11345", day.String()))
+			if len(res.Options) == 0 {
+				t.Errorf("no options on %s, the working day before", day)
+			}
+		})
+	}
+}
+
+const withBlocked = `version: 1
+providers:
+  - id: prv_one
+    name: Ett Företag AB
+    min_notice_minutes: 0
+    postcodes: ["111-118"]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 1890}]
+    blocked:
+      - {start: 2026-11-24, end: 2026-11-24, note: Kurs}
+      - {start: "2026-11-26T08:00", end: "2026-11-26T12:00"}
+  - id: prv_two
+    name: Två Företag AB
+    min_notice_minutes: 0
+    postcodes: ["113"]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 1990}]
+`
+
+func TestSearchHonoursBlockedPeriods(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		f := newFixture(t, db, withBlocked, local(2026, 11, 23, 18, 0), many) // Monday evening
+		res := f.run(t, query("vvs", "install_faucet", "11345", "denna vecka"))
+		days := map[string][]schedule.Date{}
+		for _, o := range res.Options {
+			d := schedule.DateOf(o.Slot.Start)
+			if ds := days[o.Provider.ID]; len(ds) == 0 || ds[len(ds)-1] != d {
+				days[o.Provider.ID] = append(days[o.Provider.ID], d)
+			}
+			if o.Provider.ID == "prv_one" && d == schedule.NewDate(2026, 11, 26) && o.Slot.Start.Before(local(2026, 11, 26, 12, 0)) {
+				t.Errorf("prv_one has a slot at %s inside its blocked morning", o.Slot.Start)
+			}
+		}
+		if want := []schedule.Date{schedule.NewDate(2026, 11, 25), schedule.NewDate(2026, 11, 26), schedule.NewDate(2026, 11, 27)}; !slices.Equal(days["prv_one"], want) {
+			t.Errorf("prv_one slot days = %v, want %v (blocked on the 24th)", days["prv_one"], want)
+		}
+		if want := []schedule.Date{schedule.NewDate(2026, 11, 24), schedule.NewDate(2026, 11, 25), schedule.NewDate(2026, 11, 26), schedule.NewDate(2026, 11, 27)}; !slices.Equal(days["prv_two"], want) {
+			t.Errorf("prv_two slot days = %v, want %v", days["prv_two"], want)
+		}
+	})
+}
+
+func TestSearchFallsBackOutsideCoverage(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, demoFile(), local(2026, 11, 23, 9, 0))
+	for _, pc := range []string{"981 20", "17165", "41900"} {
+		res := f.run(t, query("vvs", "install_faucet", pc, "nästa vecka"))
+		if len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage || !strings.Contains(res.SafeNextStep, "POST /v1/requests") {
+			t.Errorf("%s: %d options, reason %q", pc, len(res.Options), res.FallbackReason)
+		}
+	}
+}
+
+func TestSearchMovesNeedBothPostcodesCovered(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, demoFile(), local(2026, 11, 23, 9, 0))
+	details := map[string]any{"home_size_sqm": 58, "boxes": 20, "elevator_origin": true, "elevator_destination": false}
+	q := query("moving", "moving_home", "113 45", "nästa vecka")
+	q.Details = details
+	q.DestinationPostcode = "118 22"
+	res := f.run(t, q)
+	if len(res.Options) == 0 {
+		t.Fatalf("Stockholm to Stockholm: no options (%s)", res.FallbackReason)
+	}
+	for _, o := range res.Options {
+		if o.Claims.Postcode != "11345" || o.Claims.DestinationPostcode != "11822" {
+			t.Errorf("claims postcodes %q → %q", o.Claims.Postcode, o.Claims.DestinationPostcode)
+		}
+	}
+	q.DestinationPostcode = "411 05" // Göteborg: nobody covers both ends
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
+		t.Errorf("Stockholm to Göteborg: %d options, reason %q", len(res.Options), res.FallbackReason)
+	}
+	q.DestinationPostcode = "121 30" // only prv_sthlm_flytt_2 covers 120–129
+	res = f.run(t, q)
+	if len(res.Options) == 0 {
+		t.Fatal("Stockholm to 121 30: no options")
+	}
+	for _, o := range res.Options {
+		if o.Provider.ID != "prv_sthlm_flytt_2" {
+			t.Errorf("option of %s, which does not cover 121 30", o.Provider.ID)
+		}
+	}
+}
+
+func TestSearchReadsEachTimingFamily(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 9, 0) // Monday, week 48
+	f := sqliteFixture(t, demoFile(), now)
+	tests := []struct {
+		name, preferred, urgency, locale string
+		label                            string
+		from, to                         time.Time
+		daily                            schedule.ClockRange
+	}{
+		{"a day", "i morgon", "", "sv", "I morgon, tisdag 24 november 2026", local(2026, 11, 24, 0, 0), local(2026, 11, 25, 0, 0), schedule.ClockRange{}},
+		{"a weekday and part of day", "Torsdag förmiddag", "", "sv", "Torsdag 26 november 2026, förmiddag (08:00–12:00)",
+			local(2026, 11, 26, 8, 0), local(2026, 11, 26, 12, 0), schedule.ClockRange{Start: 480, End: 720}},
+		{"a date", "3 december", "", "en", "Thursday 3 December 2026", local(2026, 12, 3, 0, 0), local(2026, 12, 4, 0, 0), schedule.ClockRange{}},
+		{"a week", "next week", "", "en", "Next week (week 49), Monday 30 November – Sunday 6 December 2026",
+			local(2026, 11, 30, 0, 0), local(2026, 12, 7, 0, 0), schedule.ClockRange{}},
+		{"how soon", "", "så snart som möjligt", "sv", "", now, now.AddDate(0, 0, 3), schedule.ClockRange{}},
+		{"time of day over days", "efter 15", "inom en vecka", "sv", "", local(2026, 11, 23, 15, 0), local(2026, 11, 30, 0, 0), schedule.ClockRange{Start: 900, End: 1440}},
+		{"unreadable", "när det passar stjärnorna", "", "sv", "Inom de närmaste 14 dagarna (tidsönskemålet kunde inte tolkas)",
+			now, now.AddDate(0, 0, 14), schedule.ClockRange{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			q := query("vvs", "install_faucet", "113 45", tc.preferred)
+			q.Urgency, q.Locale = tc.urgency, tc.locale
+			res := f.run(t, q)
+			w := res.Window
+			if tc.label != "" && w.Label != tc.label {
+				t.Errorf("label = %q, want %q", w.Label, tc.label)
+			}
+			if w.Label == "" {
+				t.Error("empty label")
+			}
+			if !w.Start.Equal(tc.from) || !w.End.Equal(tc.to) || w.Daily != tc.daily {
+				t.Errorf("window %s – %s daily %v, want %s – %s daily %v", w.Start, w.End, w.Daily, tc.from, tc.to, tc.daily)
+			}
+			if len(res.Options) == 0 {
+				t.Fatalf("no options (%s)", res.FallbackReason)
+			}
+			for _, o := range res.Options {
+				if o.Slot.Start.Before(w.Start) || o.Slot.End.After(w.End) {
+					t.Errorf("slot %s–%s is outside the window", o.Slot.Start, o.Slot.End)
+				}
+				if !w.Daily.IsZero() {
+					s := o.Slot.Start.In(schedule.Stockholm())
+					if m := s.Hour()*60 + s.Minute(); m < w.Daily.Start {
+						t.Errorf("slot at %s is before the daily range %v", s, w.Daily)
+					}
+				}
+				if o.Slot.Start.Before(now.Add(2 * time.Hour)) {
+					t.Errorf("slot at %s is sooner than the demo providers' two hours' notice", o.Slot.Start)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchRanksEarliestFirstWithBoundsAndDeterminism(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 9, 0)
+	f := sqliteFixture(t, demoFile(), now)
+	q := query("cleaning", "cleaning_window", "11345", "flexibel")
+	a, b := f.run(t, q), f.run(t, q)
+	if len(a.Options) != 6 {
+		t.Errorf("%d options, want 6 (two Stockholm providers, three each)", len(a.Options))
+	}
+	perProvider := map[string]int{}
+	for i, o := range a.Options {
+		perProvider[o.Provider.ID]++
+		if i > 0 && o.Slot.Start.Before(a.Options[i-1].Slot.Start) {
+			t.Errorf("option %d starts before option %d", i, i-1)
+		}
+		ob := b.Options[i]
+		ob.ID, ob.Claims.Nonce = o.ID, o.Claims.Nonce
+		if fmt.Sprintf("%+v", ob) != fmt.Sprintf("%+v", o) {
+			t.Errorf("option %d differs between two searches on the same clock:\n%+v\n%+v", i, o, ob)
+		}
+	}
+	for p, n := range perProvider {
+		if n > DefaultMaxPerProvider {
+			t.Errorf("%s has %d options, want at most %d", p, n, DefaultMaxPerProvider)
+		}
+	}
+	// A tighter bound caps the total.
+	g := newFixture(t, f.db, "", now, func(c *Config) { c.MaxOptions = 4 })
+	if n := len(g.run(t, q).Options); n != 4 {
+		t.Errorf("%d options with MaxOptions 4", n)
+	}
+}
+
+func TestSearchReadsBookingsFromTheCalendar(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		now := local(2026, 11, 23, 6, 0)
+		f := newFixture(t, db, oneProvider, now)
+		q := query("vvs", "install_faucet", "11345", "i dag")
+		first := f.run(t, q).Options[0]
+		if !first.Slot.Start.Equal(local(2026, 11, 23, 8, 0)) {
+			t.Fatalf("first slot %s, want 08:00", first.Slot.Start)
+		}
+		insertBooking(t, db, "prv_one", "bk_1", local(2026, 11, 23, 8, 0), local(2026, 11, 23, 9, 30))
+		got := f.run(t, q).Options
+		if !got[0].Slot.Start.Equal(local(2026, 11, 23, 10, 0)) {
+			t.Errorf("first slot after a booking 08:00–09:30 is %s, want 10:00", got[0].Slot.Start)
+		}
+	})
+}
+
+func insertBooking(tb testing.TB, db *sqlstore.DB, provider, bookingID string, start, end time.Time) {
+	tb.Helper()
+	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
+		_, err := tx.Q().ExecContext(context.Background(),
+			`INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at, active, created_at)
+			 VALUES ($1, $2, $3, 'booking', $4, $5, TRUE, $4)`,
+			"cal_"+bookingID, provider, bookingID, sqlstore.Millis(start), sqlstore.Millis(end))
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestDemoSupplyGivesOptionsForEverySeededJobTypeInEachCity(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 9, 0)
+	f := sqliteFixture(t, demoFile(), now)
+	cat := testCatalog(t)
+	cities := []struct {
+		name, postcode, destination string
+		minProviders                int
+	}{
+		{"Stockholm", "113 45", "118 20", 2},
+		{"Göteborg", "413 01", "416 55", 1},
+		{"Malmö", "211 22", "217 45", 1},
+	}
+	for _, v := range cat.Verticals {
+		for _, jt := range v.JobTypes {
+			for _, city := range cities {
+				t.Run(jt.ID+"/"+city.name, func(t *testing.T) {
+					t.Parallel()
+					q := query(v.ID, jt.ID, city.postcode, "")
+					q.Urgency = "inom två veckor"
+					if v.ID == "moving" && slices.Contains([]string{"moving_home", "moving_office", "moving_piano"}, jt.ID) {
+						q.DestinationPostcode = city.destination
+					}
+					if jt.ID == "moving_home" {
+						q.Details = map[string]any{"home_size_sqm": 58, "boxes": 20, "elevator_origin": true, "elevator_destination": false}
+					}
+					res := f.run(t, q)
+					if jt.Seed == nil {
+						if len(res.Options) != 0 || res.FallbackReason != ReasonNotDirectlyBookable {
+							t.Errorf("no seed: %d options, reason %q", len(res.Options), res.FallbackReason)
+						}
+						return
+					}
+					providers := map[string]bool{}
+					for _, o := range res.Options {
+						providers[o.Provider.ID] = true
+						if o.Service.ID != jt.Seed.ServiceID || o.Claims.JobTypeID != jt.ID || o.Price.AmountSEK <= 0 {
+							t.Errorf("option %+v", o)
+						}
+					}
+					if len(providers) < city.minProviders {
+						t.Errorf("%d providers with options, want at least %d (reason %q)", len(providers), city.minProviders, res.FallbackReason)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestSearchChecksVerticalAndJobType(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, "", local(2026, 11, 23, 9, 0))
+	_, err := f.search.Search(context.Background(), query("painting", "paint_walls", "11345", "i morgon"))
+	e := wantCode(t, err, bokat.CodeUnsupportedVertical)
+	if !slices.Equal(e.Extra["supported_vertical_ids"].([]string), []string{"vvs", "electrician", "moving", "cleaning"}) ||
+		!strings.Contains(e.SafeNextStep, "Painting cannot be booked") {
+		t.Errorf("painting: %+v", e)
+	}
+	_, err = f.search.Search(context.Background(), query("vvs", "install_sauna", "11345", "i morgon"))
+	e = wantCode(t, err, bokat.CodeUnsupportedJobType)
+	if ids := e.Extra["accepted_job_type_ids"].([]string); len(ids) != 17 || ids[0] != "leak_visible" {
+		t.Errorf("accepted_job_type_ids = %v", ids)
+	}
+}
+
+func TestSearchWithoutSigningKeysAnswers503(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 9, 0), func(c *Config) { c.Keys = nil })
+	_, err := f.search.Search(context.Background(), query("vvs", "install_faucet", "11345", "i morgon"))
+	wantCode(t, err, bokat.CodeOptionSigningNotConfigured)
+}
+
+func TestSearchSeesImportedSupplyChangesAtOnce(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 9, 0)
+	f := sqliteFixture(t, oneProvider, now)
+	q := query("vvs", "install_faucet", "11345", "i morgon")
+	if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
+		t.Fatalf("before: %+v", o)
+	}
+	changed := strings.Replace(oneProvider, "price_sek: 1890", "price_sek: 2090", 1)
+	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(changed), now); err != nil {
+		t.Fatal(err)
+	}
+	if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 2090 {
+		t.Errorf("after a price change the search still shows %+v", o)
+	}
+	inactive := strings.Replace(changed, "    name: Ett Företag AB\n", "    name: Ett Företag AB\n    active: false\n", 1)
+	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(inactive), now); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
+		t.Errorf("an inactive provider still has options: %+v", res.Options)
+	}
+}

@@ -1,0 +1,332 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"bokat"
+	"bokat/internal/booking"
+	"bokat/internal/catalog"
+	"bokat/internal/schedule"
+)
+
+// Wire types of booking option search (SearchRequest, SearchResponse).
+
+type searchRequestWire struct {
+	SpecVersion         string              `json:"spec_version"`
+	VerticalID          string              `json:"vertical_id"`
+	JobTypeID           string              `json:"job_type_id"`
+	Description         string              `json:"description"`
+	Location            searchLocationWire  `json:"location"`
+	DestinationLocation *searchLocationWire `json:"destination_location"`
+	Timing              timingWire          `json:"timing"`
+	Details             map[string]any      `json:"details"`
+	Locale              string              `json:"locale"`
+	Timezone            string              `json:"timezone"`
+}
+
+type searchLocationWire struct {
+	CountryCode string `json:"country_code"`
+	Postcode    string `json:"postcode"`
+	City        string `json:"city"`
+}
+
+type timingWire struct {
+	PreferredTimeText string `json:"preferred_time_text"`
+	Urgency           string `json:"urgency"`
+}
+
+type searchResponseWire struct {
+	OK                     bool            `json:"ok"`
+	SpecVersion            string          `json:"spec_version"`
+	AvailabilityChecked    bool            `json:"availability_checked"`
+	ProviderSelected       bool            `json:"provider_selected"`
+	BookingCreated         bool            `json:"booking_created"`
+	DirectBookingAvailable bool            `json:"direct_booking_available"`
+	OptionCount            int             `json:"option_count"`
+	Options                []optionWire    `json:"options"`
+	RequestedTimeWindow    *timeWindowWire `json:"requested_time_window,omitempty"`
+	Fallback               *fallbackWire   `json:"fallback,omitempty"`
+	SafeNextStep           string          `json:"safe_next_step"`
+}
+
+type timeWindowWire struct {
+	StartAt string `json:"start_at"`
+	EndAt   string `json:"end_at"`
+	Label   string `json:"label"`
+}
+
+type fallbackWire struct {
+	Type     string `json:"type"`
+	Endpoint string `json:"endpoint"`
+	Reason   string `json:"reason"`
+}
+
+type optionWire struct {
+	BookingOptionID string             `json:"booking_option_id"`
+	ExpiresAt       string             `json:"expires_at"`
+	Provider        optionProviderWire `json:"provider"`
+	Service         optionServiceWire  `json:"service"`
+	Slot            timeWindowWire     `json:"slot"`
+	Price           optionPriceWire    `json:"price"`
+	// Scope and Terms are the catalog's, rendered once per service.
+	Scope json.RawMessage `json:"scope"`
+	Terms json.RawMessage `json:"terms"`
+}
+
+type optionProviderWire struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	City        string `json:"city,omitempty"`
+	RatingLabel string `json:"rating_label,omitempty"`
+}
+
+type optionServiceWire struct {
+	ServiceID  string `json:"service_id"`
+	VerticalID string `json:"vertical_id"`
+	JobTypeID  string `json:"job_type_id"`
+	LabelSV    string `json:"label_sv"`
+	LabelEN    string `json:"label_en,omitempty"`
+}
+
+type optionPriceWire struct {
+	AmountSEK        int64    `json:"amount_sek"`
+	Currency         string   `json:"currency"`
+	PricingModel     string   `json:"pricing_model"`
+	PriceType        string   `json:"price_type"`
+	UnitPriceSEK     *int64   `json:"unit_price_sek,omitempty"`
+	Unit             string   `json:"unit,omitempty"`
+	Quantity         *float64 `json:"quantity,omitempty"`
+	MinimumChargeSEK *int64   `json:"minimum_charge_sek,omitempty"`
+}
+
+type scopeWire struct {
+	IncludedSV                []string `json:"included_sv,omitempty"`
+	ExcludedSV                []string `json:"excluded_sv,omitempty"`
+	CustomerRequirementsSV    []string `json:"customer_requirements_sv,omitempty"`
+	PriceAdjustmentTriggersSV []string `json:"price_adjustment_triggers_sv,omitempty"`
+	QuoteTriggersSV           []string `json:"quote_triggers_sv,omitempty"`
+}
+
+type termsWire struct {
+	Version    string             `json:"version"`
+	URL        string             `json:"url"`
+	Sections   []termsSectionWire `json:"sections"`
+	SourceURLs []string           `json:"source_urls"`
+}
+
+type termsSectionWire struct {
+	ID      string `json:"id"`
+	TitleSV string `json:"title_sv"`
+	BodySV  string `json:"body_sv"`
+}
+
+// serviceTexts are the scope and terms of a service as options carry them,
+// with addresses resolved against the base URL.
+type serviceTexts struct {
+	scope, terms json.RawMessage
+}
+
+// buildServiceTexts renders every service's scope and terms once; the
+// catalog and the base URL never change while the server runs.
+func buildServiceTexts(cat *catalog.Catalog, baseURL string) (map[string]serviceTexts, error) {
+	out := make(map[string]serviceTexts, len(cat.Services))
+	for id, svc := range cat.Services {
+		scope, err := json.Marshal(scopeWire{
+			IncludedSV: svc.Scope.IncludedSV, ExcludedSV: svc.Scope.ExcludedSV,
+			CustomerRequirementsSV: svc.Scope.CustomerRequirementsSV, PriceAdjustmentTriggersSV: svc.Scope.PriceAdjustmentTriggersSV,
+			QuoteTriggersSV: svc.Scope.QuoteTriggersSV,
+		})
+		if err != nil {
+			return nil, err
+		}
+		t := termsWire{Version: svc.Terms.Version, URL: absoluteURL(baseURL, svc.Terms.URL),
+			Sections: make([]termsSectionWire, 0, len(svc.Terms.Sections)), SourceURLs: make([]string, 0, len(svc.Terms.SourceURLs))}
+		for _, sec := range svc.Terms.Sections {
+			t.Sections = append(t.Sections, termsSectionWire{ID: sec.ID, TitleSV: sec.TitleSV, BodySV: sec.BodySV})
+		}
+		for _, u := range svc.Terms.SourceURLs {
+			t.SourceURLs = append(t.SourceURLs, absoluteURL(baseURL, u))
+		}
+		terms, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = serviceTexts{scope: scope, terms: terms}
+	}
+	return out, nil
+}
+
+// absoluteURL resolves a path of the catalog ("/terms/x") against the base URL.
+func absoluteURL(baseURL, u string) string {
+	if strings.HasPrefix(u, "/") {
+		return baseURL + u
+	}
+	return u
+}
+
+// wireTime formats an instant on the Stockholm wall clock with its offset.
+func wireTime(t time.Time) string { return t.In(schedule.Stockholm()).Format(time.RFC3339) }
+
+// handleSearch serves POST /v1/booking-options and its deprecated twin.
+// The vertical and job type are checked before the schema, so that an
+// unknown or not-yet-bookable vertical answers 422 unsupported_vertical (the
+// contract's status) rather than a 400 for failing the vertical_id enum.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
+	if s.search == nil {
+		return fmt.Errorf("search is not configured on this server")
+	}
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	var peek struct {
+		VerticalID any `json:"vertical_id"`
+		JobTypeID  any `json:"job_type_id"`
+	}
+	if json.Unmarshal(body, &peek) == nil {
+		if vertical, ok := peek.VerticalID.(string); ok {
+			if _, known := s.catalog.Vertical(vertical); !known {
+				return s.search.CheckJobType(vertical, "")
+			}
+			if jobType, ok := peek.JobTypeID.(string); ok {
+				if err := s.search.CheckJobType(vertical, jobType); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var req searchRequestWire
+	if err := s.decodeBody(r, body, &req); err != nil {
+		return err
+	}
+	q := booking.Query{
+		VerticalID: req.VerticalID, JobTypeID: req.JobTypeID, Postcode: req.Location.Postcode,
+		PreferredTimeText: req.Timing.PreferredTimeText, Urgency: req.Timing.Urgency,
+		Details: req.Details, Locale: req.Locale,
+	}
+	if req.DestinationLocation != nil {
+		q.DestinationPostcode = req.DestinationLocation.Postcode
+	}
+	res, err := s.search.Search(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, s.searchWire(res))
+	return nil
+}
+
+func (s *Server) searchWire(res booking.Result) searchResponseWire {
+	out := searchResponseWire{
+		OK: true, SpecVersion: bokat.BookingsContractVersion, AvailabilityChecked: true,
+		DirectBookingAvailable: len(res.Options) > 0, OptionCount: len(res.Options),
+		Options:      make([]optionWire, 0, len(res.Options)),
+		SafeNextStep: res.SafeNextStep,
+		RequestedTimeWindow: &timeWindowWire{
+			StartAt: wireTime(res.Window.Start), EndAt: wireTime(res.Window.End), Label: res.Window.Label,
+		},
+	}
+	if len(res.Options) == 0 {
+		out.Fallback = &fallbackWire{Type: "provider_follow_up_request", Endpoint: s.baseURL + "/v1/requests", Reason: res.FallbackReason}
+	}
+	for _, o := range res.Options {
+		texts := s.serviceTexts[o.Service.ID]
+		ow := optionWire{
+			BookingOptionID: o.ID,
+			ExpiresAt:       wireTime(o.ExpiresAt),
+			Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
+			Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
+				LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},
+			Slot: timeWindowWire{StartAt: wireTime(o.Slot.Start), EndAt: wireTime(o.Slot.End), Label: o.SlotLabel},
+			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
+				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
+			Scope: texts.scope,
+			Terms: texts.terms,
+		}
+		if o.Price.PricingModel.PerUnit() {
+			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity
+			ow.Price.UnitPriceSEK, ow.Price.Quantity, ow.Price.Unit = &unitPrice, &quantity, o.Price.Unit
+			if o.Price.MinimumChargeSEK > 0 {
+				minimum := o.Price.MinimumChargeSEK
+				ow.Price.MinimumChargeSEK = &minimum
+			}
+		}
+		out.Options = append(out.Options, ow)
+	}
+	return out
+}
+
+var termsPage = template.Must(template.New("terms").Parse(`<!doctype html>
+<html lang="sv"><head><meta charset="utf-8"><title>Villkor: {{.Service.LabelSV}} — Bokat</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;line-height:1.5}code{background:#f2f2f2;padding:0 .2em}</style>
+</head><body>
+<h1>Villkor för fast pris: {{.Service.LabelSV}}</h1>
+<p>Villkorsversion <code>{{.Service.Terms.Version}}</code>. Den här versionen är den som godkänns vid bokning.</p>
+{{range .Sections}}<section id="{{.ID}}"><h2>{{.Title}}</h2>
+{{range .Blocks}}{{if .Items}}<ul>{{range .Items}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>{{.Text}}</p>{{end}}
+{{end}}</section>
+{{end}}{{if .Sources}}<h2>Källor</h2><ul>{{range .Sources}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
+</body></html>
+`))
+
+type termsBlock struct {
+	Text  string
+	Items []string
+}
+
+type termsSection struct {
+	ID, Title string
+	Blocks    []termsBlock
+}
+
+// termsBlocks splits a section body into paragraphs and "- " lists.
+func termsBlocks(body string) []termsBlock {
+	var out []termsBlock
+	for _, para := range strings.Split(body, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(para), "\n")
+		var text []string
+		var items []string
+		for _, l := range lines {
+			if item, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+				items = append(items, item)
+			} else if l = strings.TrimSpace(l); l != "" {
+				text = append(text, l)
+			}
+		}
+		if len(text) > 0 {
+			out = append(out, termsBlock{Text: strings.Join(text, " ")})
+		}
+		if len(items) > 0 {
+			out = append(out, termsBlock{Items: items})
+		}
+	}
+	return out
+}
+
+// handleTerms serves GET /terms/{service_id}: the catalog's Swedish terms of
+// a service as HTML, the page an option's terms.url names.
+func (s *Server) handleTerms(w http.ResponseWriter, r *http.Request) error {
+	svc, ok := s.catalog.Service(r.PathValue("service_id"))
+	if !ok {
+		return bokat.Errorf(bokat.CodeNotFound, "no terms are published for this service id")
+	}
+	sections := make([]termsSection, 0, len(svc.Terms.Sections))
+	for _, sec := range svc.Terms.Sections {
+		sections = append(sections, termsSection{ID: sec.ID, Title: sec.TitleSV, Blocks: termsBlocks(sec.BodySV)})
+	}
+	var sources []string
+	for _, u := range svc.Terms.SourceURLs {
+		if !strings.HasPrefix(u, "/terms/") {
+			sources = append(sources, absoluteURL(s.baseURL, u))
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Language", "sv")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	return termsPage.Execute(w, map[string]any{"Service": svc, "Sections": sections, "Sources": sources})
+}

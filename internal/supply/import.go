@@ -1,0 +1,61 @@
+package supply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"bokat/internal/catalog"
+	"bokat/internal/sqlstore"
+)
+
+// Result says what an import did, by provider id.
+type Result struct {
+	Created, Updated, Unchanged []string
+}
+
+// Changed reports whether the import wrote anything.
+func (r Result) Changed() bool { return len(r.Created)+len(r.Updated) > 0 }
+
+// String summarizes r: "16 providers: 2 created, 1 updated, 13 unchanged".
+func (r Result) String() string {
+	n := len(r.Created) + len(r.Updated) + len(r.Unchanged)
+	return fmt.Sprintf("%d providers: %d created, %d updated, %d unchanged", n, len(r.Created), len(r.Updated), len(r.Unchanged))
+}
+
+// Import parses and validates a supply file and stores it in one
+// transaction: each provider of the file, with its postcodes, services,
+// hours and blocked periods, replaces what the store holds for that provider
+// id. Providers the file does not name are left as they are (set
+// `active: false` to withdraw one). Nothing is written when the file has any
+// problem; the error is then *Errors. Importing the same file twice changes
+// nothing the second time.
+func Import(ctx context.Context, db *sqlstore.DB, cat *catalog.Catalog, name string, data []byte, now time.Time) (Result, error) {
+	providers, err := Parse(name, data, cat)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		res = Result{}
+		for _, p := range providers {
+			outcome, err := tx.PutProviderSupply(ctx, p, now)
+			if err != nil {
+				return fmt.Errorf("store provider %s: %w", p.ID, err)
+			}
+			switch outcome {
+			case sqlstore.ImportCreated:
+				res.Created = append(res.Created, p.ID)
+			case sqlstore.ImportUpdated:
+				res.Updated = append(res.Updated, p.ID)
+			default:
+				res.Unchanged = append(res.Unchanged, p.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("import %s: %w", name, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,392 @@
+package supply
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+var loadCatalog = sync.OnceValues(catalog.Load)
+
+func cat(tb testing.TB) *catalog.Catalog {
+	tb.Helper()
+	c, err := loadCatalog()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+const validFile = `version: 1
+providers:
+  - id: prv_a
+    name: Alfa Rör AB
+    city: Stockholm
+    rating_label: 4,8 av 5
+    postcodes: ["111-118", "120", "131 45"]
+    hours:
+      weekdays: ["08:00-12:00", "13:00-17:00"]
+      saturday: ["09:00-13:00"]
+    services:
+      - service_id: vvs_install_faucet_standard
+        price_sek: 1890
+      - service_id: electrician_install_spotlights_per_item
+        unit_price_sek: 650
+        minimum_charge_sek: 1950
+        duration: {minutes_per_unit: 40, minimum_minutes: 60}
+    blocked:
+      - {start: 2026-12-21, end: 2027-01-06, note: Semester}
+      - {start: "2026-11-24T08:00", end: "2026-11-24T12:00"}
+  - id: prv_b
+    name: Beta Städ AB
+    active: false
+    min_notice_minutes: 60
+    horizon_days: 30
+    postcodes: [411]
+    hours: {monday: ["07:30-16:00"]}
+    services:
+      - {service_id: cleaning_window_per_window, unit_price_sek: 79}
+      - {service_id: cleaning_textile_carpet_small_job, price_sek: 1390, duration: {fixed_minutes: 90}}
+`
+
+func TestParseReadsEveryField(t *testing.T) {
+	t.Parallel()
+	got, err := Parse("supply.yaml", []byte(validFile), cat(t))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d providers, want 2", len(got))
+	}
+	a, b := got[0], got[1]
+	wantA := bokat.Provider{ID: "prv_a", Name: "Alfa Rör AB", City: "Stockholm", RatingLabel: "4,8 av 5", Active: true,
+		MinNoticeMinutes: DefaultMinNoticeMinutes, HorizonDays: DefaultHorizonDays}
+	if a.Provider != wantA {
+		t.Errorf("provider a = %+v, want %+v", a.Provider, wantA)
+	}
+	wantPostcodes := []bokat.PostcodeRange{{From: 11100, To: 11899}, {From: 12000, To: 12099}, {From: 13145, To: 13145}}
+	if !slices.Equal(a.Postcodes, wantPostcodes) {
+		t.Errorf("postcodes = %v, want %v", a.Postcodes, wantPostcodes)
+	}
+	if len(a.Hours) != 11 || a.Hours[0] != (bokat.WorkingRange{Weekday: time.Monday, StartMinute: 480, EndMinute: 720}) ||
+		a.Hours[10] != (bokat.WorkingRange{Weekday: time.Saturday, StartMinute: 540, EndMinute: 780}) {
+		t.Errorf("hours = %v", a.Hours)
+	}
+	wantServices := []bokat.ProviderService{
+		{ServiceID: "vvs_install_faucet_standard", PriceSEK: 1890},
+		{ServiceID: "electrician_install_spotlights_per_item", UnitPriceSEK: 650, MinimumChargeSEK: 1950,
+			Duration: bokat.DurationOverride{MinutesPerUnit: 40, MinimumMinutes: 60}},
+	}
+	if !slices.Equal(a.Services, wantServices) {
+		t.Errorf("services = %+v, want %+v", a.Services, wantServices)
+	}
+	stockholm := schedule.Stockholm()
+	wantBlocked := []bokat.BlockedPeriod{
+		{Start: time.Date(2026, 12, 21, 0, 0, 0, 0, stockholm), End: time.Date(2027, 1, 7, 0, 0, 0, 0, stockholm), Note: "Semester"},
+		{Start: time.Date(2026, 11, 24, 8, 0, 0, 0, stockholm), End: time.Date(2026, 11, 24, 12, 0, 0, 0, stockholm)},
+	}
+	if len(a.Blocked) != 2 {
+		t.Fatalf("blocked = %v", a.Blocked)
+	}
+	for i, w := range wantBlocked {
+		g := a.Blocked[i]
+		if !g.Start.Equal(w.Start) || !g.End.Equal(w.End) || g.Note != w.Note || g.ID != BlockedPeriodID("prv_a", w.Start, w.End) {
+			t.Errorf("blocked[%d] = %+v, want %+v", i, g, w)
+		}
+	}
+	if b.Active || b.MinNoticeMinutes != 60 || b.HorizonDays != 30 || !slices.Equal(b.Postcodes, []bokat.PostcodeRange{{From: 41100, To: 41199}}) {
+		t.Errorf("provider b = %+v", b)
+	}
+	if b.Services[1].Duration != (bokat.DurationOverride{FixedMinutes: 90}) {
+		t.Errorf("b duration = %+v", b.Services[1].Duration)
+	}
+}
+
+func TestParseReportsEveryProblemWithItsLocation(t *testing.T) {
+	t.Parallel()
+	const file = `version: 2
+providers:
+  - id: Bad Id
+    name: ""
+    postcodes: ["abc", "118-111"]
+    hours:
+      weekdays: ["08:00-17:00"]
+      monday: ["09:00-10:00"]
+      saturday: ["17:00-08:00"]
+    services:
+      - service_id: vvs_install_faucet_standard
+        unit_price_sek: 100
+      - service_id: no_such_service
+        price_sek: 1
+      - service_id: electrician_install_spotlights_per_item
+        unit_price_sek: "650"
+    blocked:
+      - {start: tomorrow, end: 2026-12-01}
+    colour: blue
+  - id: prv_ok
+    name: OK AB
+    postcodes: ["111"]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
+  - id: prv_ok
+    name: Twin AB
+    postcodes: ["111"]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
+`
+	_, err := Parse("bad.yaml", []byte(file), cat(t))
+	var perr *Errors
+	if !errors.As(err, &perr) {
+		t.Fatalf("Parse error = %v, want *Errors", err)
+	}
+	want := []string{
+		"bad.yaml:1:10: version: must be 1",
+		"bad.yaml:3:9: providers[0].id: must be 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit",
+		"bad.yaml:4:11: providers[0].name: must be 1 to 160 characters",
+		`bad.yaml:5:17: providers[0].postcodes[0]: "abc" is not a postcode`,
+		`bad.yaml:5:24: providers[0].postcodes[1]: range "118-111" ends before it starts`,
+		`bad.yaml:8:7: providers[0].hours.monday: monday is also given by "weekdays"`,
+		`bad.yaml:9:18: providers[0].hours.saturday[0]: "17:00-08:00" must end after it starts`,
+		"bad.yaml:11:9: providers[0].services[0].price_sek: is required",
+		"bad.yaml:12:9: providers[0].services[0].unit_price_sek: is not used by flat services (vvs_install_faucet_standard); give price_sek",
+		`bad.yaml:13:21: providers[0].services[1].service_id: "no_such_service" is not a service of the catalog`,
+		"bad.yaml:16:25: providers[0].services[2].unit_price_sek: must be a whole number",
+		"bad.yaml:18:17: providers[0].blocked[0].start: must be a date",
+		"bad.yaml:19:5: providers[0].colour: unknown field",
+		"bad.yaml:25:9: providers[2].id: duplicates the id of providers[1]",
+	}
+	lines := strings.Split(perr.Error(), "\n")
+	for _, w := range want {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) }) {
+			t.Errorf("no problem starting %q in\n%s", w, perr.Error())
+		}
+	}
+	if len(lines) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(lines), len(want), perr.Error())
+	}
+}
+
+func TestParseRejectsBrokenFiles(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, file, want string }{
+		{"empty", "", "x.yaml: the file is empty"},
+		{"not yaml", "providers: [\n", "x.yaml:1:1: not valid YAML"},
+		{"no providers", "version: 1\nproviders: []\n", "x.yaml:2:12: providers: must list at least one provider"},
+		{"providers missing", "version: 1\n", "x.yaml:1:1: providers: is required"},
+		{"list at the root", "- 1\n", "x.yaml:1:1: must be a mapping of fields"},
+		{"no hours", "version: 1\nproviders:\n  - {id: p, name: P, postcodes: [111], hours: {}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1}]}\n",
+			"x.yaml:3:47: providers[0].hours: must give at least one working range"},
+		{"duration on flat", "version: 1\nproviders:\n  - {id: p, name: P, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1, duration: {minutes_per_unit: 5}}]}\n",
+			"providers[0].services[0].duration.minutes_per_unit: needs a per-unit service"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse("x.yaml", []byte(tc.file), cat(t))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParsePostcodeRange(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bokat.PostcodeRange
+		err  bool
+	}{
+		{"113 45", bokat.PostcodeRange{From: 11345, To: 11345}, false},
+		{"11345", bokat.PostcodeRange{From: 11345, To: 11345}, false},
+		{"111", bokat.PostcodeRange{From: 11100, To: 11199}, false},
+		{"11", bokat.PostcodeRange{From: 11000, To: 11999}, false},
+		{"111-118", bokat.PostcodeRange{From: 11100, To: 11899}, false},
+		{"111 00–118 99", bokat.PostcodeRange{From: 11100, To: 11899}, false},
+		{"411 00-411 50", bokat.PostcodeRange{From: 41100, To: 41150}, false},
+		{"011", bokat.PostcodeRange{}, true},
+		{"123456", bokat.PostcodeRange{}, true},
+		{"12a", bokat.PostcodeRange{}, true},
+		{"", bokat.PostcodeRange{}, true},
+	}
+	for _, tc := range tests {
+		got, err := ParsePostcodeRange(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParsePostcodeRange(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestDemoSupplyMatchesTheDecisions(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	providers, err := Parse(DemoName, Demo(), c)
+	if err != nil {
+		t.Fatalf("the demo supply does not parse:\n%v", err)
+	}
+	type city struct {
+		name     string
+		postcode int
+		min      int
+	}
+	cities := []city{{"Stockholm 111 xx", 11120, 2}, {"Stockholm 118 xx", 11899, 2}, {"Göteborg", 41305, 1}, {"Malmö", 21710, 1}}
+	for _, id := range c.ServiceIDs() {
+		for _, ct := range cities {
+			n := 0
+			for _, p := range providers {
+				_, offers := p.Service(id)
+				if p.Active && offers && p.Covers(ct.postcode) {
+					n++
+				}
+			}
+			if n < ct.min {
+				t.Errorf("%s: %d providers in %s, want at least %d", id, n, ct.name, ct.min)
+			}
+		}
+	}
+	for _, p := range providers {
+		if p.Covers(98120) {
+			t.Errorf("%s covers 981 20; the north has no supply in the demo", p.ID)
+		}
+		want := []bokat.WorkingRange{}
+		for d := time.Monday; d <= time.Friday; d++ {
+			want = append(want, bokat.WorkingRange{Weekday: d, StartMinute: 8 * 60, EndMinute: 17 * 60})
+		}
+		if !slices.Equal(p.Hours, want) || p.HorizonDays != 14 {
+			t.Errorf("%s: hours %v, horizon %d; want Mon–Fri 08–17 over 14 days", p.ID, p.Hours, p.HorizonDays)
+		}
+	}
+}
+
+// dump is the whole stored supply, blocked periods included, for comparing
+// the store before and after an import.
+func dump(t *testing.T, db *sqlstore.DB) (sqlstore.Supply, []bokat.ProviderSupply) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := db.LoadSupply(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full []bokat.ProviderSupply
+	err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		for _, p := range s.Providers {
+			ps, err := tx.ProviderSupply(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			full = append(full, ps)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, full
+}
+
+func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+		res, err := Import(ctx, db, cat(t), "supply.yaml", []byte(validFile), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Created, []string{"prv_a", "prv_b"}) || len(res.Updated)+len(res.Unchanged) != 0 {
+			t.Fatalf("first import = %+v", res)
+		}
+		before, full := dump(t, db)
+		parsed, _ := Parse("supply.yaml", []byte(validFile), cat(t))
+		for i := range parsed {
+			if got, want := sqlstore.NormalizeSupply(full[i]), sqlstore.NormalizeSupply(parsed[i]); !supplyEqual(got, want) {
+				t.Errorf("stored %s =\n%+v\nwant\n%+v", want.ID, got, want)
+			}
+		}
+
+		res, err = Import(ctx, db, cat(t), "supply.yaml", []byte(validFile), now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Changed() || !slices.Equal(res.Unchanged, []string{"prv_a", "prv_b"}) {
+			t.Fatalf("second import = %+v, want everything unchanged", res)
+		}
+		after, fullAfter := dump(t, db)
+		if after.Revision != before.Revision || !slices.EqualFunc(full, fullAfter, supplyEqual) {
+			t.Fatalf("the second import changed the store: revision %d -> %d", before.Revision, after.Revision)
+		}
+
+		// A changed file replaces the provider's lists and leaves bookings alone.
+		_, err = db.R().ExecContext(ctx, `SELECT 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at, active, created_at)
+				VALUES ('cal_1', 'prv_a', 'bk_1', 'booking', $1, $2, TRUE, $1)`,
+				sqlstore.Millis(now.Add(48*time.Hour)), sqlstore.Millis(now.Add(50*time.Hour)))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := strings.Replace(validFile, "price_sek: 1890", "price_sek: 1990", 1)
+		changed = strings.Replace(changed, `      - {start: "2026-11-24T08:00", end: "2026-11-24T12:00"}`+"\n", "", 1)
+		changed = strings.Replace(changed, `["111-118", "120", "131 45"]`, `["111-118"]`, 1)
+		res, err = Import(ctx, db, cat(t), "supply.yaml", []byte(changed), now.Add(2*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Updated, []string{"prv_a"}) || !slices.Equal(res.Unchanged, []string{"prv_b"}) {
+			t.Fatalf("changed import = %+v", res)
+		}
+		third, full3 := dump(t, db)
+		if third.Revision <= after.Revision {
+			t.Errorf("revision %d did not grow past %d", third.Revision, after.Revision)
+		}
+		a := full3[0]
+		if s, _ := a.Service("vvs_install_faucet_standard"); s.PriceSEK != 1990 {
+			t.Errorf("price = %d, want 1990", s.PriceSEK)
+		}
+		if len(a.Blocked) != 1 || len(a.Postcodes) != 1 {
+			t.Errorf("blocked %v postcodes %v, want one each", a.Blocked, a.Postcodes)
+		}
+		busy, err := db.BusyEntries(ctx, []string{"prv_a"}, now, now.Add(72*time.Hour))
+		if err != nil || len(busy) != 1 || busy[0].BookingID != "bk_1" || busy[0].Kind != bokat.CalendarKindBooking {
+			t.Errorf("busy entries = %+v, %v; want the booking kept", busy, err)
+		}
+	})
+}
+
+func TestImportWritesNothingWhenTheFileHasProblems(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	ctx := context.Background()
+	bad := strings.Replace(validFile, "price_sek: 1390", "price_sek: -1", 1)
+	_, err := Import(ctx, db, cat(t), "supply.yaml", []byte(bad), time.Now())
+	var perr *Errors
+	if !errors.As(err, &perr) || !strings.Contains(err.Error(), "providers[1].services[1].price_sek: must be a whole number from 1 to") {
+		t.Fatalf("Import error = %v", err)
+	}
+	s, err := db.LoadSupply(ctx)
+	if err != nil || len(s.Providers) != 0 || s.Revision != 0 {
+		t.Fatalf("store after a failed import: %+v, %v; want empty", s, err)
+	}
+}
+
+func supplyEqual(a, b bokat.ProviderSupply) bool {
+	return a.Provider == b.Provider && slices.Equal(a.Postcodes, b.Postcodes) && slices.Equal(a.Services, b.Services) &&
+		slices.Equal(a.Hours, b.Hours) && slices.EqualFunc(a.Blocked, b.Blocked, func(x, y bokat.BlockedPeriod) bool {
+		return x.ID == y.ID && x.Start.Equal(y.Start) && x.End.Equal(y.End) && x.Note == y.Note
+	})
+}

@@ -1,0 +1,156 @@
+package bokat
+
+import (
+	"fmt"
+	"time"
+)
+
+// Provider is a company that performs jobs and owns its prices. Only active
+// providers get booking options.
+type Provider struct {
+	ID          string
+	Name        string
+	City        string
+	RatingLabel string
+	Active      bool
+	// MinNoticeMinutes is the least time between a search and the start of
+	// a slot offered by the provider.
+	MinNoticeMinutes int
+	// HorizonDays is how many days ahead the provider's slots are offered.
+	HorizonDays int
+}
+
+// PostcodeRange is an inclusive range of five-digit Swedish postcodes,
+// 11100–11899 for "111 00–118 99".
+type PostcodeRange struct {
+	From, To int
+}
+
+// Contains reports whether the postcode (five digits as a number) lies in r.
+func (r PostcodeRange) Contains(postcode int) bool { return r.From <= postcode && postcode <= r.To }
+
+// String formats r as "111 00–118 99", or one postcode when From == To.
+func (r PostcodeRange) String() string {
+	if r.From == r.To {
+		return FormatPostcode(r.From)
+	}
+	return FormatPostcode(r.From) + "–" + FormatPostcode(r.To)
+}
+
+// ProviderService is a catalog service a provider offers, with the
+// provider's own price in the service's pricing model.
+type ProviderService struct {
+	ServiceID string
+	// PriceSEK is the amount of a flat or starting-price service.
+	PriceSEK int64
+	// UnitPriceSEK is the price per unit of a per_item, per_hour, per_sqm or
+	// per_window service.
+	UnitPriceSEK int64
+	// MinimumChargeSEK is the least amount of a per-unit job; zero for none.
+	MinimumChargeSEK int64
+	// Duration overrides the catalog's duration rule when not zero.
+	Duration DurationOverride
+}
+
+// DurationOverride is a provider's own job length for a service: a fixed
+// number of minutes, or minutes per unit with a minimum. The zero value
+// means the catalog's rule applies.
+type DurationOverride struct {
+	FixedMinutes   int
+	MinutesPerUnit int
+	MinimumMinutes int
+}
+
+// IsZero reports whether d overrides nothing.
+func (d DurationOverride) IsZero() bool { return d == DurationOverride{} }
+
+// WorkingRange is one range of a provider's weekly working hours on the
+// Europe/Stockholm wall clock, in minutes after 00:00: [StartMinute, EndMinute).
+type WorkingRange struct {
+	Weekday     time.Weekday
+	StartMinute int
+	EndMinute   int
+}
+
+// BlockedPeriod is a time a provider does not work (vacation, sick days).
+type BlockedPeriod struct {
+	ID         string
+	Start, End time.Time
+	Note       string
+}
+
+// ProviderSupply is everything the supply says about one provider.
+type ProviderSupply struct {
+	Provider
+	Postcodes []PostcodeRange
+	Services  []ProviderService
+	Hours     []WorkingRange
+	Blocked   []BlockedPeriod
+}
+
+// Covers reports whether the provider serves the postcode.
+func (p ProviderSupply) Covers(postcode int) bool {
+	for _, r := range p.Postcodes {
+		if r.Contains(postcode) {
+			return true
+		}
+	}
+	return false
+}
+
+// Service returns the provider's offer of a service.
+func (p ProviderSupply) Service(serviceID string) (ProviderService, bool) {
+	for _, s := range p.Services {
+		if s.ServiceID == serviceID {
+			return s, true
+		}
+	}
+	return ProviderService{}, false
+}
+
+// Kinds of calendar entries. Every active entry makes its provider busy.
+const (
+	CalendarKindBooking = "booking"
+	CalendarKindBlocked = "blocked"
+)
+
+// CalendarEntry is a busy interval [Start, End) of a provider: a booking or
+// a blocked period.
+type CalendarEntry struct {
+	ID         string
+	ProviderID string
+	// BookingID is set on booking entries only.
+	BookingID string
+	Kind      string
+	Start     time.Time
+	End       time.Time
+	Active    bool
+}
+
+// ParsePostcode reads a Swedish postcode, three digits, an optional single
+// space and two digits ("113 45" or "11345"), as a number.
+func ParsePostcode(s string) (int, bool) {
+	if len(s) == 6 && s[3] == ' ' {
+		s = s[:3] + s[4:]
+	}
+	if len(s) != 5 || s[0] == '0' {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// FormatPostcode writes a postcode number as "113 45".
+func FormatPostcode(n int) string {
+	return fmt.Sprintf("%03d %02d", n/100, n%100)
+}
+
+// PostcodeKey writes a postcode number in its compact form, "11345".
+func PostcodeKey(n int) string { return fmt.Sprintf("%05d", n) }

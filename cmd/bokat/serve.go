@@ -147,7 +147,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Catalog:      cat,
 		Auth:         authn,
 		Store:        db,
-		Followups:    followup.New(db, cat, pendingSupply{}, nil),
+		Followups:    followup.New(db, cat, nil),
 		Search:       search,
 	})
 	if err != nil {
@@ -227,11 +227,4 @@ func demoPartner(ctx context.Context, db *sqlstore.DB, authn *auth.Authenticator
 		return "", err
 	}
 	return token, authn.EnsurePartner(ctx, "pc_demo", "Development partner (demo)", token, bokat.AllScopes(), time.Now())
-}
-
-// pendingSupply is replaced by the supply index when it lands. TODO(lead).
-type pendingSupply struct{}
-
-func (pendingSupply) ProviderCandidates(ctx context.Context, verticalID, serviceID, postcode string) ([]followup.Candidate, error) {
-	return nil, nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,12 +93,6 @@ type Candidate struct {
 	DirectBooking bool
 }
 
-// CandidateFinder finds the active providers that cover a postcode in a
-// vertical; serviceID, when not empty, marks those owning a price for it.
-type CandidateFinder interface {
-	ProviderCandidates(ctx context.Context, verticalID, serviceID, postcode string) ([]Candidate, error)
-}
-
 // Request is a created request as the API reports it.
 type Request struct {
 	ID               string
@@ -115,18 +110,17 @@ type Request struct {
 
 // Service creates follow-up requests.
 type Service struct {
-	db     *sqlstore.DB
-	cat    *catalog.Catalog
-	finder CandidateFinder
-	now    func() time.Time
+	db  *sqlstore.DB
+	cat *catalog.Catalog
+	now func() time.Time
 }
 
 // New returns a Service.
-func New(db *sqlstore.DB, cat *catalog.Catalog, finder CandidateFinder, now func() time.Time) *Service {
+func New(db *sqlstore.DB, cat *catalog.Catalog, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, cat: cat, finder: finder, now: now}
+	return &Service{db: db, cat: cat, now: now}
 }
 
 // idempotencyTTL is how long request keys are kept (DECISIONS.md: at least 30 days).
@@ -179,17 +173,9 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 	}
 	jt, _ := s.cat.JobType(in.VerticalID, in.JobTypeID)
 	postcode := Postcode(in.Location)
-	var candidates []Candidate
-	if postcode != "" {
-		serviceID := ""
-		if jt.Seed != nil {
-			serviceID = jt.Seed.ServiceID
-		}
-		var err error
-		candidates, err = s.finder.ProviderCandidates(ctx, in.VerticalID, serviceID, postcode)
-		if err != nil {
-			return sqlstore.Outcome{}, false, fmt.Errorf("find provider candidates: %w", err)
-		}
+	candidates, err := s.candidates(ctx, in.VerticalID, jt, postcode)
+	if err != nil {
+		return sqlstore.Outcome{}, false, err
 	}
 	now := s.now().UTC()
 	return s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
@@ -233,6 +219,37 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 		out.ResourceID = id
 		return out, err
 	})
+}
+
+// candidates finds the providers a request goes to: active, covering the
+// postcode, offering a service of the vertical.
+func (s *Service) candidates(ctx context.Context, verticalID string, jt catalog.JobType, postcode string) ([]Candidate, error) {
+	if postcode == "" {
+		return nil, nil
+	}
+	code, err := strconv.Atoi(strings.ReplaceAll(postcode, " ", ""))
+	if err != nil {
+		return nil, nil
+	}
+	var serviceIDs []string
+	for _, id := range s.cat.ServiceIDs() {
+		if svc, _ := s.cat.Service(id); svc.VerticalID == verticalID {
+			serviceIDs = append(serviceIDs, id)
+		}
+	}
+	direct := ""
+	if jt.Seed != nil {
+		direct = jt.Seed.ServiceID
+	}
+	found, err := s.db.ProviderCandidates(ctx, serviceIDs, direct, code)
+	if err != nil {
+		return nil, fmt.Errorf("find provider candidates: %w", err)
+	}
+	out := make([]Candidate, 0, len(found))
+	for _, c := range found {
+		out = append(out, Candidate{ProviderID: c.ID, Name: c.Name, DirectBooking: c.DirectBooking})
+	}
+	return out, nil
 }
 
 func orDefault(v, def string) string {

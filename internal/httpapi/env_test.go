@@ -100,7 +100,7 @@ func newTestEnv(t *testing.T, db *sqlstore.DB, opts ...envOption) *testEnv {
 		Catalog:   cat,
 		Auth:      authn,
 		Store:     db,
-		Followups: followup.New(db, cat, testCandidates{}, nil),
+		Followups: followup.New(db, cat, nil),
 		Search:    search,
 	}
 	for _, o := range opts {
@@ -230,11 +230,4 @@ func revokeAllPartners(t *testing.T, e *testEnv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// testCandidates stands in for the supply index until it lands. TODO(lead): replace with the store's finder.
-type testCandidates struct{}
-
-func (testCandidates) ProviderCandidates(ctx context.Context, verticalID, serviceID, postcode string) ([]followup.Candidate, error) {
-	return nil, nil
 }

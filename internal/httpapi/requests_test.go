@@ -291,3 +291,47 @@ func TestLegacyRequestCreationIn503UntilAPartnerExists(t *testing.T) {
 	checkLegacyError(t, r, 401, "unauthorized") // the revoked token stays refused
 
 }
+
+func TestCreateRequestHandsTheJobToCoveringProvidersInOneTransaction(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.withDemoSupply()
+		// install_faucet has a seed: every Stockholm vvs provider may book it directly.
+		r := e.do(request{Method: "POST", Path: "/v1/requests", Body: set(validRequestBody(), "job_type_id", "install_faucet"), Header: bearer(e.token)})
+		if r.Status != 201 {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+		req := r.JSON["request"].(map[string]any)
+		cands := req["provider_candidates"].([]any)
+		if len(cands) < 2 || req["candidate_provider_count"] != float64(len(cands)) {
+			t.Fatalf("Stockholm candidates = %v (count %v), want at least 2", cands, req["candidate_provider_count"])
+		}
+		for _, c := range cands {
+			cm := c.(map[string]any)
+			if cm["can_receive_request"] != true || cm["direct_booking"] != true || cm["name"] == "" {
+				t.Errorf("candidate = %v", cm)
+			}
+		}
+		var jobs int
+		err := e.db.R().QueryRowContext(context.Background(),
+			`SELECT COUNT(*) FROM notification_jobs WHERE request_id = $1 AND recipient = 'provider' AND status = 'pending'`,
+			req["id"]).Scan(&jobs)
+		if err != nil || jobs != 1 {
+			t.Fatalf("provider notification jobs = %d (%v), want 1", jobs, err)
+		}
+
+		// Northern Sweden has no supply: the request is stored with no candidates and no job.
+		far := set(validRequestBody(), "location", map[string]any{"input": "Storgatan 3, 981 31 Kiruna"})
+		r = e.do(request{Method: "POST", Path: "/v1/requests", Body: far, Header: bearer(e.token)})
+		if r.Status != 201 {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+		req = r.JSON["request"].(map[string]any)
+		if req["candidate_provider_count"] != float64(0) || len(req["provider_candidates"].([]any)) != 0 {
+			t.Errorf("Kiruna candidates = %v", req["provider_candidates"])
+		}
+		stored, err := e.db.FollowUpRequest(context.Background(), req["id"].(string))
+		if err != nil || stored.Postcode != "981 31" {
+			t.Errorf("postcode read from input = %q (%v)", stored.Postcode, err)
+		}
+	})
+}

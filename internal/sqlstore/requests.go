@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
@@ -114,4 +115,53 @@ func (db *DB) FollowUpRequest(ctx context.Context, id string) (FollowUpRequest, 
 		r.Candidates = append(r.Candidates, c)
 	}
 	return r, translate(rows.Err())
+}
+
+// ProviderCandidate is a provider that can receive a follow-up request.
+type ProviderCandidate struct {
+	ID   string
+	Name string
+	// DirectBooking: the provider owns a price for the direct service.
+	DirectBooking bool
+}
+
+// ProviderCandidates returns the active providers covering the five-digit
+// postcode that offer at least one of serviceIDs, ordered by name then id;
+// DirectBooking marks those owning a price for directServiceID.
+func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, directServiceID string, postcode int) ([]ProviderCandidate, error) {
+	if len(serviceIDs) == 0 {
+		return nil, nil
+	}
+	args := []any{postcode, directServiceID}
+	in := make([]byte, 0, 4*len(serviceIDs))
+	for i, id := range serviceIDs {
+		if i > 0 {
+			in = append(in, ", "...)
+		}
+		args = append(args, id)
+		in = append(in, fmt.Sprintf("$%d", len(args))...)
+	}
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT p.id, p.name,
+		       EXISTS (SELECT 1 FROM provider_services d WHERE d.provider_id = p.id AND d.service_id = $2)
+		  FROM providers p
+		 WHERE p.active
+		   AND EXISTS (SELECT 1 FROM provider_postcodes c
+		                WHERE c.provider_id = p.id AND c.postcode_from <= $1 AND $1 <= c.postcode_to)
+		   AND EXISTS (SELECT 1 FROM provider_services s
+		                WHERE s.provider_id = p.id AND s.service_id IN (`+string(in)+`))
+		 ORDER BY p.name, p.id`, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []ProviderCandidate
+	for rows.Next() {
+		var c ProviderCandidate
+		if err := rows.Scan(&c.ID, &c.Name, &c.DirectBooking); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, c)
+	}
+	return out, translate(rows.Err())
 }

@@ -43,6 +43,11 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, handler: s.handleProblemPage},
 		{method: http.MethodGet, pattern: "/problems", contract: bookings, handler: s.handleProblemIndex},
 
+		{method: http.MethodGet, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleListWebhookEndpoints},
+		{method: http.MethodPost, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleCreateWebhookEndpoint},
+		{method: http.MethodDelete, pattern: "/v1/webhook-endpoints/{endpoint_id}", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleDeleteWebhookEndpoint},
+		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
+
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", handler: s.handleCapabilities(true)},
 	}

@@ -48,6 +48,12 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+	// Webhooks serves the webhook endpoint and replay operations; without
+	// it they answer internal_error.
+	Webhooks Webhooks
+	// WebhookAllowPrivate lets registrations name http:// destinations
+	// (development only; the Webhooks service's guard decides the rest).
+	WebhookAllowPrivate bool
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -66,6 +72,9 @@ type Server struct {
 	auth         *auth.Authenticator
 	store        Store
 	handler      http.Handler
+
+	webhooks            Webhooks
+	webhookAllowPrivate bool
 }
 
 // New returns a Server for the configuration.
@@ -75,6 +84,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Production && cfg.AuthOptional {
 		return nil, errors.New("httpapi: --auth-optional is development only")
+	}
+	if cfg.Production && cfg.WebhookAllowPrivate {
+		return nil, errors.New("httpapi: --webhook-allow-private is development only")
 	}
 	s := &Server{
 		baseURL:      strings.TrimRight(cfg.BaseURL, "/"),
@@ -86,6 +98,9 @@ func New(cfg Config) (*Server, error) {
 		catalog:      cfg.Catalog,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+
+		webhooks:            cfg.Webhooks,
+		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -16,8 +16,8 @@ type RelayConfig struct {
 	Now func() time.Time
 	// Batch is how many events one transaction relays; default 100.
 	Batch int
-	// Interval is how often the relay looks for new events when idle;
-	// default 200ms.
+	// Interval is how often the relay looks for new events when idle (a
+	// read-only query); default 100ms.
 	Interval time.Duration
 	Logger   *slog.Logger
 	// OnRelayed, when set, is called after a transaction created deliveries
@@ -40,7 +40,7 @@ func NewRelay(db *sqlstore.DB, cfg RelayConfig) *Relay {
 		cfg.Batch = 100
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = 200 * time.Millisecond
+		cfg.Interval = 100 * time.Millisecond
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -54,6 +54,9 @@ func NewRelay(db *sqlstore.DB, cfg RelayConfig) *Relay {
 // relayed. It returns how many events it relayed. Events whose owner has no
 // such endpoint are marked relayed with no delivery; they can be replayed.
 func (r *Relay) RunOnce(ctx context.Context) (events int, err error) {
+	if pending, err := r.db.HasUnrelayedOutboxEvents(ctx); err != nil || !pending {
+		return 0, err
+	}
 	created := 0
 	err = r.db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		events, created = 0, 0

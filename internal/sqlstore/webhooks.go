@@ -246,6 +246,17 @@ func (tx *Tx) ClaimUnrelayedOutboxEvents(ctx context.Context, limit int) ([]Outb
 	return out, translate(rows.Err())
 }
 
+// HasUnrelayedOutboxEvents reports, from the read pool, whether any outbox
+// event awaits the webhook relay, so an idle relay does not take the writer.
+func (db *DB) HasUnrelayedOutboxEvents(ctx context.Context) (bool, error) {
+	var one int
+	err := db.read.QueryRowContext(ctx, `SELECT 1 FROM outbox_events WHERE relayed_at IS NULL LIMIT 1`).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, translate(err)
+}
+
 // MarkOutboxEventRelayed records that the webhook relay handled the event.
 func (tx *Tx) MarkOutboxEventRelayed(ctx context.Context, id string, now time.Time) error {
 	_, err := tx.tx.ExecContext(ctx, `UPDATE outbox_events SET relayed_at = $1 WHERE id = $2 AND relayed_at IS NULL`, Millis(now), id)
@@ -319,6 +330,21 @@ func (db *DB) WebhookDeliveriesOfOutboxEvent(ctx context.Context, outboxID strin
 		out = append(out, d)
 	}
 	return out, translate(rows.Err())
+}
+
+// HasDueWebhookDeliveries reports, from the read pool, whether a pending
+// delivery is due at now and unclaimed, so an idle dispatcher does not take
+// the writer.
+func (db *DB) HasDueWebhookDeliveries(ctx context.Context, now time.Time) (bool, error) {
+	var one int
+	err := db.read.QueryRowContext(ctx,
+		`SELECT 1 FROM webhook_deliveries
+		  WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1) LIMIT 1`,
+		Millis(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, translate(err)
 }
 
 // ClaimedDelivery is a due delivery a worker holds under a lease, with what

@@ -26,6 +26,10 @@ type serveConfig struct {
 	Demo            bool
 	AuthOptional    bool
 	ShutdownTimeout time.Duration
+	// SecretKey seals stored secrets: base64 AES-256 keys, comma-separated,
+	// the first sealing (rotation). Required in production.
+	SecretKey           string
+	WebhookAllowPrivate bool
 }
 
 func (c *serveConfig) register(fs *flagSet) {
@@ -35,10 +39,12 @@ func (c *serveConfig) register(fs *flagSet) {
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
 	fs.Bool(&c.AuthOptional, "auth-optional", "BOKAT_AUTH_OPTIONAL", false, "admit requests without a credential (development only)")
 	fs.Duration(&c.ShutdownTimeout, "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", 15*time.Second, "how long to drain requests on shutdown")
+	fs.String(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production")
+	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false, "let webhooks target http:// and private or loopback addresses (development only)")
 }
 
 // developmentOnly lists the settings production refuses.
-var developmentOnly = []string{"demo", "auth-optional"}
+var developmentOnly = []string{"demo", "auth-optional", "webhook-allow-private"}
 
 func (c *serveConfig) validate(fs *flagSet) error {
 	if err := c.commonConfig.validate(); err != nil {
@@ -56,6 +62,9 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 		if c.BaseURL == "" {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
+		}
+		if c.SecretKey == "" {
+			return fmt.Errorf("production requires BOKAT_SECRET_KEY (--secret-key): a base64 key of 32 bytes sealing stored secrets; secrets are never generated in production")
 		}
 	}
 	return nil
@@ -96,6 +105,10 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
+	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -116,6 +129,9 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Catalog:      cat,
 		Auth:         authn,
 		Store:        db,
+
+		Webhooks:            webhooks,
+		WebhookAllowPrivate: c.WebhookAllowPrivate,
 	})
 	if err != nil {
 		return err
@@ -132,6 +148,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 
 	// Background loops beside HTTP; each stops when workerCtx ends.
 	var background []worker
+	background = append(background, webhookWorkers...)
 
 	var workers sync.WaitGroup
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))

@@ -144,3 +144,22 @@ func TestAgreesWithTheStandardWebhooksLibrary(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentedVector keeps the test vector of docs/webhooks.md true.
+func TestDocumentedVector(t *testing.T) {
+	t.Parallel()
+	const (
+		secret = "whsec_MfKQ9r8GKYqrTwJSJ6QchjgNGPTFgzwe3GwxYmaHoXM"
+		id     = "0196a6f0-3333-7000-8000-000000000001"
+		body   = `{"id":"0196a6f0-3333-7000-8000-000000000001","type":"booking.cancelled","data":{"booking":{"id":"bk_01HZX","status":"cancelled","provider_name":"Rörmokare Stockholm AB"}}}`
+		want   = "v1,tGK5WhXbRr0my5_w7hYClDYWBmKZZBOThncQESy2NSg"
+	)
+	ts := time.Unix(1777881600, 0)
+	if got := webhookverify.Sign(secret, id, ts, []byte(body)); got != want {
+		t.Fatalf("Sign = %s, want the documented %s", got, want)
+	}
+	v, _ := webhookverify.New(secret, webhookverify.WithClock(func() time.Time { return ts.Add(time.Minute) }))
+	if got, err := v.Verify(headers(id, ts.Unix(), want), []byte(body)); err != nil || got != id {
+		t.Fatalf("Verify = %q, %v", got, err)
+	}
+}

@@ -61,15 +61,16 @@ func NewSender(cfg SenderConfig) *Sender {
 		cfg.Now = time.Now
 	}
 	transport := &http.Transport{
-		Proxy:                 nil, // never through a proxy: the guard must see the real destination
-		DialContext:           cfg.Guard.DialContext,
-		TLSClientConfig:       cfg.TLS,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       60 * time.Second,
-		ForceAttemptHTTP2:     true,
+		Proxy:                  nil, // never through a proxy: the guard must see the real destination
+		DialContext:            cfg.Guard.DialContext,
+		TLSClientConfig:        cfg.TLS,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        60 * time.Second,
+		ForceAttemptHTTP2:      true,
 	}
 	return &Sender{
 		client: &http.Client{
@@ -85,21 +86,51 @@ func NewSender(cfg SenderConfig) *Sender {
 	}
 }
 
+// eventData is the `data` of an event body. Only the fields the contract
+// names are sent, so that whatever else an outbox payload may carry (such as
+// customer contact data written by mistake) never leaves the service.
+type eventData struct {
+	Booking   publicBooking   `json:"booking"`
+	RequestID json.RawMessage `json:"request_id,omitempty"`
+	Reason    json.RawMessage `json:"reason,omitempty"`
+}
+
+// publicBooking is the contract's BookingLifecycleRecord, field by field.
+type publicBooking struct {
+	ID                         json.RawMessage `json:"id,omitempty"`
+	Status                     json.RawMessage `json:"status,omitempty"`
+	ProviderID                 json.RawMessage `json:"provider_id,omitempty"`
+	ProviderName               json.RawMessage `json:"provider_name,omitempty"`
+	ServiceID                  json.RawMessage `json:"service_id,omitempty"`
+	SlotStartAt                json.RawMessage `json:"slot_start_at,omitempty"`
+	SlotEndAt                  json.RawMessage `json:"slot_end_at,omitempty"`
+	SlotLabel                  json.RawMessage `json:"slot_label,omitempty"`
+	PriceSEK                   json.RawMessage `json:"price_sek,omitempty"`
+	Currency                   json.RawMessage `json:"currency,omitempty"`
+	ConfirmedAt                json.RawMessage `json:"confirmed_at,omitempty"`
+	TermsVersion               json.RawMessage `json:"terms_version,omitempty"`
+	CustomerConfirmationStatus json.RawMessage `json:"customer_confirmation_status,omitempty"`
+	ProviderConfirmationStatus json.RawMessage `json:"provider_confirmation_status,omitempty"`
+}
+
 // Body returns the JSON body of a delivery: the same bytes for every retry
-// of it.
+// of it. The event's data keeps only the fields of the contract.
 func Body(d sqlstore.ClaimedDelivery) ([]byte, error) {
-	var data bytes.Buffer
-	if err := json.Compact(&data, d.Payload); err != nil {
-		return nil, fmt.Errorf("the outbox event's data is not valid JSON: %w", err)
+	var data eventData
+	if err := json.Unmarshal(d.Payload, &data); err != nil {
+		return nil, fmt.Errorf("the outbox event's data is not the contract's shape: %w", err)
+	}
+	if d.EventType != string(bokat.EventBookingProviderActionRequired) {
+		data.Reason = nil
 	}
 	return json.Marshal(struct {
-		ID          string          `json:"id"`
-		OutboxID    string          `json:"outbox_id"`
-		Type        string          `json:"type"`
-		OccurredAt  string          `json:"occurred_at"`
-		CreatedAt   string          `json:"created_at"`
-		SpecVersion string          `json:"spec_version"`
-		Data        json.RawMessage `json:"data"`
+		ID          string    `json:"id"`
+		OutboxID    string    `json:"outbox_id"`
+		Type        string    `json:"type"`
+		OccurredAt  string    `json:"occurred_at"`
+		CreatedAt   string    `json:"created_at"`
+		SpecVersion string    `json:"spec_version"`
+		Data        eventData `json:"data"`
 	}{
 		ID:          d.WebhookID,
 		OutboxID:    d.OutboxID,
@@ -107,7 +138,7 @@ func Body(d sqlstore.ClaimedDelivery) ([]byte, error) {
 		OccurredAt:  d.OccurredAt.UTC().Format(time.RFC3339Nano),
 		CreatedAt:   d.CreatedAt.UTC().Format(time.RFC3339Nano),
 		SpecVersion: bokat.BookingsContractVersion,
-		Data:        data.Bytes(),
+		Data:        data,
 	})
 }
 

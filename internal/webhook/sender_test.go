@@ -274,3 +274,60 @@ func TestDialRefusesOtherPortsInProduction(t *testing.T) {
 }
 
 func itoa(p uint16) string { return strconv.Itoa(int(p)) }
+
+// TestBodyCarriesOnlyTheContractsFields: contact data that an outbox payload
+// carries by mistake never reaches a receiver.
+func TestBodyCarriesOnlyTheContractsFields(t *testing.T) {
+	t.Parallel()
+	keys := testKeyring(t)
+	d := claimed(t, keys, "http://127.0.0.1/hook", NewSigningSecret())
+	var payload map[string]any
+	if err := json.Unmarshal(d.Payload, &payload); err != nil {
+		t.Fatal(err)
+	}
+	payload["customer"] = map[string]any{"name": "Anna Andersson", "email": "anna@example.se", "phone": "+46701234567"}
+	payload["reason"] = "provider_flagged"
+	booking := payload["booking"].(map[string]any)
+	booking["customer_email"] = "anna@example.se"
+	booking["service_address"] = "Storgatan 1, 114 32 Stockholm"
+	d.Payload, _ = json.Marshal(payload)
+
+	body, err := Body(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leaked := range []string{"Anna", "anna@example.se", "+46701234567", "Storgatan", "customer\"", "reason"} {
+		if strings.Contains(string(body), leaked) {
+			t.Errorf("body carries %q: %s", leaked, body)
+		}
+	}
+	contract, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.ValidateWebhookEvent(body); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"price_sek":1895`) || !strings.Contains(string(body), `"request_id":"rq_01HZX"`) {
+		t.Fatalf("body lost contract fields: %s", body)
+	}
+	d.EventType = "booking.provider_action_required"
+	if body, _ := Body(d); !strings.Contains(string(body), `"reason":"provider_flagged"`) {
+		t.Fatalf("provider_action_required body lacks its reason: %s", body)
+	}
+	d.Payload = []byte(`{"booking": "not an object"}`)
+	if _, err := Body(d); err == nil {
+		t.Fatal("a payload of the wrong shape was sent")
+	}
+}
+
+func TestSenderDefaultsToTheContractsTimeout(t *testing.T) {
+	t.Parallel()
+	s := NewSender(SenderConfig{Guard: NewGuard(webhooktest.NewResolver(), false), Keys: testKeyring(t)})
+	if s.client.Timeout != 8*time.Second || s.limit != DeliveryTimeout {
+		t.Fatalf("timeout %s, want 8s", s.client.Timeout)
+	}
+	if s.client.Transport.(*http.Transport).Proxy != nil {
+		t.Fatal("deliveries may go through a proxy")
+	}
+}

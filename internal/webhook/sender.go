@@ -120,6 +120,9 @@ func Body(d sqlstore.ClaimedDelivery) ([]byte, error) {
 	if err := json.Unmarshal(d.Payload, &data); err != nil {
 		return nil, fmt.Errorf("the outbox event's data is not the contract's shape: %w", err)
 	}
+	if len(data.Booking.ID) == 0 {
+		return nil, errors.New("the outbox event's data has no booking record")
+	}
 	if d.EventType != string(bokat.EventBookingProviderActionRequired) {
 		data.Reason = nil
 	}

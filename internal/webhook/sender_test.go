@@ -315,9 +315,11 @@ func TestBodyCarriesOnlyTheContractsFields(t *testing.T) {
 	if body, _ := Body(d); !strings.Contains(string(body), `"reason":"provider_flagged"`) {
 		t.Fatalf("provider_action_required body lacks its reason: %s", body)
 	}
-	d.Payload = []byte(`{"booking": "not an object"}`)
-	if _, err := Body(d); err == nil {
-		t.Fatal("a payload of the wrong shape was sent")
+	for _, bad := range []string{`{"booking": "not an object"}`, `{"request_id": "rq_1"}`, `not json`} {
+		d.Payload = []byte(bad)
+		if _, err := Body(d); err == nil {
+			t.Fatalf("payload %s was accepted", bad)
+		}
 	}
 }
 

@@ -7,10 +7,13 @@ import (
 	"net"
 	"strings"
 
+	"bokat/internal/httpapi"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
 )
+
+var _ httpapi.Webhooks = (*webhook.Service)(nil)
 
 // secretKeyring returns the keyring sealing stored secrets (webhook signing
 // secrets): the configured keys, or in development a key generated once and

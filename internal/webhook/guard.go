@@ -19,6 +19,8 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+var _ Resolver = (*net.Resolver)(nil)
+
 // MaxURLLength bounds a webhook URL.
 const MaxURLLength = 2048
 

@@ -44,6 +44,7 @@ const (
 	CodeWebhookDestinationRejected   Code = "webhook_destination_rejected"
 	CodeWebhookEndpointNotFound      Code = "webhook_endpoint_not_found"
 	CodeWebhookEventNotFound         Code = "webhook_event_not_found"
+	CodeWebhookEndpointLimitReached  Code = "webhook_endpoint_limit_reached"
 	CodeInternalError                Code = "internal_error"
 )
 

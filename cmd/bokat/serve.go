@@ -33,6 +33,10 @@ type serveConfig struct {
 	// generated once and kept in the database in development.
 	OptionSigningKeys string
 	OptionTTL         time.Duration
+	// SecretKey seals stored secrets: base64 AES-256 keys, comma-separated,
+	// the first sealing (rotation). Required in production.
+	SecretKey           string
+	WebhookAllowPrivate bool
 }
 
 func (c *serveConfig) register(fs *flagSet) {
@@ -45,10 +49,12 @@ func (c *serveConfig) register(fs *flagSet) {
 	fs.String(&c.OptionSigningKeys, "option-signing-keys", "BOKAT_OPTION_SIGNING_KEYS", "",
 		`booking option signing keys "kid:base64key,kid:base64key" (first signs, all verify; >= 32 bytes each); generated in development`)
 	fs.Duration(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, "lifetime of a booking option")
+	fs.String(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production")
+	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false, "let webhooks target http:// and private or loopback addresses (development only)")
 }
 
 // developmentOnly lists the settings production refuses.
-var developmentOnly = []string{"demo", "auth-optional"}
+var developmentOnly = []string{"demo", "auth-optional", "webhook-allow-private"}
 
 func (c *serveConfig) validate(fs *flagSet) error {
 	if err := c.commonConfig.validate(); err != nil {
@@ -66,6 +72,9 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 		if c.BaseURL == "" {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
+		}
+		if c.SecretKey == "" {
+			return fmt.Errorf("production requires BOKAT_SECRET_KEY (--secret-key): a base64 key of 32 bytes sealing stored secrets; secrets are never generated in production")
 		}
 	}
 	if c.OptionTTL < time.Minute || c.OptionTTL > 24*time.Hour {
@@ -127,6 +136,10 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}
 		log.Info("demo supply loaded", "result", res.String())
 	}
+	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -149,6 +162,9 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Store:        db,
 		Followups:    followup.New(db, cat, nil),
 		Search:       search,
+
+		Webhooks:            webhooks,
+		WebhookAllowPrivate: c.WebhookAllowPrivate,
 	})
 	if err != nil {
 		return err
@@ -165,6 +181,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 
 	// Background loops beside HTTP; each stops when workerCtx ends.
 	var background []worker
+	background = append(background, webhookWorkers...)
 
 	var workers sync.WaitGroup
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))

@@ -51,6 +51,7 @@ var codes = map[bokat.Code]codeInfo{
 	bokat.CodeUnsupportedVertical:          {422, "Unsupported vertical", "The vertical is not bookable; `supported_vertical_ids` lists those that are."},
 	bokat.CodeUnsupportedJobType:           {422, "Unsupported job type", "The job type is not one of the vertical's; `accepted_job_type_ids` lists them."},
 	bokat.CodeWebhookDestinationRejected:   {422, "Webhook destination rejected", "Webhook URLs must be public HTTPS on port 443 and must not resolve to private, loopback, link-local or other internal addresses."},
+	bokat.CodeWebhookEndpointLimitReached:  {422, "Webhook endpoint limit reached", "A client may register at most 20 webhook endpoints. Delete one it no longer uses, then register again."},
 	bokat.CodeRateLimited:                  {429, "Rate limited", "Too many requests. Wait for Retry-After; retry writes only with the same idempotency key."},
 	bokat.CodeInternalError:                {500, "Internal error", "Something failed on our side. Retry writes only with the same idempotency key; report the api_request_id if it persists."},
 	bokat.CodeOptionSigningNotConfigured:   {503, "Option signing not configured", "The operator has not configured booking-option signing keys. Retry later."},

@@ -49,6 +49,11 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/terms/{service_id}", contract: bookings, handler: s.handleTerms},
 		{method: http.MethodPost, pattern: "/v1/requests", auth: authRequired, scope: bokat.ScopeRequestsCreate, contract: requests, handler: s.handleCreateRequest},
 
+		{method: http.MethodGet, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleListWebhookEndpoints},
+		{method: http.MethodPost, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleCreateWebhookEndpoint},
+		{method: http.MethodDelete, pattern: "/v1/webhook-endpoints/{endpoint_id}", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleDeleteWebhookEndpoint},
+		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
+
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", handler: s.handleCapabilities(true)},
 		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},

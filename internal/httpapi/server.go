@@ -58,6 +58,12 @@ type Config struct {
 	// Search serves booking option search; without it the search routes
 	// answer internal_error.
 	Search *booking.Search
+	// Webhooks serves the webhook endpoint and replay operations; without
+	// it they answer internal_error.
+	Webhooks Webhooks
+	// WebhookAllowPrivate lets registrations name http:// destinations
+	// (development only; the Webhooks service's guard decides the rest).
+	WebhookAllowPrivate bool
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -79,6 +85,9 @@ type Server struct {
 	search       *booking.Search
 	serviceTexts map[string]serviceTexts
 	handler      http.Handler
+
+	webhooks            Webhooks
+	webhookAllowPrivate bool
 }
 
 // New returns a Server for the configuration.
@@ -88,6 +97,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Production && cfg.AuthOptional {
 		return nil, errors.New("httpapi: --auth-optional is development only")
+	}
+	if cfg.Production && cfg.WebhookAllowPrivate {
+		return nil, errors.New("httpapi: --webhook-allow-private is development only")
 	}
 	s := &Server{
 		baseURL:      strings.TrimRight(cfg.BaseURL, "/"),
@@ -101,6 +113,9 @@ func New(cfg Config) (*Server, error) {
 		store:        cfg.Store,
 		followups:    cfg.Followups,
 		search:       cfg.Search,
+
+		webhooks:            cfg.Webhooks,
+		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 	}
 	if s.now == nil {
 		s.now = time.Now

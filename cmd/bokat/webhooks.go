@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"bokat/internal/httpapi"
+	"bokat/internal/outbox"
+	"bokat/internal/sqlstore"
+	"bokat/internal/webhook"
+)
+
+var _ httpapi.Webhooks = (*webhook.Service)(nil)
+
+// secretKeyring returns the keyring sealing stored secrets (webhook signing
+// secrets): the configured keys, or in development a key generated once and
+// kept in the database.
+func secretKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*webhook.Keyring, error) {
+	raw := c.SecretKey
+	if raw == "" {
+		if c.production() {
+			return nil, fmt.Errorf("production requires BOKAT_SECRET_KEY")
+		}
+		var err error
+		raw, err = db.DevelopmentSecret(ctx, "secret_key", randomKey)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var keys [][]byte
+	for i, part := range strings.Split(raw, ",") {
+		key, err := decodeKey(fmt.Sprintf("secret key %d", i+1), part)
+		if err != nil {
+			return nil, err
+		}
+		if len(key) != webhook.KeySize {
+			return nil, fmt.Errorf("secret key %d must be %d bytes (base64), got %d", i+1, webhook.KeySize, len(key))
+		}
+		keys = append(keys, key)
+	}
+	return webhook.NewKeyring(keys...)
+}
+
+// setupWebhooks builds the webhook service the API serves and the two
+// background loops that deliver: the outbox relay and the dispatcher.
+func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slog.Logger) (*webhook.Service, []worker, error) {
+	keys, err := secretKeyring(ctx, c, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
+	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys})
+	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher")})
+	relay := outbox.NewRelay(db, outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick})
+	svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys, OnQueued: disp.Kick})
+	return svc, []worker{
+		{name: "outbox-relay", run: relay.Run},
+		{name: "webhook-dispatcher", run: disp.Run},
+	}, nil
+}

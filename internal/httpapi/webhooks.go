@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"bokat"
+	"bokat/internal/auth"
+)
+
+// Webhooks is what the webhook operations need: endpoint management and
+// replay, each acting only on the principal's own endpoints and events.
+type Webhooks interface {
+	RegisterEndpoint(ctx context.Context, p bokat.Principal, url string, types []bokat.EventType) (bokat.WebhookEndpoint, string, error)
+	ListEndpoints(ctx context.Context, p bokat.Principal) ([]bokat.WebhookEndpoint, error)
+	DeleteEndpoint(ctx context.Context, p bokat.Principal, id string) error
+	Replay(ctx context.Context, p bokat.Principal, outboxID string) (bokat.WebhookReplay, error)
+}
+
+// errWebhooksNotConfigured answers the webhook operations of a server
+// built without a Webhooks service.
+var errWebhooksNotConfigured = errors.New("httpapi: no Webhooks service configured")
+
+// Wire types of the webhook operations.
+type (
+	wireWebhookEndpointCreate struct {
+		URL        string   `json:"url"`
+		EventTypes []string `json:"event_types"`
+	}
+	wireWebhookEndpoint struct {
+		ID           string   `json:"id"`
+		URL          string   `json:"url"`
+		EventTypes   []string `json:"event_types"`
+		SigningKeyID string   `json:"signing_key_id"`
+		Enabled      bool     `json:"enabled"`
+		CreatedAt    string   `json:"created_at"`
+		UpdatedAt    string   `json:"updated_at"`
+	}
+	wireWebhookEndpointCreated struct {
+		OK                     bool                `json:"ok"`
+		Endpoint               wireWebhookEndpoint `json:"endpoint"`
+		SigningSecret          string              `json:"signing_secret"`
+		SigningSecretShownOnce bool                `json:"signing_secret_shown_once"`
+	}
+	wireWebhookEndpointList struct {
+		OK        bool                  `json:"ok"`
+		Endpoints []wireWebhookEndpoint `json:"endpoints"`
+	}
+	wireOK struct {
+		OK bool `json:"ok"`
+	}
+	wireWebhookReplay struct {
+		ID        string `json:"id"`
+		BookingID string `json:"booking_id"`
+		EventType string `json:"event_type"`
+		Status    string `json:"status"`
+		CreatedAt string `json:"created_at"`
+	}
+	wireWebhookReplayResponse struct {
+		OK     bool              `json:"ok"`
+		Replay wireWebhookReplay `json:"replay"`
+	}
+)
+
+// utcTime formats an instant for the webhook resources.
+func utcTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func toWireEndpoint(e bokat.WebhookEndpoint) wireWebhookEndpoint {
+	types := make([]string, len(e.EventTypes))
+	for i, t := range e.EventTypes {
+		types[i] = string(t)
+	}
+	return wireWebhookEndpoint{
+		ID: e.ID, URL: e.URL, EventTypes: types, SigningKeyID: e.SigningKeyID, Enabled: e.Enabled,
+		CreatedAt: utcTime(e.CreatedAt), UpdatedAt: utcTime(e.UpdatedAt),
+	}
+}
+
+func (s *Server) handleListWebhookEndpoints(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	eps, err := s.webhooks.ListEndpoints(r.Context(), auth.PrincipalFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	out := wireWebhookEndpointList{OK: true, Endpoints: make([]wireWebhookEndpoint, len(eps))}
+	for i, e := range eps {
+		out.Endpoints[i] = toWireEndpoint(e)
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleCreateWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	var in wireWebhookEndpointCreate
+	if err := s.decodeWebhookEndpointCreate(r, &in); err != nil {
+		return err
+	}
+	types := make([]bokat.EventType, len(in.EventTypes))
+	for i, t := range in.EventTypes {
+		types[i] = bokat.EventType(t)
+	}
+	ep, secret, err := s.webhooks.RegisterEndpoint(r.Context(), auth.PrincipalFrom(r.Context()), in.URL, types)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusCreated, wireWebhookEndpointCreated{
+		OK: true, Endpoint: toWireEndpoint(ep), SigningSecret: secret, SigningSecretShownOnce: true,
+	})
+	return nil
+}
+
+// decodeWebhookEndpointCreate decodes the registration body. With
+// --webhook-allow-private (development only) an http:// URL is let through:
+// the body is validated by the one decoder with the scheme read as https,
+// and the URL is then kept as sent.
+func (s *Server) decodeWebhookEndpointCreate(r *http.Request, in *wireWebhookEndpointCreate) error {
+	if !s.webhookAllowPrivate || s.production {
+		return s.decode(r, in)
+	}
+	body, readErr := io.ReadAll(r.Body)
+	plainHTTP := ""
+	if readErr == nil {
+		var fields map[string]json.RawMessage
+		var u string
+		if json.Unmarshal(body, &fields) == nil && json.Unmarshal(fields["url"], &u) == nil && strings.HasPrefix(u, "http://") {
+			plainHTTP = u
+			fields["url"], _ = json.Marshal("https://" + strings.TrimPrefix(u, "http://"))
+			body, _ = json.Marshal(fields)
+		}
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errorReader{readErr}))
+	if err := s.decode(r, in); err != nil {
+		return err
+	}
+	if plainHTTP != "" {
+		in.URL = plainHTTP
+	}
+	return nil
+}
+
+// errorReader returns err, or io.EOF when err is nil.
+type errorReader struct{ err error }
+
+func (e errorReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
+}
+
+func (s *Server) handleDeleteWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	if err := s.webhooks.DeleteEndpoint(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id")); err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, wireOK{OK: true})
+	return nil
+}
+
+func (s *Server) handleReplayWebhookEvent(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	rep, err := s.webhooks.Replay(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("outbox_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusAccepted, wireWebhookReplayResponse{OK: true, Replay: wireWebhookReplay{
+		ID: rep.ID, BookingID: rep.BookingID, EventType: string(rep.EventType), Status: rep.Status,
+		CreatedAt: utcTime(rep.CreatedAt),
+	}})
+	return nil
+}

@@ -1,0 +1,484 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/outbox"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/webhook"
+	"bokat/internal/webhook/webhooktest"
+	"bokat/webhookverify"
+)
+
+// webhookEnv is a server with the real webhook service, relay, dispatcher
+// and sender on one store. Names resolve from a fixed table: DNS itself is
+// never asked, and no delivery goes anywhere but 127.0.0.1.
+type webhookEnv struct {
+	*testEnv
+	resolver *webhooktest.Resolver
+	relay    *outbox.Relay
+	disp     *outbox.Dispatcher
+}
+
+// newWebhookEnv starts a server; allowPrivate is the development mode that
+// lets tests register http:// receivers on 127.0.0.1.
+func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool) *webhookEnv {
+	t.Helper()
+	key := make([]byte, webhook.KeySize)
+	rand.Read(key)
+	keys, err := webhook.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := webhooktest.NewResolver("hooks.partner.se=93.184.216.34", "hooks6.partner.se=2a00:1450:4010:c0e::64",
+		"rebind.partner.se=93.184.216.35", "loopback.partner.se=127.0.0.1", "private.partner.se=10.20.30.40",
+		"metadata.partner.se=169.254.169.254", "mixed.partner.se=93.184.216.34,fd00::7")
+	guard := webhook.NewGuard(res, allowPrivate)
+	svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys})
+	e := newTestEnv(t, db, func(c *Config) {
+		c.Webhooks = svc
+		c.WebhookAllowPrivate = allowPrivate
+	})
+	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys, Timeout: 500 * time.Millisecond})
+	return &webhookEnv{
+		testEnv:  e,
+		resolver: res,
+		relay:    outbox.NewRelay(db, outbox.RelayConfig{}),
+		disp:     outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{}),
+	}
+}
+
+func forEachWebhookEngine(t *testing.T, allowPrivate bool, fn func(t *testing.T, e *webhookEnv)) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		fn(t, newWebhookEnv(t, db, allowPrivate))
+	})
+}
+
+// client creates a partner client with the scopes and returns its id and token.
+func (e *webhookEnv) client(name string, scopes ...bokat.Scope) (bokat.Principal, string) {
+	e.t.Helper()
+	id, token, err := e.authn.CreatePartner(context.Background(), name, scopes, time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: id}, token
+}
+
+func (e *webhookEnv) register(token, url string, types ...string) response {
+	e.t.Helper()
+	if len(types) == 0 {
+		types = []string{"booking.confirmed"}
+	}
+	return e.do(request{Method: "POST", Path: "/v1/webhook-endpoints", Header: bearer(token),
+		Body: map[string]any{"url": url, "event_types": types}})
+}
+
+// event writes an outbox event as the booking code does: in a transaction,
+// through InsertOutboxEvent, with the redacted booking record.
+func (e *webhookEnv) event(owner bokat.Principal, bookingID string, typ bokat.EventType) sqlstore.OutboxEvent {
+	e.t.Helper()
+	data, _ := json.Marshal(map[string]any{
+		"booking": map[string]any{
+			"id": bookingID, "status": "confirmed", "provider_id": "prov_el_sthlm_2", "provider_name": "Elfirma Söder AB",
+			"service_id": "electrician_install_dimmer_standard", "slot_start_at": "2026-05-06T07:00:00Z",
+			"slot_end_at": "2026-05-06T09:00:00Z", "slot_label": "onsdag 6 maj 09:00–11:00", "price_sek": 1490,
+			"currency": "SEK", "confirmed_at": "2026-05-04T10:15:02Z",
+			"terms_version": "fixed_price_terms_v1:electrician_install_dimmer_standard",
+		},
+		"request_id": "rq_" + bookingID,
+	})
+	now := time.Now().UTC()
+	ev := sqlstore.OutboxEvent{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: owner.ClientID, OwnerUserID: owner.UserID,
+		BookingID: bookingID, EventType: string(typ), Payload: data, OccurredAt: now, CreatedAt: now}
+	if err := e.db.InTx(context.Background(), func(tx *sqlstore.Tx) error { return tx.InsertOutboxEvent(context.Background(), ev) }); err != nil {
+		e.t.Fatal(err)
+	}
+	return ev
+}
+
+// pump relays new events and makes one round of due attempts.
+func (e *webhookEnv) pump() {
+	e.t.Helper()
+	if _, err := e.relay.RunOnce(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.disp.RunOnce(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+var secretRe = regexp.MustCompile(`^whsec_[A-Za-z0-9_-]{43}$`)
+
+func TestWebhookEndpointRegistrationDeliveryReplayAndDeletion(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		rc := webhooktest.NewReceiver(t, nil)
+
+		r := e.register(token, rc.URL, "booking.confirmed", "booking.cancelled")
+		if r.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", r.Status, r.Body)
+		}
+		checkMetadata(t, r, bokat.BookingsContractVersion)
+		secret, _ := r.JSON["signing_secret"].(string)
+		ep := r.JSON["endpoint"].(map[string]any)
+		if !secretRe.MatchString(secret) || r.JSON["signing_secret_shown_once"] != true || r.JSON["ok"] != true {
+			t.Fatalf("registration body %s", r.Body)
+		}
+		endpointID, _ := ep["id"].(string)
+		if !uuidRe.MatchString(endpointID) || ep["url"] != rc.URL || ep["enabled"] != true || ep["signing_key_id"] == "" ||
+			fmt.Sprint(ep["event_types"]) != "[booking.confirmed booking.cancelled]" {
+			t.Fatalf("endpoint %v", ep)
+		}
+
+		// The list never shows the secret; the store keeps it only sealed.
+		list := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(token)})
+		if list.Status != 200 || len(list.JSON["endpoints"].([]any)) != 1 || strings.Contains(string(list.Body), secret) ||
+			strings.Contains(string(list.Body), "signing_secret") {
+			t.Fatalf("list: %d %s", list.Status, list.Body)
+		}
+		if got := list.JSON["endpoints"].([]any)[0].(map[string]any); got["id"] != endpointID || got["signing_key_id"] != ep["signing_key_id"] {
+			t.Fatalf("listed %v, want %v", got, ep)
+		}
+		var sealed string
+		if err := e.db.R().QueryRowContext(context.Background(), `SELECT url || event_types || signing_key_id || secret_key_id || secret_ciphertext FROM webhook_endpoints WHERE id = $1`, endpointID).Scan(&sealed); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(sealed, secret) || strings.Contains(sealed, strings.TrimPrefix(secret, "whsec_")) {
+			t.Fatal("the signing secret is stored in clear")
+		}
+
+		// A booking event reaches the receiver, signed with that secret.
+		ev := e.event(owner, "bk_7", bokat.EventBookingConfirmed)
+		e.pump()
+		got := rc.Deliveries()
+		if len(got) != 1 {
+			t.Fatalf("receiver got %d deliveries, want 1", len(got))
+		}
+		v, err := webhookverify.New(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		firstID, err := v.Verify(got[0].Header, got[0].Body)
+		if err != nil {
+			t.Fatalf("delivery does not verify: %v", err)
+		}
+		if err := e.contract.ValidateWebhookEvent(got[0].Body); err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		json.Unmarshal(got[0].Body, &body)
+		if body["id"] != firstID || body["outbox_id"] != ev.ID || body["type"] != "booking.confirmed" {
+			t.Fatalf("delivery body %s", got[0].Body)
+		}
+
+		// Replay: a new delivery event with a new Webhook-Id for the same outbox event.
+		rp := e.do(request{Method: "POST", Path: "/v1/webhook-events/" + ev.ID + "/replay", Header: bearer(token)})
+		if rp.Status != http.StatusAccepted {
+			t.Fatalf("replay: %d %s", rp.Status, rp.Body)
+		}
+		replay := rp.JSON["replay"].(map[string]any)
+		replayID, _ := replay["id"].(string)
+		if !uuidRe.MatchString(replayID) || replayID == firstID || replay["booking_id"] != "bk_7" ||
+			replay["event_type"] != "booking.confirmed" || replay["status"] != "pending" {
+			t.Fatalf("replay %v", replay)
+		}
+		e.pump()
+		got = rc.Deliveries()
+		if len(got) != 2 {
+			t.Fatalf("after replay the receiver has %d deliveries, want 2", len(got))
+		}
+		secondID, err := v.Verify(got[1].Header, got[1].Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(got[1].Body, &body)
+		if secondID != replayID || body["id"] != replayID || body["outbox_id"] != ev.ID {
+			t.Fatalf("replayed delivery id %s body %s, want id %s and outbox_id %s", secondID, got[1].Body, replayID, ev.ID)
+		}
+
+		// Deletion.
+		del := e.do(request{Method: "DELETE", Path: "/v1/webhook-endpoints/" + endpointID, Header: bearer(token)})
+		if del.Status != 200 || del.JSON["ok"] != true {
+			t.Fatalf("delete: %d %s", del.Status, del.Body)
+		}
+		if list := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(token)}); len(list.JSON["endpoints"].([]any)) != 0 {
+			t.Fatalf("list after delete: %s", list.Body)
+		}
+		again := e.do(request{Method: "DELETE", Path: "/v1/webhook-endpoints/" + endpointID, Header: bearer(token)})
+		checkProblem(t, again, 404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/"+endpointID)
+		noEndpoint := e.do(request{Method: "POST", Path: "/v1/webhook-events/" + ev.ID + "/replay", Header: bearer(token)})
+		checkProblem(t, noEndpoint, 404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-events/"+ev.ID+"/replay")
+	})
+}
+
+// fixedTokens is an OAuth access-token verifier for tests: each token maps
+// to a delegated principal.
+type fixedTokens map[string]bokat.Principal
+
+func (f fixedTokens) VerifyAccessToken(_ context.Context, token string) (bokat.Principal, error) {
+	if p, ok := f[token]; ok {
+		return p, nil
+	}
+	return bokat.Principal{}, auth.ErrInvalidCredential
+}
+
+func TestWebhookOperationsSeeOnlyTheCallersOwn(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		acme, acmeToken := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, globexToken := e.client("Globex", bokat.ScopeWebhooksManage)
+		alice := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_alice", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}}
+		bob := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_bob", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}}
+		e.authn.SetAccessTokenVerifier(fixedTokens{"bka_alice": alice, "bka_bob": bob})
+		rc := webhooktest.NewReceiver(t, nil)
+
+		acmeEP := e.register(acmeToken, rc.URL).JSON["endpoint"].(map[string]any)["id"].(string)
+		aliceEP := e.register("bka_alice", rc.URL).JSON["endpoint"].(map[string]any)["id"].(string)
+		acmeEv := e.event(acme, "bk_acme", bokat.EventBookingConfirmed)
+		aliceEv := e.event(alice, "bk_alice", bokat.EventBookingConfirmed)
+
+		for _, tc := range []struct {
+			name, token string
+			see         []string
+		}{
+			{"acme", acmeToken, []string{acmeEP}},
+			{"globex", globexToken, nil},
+			{"alice", "bka_alice", []string{aliceEP}},
+			{"bob, same client as alice", "bka_bob", nil},
+		} {
+			list := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(tc.token)})
+			var ids []string
+			for _, ep := range list.JSON["endpoints"].([]any) {
+				ids = append(ids, ep.(map[string]any)["id"].(string))
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(tc.see) {
+				t.Errorf("%s lists %v, want %v", tc.name, ids, tc.see)
+			}
+		}
+
+		notFound := []struct {
+			name, token, method, path string
+			code                      bokat.Code
+		}{
+			{"delete another client's endpoint", globexToken, "DELETE", "/v1/webhook-endpoints/" + acmeEP, bokat.CodeWebhookEndpointNotFound},
+			{"delete another user's endpoint", "bka_bob", "DELETE", "/v1/webhook-endpoints/" + aliceEP, bokat.CodeWebhookEndpointNotFound},
+			{"delete a user's endpoint as the client's partner", acmeToken, "DELETE", "/v1/webhook-endpoints/" + aliceEP, bokat.CodeWebhookEndpointNotFound},
+			{"delete an unknown endpoint", acmeToken, "DELETE", "/v1/webhook-endpoints/" + uuid.NewString(), bokat.CodeWebhookEndpointNotFound},
+			{"delete a malformed id", acmeToken, "DELETE", "/v1/webhook-endpoints/not-a-uuid", bokat.CodeWebhookEndpointNotFound},
+			{"replay another client's event", globexToken, "POST", "/v1/webhook-events/" + acmeEv.ID + "/replay", bokat.CodeWebhookEventNotFound},
+			{"replay another user's event", "bka_bob", "POST", "/v1/webhook-events/" + aliceEv.ID + "/replay", bokat.CodeWebhookEventNotFound},
+			{"replay a user's event as another principal", acmeToken, "POST", "/v1/webhook-events/" + aliceEv.ID + "/replay", bokat.CodeWebhookEventNotFound},
+			{"replay an unknown event", acmeToken, "POST", "/v1/webhook-events/" + uuid.NewString() + "/replay", bokat.CodeWebhookEventNotFound},
+			{"replay a malformed id", acmeToken, "POST", "/v1/webhook-events/nope/replay", bokat.CodeWebhookEventNotFound},
+		}
+		for _, tc := range notFound {
+			t.Run(tc.name, func(t *testing.T) {
+				r := e.do(request{Method: tc.method, Path: tc.path, Header: bearer(tc.token)})
+				checkProblem(t, r, 404, tc.code, tc.path)
+			})
+		}
+		// Nothing of the owners changed; each can still act on its own.
+		if r := e.do(request{Method: "POST", Path: "/v1/webhook-events/" + aliceEv.ID + "/replay", Header: bearer("bka_alice")}); r.Status != 202 {
+			t.Fatalf("alice replays her own event: %d %s", r.Status, r.Body)
+		}
+		if r := e.do(request{Method: "DELETE", Path: "/v1/webhook-endpoints/" + acmeEP, Header: bearer(acmeToken)}); r.Status != 200 {
+			t.Fatalf("acme deletes its own endpoint: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+func TestWebhookOperationsRequireTheScope(t *testing.T) {
+	t.Parallel()
+	e := newWebhookEnv(t, sqlstoretest.Open(t, sqlstore.SQLite), false)
+	_, token := e.client("Reader", bokat.ScopeBookingsRead)
+	for _, rq := range []request{
+		{Method: "GET", Path: "/v1/webhook-endpoints"},
+		{Method: "POST", Path: "/v1/webhook-endpoints", Body: map[string]any{"url": "https://hooks.partner.se/x", "event_types": []string{"booking.confirmed"}}},
+		{Method: "DELETE", Path: "/v1/webhook-endpoints/" + uuid.NewString()},
+		{Method: "POST", Path: "/v1/webhook-events/" + uuid.NewString() + "/replay"},
+	} {
+		anonymous := e.do(rq)
+		checkProblem(t, anonymous, 401, bokat.CodeUnauthorized, rq.Path)
+		rq.Header = bearer(token)
+		scoped := e.do(rq)
+		checkProblem(t, scoped, 403, bokat.CodeInsufficientScope, rq.Path)
+	}
+}
+
+func TestWebhookRegistrationRejectsNonPublicDestinations(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, false, func(t *testing.T, e *webhookEnv) {
+		_, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		cases := []struct {
+			name, url, reason string
+		}{
+			{"port other than 443", "https://hooks.partner.se:8443/bokat", "port 443"},
+			{"user information", "https://bokat:pw@hooks.partner.se/bokat", "user information"},
+			{"localhost", "https://localhost/bokat", "internal name"},
+			{"*.localhost", "https://hooks.localhost/bokat", "internal name"},
+			{"*.local", "https://hooks.local/bokat", "internal name"},
+			{"*.internal", "https://hooks.corp.internal/bokat", "internal name"},
+			{"loopback address", "https://127.0.0.1/bokat", "loopback"},
+			{"IPv6 loopback", "https://[::1]/bokat", "loopback"},
+			{"private address", "https://192.168.1.10/bokat", "private"},
+			{"cloud metadata address", "https://169.254.169.254/latest/meta-data", "link-local"},
+			{"CGNAT address", "https://100.64.1.1/bokat", "carrier-grade NAT"},
+			{"documentation address", "https://203.0.113.5/bokat", "documentation"},
+			{"IPv4-mapped loopback", "https://[::ffff:127.0.0.1]/bokat", "IPv4-mapped"},
+			{"NAT64 of a private address", "https://[64:ff9b::a00:1]/bokat", "NAT64"},
+			{"name resolving to loopback", "https://loopback.partner.se/bokat", "resolves to 127.0.0.1"},
+			{"name resolving to a private address", "https://private.partner.se/bokat", "resolves to 10.20.30.40"},
+			{"name resolving to metadata", "https://metadata.partner.se/bokat", "resolves to 169.254.169.254"},
+			{"one unique local address among public", "https://mixed.partner.se/bokat", "resolves to fd00::7"},
+			{"name that does not resolve", "https://nowhere.partner.se/bokat", "could not be resolved"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				r := e.register(token, tc.url)
+				checkProblem(t, r, 422, bokat.CodeWebhookDestinationRejected, "/v1/webhook-endpoints")
+				issues := fmt.Sprint(r.JSON["issues"])
+				if !strings.Contains(r.JSON["detail"].(string), tc.reason) || !strings.Contains(issues, "url: ") || !strings.Contains(issues, tc.reason) {
+					t.Fatalf("detail %q issues %s, want the reason %q", r.JSON["detail"], issues, tc.reason)
+				}
+			})
+		}
+		// The contract's schema refuses what is not https, and bad event types.
+		for _, tc := range []struct {
+			name  string
+			body  map[string]any
+			issue string
+		}{
+			{"plain http", map[string]any{"url": "http://hooks.partner.se/bokat", "event_types": []string{"booking.confirmed"}}, "url: must match"},
+			{"no event types", map[string]any{"url": "https://hooks.partner.se/bokat", "event_types": []string{}}, "event_types: must have at least 1 item"},
+			{"repeated event type", map[string]any{"url": "https://hooks.partner.se/bokat", "event_types": []string{"booking.confirmed", "booking.confirmed"}}, "event_types: must not repeat"},
+			{"unknown event type", map[string]any{"url": "https://hooks.partner.se/bokat", "event_types": []string{"booking.created"}}, "event_types[0]"},
+			{"unknown field", map[string]any{"url": "https://hooks.partner.se/bokat", "event_types": []string{"booking.confirmed"}, "secret": "x"}, "unknown field"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := e.do(request{Method: "POST", Path: "/v1/webhook-endpoints", Header: bearer(token), Body: tc.body})
+				checkProblem(t, r, 400, bokat.CodeValidationFailed, "/v1/webhook-endpoints")
+				if issues := fmt.Sprint(r.JSON["issues"]); !strings.Contains(issues, tc.issue) {
+					t.Fatalf("issues %s, want %q", issues, tc.issue)
+				}
+			})
+		}
+		for _, u := range []string{"https://hooks.partner.se/bokat", "https://hooks.partner.se:443/bokat?tenant=7", "https://hooks6.partner.se/b"} {
+			if r := e.register(token, u); r.Status != 201 {
+				t.Errorf("register %s: %d %s", u, r.Status, r.Body)
+			}
+		}
+		if list := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(token)}); len(list.JSON["endpoints"].([]any)) != 3 {
+			t.Fatalf("only the public destinations are stored; list: %s", list.Body)
+		}
+	})
+}
+
+func TestWebhookEndpointLimitPerClient(t *testing.T) {
+	t.Parallel()
+	e := newWebhookEnv(t, sqlstoretest.Open(t, sqlstore.SQLite), false)
+	_, token := e.client("Acme", bokat.ScopeWebhooksManage)
+	var first string
+	for i := range webhook.MaxEndpointsPerOwner {
+		r := e.register(token, fmt.Sprintf("https://hooks.partner.se/bokat/%d", i))
+		if r.Status != 201 {
+			t.Fatalf("endpoint %d: %d %s", i+1, r.Status, r.Body)
+		}
+		if i == 0 {
+			first = r.JSON["endpoint"].(map[string]any)["id"].(string)
+		}
+	}
+	over := e.register(token, "https://hooks.partner.se/bokat/one-too-many")
+	checkProblem(t, over, 422, bokat.CodeWebhookEndpointLimitReached, "/v1/webhook-endpoints")
+	_, otherToken := e.client("Globex", bokat.ScopeWebhooksManage)
+	if r := e.register(otherToken, "https://hooks.partner.se/globex"); r.Status != 201 {
+		t.Fatalf("another client is not limited by Acme's endpoints: %d", r.Status)
+	}
+	e.do(request{Method: "DELETE", Path: "/v1/webhook-endpoints/" + first, Header: bearer(token)})
+	if r := e.register(token, "https://hooks.partner.se/bokat/after-delete"); r.Status != 201 {
+		t.Fatalf("after a deletion: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestDNSRebindingIsRefusedAtDialTime registers a name that resolves to a
+// public address, then makes it resolve to loopback: the delivery is refused
+// on the address dialled and the attempt says so.
+func TestDNSRebindingIsRefusedAtDialTime(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, false, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		if r := e.register(token, "https://rebind.partner.se/bokat"); r.Status != 201 {
+			t.Fatalf("register: %d %s", r.Status, r.Body)
+		}
+		e.resolver.Set("rebind.partner.se", "127.0.0.1")
+		ev := e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.pump()
+		ds, err := e.db.WebhookDeliveriesOfOutboxEvent(context.Background(), ev.ID)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("deliveries %v %v", ds, err)
+		}
+		attempts, err := e.db.WebhookDeliveryAttempts(context.Background(), ds[0].ID)
+		if err != nil || len(attempts) != 1 {
+			t.Fatalf("attempts %v %v", attempts, err)
+		}
+		a := attempts[0]
+		if a.StatusCode != 0 || !strings.Contains(a.Error, "destination refused at connect: 127.0.0.1:443 is a loopback address") {
+			t.Fatalf("attempt %+v, want refused at connect", a)
+		}
+		if ds[0].Status != sqlstore.DeliveryPending {
+			t.Fatalf("delivery %+v, want pending for a retry", ds[0])
+		}
+	})
+}
+
+func TestRedirectingReceiverIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		landing := webhooktest.NewReceiver(t, nil)
+		var redirected atomic.Int32
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			redirected.Add(1)
+			http.Redirect(w, r, landing.URL, http.StatusFound)
+		}))
+		t.Cleanup(redirector.Close)
+		if r := e.register(token, redirector.URL+"/hook"); r.Status != 201 {
+			t.Fatalf("register: %d %s", r.Status, r.Body)
+		}
+		ev := e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.pump()
+		ds, _ := e.db.WebhookDeliveriesOfOutboxEvent(context.Background(), ev.ID)
+		attempts, _ := e.db.WebhookDeliveryAttempts(context.Background(), ds[0].ID)
+		if len(attempts) != 1 || attempts[0].StatusCode != 302 || !strings.Contains(attempts[0].Error, "never followed") {
+			t.Fatalf("attempts %+v, want one 302 recorded as a failure", attempts)
+		}
+		if ds[0].Status != sqlstore.DeliveryPending || redirected.Load() != 1 || landing.Count() != 0 {
+			t.Fatalf("delivery %+v, redirect target hit %d times; want a pending retry and no request to the target", ds[0], landing.Count())
+		}
+	})
+}
+
+func TestWebhooksWithoutAServiceAnswerInternalError(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	r := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(e.token)})
+	checkProblem(t, r, 500, bokat.CodeInternalError, "/v1/webhook-endpoints")
+	if strings.Contains(string(r.Body), "Webhooks service") {
+		t.Fatalf("the internal cause leaks: %s", r.Body)
+	}
+}

@@ -1,0 +1,570 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"bokat"
+)
+
+// Webhook delivery statuses.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+	// DeliveryCancelled: the endpoint was deleted or disabled before the
+	// delivery succeeded.
+	DeliveryCancelled = "cancelled"
+)
+
+// Origins of a webhook delivery.
+const (
+	OriginRelay  = "relay"
+	OriginReplay = "replay"
+)
+
+// WebhookEndpoint is a stored webhook endpoint. The signing secret is kept
+// only sealed: SecretKeyID names the server key that sealed it and
+// SecretCiphertext holds the sealed bytes.
+type WebhookEndpoint struct {
+	ID               string
+	OwnerClientID    string
+	OwnerUserID      string
+	URL              string
+	EventTypes       []string
+	SigningKeyID     string
+	SecretKeyID      string
+	SecretCiphertext string
+	// DisabledAt is zero while the endpoint is enabled.
+	DisabledAt     time.Time
+	DisabledReason string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// ErrWebhookEndpointLimit is returned when an owner already has the most
+// endpoints allowed.
+var ErrWebhookEndpointLimit = errors.New("webhook endpoint limit reached")
+
+const endpointColumns = `id, owner_client_id, owner_user_id, url, event_types, signing_key_id, secret_key_id,
+	secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at`
+
+func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) {
+	var (
+		e                WebhookEndpoint
+		types            string
+		disabled         sql.NullInt64
+		created, updated int64
+	)
+	err := row.Scan(&e.ID, &e.OwnerClientID, &e.OwnerUserID, &e.URL, &types, &e.SigningKeyID, &e.SecretKeyID,
+		&e.SecretCiphertext, &disabled, &e.DisabledReason, &created, &updated)
+	if err != nil {
+		return WebhookEndpoint{}, translate(err)
+	}
+	e.EventTypes = strings.Fields(types)
+	e.DisabledAt = FromNullMillis(disabled)
+	e.CreatedAt = FromMillis(created)
+	e.UpdatedAt = FromMillis(updated)
+	return e, nil
+}
+
+// InsertWebhookEndpoint stores a new endpoint unless its owner already has
+// limit endpoints (not deleted), in which case it returns
+// ErrWebhookEndpointLimit. Registrations of one owner are serialised so the
+// limit holds under concurrency on both engines.
+func (tx *Tx) InsertWebhookEndpoint(ctx context.Context, e WebhookEndpoint, limit int) error {
+	if tx.engine == Postgres {
+		if _, err := tx.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 74260040))`,
+			e.OwnerClientID+" "+e.OwnerUserID); err != nil {
+			return translate(err)
+		}
+	}
+	var n int
+	err := tx.tx.QueryRowContext(ctx,
+		`SELECT COUNT(*) FROM webhook_endpoints WHERE owner_client_id = $1 AND owner_user_id = $2 AND deleted_at IS NULL`,
+		e.OwnerClientID, e.OwnerUserID).Scan(&n)
+	if err != nil {
+		return translate(err)
+	}
+	if n >= limit {
+		return ErrWebhookEndpointLimit
+	}
+	_, err = tx.tx.ExecContext(ctx,
+		`INSERT INTO webhook_endpoints (id, owner_client_id, owner_user_id, url, event_types, signing_key_id,
+		        secret_key_id, secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		e.ID, e.OwnerClientID, e.OwnerUserID, e.URL, strings.Join(e.EventTypes, " "), e.SigningKeyID,
+		e.SecretKeyID, e.SecretCiphertext, NullMillis(e.DisabledAt), e.DisabledReason, Millis(e.CreatedAt), Millis(e.UpdatedAt))
+	return translate(err)
+}
+
+// WebhookEndpoints returns the owner's endpoints that are not deleted,
+// oldest first.
+func (db *DB) WebhookEndpoints(ctx context.Context, clientID, userID string) ([]WebhookEndpoint, error) {
+	return queryEndpoints(ctx, db.read,
+		`SELECT `+endpointColumns+` FROM webhook_endpoints
+		  WHERE owner_client_id = $1 AND owner_user_id = $2 AND deleted_at IS NULL
+		  ORDER BY created_at, id`, clientID, userID)
+}
+
+// WebhookEndpoint returns the endpoint with the id, deleted or not, or
+// bokat.ErrNotFound. It is meant for operators and tests; API code looks
+// endpoints up through their owner.
+func (db *DB) WebhookEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
+	return scanEndpoint(db.read.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE id = $1`, id))
+}
+
+// SubscribedWebhookEndpoints returns the owner's enabled, not deleted
+// endpoints subscribed to the event type, oldest first.
+func (tx *Tx) SubscribedWebhookEndpoints(ctx context.Context, clientID, userID, eventType string) ([]WebhookEndpoint, error) {
+	all, err := queryEndpoints(ctx, tx.tx,
+		`SELECT `+endpointColumns+` FROM webhook_endpoints
+		  WHERE owner_client_id = $1 AND owner_user_id = $2 AND deleted_at IS NULL AND disabled_at IS NULL
+		  ORDER BY created_at, id`, clientID, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, e := range all {
+		for _, t := range e.EventTypes {
+			if t == eventType {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func queryEndpoints(ctx context.Context, q Reader, query string, args ...any) ([]WebhookEndpoint, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []WebhookEndpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, translate(rows.Err())
+}
+
+// DeleteWebhookEndpoint deletes the owner's endpoint and cancels its pending
+// deliveries. It returns bokat.ErrNotFound when the owner has no such
+// endpoint (unknown, another owner's, or already deleted). The row is kept,
+// marked deleted, so the history of its deliveries stays readable.
+func (tx *Tx) DeleteWebhookEndpoint(ctx context.Context, clientID, userID, id string, now time.Time) error {
+	res, err := tx.tx.ExecContext(ctx,
+		`UPDATE webhook_endpoints SET deleted_at = $1, updated_at = $1
+		  WHERE id = $2 AND owner_client_id = $3 AND owner_user_id = $4 AND deleted_at IS NULL`,
+		Millis(now), id, clientID, userID)
+	if err != nil {
+		return translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return translate(err)
+	} else if n == 0 {
+		return fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+	}
+	return tx.cancelPendingDeliveries(ctx, id, "", "endpoint deleted", now)
+}
+
+// cancelPendingDeliveries cancels the endpoint's pending deliveries, except
+// the one with id except.
+func (tx *Tx) cancelPendingDeliveries(ctx context.Context, endpointID, except, reason string, now time.Time) error {
+	_, err := tx.tx.ExecContext(ctx,
+		`UPDATE webhook_deliveries
+		    SET status = 'cancelled', last_error = $1, finished_at = $2, updated_at = $2, locked_until = NULL, lease_token = NULL
+		  WHERE endpoint_id = $3 AND status = 'pending' AND id <> $4`,
+		reason, Millis(now), endpointID, except)
+	return translate(err)
+}
+
+const outboxColumns = `id, owner_client_id, owner_user_id, booking_id, event_type, payload, occurred_at, created_at`
+
+func scanOutboxEvent(row interface{ Scan(...any) error }) (OutboxEvent, error) {
+	var (
+		e                 OutboxEvent
+		payload           string
+		occurred, created int64
+	)
+	if err := row.Scan(&e.ID, &e.OwnerClientID, &e.OwnerUserID, &e.BookingID, &e.EventType, &payload, &occurred, &created); err != nil {
+		return OutboxEvent{}, translate(err)
+	}
+	e.Payload = []byte(payload)
+	e.OccurredAt = FromMillis(occurred)
+	e.CreatedAt = FromMillis(created)
+	return e, nil
+}
+
+// OwnedOutboxEvent returns the outbox event with the id when it belongs to
+// the owner, or bokat.ErrNotFound.
+func (tx *Tx) OwnedOutboxEvent(ctx context.Context, clientID, userID, id string) (OutboxEvent, error) {
+	return scanOutboxEvent(tx.tx.QueryRowContext(ctx,
+		`SELECT `+outboxColumns+` FROM outbox_events WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3`,
+		id, clientID, userID))
+}
+
+// LatestOutboxEvent returns the newest outbox event of the booking, or
+// bokat.ErrNotFound.
+func (tx *Tx) LatestOutboxEvent(ctx context.Context, bookingID string) (OutboxEvent, error) {
+	return scanOutboxEvent(tx.tx.QueryRowContext(ctx,
+		`SELECT `+outboxColumns+` FROM outbox_events WHERE booking_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`,
+		bookingID))
+}
+
+// ClaimUnrelayedOutboxEvents returns up to limit outbox events that the
+// webhook relay has not handled yet, oldest first. On PostgreSQL the rows
+// stay locked until the transaction ends and rows locked by another relay
+// are skipped, so several processes relay without waiting on each other.
+func (tx *Tx) ClaimUnrelayedOutboxEvents(ctx context.Context, limit int) ([]OutboxEvent, error) {
+	q := `SELECT ` + outboxColumns + ` FROM outbox_events WHERE relayed_at IS NULL ORDER BY created_at, id LIMIT $1`
+	if tx.engine == Postgres {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := tx.tx.QueryContext(ctx, q, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []OutboxEvent
+	for rows.Next() {
+		e, err := scanOutboxEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, translate(rows.Err())
+}
+
+// HasUnrelayedOutboxEvents reports, from the read pool, whether any outbox
+// event awaits the webhook relay, so an idle relay does not take the writer.
+func (db *DB) HasUnrelayedOutboxEvents(ctx context.Context) (bool, error) {
+	var one int
+	err := db.read.QueryRowContext(ctx, `SELECT 1 FROM outbox_events WHERE relayed_at IS NULL LIMIT 1`).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, translate(err)
+}
+
+// MarkOutboxEventRelayed records that the webhook relay handled the event.
+func (tx *Tx) MarkOutboxEventRelayed(ctx context.Context, id string, now time.Time) error {
+	_, err := tx.tx.ExecContext(ctx, `UPDATE outbox_events SET relayed_at = $1 WHERE id = $2 AND relayed_at IS NULL`, Millis(now), id)
+	return translate(err)
+}
+
+// WebhookDelivery is one delivery event to one endpoint, retried until it
+// succeeds or its attempts run out.
+type WebhookDelivery struct {
+	ID string
+	// WebhookID is the Webhook-Id header and body id: shared by the
+	// endpoints of one delivery event, kept by retries, new on replay.
+	WebhookID      string
+	OutboxID       string
+	EndpointID     string
+	Origin         string // OriginRelay or OriginReplay
+	Status         string // Delivery*
+	Attempts       int
+	NextAttemptAt  time.Time
+	LastStatusCode int // 0: none
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     time.Time
+}
+
+// InsertWebhookDelivery writes a pending delivery. It reports false, and
+// writes nothing, when the relay already created the delivery of this
+// outbox event to this endpoint.
+func (tx *Tx) InsertWebhookDelivery(ctx context.Context, d WebhookDelivery) (bool, error) {
+	res, err := tx.tx.ExecContext(ctx,
+		`INSERT INTO webhook_deliveries (id, webhook_id, outbox_id, endpoint_id, origin, status, attempts,
+		        next_attempt_at, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7, $7)
+		 ON CONFLICT DO NOTHING`,
+		d.ID, d.WebhookID, d.OutboxID, d.EndpointID, d.Origin, Millis(d.NextAttemptAt), Millis(d.CreatedAt))
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err)
+}
+
+const deliveryColumns = `id, webhook_id, outbox_id, endpoint_id, origin, status, attempts, next_attempt_at,
+	last_status_code, last_error, created_at, updated_at, finished_at`
+
+// WebhookDeliveriesOfOutboxEvent returns every delivery of the outbox event,
+// oldest first.
+func (db *DB) WebhookDeliveriesOfOutboxEvent(ctx context.Context, outboxID string) ([]WebhookDelivery, error) {
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE outbox_id = $1 ORDER BY created_at, id`, outboxID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []WebhookDelivery
+	for rows.Next() {
+		var (
+			d                      WebhookDelivery
+			next, created, updated int64
+			code                   sql.NullInt64
+			finished               sql.NullInt64
+		)
+		if err := rows.Scan(&d.ID, &d.WebhookID, &d.OutboxID, &d.EndpointID, &d.Origin, &d.Status, &d.Attempts, &next,
+			&code, &d.LastError, &created, &updated, &finished); err != nil {
+			return nil, translate(err)
+		}
+		d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = FromMillis(next), FromMillis(created), FromMillis(updated)
+		d.LastStatusCode = int(code.Int64)
+		d.FinishedAt = FromNullMillis(finished)
+		out = append(out, d)
+	}
+	return out, translate(rows.Err())
+}
+
+// HasDueWebhookDeliveries reports, from the read pool, whether a pending
+// delivery is due at now and unclaimed, so an idle dispatcher does not take
+// the writer.
+func (db *DB) HasDueWebhookDeliveries(ctx context.Context, now time.Time) (bool, error) {
+	var one int
+	err := db.read.QueryRowContext(ctx,
+		`SELECT 1 FROM webhook_deliveries
+		  WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1) LIMIT 1`,
+		Millis(now)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, translate(err)
+}
+
+// ClaimedDelivery is a due delivery a worker holds under a lease, with what
+// sending it needs.
+type ClaimedDelivery struct {
+	ID         string
+	WebhookID  string
+	OutboxID   string
+	EndpointID string
+	// Attempts is the number of attempts made before this claim.
+	Attempts   int
+	CreatedAt  time.Time
+	LeaseToken string
+
+	URL              string
+	SecretKeyID      string
+	SecretCiphertext string
+	// EndpointActive is false when the endpoint was deleted or disabled.
+	EndpointActive bool
+
+	EventType  string
+	BookingID  string
+	Payload    []byte
+	OccurredAt time.Time
+}
+
+// ClaimWebhookDeliveries claims up to limit pending deliveries that are due
+// at now and not held by another worker's unexpired lease: it stamps them
+// with token and a lease until now+lease and returns them, earliest due
+// first. On PostgreSQL rows being claimed by another worker are skipped
+// (FOR UPDATE SKIP LOCKED), so several processes share the work without
+// delivering a row twice while its lease holds.
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, token string) ([]ClaimedDelivery, error) {
+	var out []ClaimedDelivery
+	err := db.InTx(ctx, func(tx *Tx) error {
+		out = out[:0]
+		lock := ""
+		if tx.engine == Postgres {
+			lock = ` FOR UPDATE SKIP LOCKED`
+		}
+		res, err := tx.tx.ExecContext(ctx,
+			`UPDATE webhook_deliveries SET locked_until = $1, lease_token = $2
+			  WHERE id IN (SELECT id FROM webhook_deliveries
+			                WHERE status = 'pending' AND next_attempt_at <= $3
+			                  AND (locked_until IS NULL OR locked_until <= $3)
+			                ORDER BY next_attempt_at, id LIMIT $4`+lock+`)`,
+			Millis(now.Add(lease)), token, Millis(now), limit)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		rows, err := tx.tx.QueryContext(ctx,
+			`SELECT d.id, d.webhook_id, d.outbox_id, d.endpoint_id, d.attempts, d.created_at,
+			        e.url, e.secret_key_id, e.secret_ciphertext, e.disabled_at, e.deleted_at,
+			        o.event_type, o.booking_id, o.payload, o.occurred_at
+			   FROM webhook_deliveries d
+			   JOIN webhook_endpoints e ON e.id = d.endpoint_id
+			   JOIN outbox_events o ON o.id = d.outbox_id
+			  WHERE d.lease_token = $1 AND d.status = 'pending'
+			  ORDER BY d.next_attempt_at, d.id`, token)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c                 ClaimedDelivery
+				created, occurred int64
+				disabled, deleted sql.NullInt64
+				payload           string
+			)
+			if err := rows.Scan(&c.ID, &c.WebhookID, &c.OutboxID, &c.EndpointID, &c.Attempts, &created,
+				&c.URL, &c.SecretKeyID, &c.SecretCiphertext, &disabled, &deleted,
+				&c.EventType, &c.BookingID, &payload, &occurred); err != nil {
+				return err
+			}
+			c.CreatedAt, c.OccurredAt = FromMillis(created), FromMillis(occurred)
+			c.Payload = []byte(payload)
+			c.EndpointActive = !disabled.Valid && !deleted.Valid
+			c.LeaseToken = token
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WebhookAttempt is the outcome of one delivery attempt and what it does to
+// the delivery.
+type WebhookAttempt struct {
+	DeliveryID string
+	// LeaseToken is the claim the attempt was made under.
+	LeaseToken  string
+	AttemptedAt time.Time
+	// StatusCode is the HTTP status received; 0 when no response arrived.
+	StatusCode int
+	Latency    time.Duration
+	// Error describes a failure; it must hold no secret.
+	Error string
+	// Status is the delivery's new status: DeliveryDelivered,
+	// DeliveryPending (retry at NextAttemptAt) or DeliveryFailed.
+	Status        string
+	NextAttemptAt time.Time
+	// DisableEndpoint, when not empty, disables the delivery's endpoint with
+	// this reason and cancels its other pending deliveries.
+	DisableEndpoint string
+	// Now is when the attempt is recorded.
+	Now time.Time
+}
+
+// RecordWebhookAttempt stores the attempt and applies its outcome in one
+// transaction, returning the attempt's number (1 for the first). Success is
+// applied to a still-pending delivery even when the lease has expired
+// meanwhile; a retry or final failure only while the claim is still the
+// worker's own (another worker that took over an expired lease decides then).
+func (db *DB) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt) (int, error) {
+	var number int
+	err := db.InTx(ctx, func(tx *Tx) error {
+		code := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+		var (
+			endpointID string
+			status     string
+			lease      sql.NullString
+		)
+		err := tx.tx.QueryRowContext(ctx,
+			`UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $1, last_error = $2, updated_at = $3
+			  WHERE id = $4
+			  RETURNING attempts, endpoint_id, status, lease_token`,
+			code, a.Error, Millis(a.Now), a.DeliveryID).Scan(&number, &endpointID, &status, &lease)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.tx.ExecContext(ctx,
+			`INSERT INTO webhook_delivery_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, error)
+			 VALUES ($1, $2, $3, $4, $5, $6)`,
+			a.DeliveryID, number, Millis(a.AttemptedAt), code, a.Latency.Milliseconds(), a.Error); err != nil {
+			return err
+		}
+		ours := lease.Valid && lease.String == a.LeaseToken
+		switch {
+		case status != DeliveryPending:
+			// Cancelled (endpoint deleted) or finished by another worker meanwhile.
+		case a.Status == DeliveryDelivered || ours:
+			finished, next := sql.NullInt64{}, a.NextAttemptAt
+			if a.Status != DeliveryPending {
+				finished, next = NullMillis(a.Now), a.Now
+			}
+			if _, err := tx.tx.ExecContext(ctx,
+				`UPDATE webhook_deliveries
+				    SET status = $1, next_attempt_at = $2, finished_at = $3, locked_until = NULL, lease_token = NULL
+				  WHERE id = $4`,
+				a.Status, Millis(next), finished, a.DeliveryID); err != nil {
+				return err
+			}
+		}
+		if a.DisableEndpoint != "" {
+			if _, err := tx.tx.ExecContext(ctx,
+				`UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = $2, updated_at = $1
+				  WHERE id = $3 AND disabled_at IS NULL`,
+				Millis(a.Now), a.DisableEndpoint, endpointID); err != nil {
+				return err
+			}
+			return tx.cancelPendingDeliveries(ctx, endpointID, a.DeliveryID, "endpoint disabled: "+a.DisableEndpoint, a.Now)
+		}
+		return nil
+	})
+	return number, err
+}
+
+// CancelWebhookDelivery cancels a claimed delivery whose endpoint is no
+// longer active, without an attempt.
+func (db *DB) CancelWebhookDelivery(ctx context.Context, id, leaseToken, reason string, now time.Time) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.tx.ExecContext(ctx,
+			`UPDATE webhook_deliveries
+			    SET status = 'cancelled', last_error = $1, finished_at = $2, updated_at = $2, locked_until = NULL, lease_token = NULL
+			  WHERE id = $3 AND lease_token = $4 AND status = 'pending'`,
+			reason, Millis(now), id, leaseToken)
+		return err
+	})
+}
+
+// WebhookDeliveryAttempt is one recorded attempt.
+type WebhookDeliveryAttempt struct {
+	DeliveryID  string
+	Attempt     int
+	AttemptedAt time.Time
+	StatusCode  int // 0: no response
+	Latency     time.Duration
+	Error       string
+}
+
+// WebhookDeliveryAttempts returns the attempts of a delivery in order.
+func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([]WebhookDeliveryAttempt, error) {
+	rows, err := db.read.QueryContext(ctx,
+		`SELECT delivery_id, attempt, attempted_at, status_code, latency_ms, error
+		   FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`, deliveryID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []WebhookDeliveryAttempt
+	for rows.Next() {
+		var (
+			a      WebhookDeliveryAttempt
+			at, ms int64
+			code   sql.NullInt64
+		)
+		if err := rows.Scan(&a.DeliveryID, &a.Attempt, &at, &code, &ms, &a.Error); err != nil {
+			return nil, translate(err)
+		}
+		a.AttemptedAt = FromMillis(at)
+		a.StatusCode = int(code.Int64)
+		a.Latency = time.Duration(ms) * time.Millisecond
+		out = append(out, a)
+	}
+	return out, translate(rows.Err())
+}

@@ -1,0 +1,238 @@
+// Package webhook manages webhook endpoints and sends webhook deliveries:
+// registration behind an SSRF guard (public HTTPS on port 443, every resolved
+// address public, checked again on the address dialled), signing secrets
+// sealed at rest, the signed HTTP delivery attempt, and replays. The outbox
+// package drives deliveries; receivers verify them with package
+// bokat/webhookverify.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+)
+
+// MaxEndpointsPerOwner is how many webhook endpoints one owner (a client,
+// or a client and signed-in user) may have.
+const MaxEndpointsPerOwner = 20
+
+// ServiceConfig configures a Service.
+type ServiceConfig struct {
+	DB    *sqlstore.DB
+	Guard *Guard
+	Keys  *Keyring
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// OnQueued, when set, is called after a replay queued deliveries (the
+	// serve process wakes its dispatcher with it).
+	OnQueued func()
+}
+
+// Service is the owner-facing side of webhooks: register, list, delete,
+// replay. Every method acts only on the principal's own endpoints and events:
+// those of its client, and for delegated tokens of its user.
+type Service struct {
+	db       *sqlstore.DB
+	guard    *Guard
+	keys     *Keyring
+	now      func() time.Time
+	onQueued func()
+}
+
+// NewService returns a Service.
+func NewService(cfg ServiceConfig) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{db: cfg.DB, guard: cfg.Guard, keys: cfg.Keys, now: cfg.Now, onQueued: cfg.OnQueued}
+}
+
+// RegisterEndpoint checks the destination, stores a new endpoint with a fresh
+// signing secret (sealed), and returns the endpoint and the secret, which is
+// never shown again. A rejected destination is a *bokat.Error with code
+// webhook_destination_rejected whose detail and issues give the reason.
+func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawURL string, types []bokat.EventType) (bokat.WebhookEndpoint, string, error) {
+	if err := checkEventTypes(types); err != nil {
+		return bokat.WebhookEndpoint{}, "", err
+	}
+	u, err := s.guard.CheckURL(ctx, rawURL)
+	if err != nil {
+		var rej *RejectedError
+		if errors.As(err, &rej) {
+			return bokat.WebhookEndpoint{}, "", &bokat.Error{
+				Code:         bokat.CodeWebhookDestinationRejected,
+				Detail:       "The webhook destination was rejected: " + rej.Reason + ".",
+				Issues:       []string{"url: " + rej.Reason},
+				SafeNextStep: "Register a public https:// URL on port 443 whose host name resolves only to public addresses.",
+			}
+		}
+		return bokat.WebhookEndpoint{}, "", err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return bokat.WebhookEndpoint{}, "", err
+	}
+	secret := NewSigningSecret()
+	keyID, sealed, err := s.keys.Seal([]byte(secret), secretContext(id.String()))
+	if err != nil {
+		return bokat.WebhookEndpoint{}, "", fmt.Errorf("seal signing secret: %w", err)
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	row := sqlstore.WebhookEndpoint{
+		ID: id.String(), OwnerClientID: p.ClientID, OwnerUserID: p.UserID, URL: u.String(), EventTypes: names,
+		SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed, CreatedAt: now, UpdatedAt: now,
+	}
+	err = s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		return tx.InsertWebhookEndpoint(ctx, row, MaxEndpointsPerOwner)
+	})
+	if errors.Is(err, sqlstore.ErrWebhookEndpointLimit) {
+		return bokat.WebhookEndpoint{}, "", &bokat.Error{
+			Code:         bokat.CodeWebhookEndpointLimitReached,
+			Detail:       fmt.Sprintf("A client may have at most %d webhook endpoints.", MaxEndpointsPerOwner),
+			SafeNextStep: "Delete an endpoint that is no longer used, then register again.",
+		}
+	}
+	if err != nil {
+		return bokat.WebhookEndpoint{}, "", err
+	}
+	return endpointOf(row), secret, nil
+}
+
+func checkEventTypes(types []bokat.EventType) error {
+	if len(types) == 0 {
+		return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "At least one event type is required.",
+			Issues: []string{"event_types: must have at least 1 item"}}
+	}
+	for i, t := range types {
+		if !slices.Contains(bokat.EventTypes(), t) {
+			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "Unknown event type.",
+				Issues: []string{fmt.Sprintf("event_types[%d]: must be one of the event types", i)}}
+		}
+		if slices.Contains(types[:i], t) {
+			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "Event types must be unique.",
+				Issues: []string{"event_types: items must be unique"}}
+		}
+	}
+	return nil
+}
+
+func endpointOf(e sqlstore.WebhookEndpoint) bokat.WebhookEndpoint {
+	types := make([]bokat.EventType, len(e.EventTypes))
+	for i, t := range e.EventTypes {
+		types[i] = bokat.EventType(t)
+	}
+	return bokat.WebhookEndpoint{
+		ID: e.ID, URL: e.URL, EventTypes: types, SigningKeyID: e.SigningKeyID,
+		Enabled: e.DisabledAt.IsZero(), CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+	}
+}
+
+// ListEndpoints returns the principal's endpoints, oldest first, without
+// secrets.
+func (s *Service) ListEndpoints(ctx context.Context, p bokat.Principal) ([]bokat.WebhookEndpoint, error) {
+	rows, err := s.db.WebhookEndpoints(ctx, p.ClientID, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bokat.WebhookEndpoint, len(rows))
+	for i, r := range rows {
+		out[i] = endpointOf(r)
+	}
+	return out, nil
+}
+
+// DeleteEndpoint deletes the principal's endpoint and cancels its pending
+// deliveries. An endpoint that is unknown or not the principal's answers
+// webhook_endpoint_not_found.
+func (s *Service) DeleteEndpoint(ctx context.Context, p bokat.Principal, id string) error {
+	if uuid.Validate(id) != nil {
+		return endpointNotFound()
+	}
+	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		return tx.DeleteWebhookEndpoint(ctx, p.ClientID, p.UserID, id, s.now())
+	})
+	if errors.Is(err, bokat.ErrNotFound) {
+		return endpointNotFound()
+	}
+	return err
+}
+
+func endpointNotFound() error {
+	return &bokat.Error{Code: bokat.CodeWebhookEndpointNotFound,
+		Detail: "No webhook endpoint with this id belongs to the caller."}
+}
+
+// Replay queues a new delivery event, with a new Webhook-Id, of the
+// principal's outbox event to each of the principal's enabled endpoints
+// subscribed to its type. An event that is unknown or not the principal's
+// answers webhook_event_not_found; when no endpoint subscribes to the type,
+// webhook_endpoint_not_found.
+func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string) (bokat.WebhookReplay, error) {
+	if uuid.Validate(outboxID) != nil {
+		return bokat.WebhookReplay{}, eventNotFound()
+	}
+	var replay bokat.WebhookReplay
+	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		ev, err := tx.OwnedOutboxEvent(ctx, p.ClientID, p.UserID, outboxID)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return eventNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		eps, err := tx.SubscribedWebhookEndpoints(ctx, p.ClientID, p.UserID, ev.EventType)
+		if err != nil {
+			return err
+		}
+		if len(eps) == 0 {
+			return &bokat.Error{Code: bokat.CodeWebhookEndpointNotFound,
+				Detail:       fmt.Sprintf("None of the caller's enabled webhook endpoints subscribes to %s.", ev.EventType),
+				SafeNextStep: "Register an endpoint for this event type, then replay again."}
+		}
+		webhookID, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		now := s.now().UTC().Truncate(time.Millisecond)
+		for _, ep := range eps {
+			id, err := uuid.NewV7()
+			if err != nil {
+				return err
+			}
+			if _, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{
+				ID: id.String(), WebhookID: webhookID.String(), OutboxID: ev.ID, EndpointID: ep.ID,
+				Origin: sqlstore.OriginReplay, NextAttemptAt: now, CreatedAt: now,
+			}); err != nil {
+				return err
+			}
+		}
+		replay = bokat.WebhookReplay{
+			ID: webhookID.String(), OutboxID: ev.ID, BookingID: ev.BookingID, EventType: bokat.EventType(ev.EventType),
+			Status: sqlstore.DeliveryPending, CreatedAt: now,
+		}
+		return nil
+	})
+	if err != nil {
+		return bokat.WebhookReplay{}, err
+	}
+	if s.onQueued != nil {
+		s.onQueued()
+	}
+	return replay, nil
+}
+
+func eventNotFound() error {
+	return &bokat.Error{Code: bokat.CodeWebhookEventNotFound,
+		Detail: "No webhook event (outbox item) with this id belongs to the caller."}
+}

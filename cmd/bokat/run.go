@@ -45,6 +45,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
 		}
 		return runPartnerCreate(ctx, rest[1:], e)
+	case "oauth-client":
+		if len(rest) == 0 || rest[0] != "create" {
+			return fmt.Errorf("%w: bokat oauth-client create --name N --redirect-uri URI [--scopes LIST|all] [--public]", errUsage)
+		}
+		return runOAuthClientCreate(ctx, rest[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -63,6 +68,9 @@ Commands:
   migrate                     apply the database migrations embedded in this binary
   partner create --name N --scopes LIST|all
                               create a partner credential; prints {"client_id","token"}
+  oauth-client create --name N --redirect-uri URI [--redirect-uri URI ...] [--scopes LIST|all] [--public]
+                              register an OAuth client of an assistant acting for signed-in customers;
+                              prints {"client_id","client_secret"} (no secret with --public)
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -48,6 +48,9 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+	// OAuth is the authorization server whose endpoints (/oauth/*,
+	// /.well-known/oauth-authorization-server) are served when it is set.
+	OAuth AuthorizationServer
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -65,6 +68,7 @@ type Server struct {
 	catalog      *catalog.Catalog
 	auth         *auth.Authenticator
 	store        Store
+	oauth        AuthorizationServer
 	handler      http.Handler
 }
 
@@ -86,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 		catalog:      cfg.Catalog,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+		oauth:        cfg.OAuth,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -97,6 +102,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	for _, pr := range s.protocolRoutes() {
+		mux.Handle(pr.method+" "+pr.pattern, s.wrapProtocol(pr))
 	}
 	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))
 	s.handler = s.withRequestInfo(mux)

@@ -131,7 +131,7 @@ func (e *oauthEnv) exchange(conf *oauth2.Config, email string) *oauth2.Token {
 
 func TestPublicClientUsesPKCEWithoutASecret(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, sqliteDB(t), false)
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
 	conf := e.newClient("Mobilappen", true, bokat.ScopeBookingsRead)
 	tok := e.exchange(conf, "app@example.se")
 	if _, err := e.as.VerifyAccessToken(context.Background(), tok.AccessToken); err != nil {
@@ -141,7 +141,7 @@ func TestPublicClientUsesPKCEWithoutASecret(t *testing.T) {
 		t.Fatalf("public client's refresh: %v", err)
 	}
 	// A public client that presents a secret is refused.
-	status, body, _ := e.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken},
+	status, body, _ := e.tokenRequest(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken},
 		"client_id": {conf.ClientID}, "client_secret": {"bks_guess"}}, "", "")
 	if status != http.StatusUnauthorized || body["error"] != "invalid_client" {
 		t.Fatalf("public client with a secret: %d %v", status, body)

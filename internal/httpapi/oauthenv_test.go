@@ -106,9 +106,16 @@ type oauthEnv struct {
 // to listen there.
 const callbackURI = "http://127.0.0.1:8123/callback"
 
+// oauthSetup varies the authorization server of a test.
+type oauthSetup struct {
+	// production turns off the development echo of sign-in codes.
+	production bool
+	// noSender leaves the server without a CodeSender.
+	noSender bool
+}
+
 // newOAuthEnv starts the server with OAuth wired as serve wires it.
-// production turns off the development echo of sign-in codes.
-func newOAuthEnv(t *testing.T, db *sqlstore.DB, production bool, opts ...envOption) *oauthEnv {
+func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOption) *oauthEnv {
 	t.Helper()
 	hasher, err := auth.NewHasher([]byte(oauthTestPepper))
 	if err != nil {
@@ -116,9 +123,13 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, production bool, opts ...envOpti
 	}
 	e := &oauthEnv{hasher: hasher, sender: &recordingSender{}, clock: &testClock{t: time.Now()}}
 	wire := func(c *Config) {
+		var sender oauth.CodeSender = e.sender
+		if setup.noSender {
+			sender = nil
+		}
 		as, err := oauth.New(oauth.Config{
-			BaseURL: c.BaseURL, Production: production, Store: db, Hasher: hasher,
-			Sender: e.sender, Logger: c.Logger, Now: e.clock.Now,
+			BaseURL: c.BaseURL, Production: setup.production, Store: db, Hasher: hasher,
+			Sender: sender, Logger: c.Logger, Now: e.clock.Now,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -133,8 +144,8 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, production bool, opts ...envOpti
 
 // forEachOAuthEngine runs fn on a fresh OAuth server on each test engine.
 func forEachOAuthEngine(t *testing.T, fn func(t *testing.T, e *oauthEnv)) {
-	forEachEngine(t, func(t *testing.T, te *testEnv) {
-		fn(t, newOAuthEnv(t, te.db, false))
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		fn(t, newOAuthEnv(t, db, oauthSetup{}))
 	})
 }
 
@@ -369,9 +380,9 @@ func (e *oauthEnv) authorize(conf *oauth2.Config, verifier, email string) string
 	return q.Get("code")
 }
 
-// token calls the token endpoint directly (for requests x/oauth2 would not
+// tokenRequest calls the token endpoint directly (for requests x/oauth2 would not
 // send) and returns the status and the JSON body.
-func (e *oauthEnv) token(form url.Values, basicID, basicSecret string) (int, map[string]any, http.Header) {
+func (e *oauthEnv) tokenRequest(form url.Values, basicID, basicSecret string) (int, map[string]any, http.Header) {
 	e.t.Helper()
 	return e.post("/oauth/token", form, basicID, basicSecret)
 }

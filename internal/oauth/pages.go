@@ -300,6 +300,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 // machine-readable reason (shown for support).
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, messageKey, code string) {
 	p := newPage(r, "error_title")
+	p.OtherLangURL = "" // the request may carry untrusted values; error pages link nowhere
 	p.Message = p.T[messageKey]
 	p.Code = code
 	s.render(w, r, status, "error", p)

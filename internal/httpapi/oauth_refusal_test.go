@@ -171,7 +171,11 @@ func TestTokenEndpointRefusals(t *testing.T) {
 		wantStatus int
 		wantCode   string
 	}{
-		{"wrong verifier", func(c string) url.Values { f := codeForm(c); f.Set("code_verifier", oauth2.GenerateVerifier()); return f },
+		{"wrong verifier", func(c string) url.Values {
+			f := codeForm(c)
+			f.Set("code_verifier", oauth2.GenerateVerifier())
+			return f
+		},
 			conf.ClientID, conf.ClientSecret, 400, "invalid_grant"},
 		{"verifier of the RFC example", func(c string) url.Values { f := codeForm(c); f.Set("code_verifier", rfcVerifier); return f },
 			conf.ClientID, conf.ClientSecret, 400, "invalid_grant"},
@@ -179,7 +183,11 @@ func TestTokenEndpointRefusals(t *testing.T) {
 			conf.ClientID, conf.ClientSecret, 400, "invalid_request"},
 		{"malformed verifier", func(c string) url.Values { f := codeForm(c); f.Set("code_verifier", "short"); return f },
 			conf.ClientID, conf.ClientSecret, 400, "invalid_request"},
-		{"redirect URI mismatch", func(c string) url.Values { f := codeForm(c); f.Set("redirect_uri", "http://127.0.0.1:8123/other"); return f },
+		{"redirect URI mismatch", func(c string) url.Values {
+			f := codeForm(c)
+			f.Set("redirect_uri", "http://127.0.0.1:8123/other")
+			return f
+		},
 			conf.ClientID, conf.ClientSecret, 400, "invalid_grant"},
 		{"redirect URI omitted although it was sent", func(c string) url.Values { f := codeForm(c); f.Del("redirect_uri"); return f },
 			conf.ClientID, conf.ClientSecret, 400, "invalid_grant"},

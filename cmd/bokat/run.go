@@ -50,6 +50,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat supply import FILE", errUsage)
 		}
 		return runSupplyImport(ctx, rest[1:], e)
+	case "oauth-client":
+		if len(rest) == 0 || rest[0] != "create" {
+			return fmt.Errorf("%w: bokat oauth-client create --name N --redirect-uri URI [--scopes LIST|all] [--public]", errUsage)
+		}
+		return runOAuthClientCreate(ctx, rest[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -70,6 +75,9 @@ Commands:
                               create a partner credential; prints {"client_id","token"}
   supply import FILE          validate a supply file and import it (providers, postcodes, prices,
                               hours, blocked periods); nothing is written when it has a problem
+  oauth-client create --name N --redirect-uri URI [--redirect-uri URI ...] [--scopes LIST|all] [--public]
+                              register an OAuth client of an assistant acting for signed-in customers;
+                              prints {"client_id","client_secret"} (no secret with --public)
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -18,6 +18,7 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
+	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 )
@@ -151,6 +152,26 @@ func runServe(ctx context.Context, args []string, e env) error {
 		baseURL = "http://" + ln.Addr().String()
 	}
 
+	// OAuth 2 for delegated users. Sign-in codes need an e-mail sender; until
+	// one is wired here, development writes codes to the log and production
+	// answers the sign-in page with 503.
+	var codeSender oauth.CodeSender
+	oauthServer, err := oauth.New(oauth.Config{
+		BaseURL:    baseURL,
+		Production: c.production(),
+		Store:      db,
+		Hasher:     hasher,
+		Sender:     codeSender,
+		Logger:     log,
+	})
+	if err != nil {
+		return err
+	}
+	authn.SetAccessTokenVerifier(oauthServer)
+	if codeSender == nil && c.production() {
+		log.Warn("no e-mail sender for sign-in codes: OAuth sign-in answers 503 until one is configured")
+	}
+
 	srv, err := httpapi.New(httpapi.Config{
 		BaseURL:      baseURL,
 		Production:   c.production(),
@@ -165,6 +186,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 
 		Webhooks:            webhooks,
 		WebhookAllowPrivate: c.WebhookAllowPrivate,
+		OAuth:               oauthServer,
 	})
 	if err != nil {
 		return err
@@ -182,6 +204,9 @@ func runServe(ctx context.Context, args []string, e env) error {
 	// Background loops beside HTTP; each stops when workerCtx ends.
 	var background []worker
 	background = append(background, webhookWorkers...)
+	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
+		return oauthServer.RunPurge(ctx, time.Hour)
+	}})
 
 	var workers sync.WaitGroup
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))

@@ -182,7 +182,9 @@ func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error
 		return p, bokat.Errorf(bokat.CodeUnauthorized, "This operation requires a credential: Authorization: Bearer <token> or X-Service-Requests-Token.")
 	}
 	if rt.auth == authPartnerOnly && p.Kind != bokat.PrincipalPartner {
-		return p, bokat.Errorf(bokat.CodeUnauthorized, "This deprecated path accepts only a partner credential (Authorization: Bearer <partner token> or X-Service-Requests-Token).")
+		return p, &bokat.Error{Code: bokat.CodeUnauthorized,
+			Detail: "This deprecated path accepts only a partner credential (Authorization: Bearer <partner token> or X-Service-Requests-Token).",
+			Err:    fmt.Errorf("%w: %s credential on a partner-only path", auth.ErrInvalidCredential, p.Kind)}
 	}
 	if rt.scope != "" && !p.Has(rt.scope) {
 		return p, &bokat.Error{Code: bokat.CodeInsufficientScope,

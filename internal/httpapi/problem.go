@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/auth"
 )
 
 // codeInfo is what the contract says about an error code: its HTTP status,
@@ -167,7 +168,10 @@ func (s *Server) setAuthenticateHeader(w http.ResponseWriter, e *bokat.Error) {
 	v := fmt.Sprintf(`Bearer realm="bokat", resource_metadata=%q`, s.baseURL+"/.well-known/oauth-protected-resource")
 	switch e.Code {
 	case bokat.CodeUnauthorized:
-		v += `, error="invalid_token"`
+		// RFC 6750 section 3.1: no error code when no credential was sent.
+		if errors.Is(e, auth.ErrInvalidCredential) {
+			v += `, error="invalid_token"`
+		}
 	case bokat.CodeInsufficientScope:
 		if scope, ok := e.Extra["required_scope"].(string); ok {
 			v += fmt.Sprintf(`, error="insufficient_scope", scope=%q`, scope)

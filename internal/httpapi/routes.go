@@ -61,6 +61,39 @@ func (s *Server) routes() []route {
 	}
 }
 
+// protocolRoute is an endpoint whose responses follow the OAuth RFCs rather
+// than the v1 conventions: no v1 metadata in its bodies, no Problem errors,
+// no route-level credential check (the token and revocation endpoints
+// authenticate OAuth clients themselves).
+type protocolRoute struct {
+	method  string
+	pattern string
+	handler http.Handler
+}
+
+// protocolRoutes lists the OAuth discovery documents (RFC 8414, RFC 9728)
+// and the authorization server's endpoints (package oauth).
+func (s *Server) protocolRoutes() []protocolRoute {
+	rts := []protocolRoute{
+		{http.MethodGet, "/.well-known/oauth-protected-resource", http.HandlerFunc(s.handleResourceMetadata)},
+	}
+	if as := s.oauth; as != nil {
+		rts = append(rts,
+			protocolRoute{http.MethodGet, "/.well-known/oauth-authorization-server", as.Metadata()},
+			protocolRoute{http.MethodGet, "/oauth/authorize", as.Authorize()},
+			protocolRoute{http.MethodPost, "/oauth/authorize", as.Authorize()},
+			protocolRoute{http.MethodGet, "/oauth/sign-in", as.SignIn()},
+			protocolRoute{http.MethodPost, "/oauth/sign-in", as.SignIn()},
+			protocolRoute{http.MethodGet, "/oauth/sign-in/code", as.SignInCode()},
+			protocolRoute{http.MethodPost, "/oauth/sign-in/code", as.SignInCode()},
+			protocolRoute{http.MethodPost, "/oauth/sign-out", as.SignOut()},
+			protocolRoute{http.MethodPost, "/oauth/token", as.Token()},
+			protocolRoute{http.MethodPost, "/oauth/revoke", as.Revoke()},
+		)
+	}
+	return rts
+}
+
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")

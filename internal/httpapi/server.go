@@ -64,6 +64,9 @@ type Config struct {
 	// WebhookAllowPrivate lets registrations name http:// destinations
 	// (development only; the Webhooks service's guard decides the rest).
 	WebhookAllowPrivate bool
+	// OAuth is the authorization server whose endpoints (/oauth/*,
+	// /.well-known/oauth-authorization-server) are served when it is set.
+	OAuth AuthorizationServer
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -84,6 +87,7 @@ type Server struct {
 	followups    *followup.Service
 	search       *booking.Search
 	serviceTexts map[string]serviceTexts
+	oauth        AuthorizationServer
 	handler      http.Handler
 
 	webhooks            Webhooks
@@ -116,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 
 		webhooks:            cfg.Webhooks,
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
+		oauth:               cfg.OAuth,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -137,6 +142,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+	}
+	for _, pr := range s.protocolRoutes() {
+		mux.Handle(pr.method+" "+pr.pattern, s.wrapProtocol(pr))
 	}
 	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))
 	s.handler = s.withRequestInfo(mux)

@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"golang.org/x/oauth2"
+
+	"bokat"
+	"bokat/internal/oauth"
+)
+
+// chromiumPath returns the Chromium binary, or skips the test when the
+// machine has none (CI installs Debian's chromium).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium binary on PATH: install Debian's chromium package to run the browser test")
+	return ""
+}
+
+// newChromium starts a headless Chromium with a fresh profile, asking for
+// Swedish pages and with page scripts disabled (the pages need none), and
+// returns its browsing context. The first action has run: the context
+// carries no timeout, since a timeout on the first action would stop the
+// browser; derive one per step.
+func newChromium(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("accept-lang", "sv-SE,sv"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(900, 1000),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// TestSignInAndConsentInABrowser drives the sign-in and consent pages in a
+// real headless Chromium with page scripts disabled (the pages need none),
+// then lets x/oauth2 redeem the code the browser delivered to the client.
+func TestSignInAndConsentInABrowser(t *testing.T) {
+	ctx := newChromium(t)
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
+
+	// The client's redirect endpoint, a real listener on loopback.
+	delivered := make(chan url.Values, 1)
+	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case delivered <- r.URL.Query():
+		default:
+		}
+		fmt.Fprint(w, `<!doctype html><html><body><p id="done">Tillbaka i appen</p></body></html>`)
+	}))
+	t.Cleanup(client.Close)
+	id, secret, err := oauth.CreateClient(context.Background(), e.db, e.hasher, oauth.ClientSpec{
+		Name: "Hemhjälpen AI", RedirectURIs: []string{client.URL + "/callback"},
+		Scopes: []bokat.Scope{bokat.ScopeBookingsSearch, bokat.ScopeBookingsConfirm, bokat.ScopeBookingsRead},
+	}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := &oauth2.Config{
+		ClientID: id, ClientSecret: secret, RedirectURL: client.URL + "/callback",
+		Scopes:   []string{"service.bookings.search", "service.bookings.confirm", "service.bookings.read"},
+		Endpoint: oauth2.Endpoint{AuthURL: e.http.URL + "/oauth/authorize", TokenURL: e.http.URL + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader},
+	}
+	verifier := oauth2.GenerateVerifier()
+	const email = "webbkund@example.se"
+
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(stepCtx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	read := func(what string, action chromedp.Action[string]) string {
+		t.Helper()
+		stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		v, err := chromedp.Run(stepCtx, action)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return v
+	}
+	screenshot := func() []byte {
+		t.Helper()
+		stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		shot, err := chromedp.Run(stepCtx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		return shot
+	}
+
+	step("open the authorization URL", chromedp.Navigate(conf.AuthCodeURL("browser-state", oauth2.S256ChallengeOption(verifier))),
+		chromedp.WaitVisible(chromedp.ID("email")))
+	signInText := read("sign-in text", chromedp.Text(chromedp.CSS("main")))
+	signInShot := screenshot()
+	step("ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
+	codeText := read("code page text", chromedp.Text(chromedp.CSS("main")))
+	step("enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
+	consentText := read("consent text", chromedp.Text(chromedp.CSS("main")))
+	consentShot := screenshot()
+	// The Content-Security-Policy admits the page's style (by its hash).
+	if bg := read("button style", chromedp.Evaluate[string](`getComputedStyle(document.querySelector("button[value=approve]")).backgroundColor`)); bg != "rgb(11, 93, 59)" {
+		t.Errorf("the approve button's background is %q: the page style was blocked", bg)
+	}
+	step("approve", chromedp.Click(chromedp.CSS("button[value=approve]")), chromedp.WaitVisible(chromedp.ID("done")))
+
+	dir := t.TempDir()
+	for name, shot := range map[string][]byte{"sign-in.png": signInShot, "consent.png": consentShot} {
+		if len(shot) < 1000 || !bytes.HasPrefix(shot, []byte("\x89PNG")) {
+			t.Errorf("%s: %d bytes, want a PNG screenshot", name, len(shot))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), shot, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for page, checks := range map[string]struct {
+		text string
+		want []string
+	}{
+		"sign-in": {signInText, []string{"Logga in", "Hemhjälpen AI vill använda Bokat åt dig", "E-postadress", "Skicka kod", "English"}},
+		"code":    {codeText, []string{"Ange koden", "8 siffror", "Skicka en ny kod"}},
+		"consent": {consentText, []string{"Godkänn åtkomst", "Hemhjälpen AI vill kunna göra följande åt dig i Bokat:",
+			"Söka lediga tider och fasta priser", "Boka en tid som du uttryckligen har valt och godkänt",
+			"Se status för bokningar som appen har gjort åt dig", "Inloggad som " + email, "Godkänn", "Neka"}},
+	} {
+		for _, w := range checks.want {
+			if !strings.Contains(checks.text, w) {
+				t.Errorf("%s page lacks %q; it reads:\n%s", page, w, checks.text)
+			}
+		}
+	}
+
+	var q url.Values
+	select {
+	case q = <-delivered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client's redirect endpoint was never called")
+	}
+	if q.Get("state") != "browser-state" || q.Get("code") == "" {
+		t.Fatalf("the client received %v", q)
+	}
+	tok, err := conf.Exchange(context.Background(), q.Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatalf("exchange of the browser's code: %v", err)
+	}
+	r := e.do(request{Method: "GET", Path: "/v1/capabilities", Header: bearer(tok.AccessToken)})
+	if r.Status != http.StatusOK {
+		t.Fatalf("API call with the browser flow's token: %d", r.Status)
+	}
+}

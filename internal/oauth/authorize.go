@@ -1,0 +1,328 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/sqlstore"
+)
+
+// authzRequest is a validated authorization request (RFC 6749 4.1.1 with
+// RFC 7636 4.3).
+type authzRequest struct {
+	client        sqlstore.OAuthClient
+	redirectURI   string
+	redirectGiven bool
+	scopes        []bokat.Scope
+	state         string
+	stateGiven    bool
+	challenge     string
+	// params are the request's own parameters, which the sign-in and
+	// consent pages carry along and send back.
+	params url.Values
+}
+
+// authzError is a refused authorization request. When redirect is false the
+// client or its redirect URI could not be trusted: the customer sees an
+// error page and is never sent to the URI. Otherwise the error goes back to
+// the client's redirect URI (RFC 6749 4.1.2.1).
+type authzError struct {
+	redirect    bool
+	code        string // RFC 6749 error code, or the page's reason code
+	description string
+	pageText    string // text key of the error page when !redirect
+	status      int    // HTTP status of the error page
+	err         error  // an internal failure, logged
+}
+
+// The parameters of an authorization request this server reads.
+var authzParams = []string{"response_type", "client_id", "redirect_uri", "scope", "state",
+	"code_challenge", "code_challenge_method"}
+
+// challengeRe is a S256 code challenge: BASE64URL(SHA256(verifier)) without
+// padding, always 43 characters (RFC 7636 4.2).
+var challengeRe = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// parseAuthorize validates the parameters of an authorization request.
+func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzRequest, *authzError) {
+	page := func(status int, code, text string) *authzError {
+		return &authzError{code: code, pageText: text, status: status}
+	}
+	// Client and redirect URI first: until both are trusted, nothing is
+	// sent to the redirect URI.
+	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > 100 {
+		return nil, page(http.StatusBadRequest, "invalid_client_id", "err_unknown_client")
+	}
+	client, err := s.store.OAuthClient(ctx, v.Get("client_id"))
+	if errors.Is(err, bokat.ErrNotFound) {
+		return nil, page(http.StatusBadRequest, "unknown_client", "err_unknown_client")
+	}
+	if err != nil {
+		return nil, &authzError{code: "server_error", pageText: "err_internal", status: http.StatusServiceUnavailable, err: err}
+	}
+	req := &authzRequest{client: client, params: url.Values{}}
+	switch uris := v["redirect_uri"]; {
+	case len(uris) > 1:
+		return nil, page(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
+	case len(uris) == 0:
+		// RFC 6749 3.1.2.3: optional when exactly one URI is registered.
+		if len(client.RedirectURIs) != 1 {
+			return nil, page(http.StatusBadRequest, "redirect_uri_required", "err_redirect")
+		}
+		req.redirectURI = client.RedirectURIs[0]
+	default:
+		if !matchRedirectURI(client.RedirectURIs, uris[0]) {
+			return nil, page(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
+		}
+		req.redirectURI, req.redirectGiven = uris[0], true
+		req.params.Set("redirect_uri", uris[0])
+	}
+	req.params.Set("client_id", client.ID)
+
+	// From here on, errors go back to the client.
+	fail := func(code, description string) (*authzRequest, *authzError) {
+		return req, &authzError{redirect: true, code: code, description: description}
+	}
+	if st, ok := v["state"]; ok {
+		req.state, req.stateGiven = st[0], true
+		req.params.Set("state", st[0])
+	}
+	for _, p := range authzParams {
+		if len(v[p]) > 1 {
+			return fail("invalid_request", "the parameter "+p+" is repeated")
+		}
+	}
+	switch rt := v.Get("response_type"); rt {
+	case "code":
+		req.params.Set("response_type", rt)
+	case "":
+		return fail("invalid_request", "response_type is required and must be code")
+	default:
+		return fail("unsupported_response_type", "only response_type=code is supported")
+	}
+	challenge, method := v.Get("code_challenge"), v.Get("code_challenge_method")
+	switch {
+	case challenge == "":
+		return fail("invalid_request", "code_challenge is required: PKCE with S256 is mandatory")
+	case method == "":
+		return fail("invalid_request", "code_challenge_method is required and must be S256 (plain is not accepted)")
+	case method == "plain":
+		return fail("invalid_request", "code_challenge_method plain is not accepted: use S256")
+	case method != "S256":
+		return fail("invalid_request", "code_challenge_method must be S256")
+	case !challengeRe.MatchString(challenge):
+		return fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier")
+	}
+	req.challenge = challenge
+	req.params.Set("code_challenge", challenge)
+	req.params.Set("code_challenge_method", method)
+
+	if raw, ok := v["scope"]; ok {
+		scopes, err := parseScope(raw[0], client.Scopes)
+		if err != nil {
+			return fail("invalid_scope", err.Error())
+		}
+		req.scopes = scopes
+		req.params.Set("scope", raw[0])
+	} else {
+		// RFC 6749 3.3: without a scope the client's registered scopes apply.
+		req.scopes = client.Scopes
+	}
+	return req, nil
+}
+
+// parseScope reads a space-delimited scope parameter (RFC 6749 3.3). Every
+// scope must be one of the contract's and among allowed.
+func parseScope(raw string, allowed []bokat.Scope) ([]bokat.Scope, error) {
+	fields := strings.Split(raw, " ")
+	var out []bokat.Scope
+	for _, f := range fields {
+		if f == "" {
+			continue
+		}
+		s := bokat.Scope(f)
+		if !slices.Contains(allowed, s) {
+			return nil, errors.New("the scope " + safeScopeName(f) + " is unknown or not allowed for this client")
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the scope parameter names no scope")
+	}
+	return out, nil
+}
+
+// safeScopeName keeps an echoed scope name short and printable.
+func safeScopeName(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// redirectURL adds params to a redirect URI, keeping its own query
+// (RFC 6749 3.1.2).
+func redirectURL(base string, params url.Values) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base // validated at registration; cannot happen
+	}
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// redirectError sends an authorization error back to the client, or shows
+// the error page when the redirect URI is not trusted.
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *authzRequest, e *authzError) {
+	if e.err != nil {
+		s.log.ErrorContext(r.Context(), "authorization request failed", "error", e.err.Error())
+	}
+	if !e.redirect || req == nil {
+		s.renderError(w, r, e.status, e.pageText, e.code)
+		return
+	}
+	params := url.Values{"error": {e.code}, "iss": {s.issuer}}
+	if e.description != "" {
+		params.Set("error_description", e.description)
+	}
+	if req.stateGiven {
+		params.Set("state", req.state)
+	}
+	status := http.StatusFound
+	if r.Method == http.MethodPost {
+		status = http.StatusSeeOther
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, redirectURL(req.redirectURI, params), status)
+}
+
+// withLang returns the request's parameters with the page language added.
+func withLang(params url.Values, lang string) string {
+	q := url.Values{}
+	for k, v := range params {
+		q[k] = v
+	}
+	q.Set("lang", lang)
+	return q.Encode()
+}
+
+// handleAuthorize is the authorization endpoint. GET validates the request
+// and shows the consent page (after sign-in); POST is the consent form's
+// decision.
+func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
+	var params url.Values
+	switch r.Method {
+	case http.MethodGet:
+		params = r.URL.Query()
+	case http.MethodPost:
+		if err := r.ParseForm(); err != nil {
+			s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_form")
+			return
+		}
+		if !s.checkCSRF(r) {
+			s.renderError(w, r, http.StatusForbidden, "err_csrf", "invalid_csrf_token")
+			return
+		}
+		params = r.PostForm
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	req, aerr := s.parseAuthorize(r.Context(), params)
+	if aerr != nil {
+		s.redirectError(w, r, req, aerr)
+		return
+	}
+	lang := localeOf(r)
+	userID, email, err := s.session(r)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "read session", "error", err.Error())
+		s.renderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+		return
+	}
+	if userID == "" {
+		http.Redirect(w, r, "/oauth/sign-in?"+withLang(req.params, lang), http.StatusSeeOther)
+		return
+	}
+	if r.Method == http.MethodGet {
+		s.renderConsent(w, r, req, email)
+		return
+	}
+	switch r.PostForm.Get("decision") {
+	case "approve":
+		s.approve(w, r, req, userID)
+	case "deny":
+		s.redirectError(w, r, req, &authzError{redirect: true, code: "access_denied",
+			description: "the customer denied the request"})
+	default:
+		s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_decision")
+	}
+}
+
+func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, req *authzRequest, email string) {
+	p := newPage(r, "consent_title")
+	p.CSRF = s.csrfToken(s.browserID(w, r))
+	p.Hidden = hiddenFields(req.params)
+	p.ClientName = req.client.Name
+	p.Email = email
+	for _, sc := range req.scopes {
+		p.Scopes = append(p.Scopes, scopeTexts[p.Lang][sc])
+	}
+	s.render(w, r, http.StatusOK, "consent", p)
+}
+
+// approve issues an authorization code bound to the client, redirect URI,
+// code challenge, scopes and user, and sends it to the client.
+func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authzRequest, userID string) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		s.redirectError(w, r, req, &authzError{redirect: true, code: "server_error", err: err})
+		return
+	}
+	code := auth.NewSecret(CodePrefix)
+	now := s.now()
+	g := sqlstore.OAuthGrant{
+		ID:               id.String(),
+		ClientID:         req.client.ID,
+		UserID:           userID,
+		Scopes:           req.scopes,
+		CodeHash:         s.hasher.Hash(domainCode, code),
+		RedirectURI:      req.redirectURI,
+		RedirectURIGiven: req.redirectGiven,
+		CodeChallenge:    req.challenge,
+		CodeExpiresAt:    now.Add(CodeTTL),
+		CreatedAt:        now,
+	}
+	if err := s.store.InTx(r.Context(), func(tx *sqlstore.Tx) error { return tx.InsertGrant(r.Context(), g) }); err != nil {
+		s.redirectError(w, r, req, &authzError{redirect: true, code: "temporarily_unavailable",
+			description: "the authorization server could not store the grant", err: err})
+		return
+	}
+	params := url.Values{"code": {code}, "iss": {s.issuer}}
+	if req.stateGiven {
+		params.Set("state", req.state)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, redirectURL(req.redirectURI, params), http.StatusSeeOther)
+}

@@ -1,0 +1,379 @@
+package oauth
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"golang.org/x/text/language"
+
+	"bokat"
+	"bokat/internal/auth"
+)
+
+// The pages are server-rendered HTML that work without JavaScript, in
+// Swedish by default and in English with ?lang=en or an Accept-Language
+// that prefers English.
+
+// Locales.
+const (
+	localeSV = "sv"
+	localeEN = "en"
+)
+
+var localeMatcher = language.NewMatcher([]language.Tag{language.Swedish, language.English})
+
+// localeOf returns the page language of a request: an explicit lang
+// parameter (query or form), else ui_locales, else the best match of Accept-Language, else
+// Swedish.
+func localeOf(r *http.Request) string {
+	switch r.FormValue("lang") {
+	case localeSV:
+		return localeSV
+	case localeEN:
+		return localeEN
+	}
+	// OpenID's ui_locales, which some clients send on the authorization request.
+	for _, l := range strings.Fields(r.URL.Query().Get("ui_locales")) {
+		switch strings.ToLower(l) {
+		case localeSV, "sv-se":
+			return localeSV
+		case localeEN, "en-gb", "en-us":
+			return localeEN
+		}
+	}
+	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
+	if err != nil || len(tags) == 0 {
+		return localeSV
+	}
+	_, index, confidence := localeMatcher.Match(tags...)
+	if confidence == language.No || index != 1 {
+		return localeSV
+	}
+	return localeEN
+}
+
+// texts holds every string the pages show, per locale.
+var texts = map[string]map[string]string{
+	localeSV: {
+		"signin_title":       "Logga in",
+		"signin_intro":       "%s vill använda Bokat åt dig. Logga in med din e-postadress, så skickar vi en engångskod.",
+		"email_label":        "E-postadress",
+		"send_code":          "Skicka kod",
+		"code_title":         "Ange koden",
+		"code_intro":         "Om adressen är rätt har vi nu skickat en kod med 8 siffror till den. Koden gäller i 10 minuter.",
+		"code_label":         "Kod från e-postmeddelandet",
+		"sign_in":            "Logga in",
+		"new_code":           "Skicka en ny kod",
+		"wrong_code":         "Koden stämmer inte. Du har %d försök kvar.",
+		"code_dead":          "Koden har gått ut, har redan använts eller har prövats för många gånger. Begär en ny kod.",
+		"bad_email":          "Ange en giltig e-postadress, till exempel namn@exempel.se.",
+		"too_many_codes":     "Vi har skickat för många koder till den här adressen. Försök igen om en stund.",
+		"send_failed":        "Vi kunde inte skicka koden just nu. Försök igen om en stund.",
+		"signin_unavailable": "Inloggning med e-post är inte tillgänglig just nu. Försök igen senare.",
+		"consent_title":      "Godkänn åtkomst",
+		"consent_intro":      "%s vill kunna göra följande åt dig i Bokat:",
+		"consent_note":       "Godkänn bara om du känner igen och litar på %s. Ingen bokning görs utan att du först har godkänt alternativet, priset och villkoren.",
+		"signed_in_as":       "Inloggad som %s.",
+		"approve":            "Godkänn",
+		"deny":               "Neka",
+		"switch_account":     "Byt konto",
+		"error_title":        "Något gick fel",
+		"error_code":         "Felkod",
+		"err_unknown_client": "Appen som skickade dig hit är inte registrerad hos Bokat.",
+		"err_redirect":       "Appen som skickade dig hit bad oss skicka dig tillbaka till en adress som inte är registrerad. Av säkerhetsskäl gör vi inte det.",
+		"err_request":        "Begäran från appen är ofullständig eller felaktig. Gå tillbaka till appen och försök igen.",
+		"err_csrf":           "Formuläret kunde inte verifieras. Gå tillbaka till appen och börja om.",
+		"err_internal":       "Ett tekniskt fel uppstod. Försök igen om en stund.",
+		"other_lang":         "English",
+	},
+	localeEN: {
+		"signin_title":       "Sign in",
+		"signin_intro":       "%s wants to use Bokat on your behalf. Sign in with your e-mail address and we will send you a one-time code.",
+		"email_label":        "E-mail address",
+		"send_code":          "Send code",
+		"code_title":         "Enter the code",
+		"code_intro":         "If the address is right, we have sent an 8-digit code to it. The code is valid for 10 minutes.",
+		"code_label":         "Code from the e-mail",
+		"sign_in":            "Sign in",
+		"new_code":           "Send a new code",
+		"wrong_code":         "That code is not right. You have %d tries left.",
+		"code_dead":          "The code has expired, was already used, or was tried too many times. Ask for a new code.",
+		"bad_email":          "Enter a valid e-mail address, for example name@example.com.",
+		"too_many_codes":     "Too many codes were sent to this address. Try again later.",
+		"send_failed":        "We could not send the code right now. Try again shortly.",
+		"signin_unavailable": "E-mail sign-in is not available right now. Try again later.",
+		"consent_title":      "Approve access",
+		"consent_intro":      "%s wants to do the following for you in Bokat:",
+		"consent_note":       "Only approve if you recognise and trust %s. Nothing is booked until you have approved the option, the price and the terms.",
+		"signed_in_as":       "Signed in as %s.",
+		"approve":            "Approve",
+		"deny":               "Deny",
+		"switch_account":     "Use another account",
+		"error_title":        "Something went wrong",
+		"error_code":         "Error code",
+		"err_unknown_client": "The app that sent you here is not registered with Bokat.",
+		"err_redirect":       "The app that sent you here asked us to send you back to an address it has not registered. For your safety we will not.",
+		"err_request":        "The app's request is incomplete or invalid. Go back to the app and try again.",
+		"err_csrf":           "The form could not be verified. Go back to the app and start again.",
+		"err_internal":       "A technical error occurred. Try again shortly.",
+		"other_lang":         "Svenska",
+	},
+}
+
+// scopeTexts says in plain words what each scope lets a client do.
+var scopeTexts = map[string]map[bokat.Scope]string{
+	localeSV: {
+		bokat.ScopeCapabilitiesRead:   "Se vilka tjänster Bokat erbjuder.",
+		bokat.ScopeBookingsSearch:     "Söka lediga tider och fasta priser (bara med postnummer, inga personuppgifter).",
+		bokat.ScopeBookingsConfirm:    "Boka en tid som du uttryckligen har valt och godkänt, med pris och villkor.",
+		bokat.ScopeBookingsRead:       "Se status för bokningar som appen har gjort åt dig.",
+		bokat.ScopeBookingsCancel:     "Avboka dina bokningar, efter att du har bekräftat avbokningen.",
+		bokat.ScopeBookingsReschedule: "Boka om dina bokningar till en ny tid som du har godkänt.",
+		bokat.ScopeRequestsCreate:     "Skicka en förfrågan till en hantverkare med dina kontaktuppgifter, efter ditt samtycke.",
+		bokat.ScopeWebhooksManage:     "Ta emot och hantera aviseringar (webhooks) om bokningar som appen har gjort.",
+	},
+	localeEN: {
+		bokat.ScopeCapabilitiesRead:   "See which services Bokat offers.",
+		bokat.ScopeBookingsSearch:     "Search free times and fixed prices (postcodes only, no personal data).",
+		bokat.ScopeBookingsConfirm:    "Book a time you have explicitly chosen and approved, with its price and terms.",
+		bokat.ScopeBookingsRead:       "See the status of bookings the app has made for you.",
+		bokat.ScopeBookingsCancel:     "Cancel your bookings, after you have confirmed the cancellation.",
+		bokat.ScopeBookingsReschedule: "Move your bookings to a new time you have approved.",
+		bokat.ScopeRequestsCreate:     "Send a request with your contact details to a provider, with your consent.",
+		bokat.ScopeWebhooksManage:     "Receive and manage notifications (webhooks) about bookings the app has made.",
+	},
+}
+
+// pageCSS is the only style of the pages; the Content-Security-Policy
+// allows exactly this block by its hash, and nothing else (no scripts).
+const pageCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:#f6f6f4;color:#1d1d1b;margin:0;line-height:1.5}
+main{max-width:30rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:.75rem;box-shadow:0 1px 4px rgba(0,0,0,.12)}
+.brand{font-weight:700;letter-spacing:.04em;color:#0b5d3b;margin:0 0 1rem}
+h1{font-size:1.5rem;margin:.2rem 0 1rem}
+label{display:block;font-weight:600;margin:1rem 0 .3rem}
+input[type=email],input[type=text]{width:100%;box-sizing:border-box;font-size:1.1rem;padding:.6rem;border:1px solid #888;border-radius:.4rem}
+button{font-size:1rem;padding:.65rem 1.2rem;border-radius:.4rem;border:1px solid #0b5d3b;background:#0b5d3b;color:#fff;cursor:pointer;margin:1rem .5rem 0 0}
+button.secondary{background:#fff;color:#0b5d3b}
+button.link{background:none;border:none;color:#0b5d3b;text-decoration:underline;padding:0;margin:0;font-size:.9rem}
+.error{background:#fdecea;border-left:4px solid #b3261e;padding:.6rem .8rem}
+ul.scopes li{margin:.35rem 0}
+.muted{color:#555;font-size:.9rem}
+.lang{margin-top:2rem;font-size:.9rem}`
+
+var contentSecurityPolicy = func() string {
+	sum := sha256.Sum256([]byte(pageCSS))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; frame-ancestors 'none'; base-uri 'none'"
+}()
+
+const layoutHTML = `<!doctype html>
+<html lang="{{.Lang}}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{{.Title}} – Bokat</title>
+<style>` + pageCSS + `</style>
+</head><body><main>
+<p class="brand">Bokat</p>
+<h1>{{.Title}}</h1>
+{{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
+{{template "content" .}}
+{{if .OtherLangURL}}<p class="lang"><a href="{{.OtherLangURL}}" lang="{{.OtherLang}}">{{index .T "other_lang"}}</a></p>{{end}}
+</main></body></html>
+`
+
+const hiddenFieldsHTML = `{{define "hidden"}}{{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{end}}<input type="hidden" name="csrf_token" value="{{.CSRF}}">
+<input type="hidden" name="lang" value="{{.Lang}}">{{end}}`
+
+var pageTemplates = func() map[string]*template.Template {
+	bodies := map[string]string{
+		"signin": `{{define "content"}}<p>{{printf (index .T "signin_intro") .ClientName}}</p>
+<form method="post" action="/oauth/sign-in">
+{{template "hidden" .}}
+<label for="email">{{index .T "email_label"}}</label>
+<input type="email" id="email" name="email" autocomplete="email" required maxlength="254" value="{{.Email}}" autofocus>
+<button type="submit">{{index .T "send_code"}}</button>
+</form>{{end}}`,
+		"code": `{{define "content"}}<p>{{index .T "code_intro"}}</p>
+{{if not .Dead}}<form method="post" action="/oauth/sign-in/code">
+{{template "hidden" .}}
+<label for="code">{{index .T "code_label"}}</label>
+<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="20" autofocus>
+<button type="submit">{{index .T "sign_in"}}</button>
+</form>{{end}}
+<p class="muted"><a href="{{.SignInURL}}">{{index .T "new_code"}}</a></p>{{end}}`,
+		"consent": `{{define "content"}}<p>{{printf (index .T "consent_intro") .ClientName}}</p>
+<ul class="scopes">{{range .Scopes}}<li>{{.}}</li>
+{{end}}</ul>
+<p class="muted">{{printf (index .T "consent_note") .ClientName}}</p>
+<form method="post" action="/oauth/authorize">
+{{template "hidden" .}}
+<button type="submit" name="decision" value="approve">{{index .T "approve"}}</button>
+<button type="submit" name="decision" value="deny" class="secondary">{{index .T "deny"}}</button>
+</form>
+<form method="post" action="/oauth/sign-out">
+{{template "hidden" .}}
+<p class="muted">{{printf (index .T "signed_in_as") .Email}} <button type="submit" class="link">{{index .T "switch_account"}}</button></p>
+</form>{{end}}`,
+		"error": `{{define "content"}}<p>{{.Message}}</p>
+<p class="muted">{{index .T "error_code"}}: <code>{{.Code}}</code></p>{{end}}`,
+	}
+	base := template.Must(template.New("layout").Parse(layoutHTML))
+	template.Must(base.Parse(hiddenFieldsHTML))
+	out := map[string]*template.Template{}
+	for name, body := range bodies {
+		out[name] = template.Must(template.Must(base.Clone()).Parse(body))
+	}
+	return out
+}()
+
+// field is a hidden form field.
+type field struct{ Name, Value string }
+
+// page is the data of every page template.
+type page struct {
+	Lang         string
+	T            map[string]string
+	Title        string
+	Error        string
+	OtherLang    string
+	OtherLangURL string
+	CSRF         string
+	Hidden       []field
+
+	ClientName string
+	Email      string
+	Scopes     []string
+	SignInURL  string
+	Dead       bool
+	Message    string
+	Code       string
+}
+
+func newPage(r *http.Request, titleKey string) page {
+	lang := localeOf(r)
+	p := page{Lang: lang, T: texts[lang], Title: texts[lang][titleKey]}
+	p.OtherLang = localeEN
+	if lang == localeEN {
+		p.OtherLang = localeSV
+	}
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		q.Set("lang", p.OtherLang)
+		p.OtherLangURL = r.URL.Path + "?" + q.Encode()
+	}
+	return p
+}
+
+// setPageHeaders forbids framing (clickjacking), caching and referrers, and
+// allows only the page's own style.
+func setPageHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	var buf bytes.Buffer
+	if err := pageTemplates[name].Execute(&buf, p); err != nil {
+		s.log.ErrorContext(r.Context(), "render page", "page", name, "error", err.Error())
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	setPageHeaders(w)
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderError shows an error page: messageKey names the text, code the
+// machine-readable reason (shown for support).
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, messageKey, code string) {
+	p := newPage(r, "error_title")
+	p.OtherLangURL = "" // the request may carry untrusted values; error pages link nowhere
+	p.Message = p.T[messageKey]
+	p.Code = code
+	s.render(w, r, status, "error", p)
+}
+
+// Cookies. All are HttpOnly, SameSite=Lax and Secure when the base URL is
+// https; none is readable by scripts or sent on cross-site subrequests.
+const (
+	cookieBrowser = "bokat_browser"
+	cookieSignIn  = "bokat_signin"
+	cookieSession = "bokat_session"
+)
+
+func (s *Server) setCookie(w http.ResponseWriter, name, value, path string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: value, Path: path, MaxAge: maxAge,
+		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,
+	})
+}
+
+func (s *Server) clearCookie(w http.ResponseWriter, name, path string) {
+	s.setCookie(w, name, "", path, -1)
+}
+
+func cookieValue(r *http.Request, name string) string {
+	c, err := r.Cookie(name)
+	if err != nil || len(c.Value) < 20 || len(c.Value) > 100 {
+		return ""
+	}
+	return c.Value
+}
+
+// browserID returns the browser's random id cookie, setting a fresh one
+// when it has none. The CSRF token of every form is derived from it.
+func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
+	if v := cookieValue(r, cookieBrowser); v != "" {
+		return v
+	}
+	v := auth.NewSecret("")
+	s.setCookie(w, cookieBrowser, v, "/oauth", 0)
+	// Later reads in this request see it too.
+	r.AddCookie(&http.Cookie{Name: cookieBrowser, Value: v})
+	return v
+}
+
+// csrfToken is the form token of a browser: a keyed hash of its id cookie
+// (a signed double-submit token; the pepper keys it).
+func (s *Server) csrfToken(browser string) string {
+	return s.hasher.Hash(domainCSRF, browser)
+}
+
+// checkCSRF reports whether a form POST carries the token of its browser.
+// Cross-origin POSTs were already refused by http.CrossOriginProtection.
+func (s *Server) checkCSRF(r *http.Request) bool {
+	browser := cookieValue(r, cookieBrowser)
+	got := r.PostFormValue("csrf_token")
+	if browser == "" || got == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.csrfToken(browser))) == 1
+}
+
+// hiddenFields returns the authorization request's parameters as hidden
+// fields, in a stable order.
+func hiddenFields(q url.Values) []field {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]field, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, field{k, q.Get(k)})
+	}
+	return out
+}

@@ -1,0 +1,321 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/sqlstore"
+)
+
+// Sign-in: the customer enters an e-mail address, receives a one-time code
+// of SignInCodeDigits digits (valid SignInCodeTTL, SignInAttempts tries, at
+// most SignInSendLimit codes per address per SignInSendWindow) and enters
+// it in the same browser. Success starts a browser session of SessionTTL.
+// Users are identified by their normalised e-mail address and get a stable
+// id on their first sign-in.
+
+// session returns the signed-in user of the request's browser session, or
+// empty strings when there is none.
+func (s *Server) session(r *http.Request) (userID, email string, err error) {
+	token := cookieValue(r, cookieSession)
+	if token == "" {
+		return "", "", nil
+	}
+	userID, email, err = s.store.Session(r.Context(), s.hasher.Hash(domainSession, token), s.now())
+	if errors.Is(err, bokat.ErrNotFound) {
+		return "", "", nil
+	}
+	return userID, email, err
+}
+
+// pageForm reads the parameters of a page request: the query of a GET, or
+// the CSRF-checked form of a POST. It answers the request itself and
+// returns false when it cannot go on.
+func (s *Server) pageForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	switch r.Method {
+	case http.MethodGet:
+		return r.URL.Query(), true
+	case http.MethodPost:
+		if err := r.ParseForm(); err != nil {
+			s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_form")
+			return nil, false
+		}
+		if !s.checkCSRF(r) {
+			s.renderError(w, r, http.StatusForbidden, "err_csrf", "invalid_csrf_token")
+			return nil, false
+		}
+		return r.PostForm, true
+	}
+	w.Header().Set("Allow", "GET, POST")
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return nil, false
+}
+
+func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
+	params, ok := s.pageForm(w, r)
+	if !ok {
+		return
+	}
+	req, aerr := s.parseAuthorize(r.Context(), params)
+	if aerr != nil {
+		s.redirectError(w, r, req, aerr)
+		return
+	}
+	if s.sender == nil && s.production {
+		s.renderError(w, r, http.StatusServiceUnavailable, "signin_unavailable", "signin_not_configured")
+		return
+	}
+	p := newPage(r, "signin_title")
+	browser := s.browserID(w, r)
+	p.CSRF = s.csrfToken(browser)
+	p.Hidden = hiddenFields(req.params)
+	p.ClientName = req.client.Name
+	if r.Method == http.MethodGet {
+		s.render(w, r, http.StatusOK, "signin", p)
+		return
+	}
+	email, valid := normalizeEmail(r.PostForm.Get("email"))
+	if !valid {
+		p.Error = p.T["bad_email"]
+		s.render(w, r, http.StatusBadRequest, "signin", p)
+		return
+	}
+	p.Email = email
+	handle, err := s.sendCode(r.Context(), email, p.Lang, browser)
+	switch {
+	case errors.Is(err, errSendLimit):
+		p.Error = p.T["too_many_codes"]
+		w.Header().Set("Retry-After", fmt.Sprint(int(SignInSendWindow.Seconds())))
+		s.render(w, r, http.StatusTooManyRequests, "signin", p)
+		return
+	case err != nil:
+		s.log.ErrorContext(r.Context(), "send sign-in code", "error", err.Error())
+		p.Error = p.T["send_failed"]
+		s.render(w, r, http.StatusServiceUnavailable, "signin", p)
+		return
+	}
+	s.setCookie(w, cookieSignIn, handle, "/oauth/sign-in", int(SignInCodeTTL.Seconds()))
+	http.Redirect(w, r, "/oauth/sign-in/code?"+withLang(req.params, p.Lang), http.StatusSeeOther)
+}
+
+var errSendLimit = errors.New("sign-in code send limit reached")
+
+// sendCode creates a sign-in code for the address, bound to the browser,
+// and sends it. It returns the handle the browser keeps in a cookie.
+func (s *Server) sendCode(ctx context.Context, email, lang, browser string) (string, error) {
+	handle := auth.NewSecret("")
+	code, err := randomDigits(SignInCodeDigits)
+	if err != nil {
+		return "", err
+	}
+	now := s.now()
+	id := s.hasher.Hash(domainSignInHandle, handle)
+	c := sqlstore.SignInCode{
+		ID:          id,
+		Email:       email,
+		EmailHash:   s.hasher.Hash(domainEmail, email),
+		BrowserHash: s.hasher.Hash(domainBrowser, browser),
+		CodeHash:    s.signInCodeHash(id, code),
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(SignInCodeTTL),
+	}
+	err = s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+		n, err := tx.SignInCodesSince(ctx, c.EmailHash, now.Add(-SignInSendWindow))
+		if err != nil {
+			return err
+		}
+		if n >= SignInSendLimit {
+			return errSendLimit
+		}
+		return tx.InsertSignInCode(ctx, c)
+	})
+	if err != nil {
+		return "", err
+	}
+	if !s.production {
+		// Development only: the one log line that carries a secret.
+		s.log.InfoContext(ctx, "development sign-in code (never logged in production)", "code", code)
+	}
+	if s.sender != nil {
+		if err := s.sender.SendSignInCode(ctx, email, code, lang); err != nil {
+			return "", fmt.Errorf("code sender: %w", err)
+		}
+	}
+	return handle, nil
+}
+
+func (s *Server) signInCodeHash(id, code string) string {
+	return s.hasher.Hash(domainSignInCode, id+"\x00"+code)
+}
+
+func (s *Server) handleSignInCode(w http.ResponseWriter, r *http.Request) {
+	params, ok := s.pageForm(w, r)
+	if !ok {
+		return
+	}
+	req, aerr := s.parseAuthorize(r.Context(), params)
+	if aerr != nil {
+		s.redirectError(w, r, req, aerr)
+		return
+	}
+	p := newPage(r, "code_title")
+	browser := s.browserID(w, r)
+	p.CSRF = s.csrfToken(browser)
+	p.Hidden = hiddenFields(req.params)
+	p.SignInURL = "/oauth/sign-in?" + withLang(req.params, p.Lang)
+	handle := cookieValue(r, cookieSignIn)
+	if handle == "" {
+		http.Redirect(w, r, p.SignInURL, http.StatusSeeOther)
+		return
+	}
+	if r.Method == http.MethodGet {
+		s.render(w, r, http.StatusOK, "code", p)
+		return
+	}
+	res, err := s.checkCode(r.Context(), handle, browser, normalizeCode(r.PostForm.Get("code")))
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "check sign-in code", "error", err.Error())
+		s.renderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+		return
+	}
+	switch {
+	case res.session != "":
+		s.clearCookie(w, cookieSignIn, "/oauth/sign-in")
+		s.setCookie(w, cookieSession, res.session, "/oauth", int(SessionTTL.Seconds()))
+		http.Redirect(w, r, "/oauth/authorize?"+withLang(req.params, p.Lang), http.StatusSeeOther)
+	case res.left > 0:
+		p.Error = fmt.Sprintf(p.T["wrong_code"], res.left)
+		s.render(w, r, http.StatusBadRequest, "code", p)
+	default:
+		s.clearCookie(w, cookieSignIn, "/oauth/sign-in")
+		p.Error = p.T["code_dead"]
+		p.Dead = true
+		s.render(w, r, http.StatusBadRequest, "code", p)
+	}
+}
+
+// codeCheck is the outcome of one sign-in code attempt: a session token on
+// success, else how many attempts are left (0: the code is dead).
+type codeCheck struct {
+	session string
+	left    int
+}
+
+// checkCode spends one attempt of the code and, when the code and the
+// browser match, consumes it, signs the user in (creating them on first
+// sign-in) and starts a session. A wrong attempt is committed too.
+func (s *Server) checkCode(ctx context.Context, handle, browser, code string) (codeCheck, error) {
+	var out codeCheck
+	now := s.now()
+	id := s.hasher.Hash(domainSignInHandle, handle)
+	err := s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+		out = codeCheck{}
+		c, err := tx.SpendSignInAttempt(ctx, id, SignInAttempts, now)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		browserOK := subtle.ConstantTimeCompare([]byte(c.BrowserHash), []byte(s.hasher.Hash(domainBrowser, browser))) == 1
+		codeOK := subtle.ConstantTimeCompare([]byte(c.CodeHash), []byte(s.signInCodeHash(id, code))) == 1
+		if !browserOK || !codeOK {
+			out.left = SignInAttempts - c.Attempts
+			return nil
+		}
+		if err := tx.ConsumeSignInCode(ctx, id, now); errors.Is(err, bokat.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		uid, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		userID, err := tx.SignInUser(ctx, UserIDPrefix+strings.ReplaceAll(uid.String(), "-", ""), c.Email, now)
+		if err != nil {
+			return err
+		}
+		token := auth.NewSecret("")
+		if err := tx.InsertSession(ctx, s.hasher.Hash(domainSession, token), userID, now, now.Add(SessionTTL)); err != nil {
+			return err
+		}
+		out.session = token
+		return nil
+	})
+	return out, err
+}
+
+func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request) {
+	params, ok := s.pageForm(w, r)
+	if !ok {
+		return
+	}
+	if token := cookieValue(r, cookieSession); token != "" {
+		if err := s.store.DeleteSession(r.Context(), s.hasher.Hash(domainSession, token)); err != nil {
+			s.log.ErrorContext(r.Context(), "end session", "error", err.Error())
+			s.renderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+			return
+		}
+	}
+	s.clearCookie(w, cookieSession, "/oauth")
+	req, aerr := s.parseAuthorize(r.Context(), params)
+	if aerr != nil {
+		s.redirectError(w, r, req, aerr)
+		return
+	}
+	http.Redirect(w, r, "/oauth/sign-in?"+withLang(req.params, localeOf(r)), http.StatusSeeOther)
+}
+
+// normalizeEmail returns the address trimmed and in lower case, and
+// whether it is a plain, valid address (no display name, a dotted domain,
+// at most 254 characters).
+func normalizeEmail(raw string) (string, bool) {
+	s := strings.TrimSpace(raw)
+	if len(s) < 3 || len(s) > 254 {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return "", false
+	}
+	at := strings.LastIndexByte(s, '@')
+	domain := s[at+1:]
+	if at < 1 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
+		strings.ContainsAny(s, " \t\r\n\"") {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+// normalizeCode drops the spaces and dashes people type in codes.
+func normalizeCode(raw string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '\t' {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(raw))
+}
+
+// randomDigits returns n uniformly random decimal digits.
+func randomDigits(n int) (string, error) {
+	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+	v, err := rand.Int(rand.Reader, limit)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%0*d", n, v), nil
+}

@@ -28,7 +28,10 @@ type route struct {
 	contract string
 	// successor is set on deprecated paths: the v1 path that replaces them.
 	successor string
-	handler   handlerFunc
+	// rate is the route's rate-limit class (search, writes, reads); the zero
+	// value classes GET and HEAD as reads and every other method as writes.
+	rate    rateClass
+	handler handlerFunc
 }
 
 // routes is the whole HTTP surface in one table.
@@ -38,13 +41,13 @@ func (s *Server) routes() []route {
 		requests = bokat.RequestsContractVersion
 	)
 	return []route{
-		{method: http.MethodGet, pattern: "/v1/capabilities", contract: requests, handler: s.handleCapabilities(false)},
-		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, handler: s.handleOpenAPI},
-		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, handler: s.handleProblemPage},
-		{method: http.MethodGet, pattern: "/problems", contract: bookings, handler: s.handleProblemIndex},
+		{method: http.MethodGet, pattern: "/v1/capabilities", contract: requests, rate: rateReads, handler: s.handleCapabilities(false)},
+		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, rate: rateReads, handler: s.handleOpenAPI},
+		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, rate: rateReads, handler: s.handleProblemPage},
+		{method: http.MethodGet, pattern: "/problems", contract: bookings, rate: rateReads, handler: s.handleProblemIndex},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
-		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", handler: s.handleCapabilities(true)},
+		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},
 	}
 }
 

@@ -11,12 +11,16 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/catalog"
+	"bokat/internal/ratelimit"
+	"bokat/internal/telemetry"
 )
 
 // Contract is the OpenAPI document as the server uses it.
@@ -49,6 +53,22 @@ type Config struct {
 	Auth     *auth.Authenticator
 	Store    Store
 
+	// Operations (all optional).
+	//
+	// Metrics records request metrics; with ServeMetrics the handler also
+	// serves GET /metrics (leave it off when metrics have their own listener).
+	Metrics      *telemetry.Metrics
+	ServeMetrics bool
+	// Health answers GET /readyz; by default its one check pings Store.
+	Health *telemetry.Health
+	// RateLimiter enforces RateLimits; nil disables rate limiting.
+	RateLimiter ratelimit.Limiter
+	// RateLimits default to DefaultRateLimits.
+	RateLimits *RateLimits
+	// TrustedProxies may set X-Forwarded-For: the client IP of anonymous
+	// callers is taken from it only when the peer is one of them.
+	TrustedProxies []netip.Prefix
+
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
 	extraRoutes func(s *Server) []route
@@ -66,6 +86,13 @@ type Server struct {
 	auth         *auth.Authenticator
 	store        Store
 	handler      http.Handler
+
+	metrics        *telemetry.Metrics
+	limiter        ratelimit.Limiter
+	limits         RateLimits
+	trustedProxies []netip.Prefix
+	// limiterWarned is when the last limiter warning was logged (Unix ns).
+	limiterWarned atomic.Int64
 }
 
 // New returns a Server for the configuration.
@@ -86,9 +113,17 @@ func New(cfg Config) (*Server, error) {
 		catalog:      cfg.Catalog,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+
+		metrics:        cfg.Metrics,
+		limiter:        cfg.RateLimiter,
+		limits:         DefaultRateLimits(),
+		trustedProxies: cfg.TrustedProxies,
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if cfg.RateLimits != nil {
+		s.limits = *cfg.RateLimits
 	}
 	mux := http.NewServeMux()
 	rts := s.routes()
@@ -98,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}
+	s.operatorRoutes(mux, cfg)
 	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))
 	s.handler = s.withRequestInfo(mux)
 	return s, nil

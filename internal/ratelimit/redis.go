@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,7 @@ func DialRedis(rawURL string) (*redis.Client, error) {
 	opts.ReadTimeout = 250 * time.Millisecond
 	opts.WriteTimeout = 250 * time.Millisecond
 	opts.MaxRetries = 1
+	opts.DialerRetries = 1
 	opts.ContextTimeoutEnabled = true
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
@@ -100,4 +102,13 @@ func (r *Redis) Allow(ctx context.Context, p Policy, key string) (Decision, erro
 func (r *Redis) key(p Policy, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return fmt.Sprintf("%s%s:%d:%d:%s", r.prefix, p.Name, p.Quota, int64(p.Window/time.Second), hex.EncodeToString(sum[:16]))
+}
+
+// Logger adapts a slog.Logger to go-redis's library logger (redis.SetLogger),
+// so that its connection-pool complaints come out as JSON warnings.
+type Logger struct{ Log *slog.Logger }
+
+// Printf implements go-redis's logging interface.
+func (l Logger) Printf(ctx context.Context, format string, v ...any) {
+	l.Log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }

@@ -3,9 +3,7 @@ package notify_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -56,78 +54,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// testBookings is the BookingSource of these tests: bookings kept as JSON
-// in a table only the tests create, with the two confirmation status
-// columns the real bookings table has. The end-to-end flow on the real
-// booking store is tested once bookings exist.
-type testBookings struct{ db *sqlstore.DB }
-
-func newTestBookings(tb testing.TB, db *sqlstore.DB) *testBookings {
-	tb.Helper()
-	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		_, err := tx.Q().ExecContext(context.Background(), `CREATE TABLE test_bookings (
-			id TEXT PRIMARY KEY, data TEXT NOT NULL,
-			customer_confirmation_status TEXT NOT NULL DEFAULT '',
-			provider_confirmation_status TEXT NOT NULL DEFAULT '')`)
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &testBookings{db: db}
-}
-
-func (s *testBookings) put(tb testing.TB, b notify.Booking) {
-	tb.Helper()
-	data, err := json.Marshal(b)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	err = s.db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		res, err := tx.Q().ExecContext(context.Background(), `UPDATE test_bookings SET data = $2 WHERE id = $1`, b.ID, string(data))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			_, err = tx.Q().ExecContext(context.Background(), `INSERT INTO test_bookings (id, data) VALUES ($1, $2)`, b.ID, string(data))
-		}
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
-func (s *testBookings) NotificationBooking(ctx context.Context, id string) (notify.Booking, error) {
-	var data string
-	err := s.db.R().QueryRowContext(ctx, `SELECT data FROM test_bookings WHERE id = $1`, id).Scan(&data)
-	if err != nil {
-		return notify.Booking{}, sqlstore.Translate(err)
-	}
-	var b notify.Booking
-	return b, json.Unmarshal([]byte(data), &b)
-}
-
-func (s *testBookings) SetConfirmationStatus(ctx context.Context, tx *sqlstore.Tx, id, recipient, status string) error {
-	col := map[string]string{bokat.RecipientCustomer: "customer_confirmation_status", bokat.RecipientProvider: "provider_confirmation_status"}[recipient]
-	if col == "" {
-		return fmt.Errorf("unknown recipient %q", recipient)
-	}
-	_, err := tx.Q().ExecContext(ctx, `UPDATE test_bookings SET `+col+` = $2 WHERE id = $1`, id, status)
-	return err
-}
-
-// statuses returns the booking's customer and provider confirmation statuses.
-func (s *testBookings) statuses(tb testing.TB, id string) (customer, provider string) {
-	tb.Helper()
-	err := s.db.R().QueryRowContext(context.Background(),
-		`SELECT customer_confirmation_status, provider_confirmation_status FROM test_bookings WHERE id = $1`, id).Scan(&customer, &provider)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return customer, provider
 }
 
 // followUps records booking.provider_action_required requests.
@@ -193,7 +119,7 @@ type env struct {
 	db       *sqlstore.DB
 	clk      *clock
 	smtp     *notifytest.Server
-	bookings *testBookings
+	bookings *notifytest.TableBookings
 	follow   *followUps
 	metrics  *telemetry.Metrics
 	logs     *syncBuffer
@@ -211,7 +137,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 		smtp: notifytest.NewServer(tb, notifytest.Options{}),
 		logs: &syncBuffer{},
 	}
-	e.bookings = newTestBookings(tb, db)
+	e.bookings = notifytest.NewTableBookings(tb, db)
 	e.follow = &followUps{}
 	e.metrics = telemetry.NewMetrics(e.clk.Now)
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -240,25 +166,7 @@ func (e *env) queue(tb testing.TB, bookingID string, ev bokat.EventType) (custom
 	tb.Helper()
 	ctx := bokat.WithRequestIDs(context.Background(), bokat.RequestIDs{
 		APIRequestID: "0190d7a4-0000-7000-8000-00000000a11d", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"})
-	outboxID := uuid.Must(uuid.NewV7()).String()
-	customerJob, providerJob = uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
-	now := e.clk.Now()
-	err := e.db.InTx(ctx, func(tx *sqlstore.Tx) error {
-		if err := tx.InsertOutboxEvent(ctx, sqlstore.OutboxEvent{ID: outboxID, OwnerClientID: "pc_test", BookingID: bookingID,
-			EventType: string(ev), Payload: []byte(`{}`), OccurredAt: now, CreatedAt: now}); err != nil {
-			return err
-		}
-		for id, rcpt := range map[string]string{customerJob: bokat.RecipientCustomer, providerJob: bokat.RecipientProvider} {
-			if err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: id, OutboxID: outboxID, BookingID: bookingID,
-				EventType: string(ev), Recipient: rcpt, Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	customerJob, providerJob = notifytest.QueueJobs(tb, ctx, e.db, bookingID, ev, e.clk.Now)
 	// Jobs queued later sort later.
 	e.clk.Advance(time.Millisecond)
 	return customerJob, providerJob

@@ -81,7 +81,7 @@ func TestConfirmRescheduleCancelMessages(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		b := sampleBooking("sv-SE")
-		e.bookings.put(t, b)
+		e.bookings.Put(t, b)
 		wantUID := b.ID + "@bokat.example"
 
 		// Confirmation.
@@ -129,14 +129,14 @@ func TestConfirmRescheduleCancelMessages(t *testing.T) {
 				t.Errorf("job %s = %+v", id, s)
 			}
 		}
-		if c, p := e.bookings.statuses(t, b.ID); c != "sent" || p != "sent" {
+		if c, p := e.bookings.Statuses(t, b.ID); c != "sent" || p != "sent" {
 			t.Errorf("confirmation statuses = %s/%s, want sent/sent", c, p)
 		}
 
 		// New time: same UID, higher SEQUENCE, new DTSTART.
 		b.SlotStart, b.SlotEnd = b.SlotStart.Add(24*time.Hour), b.SlotEnd.Add(24*time.Hour)
 		b.RescheduledAt, b.Sequence = e.clk.Now(), 1
-		e.bookings.put(t, b)
+		e.bookings.Put(t, b)
 		e.queue(t, b.ID, bokat.EventBookingRescheduled)
 		e.runOnce(t)
 		msgs = e.smtp.Wait(t, 4)[2:]
@@ -152,7 +152,7 @@ func TestConfirmRescheduleCancelMessages(t *testing.T) {
 
 		// Cancellation: METHOD:CANCEL, STATUS:CANCELLED, same UID, higher SEQUENCE.
 		b.Status, b.CancelledAt, b.CancelReason, b.Sequence = "cancelled", e.clk.Now(), "timing_no_longer_works", 2
-		e.bookings.put(t, b)
+		e.bookings.Put(t, b)
 		e.queue(t, b.ID, bokat.EventBookingCancelled)
 		e.runOnce(t)
 		msgs = e.smtp.Wait(t, 6)[4:]
@@ -165,7 +165,7 @@ func TestConfirmRescheduleCancelMessages(t *testing.T) {
 		}
 		prov = received(t, msgs, providerEmail)
 		contains(t, "provider cancellation", prov.Subject+prov.Text, "Avbokat uppdrag", "tiden passar inte längre")
-		if c, p := e.bookings.statuses(t, b.ID); c != "sent" || p != "sent" {
+		if c, p := e.bookings.Statuses(t, b.ID); c != "sent" || p != "sent" {
 			t.Errorf("statuses after cancel = %s/%s", c, p)
 		}
 		if got := counter(t, e.metrics, "bokat_notifications_total", map[string]string{"recipient": "customer", "result": "sent"}); got != 3 {
@@ -185,7 +185,7 @@ func TestEnglishLocaleGivesEnglishCustomerMessages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sqlstoretest.Open(t, sqlstore.SQLite))
 	b := sampleBooking("en-GB")
-	e.bookings.put(t, b)
+	e.bookings.Put(t, b)
 	e.queue(t, b.ID, bokat.EventBookingConfirmed)
 	e.runOnce(t)
 	msgs := e.smtp.Wait(t, 2)
@@ -204,14 +204,14 @@ func TestSkippedWhenNoAddressOrSuperseded(t *testing.T) {
 	e := newEnv(t, sqlstoretest.Open(t, sqlstore.SQLite))
 	noMail := sampleBooking("sv-SE")
 	noMail.CustomerEmail = ""
-	e.bookings.put(t, noMail)
+	e.bookings.Put(t, noMail)
 	cJob, pJob := e.queue(t, noMail.ID, bokat.EventBookingConfirmed)
 
 	gone := sampleBooking("sv-SE")
 	gone.Status = "cancelled"
 	gone.CancelledAt = e.clk.Now()
 	gone.Sequence = 1
-	e.bookings.put(t, gone)
+	e.bookings.Put(t, gone)
 	staleC, staleP := e.queue(t, gone.ID, bokat.EventBookingConfirmed)
 
 	e.runOnce(t)
@@ -221,7 +221,7 @@ func TestSkippedWhenNoAddressOrSuperseded(t *testing.T) {
 	if s := e.job(t, pJob); s.Status != bokat.NotificationSent {
 		t.Errorf("provider job = %+v", s)
 	}
-	if c, p := e.bookings.statuses(t, noMail.ID); c != "skipped" || p != "sent" {
+	if c, p := e.bookings.Statuses(t, noMail.ID); c != "skipped" || p != "sent" {
 		t.Errorf("statuses = %s/%s, want skipped/sent", c, p)
 	}
 	for _, id := range []string{staleC, staleP} {
@@ -238,7 +238,7 @@ func TestTemporaryRejectionRetriesWithBackoffThenFails(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		b := sampleBooking("sv-SE")
-		e.bookings.put(t, b)
+		e.bookings.Put(t, b)
 		e.smtp.Reject(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0},
 			Message: "mailbox " + customerEmail + " busy, call " + customerPhone})
 		cJob, pJob := e.queue(t, b.ID, bokat.EventBookingConfirmed)
@@ -266,7 +266,7 @@ func TestTemporaryRejectionRetriesWithBackoffThenFails(t *testing.T) {
 				if s.Status != bokat.NotificationPending || !s.NextAttemptAt.Equal(e.clk.Now().Add(notify.DefaultBackoff[attempt-1])) {
 					t.Fatalf("after attempt %d: %+v, want pending until +%s", attempt, s, notify.DefaultBackoff[attempt-1])
 				}
-				if c, p := e.bookings.statuses(t, b.ID); c != "" || p != "" {
+				if c, p := e.bookings.Statuses(t, b.ID); c != "" || p != "" {
 					t.Fatalf("statuses written while retrying: %s/%s", c, p)
 				}
 			}
@@ -285,7 +285,7 @@ func TestTemporaryRejectionRetriesWithBackoffThenFails(t *testing.T) {
 				}
 			}
 		}
-		if c, p := e.bookings.statuses(t, b.ID); c != "failed" || p != "failed" {
+		if c, p := e.bookings.Statuses(t, b.ID); c != "failed" || p != "failed" {
 			t.Errorf("statuses = %s/%s, want failed/failed", c, p)
 		}
 		if got := e.follow.got(); len(got) != 1 || got[0] != b.ID {
@@ -317,7 +317,7 @@ func TestPermanentRejectionFailsAtOnceAndEscalatesUntilAccepted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sqlstoretest.Open(t, sqlstore.SQLite))
 	b := sampleBooking("sv-SE")
-	e.bookings.put(t, b)
+	e.bookings.Put(t, b)
 	e.smtp.Reject(&smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"})
 	e.follow.fail = errFollowUpDown
 	_, pJob := e.queue(t, b.ID, bokat.EventBookingConfirmed)
@@ -349,7 +349,7 @@ func TestLeasesFenceCrashedWorkers(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		b := sampleBooking("sv-SE")
-		e.bookings.put(t, b)
+		e.bookings.Put(t, b)
 		e.queue(t, b.ID, bokat.EventBookingConfirmed)
 		ctx := context.Background()
 		// A worker claims the jobs and dies.
@@ -443,7 +443,7 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := sampleBooking("sv-SE")
-	e.bookings.put(t, b)
+	e.bookings.Put(t, b)
 	e.queue(t, b.ID, bokat.EventBookingConfirmed)
 	if _, err := w.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -474,7 +474,7 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 	if !(strings.Contains(strings.Join(recipients, " "), customerEmail) && strings.Contains(strings.Join(recipients, " "), providerEmail)) {
 		t.Errorf("recipients = %v", recipients)
 	}
-	if c, p := e.bookings.statuses(t, b.ID); c != "sent" || p != "sent" {
+	if c, p := e.bookings.Statuses(t, b.ID); c != "sent" || p != "sent" {
 		t.Errorf("statuses = %s/%s", c, p)
 	}
 }

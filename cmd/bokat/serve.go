@@ -21,6 +21,7 @@ import (
 
 type serveConfig struct {
 	commonConfig
+	opsConfig
 	Addr            string
 	BaseURL         string
 	Demo            bool
@@ -35,6 +36,7 @@ func (c *serveConfig) register(fs *flagSet) {
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
 	fs.Bool(&c.AuthOptional, "auth-optional", "BOKAT_AUTH_OPTIONAL", false, "admit requests without a credential (development only)")
 	fs.Duration(&c.ShutdownTimeout, "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", 15*time.Second, "how long to drain requests on shutdown")
+	c.opsConfig.register(fs)
 }
 
 // developmentOnly lists the settings production refuses.
@@ -58,7 +60,7 @@ func (c *serveConfig) validate(fs *flagSet) error {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
 		}
 	}
-	return nil
+	return c.opsConfig.validate(fs, c.production())
 }
 
 // runServe runs the API until ctx is done, then shuts down in order: stop
@@ -96,6 +98,11 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
+	op, err := setupOps(ctx, c.opsConfig, db, log)
+	if err != nil {
+		return err
+	}
+	defer op.close()
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -116,6 +123,13 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Catalog:      cat,
 		Auth:         authn,
 		Store:        db,
+
+		Metrics:        op.metrics,
+		ServeMetrics:   c.MetricsAddr == "",
+		Health:         op.health,
+		RateLimiter:    op.limiter,
+		RateLimits:     &c.limits,
+		TrustedProxies: c.proxies,
 	})
 	if err != nil {
 		return err
@@ -129,9 +143,20 @@ func runServe(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "Development partner token (every scope): %s\n", token)
 	}
 	fmt.Fprintf(e.stdout, "bokat listening on %s (store: %s, env: %s)\n", baseURL, db.Engine(), c.Env)
+	if op.metricsLn != nil {
+		fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", op.metricsLn.Addr())
+	}
+	op.serveMetrics(log)
 
 	// Background loops beside HTTP; each stops when workerCtx ends.
 	var background []worker
+	// The booking store (notify.BookingSource) and the emitter of
+	// booking.provider_action_required (notify.ProviderFollowUp) go here.
+	if w, err := op.notificationWorker(db, log, nil, nil); err != nil {
+		return err
+	} else if w != nil {
+		background = append(background, *w)
+	}
 
 	var workers sync.WaitGroup
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
@@ -171,6 +196,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		log.Warn("HTTP drain incomplete", "error", err.Error())
 	}
+	op.shutdownMetrics(shutdownCtx)
 	log.Info("shutting down: stopping workers")
 	stopWorkers()
 	workers.Wait()

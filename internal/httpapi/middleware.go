@@ -153,6 +153,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		p, err := s.authenticate(r, rt)
+		info.clientID = p.ClientID
 		// Rate limiting runs after authentication so the principal is known;
 		// a request with a bad credential spends its IP's quota.
 		if !s.allowRequest(w, r, rt, p) {
@@ -162,7 +163,6 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		info.clientID = p.ClientID
 		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 		if err := rt.handler(w, r); err != nil {
 			s.writeError(w, r, err)

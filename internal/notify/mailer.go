@@ -175,7 +175,8 @@ func (m *Mailer) Send(ctx context.Context, msg Message) error {
 	}
 	if err := client.DialAndSendWithContext(ctx, gm); err != nil {
 		se := classifySMTP(err)
-		m.log.WarnContext(ctx, "mail not sent", "kind", msg.Kind, "temporary", se.Temporary, "error", se.Summary)
+		// The caller logs the failure with its own context.
+		m.log.DebugContext(ctx, "mail not sent", "kind", msg.Kind, "temporary", se.Temporary, "error", se.Summary)
 		return se
 	}
 	m.log.InfoContext(ctx, "mail sent", "kind", msg.Kind, "mode", "smtp", "message_id", gm.GetMessageID())

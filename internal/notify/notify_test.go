@@ -15,6 +15,7 @@ import (
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/telemetry"
 )
 
 // received finds the message sent to addr among msgs, parsed.
@@ -476,5 +477,40 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 	}
 	if c, p := e.bookings.Statuses(t, b.ID); c != "sent" || p != "sent" {
 		t.Errorf("statuses = %s/%s", c, p)
+	}
+}
+
+func TestRunDeliversUntilStoppedAndStopsItsHeartbeat(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	e := newEnv(t, db)
+	hb := telemetry.NewHeartbeats(nil)
+	beat := hb.Register("notify", time.Minute)
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: e.mailer,
+		Organizer: e.mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now, Heartbeat: beat, Poll: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	b := sampleBooking("sv-SE")
+	e.bookings.Put(t, b)
+	e.queue(t, b.ID, bokat.EventBookingConfirmed)
+	e.smtp.Wait(t, 2)
+	if err := hb.Check(context.Background()); err != nil {
+		t.Fatalf("while running: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != context.Canceled {
+			t.Fatalf("Run returned %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+	if err := hb.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "notify stopped") {
+		t.Fatalf("after stop: %v", err)
 	}
 }

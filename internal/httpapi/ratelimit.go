@@ -90,7 +90,7 @@ func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request, rt route, 
 	s.metrics.RateLimited(policy.Name)
 	s.writeError(w, r, &bokat.Error{
 		Code: bokat.CodeRateLimited,
-		Detail: fmt.Sprintf("Too many %s requests: the quota is %d per %s. Retry after Retry-After seconds.",
+		Detail: fmt.Sprintf("The %s quota of %d requests per %s is spent.",
 			policy.Name, policy.Quota, windowLabel(policy.Window)),
 		SafeNextStep: "Wait for the Retry-After seconds, then retry; retry writes only with the same idempotency key.",
 		RetryAfter:   max(d.RetryAfter, time.Second),
@@ -114,7 +114,7 @@ func windowLabel(d time.Duration) string {
 // owner key, or for anonymous callers their client IP (IPv6: the /64).
 func (s *Server) rateKey(r *http.Request, p bokat.Principal) string {
 	if p.Kind == bokat.PrincipalPartner || p.Kind == bokat.PrincipalOAuth {
-		return "principal:" + p.OwnerKey()
+		return "principal:" + string(p.Kind) + ":" + p.OwnerKey()
 	}
 	ip := s.clientIP(r)
 	if !ip.IsValid() {

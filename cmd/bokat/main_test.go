@@ -185,7 +185,9 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 	logs = &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenvFrom(env), pw, logs)
+		// Mail goes to a folder of the test, never into the source tree.
+		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
+			getenvFrom(env), pw, logs)
 		pw.Close()
 		done <- err
 	}()

@@ -25,6 +25,7 @@ import (
 
 type serveConfig struct {
 	commonConfig
+	opsConfig
 	Addr            string
 	BaseURL         string
 	Demo            bool
@@ -52,6 +53,7 @@ func (c *serveConfig) register(fs *flagSet) {
 	fs.Duration(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, "lifetime of a booking option")
 	fs.String(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production")
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false, "let webhooks target http:// and private or loopback addresses (development only)")
+	c.opsConfig.register(fs)
 }
 
 // developmentOnly lists the settings production refuses.
@@ -81,7 +83,7 @@ func (c *serveConfig) validate(fs *flagSet) error {
 	if c.OptionTTL < time.Minute || c.OptionTTL > 24*time.Hour {
 		return fmt.Errorf("%w: --option-ttl must be between 1m and 24h, got %s", errUsage, c.OptionTTL)
 	}
-	return nil
+	return c.opsConfig.validate(fs, c.production())
 }
 
 // runServe runs the API until ctx is done, then shuts down in order: stop
@@ -141,6 +143,11 @@ func runServe(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	op, err := setupOps(ctx, c.opsConfig, db, log)
+	if err != nil {
+		return err
+	}
+	defer op.close()
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -152,10 +159,10 @@ func runServe(ctx context.Context, args []string, e env) error {
 		baseURL = "http://" + ln.Addr().String()
 	}
 
-	// OAuth 2 for delegated users. Sign-in codes need an e-mail sender; until
-	// one is wired here, development writes codes to the log and production
-	// answers the sign-in page with 503.
-	var codeSender oauth.CodeSender
+	// OAuth 2 for delegated users. Sign-in codes go out through the same
+	// mailer as booking notifications (SMTP, or .eml files in development,
+	// where the code is also logged).
+	var codeSender oauth.CodeSender = op.mailer
 	oauthServer, err := oauth.New(oauth.Config{
 		BaseURL:    baseURL,
 		Production: c.production(),
@@ -168,9 +175,6 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn.SetAccessTokenVerifier(oauthServer)
-	if codeSender == nil && c.production() {
-		log.Warn("no e-mail sender for sign-in codes: OAuth sign-in answers 503 until one is configured")
-	}
 
 	srv, err := httpapi.New(httpapi.Config{
 		BaseURL:      baseURL,
@@ -187,6 +191,13 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Webhooks:            webhooks,
 		WebhookAllowPrivate: c.WebhookAllowPrivate,
 		OAuth:               oauthServer,
+
+		Metrics:        op.metrics,
+		ServeMetrics:   c.MetricsAddr == "",
+		Health:         op.health,
+		RateLimiter:    op.limiter,
+		RateLimits:     &c.limits,
+		TrustedProxies: c.proxies,
 	})
 	if err != nil {
 		return err
@@ -200,6 +211,10 @@ func runServe(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "Development partner token (every scope): %s\n", token)
 	}
 	fmt.Fprintf(e.stdout, "bokat listening on %s (store: %s, env: %s)\n", baseURL, db.Engine(), c.Env)
+	if op.metricsLn != nil {
+		fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", op.metricsLn.Addr())
+	}
+	op.serveMetrics(log)
 
 	// Background loops beside HTTP; each stops when workerCtx ends.
 	var background []worker
@@ -207,6 +222,13 @@ func runServe(ctx context.Context, args []string, e env) error {
 	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
 	}})
+	// The booking store (notify.BookingSource) and the emitter of
+	// booking.provider_action_required (notify.ProviderFollowUp) go here.
+	if w, err := op.notificationWorker(db, log, nil, nil); err != nil {
+		return err
+	} else if w != nil {
+		background = append(background, *w)
+	}
 
 	var workers sync.WaitGroup
 	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
@@ -246,6 +268,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		log.Warn("HTTP drain incomplete", "error", err.Error())
 	}
+	op.shutdownMetrics(shutdownCtx)
 	log.Info("shutting down: stopping workers")
 	stopWorkers()
 	workers.Wait()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -31,6 +32,8 @@ type requestInfo struct {
 	route    string
 	status   int
 	clientID string
+	// operator marks /healthz, /readyz and /metrics: logged at debug level.
+	operator bool
 }
 
 type requestInfoKey struct{}
@@ -76,6 +79,7 @@ func (s *Server) withRequestInfo(next http.Handler) http.Handler {
 			contract: bokat.BookingsContractVersion,
 		}
 		ctx := context.WithValue(r.Context(), requestInfoKey{}, info)
+		ctx = bokat.WithRequestIDs(ctx, bokat.RequestIDs{APIRequestID: info.id, TraceID: info.traceID})
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		rec.Header().Set("X-Request-Id", info.id)
@@ -87,9 +91,19 @@ func (s *Server) withRequestInfo(next http.Handler) http.Handler {
 				s.writeError(rec, r, &bokat.Error{Code: bokat.CodeInternalError, Detail: "An internal error occurred.",
 					Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())})
 			}
-			s.log.InfoContext(ctx, "request",
-				"method", r.Method, "route", info.route, "status", rec.status,
-				"duration_ms", float64(time.Since(info.start).Microseconds())/1000,
+			elapsed := time.Since(info.start)
+			status := rec.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			s.metrics.ObserveRequest(r.Method, info.route, status, elapsed)
+			level := slog.LevelInfo
+			if info.operator {
+				level = slog.LevelDebug
+			}
+			s.log.Log(ctx, level, "request",
+				"method", r.Method, "route", info.route, "status", status,
+				"duration_ms", float64(elapsed.Microseconds())/1000,
 				"api_request_id", info.id, "trace_id", info.traceID, "client_id", info.clientID)
 		}()
 		next.ServeHTTP(rec, r)
@@ -151,11 +165,16 @@ func (s *Server) wrap(rt route) http.Handler {
 			}
 		}
 		p, err := s.authenticate(r, rt)
+		info.clientID = p.ClientID
+		// Rate limiting runs after authentication so the principal is known;
+		// a request with a bad credential spends its IP's quota.
+		if !s.allowRequest(w, r, rt, p) {
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		info.clientID = p.ClientID
 		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 		if err := rt.handler(w, r); err != nil {
 			s.writeError(w, r, err)

@@ -33,24 +33,6 @@ var _ AuthorizationServer = (*oauth.Server)(nil)
 
 const oauthTestPepper = "oauth-test-pepper-0123456789abcdef"
 
-// testClock is the authorization server's clock; tests move it forward.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // recordingSender is the e-mail boundary: it keeps the codes it is asked
 // to send.
 type recordingSender struct {

@@ -31,7 +31,10 @@ type route struct {
 	// needsPartner: in production the route answers 503
 	// production_token_not_configured until a partner credential exists.
 	needsPartner bool
-	handler      handlerFunc
+	// rate is the route's rate-limit class (search, writes, reads); the zero
+	// value classes GET and HEAD as reads and every other method as writes.
+	rate    rateClass
+	handler handlerFunc
 }
 
 // routes is the whole HTTP surface in one table.
@@ -41,12 +44,12 @@ func (s *Server) routes() []route {
 		requests = bokat.RequestsContractVersion
 	)
 	return []route{
-		{method: http.MethodGet, pattern: "/v1/capabilities", contract: requests, handler: s.handleCapabilities(false)},
-		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, handler: s.handleOpenAPI},
-		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, handler: s.handleProblemPage},
-		{method: http.MethodGet, pattern: "/problems", contract: bookings, handler: s.handleProblemIndex},
-		{method: http.MethodPost, pattern: "/v1/booking-options", contract: bookings, handler: s.handleSearch},
-		{method: http.MethodGet, pattern: "/terms/{service_id}", contract: bookings, handler: s.handleTerms},
+		{method: http.MethodGet, pattern: "/v1/capabilities", contract: requests, rate: rateReads, handler: s.handleCapabilities(false)},
+		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, rate: rateReads, handler: s.handleOpenAPI},
+		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, rate: rateReads, handler: s.handleProblemPage},
+		{method: http.MethodGet, pattern: "/problems", contract: bookings, rate: rateReads, handler: s.handleProblemIndex},
+		{method: http.MethodPost, pattern: "/v1/booking-options", contract: bookings, rate: rateSearch, handler: s.handleSearch},
+		{method: http.MethodGet, pattern: "/terms/{service_id}", contract: bookings, rate: rateReads, handler: s.handleTerms},
 		{method: http.MethodPost, pattern: "/v1/requests", auth: authRequired, scope: bokat.ScopeRequestsCreate, contract: requests, handler: s.handleCreateRequest},
 
 		{method: http.MethodGet, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleListWebhookEndpoints},
@@ -55,9 +58,9 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
-		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", handler: s.handleCapabilities(true)},
+		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},
 		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},
-		{method: http.MethodPost, pattern: "/api/public/booking-options", contract: bookings, successor: "/v1/booking-options", handler: s.handleSearch},
+		{method: http.MethodPost, pattern: "/api/public/booking-options", contract: bookings, successor: "/v1/booking-options", rate: rateSearch, handler: s.handleSearch},
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"bokat"
@@ -21,6 +23,8 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
+	"bokat/internal/ratelimit"
+	"bokat/internal/telemetry"
 )
 
 // Contract is the OpenAPI document as the server uses it.
@@ -68,6 +72,22 @@ type Config struct {
 	// /.well-known/oauth-authorization-server) are served when it is set.
 	OAuth AuthorizationServer
 
+	// Operations (all optional).
+	//
+	// Metrics records request metrics; with ServeMetrics the handler also
+	// serves GET /metrics (leave it off when metrics have their own listener).
+	Metrics      *telemetry.Metrics
+	ServeMetrics bool
+	// Health answers GET /readyz; by default its one check pings Store.
+	Health *telemetry.Health
+	// RateLimiter enforces RateLimits; nil disables rate limiting.
+	RateLimiter ratelimit.Limiter
+	// RateLimits default to DefaultRateLimits.
+	RateLimits *RateLimits
+	// TrustedProxies may set X-Forwarded-For: the client IP of anonymous
+	// callers is taken from it only when the peer is one of them.
+	TrustedProxies []netip.Prefix
+
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
 	extraRoutes func(s *Server) []route
@@ -92,6 +112,12 @@ type Server struct {
 
 	webhooks            Webhooks
 	webhookAllowPrivate bool
+	metrics             *telemetry.Metrics
+	limiter             ratelimit.Limiter
+	limits              RateLimits
+	trustedProxies      []netip.Prefix
+	// limiterWarned is when the last limiter warning was logged (Unix ns).
+	limiterWarned atomic.Int64
 }
 
 // New returns a Server for the configuration.
@@ -121,6 +147,11 @@ func New(cfg Config) (*Server, error) {
 		webhooks:            cfg.Webhooks,
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		oauth:               cfg.OAuth,
+
+		metrics:        cfg.Metrics,
+		limiter:        cfg.RateLimiter,
+		limits:         DefaultRateLimits(),
+		trustedProxies: cfg.TrustedProxies,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -130,6 +161,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("httpapi: rendering service terms: %w", err)
 	}
 	s.serviceTexts = texts
+	if cfg.RateLimits != nil {
+		s.limits = *cfg.RateLimits
+	}
 	mux := http.NewServeMux()
 	rts := s.routes()
 	if cfg.extraRoutes != nil {
@@ -146,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 	for _, pr := range s.protocolRoutes() {
 		mux.Handle(pr.method+" "+pr.pattern, s.wrapProtocol(pr))
 	}
+	s.operatorRoutes(mux, cfg)
 	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))
 	s.handler = s.withRequestInfo(mux)
 	return s, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"bokat"
 )
 
 // OutboxEvent is one booking lifecycle event, written in the same
@@ -43,15 +45,25 @@ type NotificationJob struct {
 	Status        string // bokat.Notification*
 	NextAttemptAt time.Time
 	CreatedAt     time.Time
+	// APIRequestID and TraceID name the request that queued the job, for
+	// the worker's logs; when empty they are taken from ctx
+	// (bokat.RequestIDsFrom).
+	APIRequestID string
+	TraceID      string
 }
 
 // InsertNotificationJob writes a notification job in the transaction.
 func (tx *Tx) InsertNotificationJob(ctx context.Context, j NotificationJob) error {
+	if j.APIRequestID == "" && j.TraceID == "" {
+		ids := bokat.RequestIDsFrom(ctx)
+		j.APIRequestID, j.TraceID = ids.APIRequestID, ids.TraceID
+	}
 	_, err := tx.tx.ExecContext(ctx,
-		`INSERT INTO notification_jobs (id, outbox_id, booking_id, request_id, event_type, recipient, status, next_attempt_at, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		`INSERT INTO notification_jobs (id, outbox_id, booking_id, request_id, event_type, recipient, status, next_attempt_at,
+		        created_at, updated_at, api_request_id, trace_id)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11)`,
 		j.ID, nullString(j.OutboxID), nullString(j.BookingID), nullString(j.RequestID), j.EventType, j.Recipient, j.Status,
-		Millis(j.NextAttemptAt), Millis(j.CreatedAt))
+		Millis(j.NextAttemptAt), Millis(j.CreatedAt), j.APIRequestID, j.TraceID)
 	return translate(err)
 }
 

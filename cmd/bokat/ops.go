@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"bokat/internal/httpapi"
+	"bokat/internal/notify"
+	"bokat/internal/ratelimit"
+	"bokat/internal/sqlstore"
+	"bokat/internal/telemetry"
+)
+
+// opsConfig holds the operations settings of `serve`: rate limits, mail,
+// metrics.
+type opsConfig struct {
+	RateSearch     string
+	RateWrites     string
+	RateReads      string
+	Redis          string
+	RedisPrefix    string
+	TrustedProxies string
+	SMTPURL        string
+	MailFrom       string
+	MailDir        string
+	MetricsAddr    string
+
+	limits  httpapi.RateLimits
+	proxies []netip.Prefix
+}
+
+const defaultMailFrom = "Bokat <bokning@bokat.localhost>"
+
+func (c *opsConfig) register(fs *flagSet) {
+	fs.String(&c.RateSearch, "rate-search", "BOKAT_RATE_SEARCH", "120/min", "search quota per principal (anonymous: per client IP), e.g. 120/min, 10/10s, off")
+	fs.String(&c.RateWrites, "rate-writes", "BOKAT_RATE_WRITES", "30/min", "write quota per principal (confirm, cancel, reschedule, requests, webhooks)")
+	fs.String(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)")
+	fs.String(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)")
+	fs.String(&c.RedisPrefix, "redis-prefix", "BOKAT_REDIS_PREFIX", ratelimit.DefaultRedisPrefix, "prefix of the rate-limit keys in Redis (instances sharing limits use the same)")
+	fs.String(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed")
+	fs.String(&c.SMTPURL, "smtp-url", "BOKAT_SMTP_URL", "", "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465; required in production")
+	fs.String(&c.MailFrom, "mail-from", "BOKAT_MAIL_FROM", defaultMailFrom, "sender of customer and provider e-mail; required in production")
+	fs.String(&c.MailDir, "mail-dir", "BOKAT_MAIL_DIR", "bokat-data/mail", "without --smtp-url (development): write e-mail here as .eml files")
+	fs.String(&c.MetricsAddr, "metrics-addr", "BOKAT_METRICS_ADDR", "", "serve /metrics on this separate address instead of the API address")
+}
+
+func (c *opsConfig) validate(fs *flagSet, production bool) error {
+	for _, r := range []struct {
+		name, value string
+		into        *ratelimit.Policy
+	}{
+		{"search", c.RateSearch, &c.limits.Search},
+		{"writes", c.RateWrites, &c.limits.Writes},
+		{"reads", c.RateReads, &c.limits.Reads},
+	} {
+		p, err := ratelimit.ParseRate(r.name, r.value)
+		if err != nil {
+			return fmt.Errorf("%w: --rate-%s: %v", errUsage, r.name, err)
+		}
+		*r.into = p
+	}
+	proxies, err := httpapi.ParseTrustedProxies(c.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("%w: --trusted-proxies: %v", errUsage, err)
+	}
+	c.proxies = proxies
+	if production {
+		if c.SMTPURL == "" {
+			return fmt.Errorf("%w: production requires --smtp-url (BOKAT_SMTP_URL): customers and providers must get their confirmations; the .eml folder is for development", errUsage)
+		}
+		if !fs.isSet("mail-from") {
+			return fmt.Errorf("%w: production requires --mail-from (BOKAT_MAIL_FROM), an address of your domain", errUsage)
+		}
+	}
+	return nil
+}
+
+// ops is what `serve` runs for operations beside the API.
+type ops struct {
+	metrics    *telemetry.Metrics
+	heartbeats *telemetry.Heartbeats
+	health     *telemetry.Health
+	limiter    ratelimit.Limiter
+	// Mailer sends notifications and, for the sign-in flow, one-time codes
+	// (Mailer.SendSignInCode).
+	mailer *notify.Mailer
+	// metricsServer serves /metrics on --metrics-addr when set.
+	metricsServer *http.Server
+	metricsLn     net.Listener
+	closers       []io.Closer
+}
+
+// setupOps builds metrics, readiness, the rate limiter and the mailer.
+func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logger) (*ops, error) {
+	o := &ops{metrics: telemetry.NewMetrics(nil), heartbeats: telemetry.NewHeartbeats(nil)}
+	o.metrics.WatchBacklog(db, log)
+	o.health = telemetry.NewHealth(log,
+		telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
+			if err := db.Ping(ctx); err != nil {
+				return telemetry.Failed("unreachable", err)
+			}
+			return nil
+		}},
+		telemetry.Check{Name: "schema", Run: func(ctx context.Context) error {
+			if err := db.CheckSchema(ctx, false); err != nil {
+				return telemetry.Failed("not current: run bokat migrate with this binary", err)
+			}
+			return nil
+		}},
+		telemetry.Check{Name: "workers", Run: o.heartbeats.Check},
+	)
+
+	if c.Redis != "" {
+		client, err := ratelimit.DialRedis(c.Redis)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --redis: %v", errUsage, err)
+		}
+		redis.SetLogger(ratelimit.Logger{Log: log})
+		o.closers = append(o.closers, client)
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		if err := client.Ping(pctx).Err(); err != nil {
+			log.Warn("Redis does not answer; rate limits fail open until it does", "error", err.Error())
+		}
+		cancel()
+		o.limiter = ratelimit.NewRedis(client, ratelimit.RedisOptions{Prefix: c.RedisPrefix})
+	} else {
+		o.limiter = ratelimit.NewMemory(ratelimit.MemoryOptions{})
+	}
+
+	mailer, err := notify.NewMailer(notify.MailerConfig{SMTPURL: c.SMTPURL, From: c.MailFrom, Dir: c.MailDir, Logger: log})
+	if err != nil {
+		o.close()
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	o.mailer = mailer
+
+	if c.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			o.close()
+			return nil, fmt.Errorf("listen on --metrics-addr %s: %w", c.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", o.metrics.Handler(log))
+		o.metricsLn = ln
+		o.closers = append(o.closers, ln)
+		o.metricsServer = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	}
+	return o, nil
+}
+
+// notificationWorker returns the background loop delivering notification
+// jobs, or nil while there is no booking store to read bookings from. The
+// booking store is the BookingSource; followUp raises
+// booking.provider_action_required (nil: failed provider jobs wait for it).
+func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, source notify.BookingSource, followUp notify.ProviderFollowUp) (*worker, error) {
+	if source == nil {
+		log.Info("notification worker not started: no booking store is wired yet")
+		return nil, nil
+	}
+	hb := o.heartbeats.Register("notify", 2*time.Minute)
+	w, err := notify.NewWorker(notify.WorkerConfig{
+		Store: db, Bookings: source, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
+		Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &worker{name: "notify", run: w.Run}, nil
+}
+
+// serveMetrics runs the metrics listener until shutdown.
+func (o *ops) serveMetrics(log *slog.Logger) {
+	if o.metricsServer == nil {
+		return
+	}
+	go func() {
+		if err := o.metricsServer.Serve(o.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "error", err.Error())
+		}
+	}()
+}
+
+func (o *ops) shutdownMetrics(ctx context.Context) {
+	if o.metricsServer != nil {
+		_ = o.metricsServer.Shutdown(ctx)
+	}
+}
+
+func (o *ops) close() {
+	for _, c := range o.closers {
+		_ = c.Close()
+	}
+}

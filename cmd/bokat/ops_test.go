@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// freeAddr returns a loopback address nothing listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type got struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func fetch(t *testing.T, url string) got {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return got{resp.StatusCode, resp.Header, string(b)}
+}
+
+func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	metricsAddr := freeAddr(t)
+	base, _, logs, stop := startServe(t, []string{"--database", dbURL, "--metrics-addr", metricsAddr,
+		"--mail-dir", filepath.Join(t.TempDir(), "mail")}, map[string]string{"BOKAT_RATE_READS": "3/min"})
+
+	if r := fetch(t, base+"/healthz"); r.status != 200 || !strings.Contains(r.body, `"status":"ok"`) {
+		t.Fatalf("/healthz: %d %s", r.status, r.body)
+	}
+	r := fetch(t, base+"/readyz")
+	var rep struct {
+		Status string `json:"status"`
+		Checks []struct{ Name, Status string }
+	}
+	if err := json.Unmarshal([]byte(r.body), &rep); err != nil || r.status != 200 || rep.Status != "ok" || len(rep.Checks) != 3 {
+		t.Fatalf("/readyz: %d %s", r.status, r.body)
+	}
+	for i, name := range []string{"database", "schema", "workers"} {
+		if rep.Checks[i].Name != name || rep.Checks[i].Status != "ok" {
+			t.Errorf("check %d = %+v, want %s ok", i, rep.Checks[i], name)
+		}
+	}
+
+	// Metrics live on their own listener only.
+	if r := fetch(t, base+"/metrics"); r.status != 404 {
+		t.Errorf("/metrics on the API address: %d, want 404", r.status)
+	}
+	// The reads quota comes from the environment twin of --rate-reads; the
+	// 404 above spent one of its 3.
+	for i := 1; i <= 2; i++ {
+		r := fetch(t, base+"/v1/capabilities")
+		if r.status != 200 || r.header.Get("RateLimit-Policy") != `"reads";q=3;w=60` {
+			t.Fatalf("request %d: %d %q", i, r.status, r.header.Get("RateLimit-Policy"))
+		}
+	}
+	r = fetch(t, base+"/v1/capabilities")
+	if r.status != 429 || r.header.Get("Retry-After") != "20" || !strings.Contains(r.body, `"code":"rate_limited"`) {
+		t.Fatalf("fourth read: %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
+	}
+
+	m := fetch(t, "http://"+metricsAddr+"/metrics")
+	for _, want := range []string{
+		`bokat_http_requests_total{method="GET",route="/v1/capabilities",status="200"} 2`,
+		`bokat_http_requests_total{method="GET",route="/",status="404"} 1`,
+		`bokat_http_requests_total{method="GET",route="/v1/capabilities",status="429"} 1`,
+		`bokat_rate_limit_rejections_total{policy="reads"} 1`,
+		"bokat_outbox_lag_seconds 0",
+		"bokat_notification_lag_seconds 0",
+		"go_goroutines",
+	} {
+		if !strings.Contains(m.body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("errors logged:\n%s", logs.String())
+	}
+}
+
+func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
+	t.Parallel()
+	redisURL := os.Getenv("BOKAT_TEST_REDIS_URL")
+	if redisURL == "" {
+		redisURL = "redis://127.0.0.1:6379/0"
+	}
+	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
+	env := map[string]string{"BOKAT_REDIS_URL": redisURL, "BOKAT_REDIS_PREFIX": prefix, "BOKAT_RATE_READS": "4/min"}
+	a, _, _, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "a.db"), "--mail-dir", t.TempDir()}, env)
+	b, _, _, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "b.db"), "--mail-dir", t.TempDir()}, env)
+	var statuses []int
+	for _, base := range []string{a, b, a, b, a, b} {
+		statuses = append(statuses, fetch(t, base+"/v1/capabilities").status)
+	}
+	if fmt.Sprint(statuses) != "[200 200 200 200 429 429]" {
+		t.Fatalf("statuses across two instances = %v, want the quota of 4 shared", statuses)
+	}
+}
+
+func TestServeFailsOpenWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
+	base, _, logs, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
+		"--redis", "redis://" + freeAddr(t), "--rate-reads", "1/min", "--mail-dir", t.TempDir()}, nil)
+	for i := 0; i < 3; i++ {
+		if r := fetch(t, base+"/v1/capabilities"); r.status != 200 {
+			t.Fatalf("request %d: %d", i+1, r.status)
+		}
+	}
+	for _, want := range []string{"Redis does not answer", "rate limiter unavailable: requests pass unchecked"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("a log line is not JSON: %s", line)
+		}
+	}
+}
+
+func TestServeRejectsBadOperationsSettings(t *testing.T) {
+	t.Parallel()
+	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	prod := []string{"--env", "production", "--token-pepper", pepper, "--secret-key", pepper, "--base-url", "https://api.example.se"}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad rate", []string{"--rate-search", "lots"}, "--rate-search"},
+		{"bad window", []string{"--rate-writes", "5/fortnight"}, "--rate-writes"},
+		{"bad proxy", []string{"--trusted-proxies", "10.0.0.0/8,gateway"}, "--trusted-proxies"},
+		{"bad redis", []string{"--redis", "http://127.0.0.1:6379"}, "--redis"},
+		{"bad smtp", []string{"--smtp-url", "smtp://u:supersecretpw@mail.example?starttls=maybe"}, "starttls"},
+		{"production without smtp", prod, "production requires --smtp-url"},
+		{"production without mail-from", append(prod, "--smtp-url", "smtps://u:p@mail.example"), "production requires --mail-from"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, tc.args...)
+			err := run(ctx, args, getenvFrom(nil), &stdout, &stderr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {
+				t.Fatalf("err = %v, want a usage error mentioning %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "supersecretpw") {
+				t.Errorf("the error repeats the SMTP password: %v", err)
+			}
+		})
+	}
+}
+
+func TestServeReadinessFailsWhenPostgresIsDropped(t *testing.T) {
+	t.Parallel()
+	if !strings.Contains(strings.Join(engineNames(), ","), "postgres") {
+		t.Log("PostgreSQL is not configured (BOKAT_TEST_POSTGRES_URL); the SQLite case is covered in package httpapi")
+		return
+	}
+	dbURL := sqlstoretest.URL(t, sqlstore.Postgres)
+	base, _, _, _ := startServe(t, []string{"--database", dbURL, "--mail-dir", t.TempDir()}, nil)
+	if r := fetch(t, base+"/readyz"); r.status != 200 {
+		t.Fatalf("/readyz: %d %s", r.status, r.body)
+	}
+	admin, err := sql.Open("pgx", os.Getenv(sqlstoretest.PostgresURLEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := dbURL[strings.LastIndex(dbURL, "/")+1:]
+	if i := strings.IndexByte(name, '?'); i >= 0 {
+		name = name[:i]
+	}
+	if _, err := admin.Exec(fmt.Sprintf(`DROP DATABASE %s WITH (FORCE)`, name)); err != nil {
+		t.Fatal(err)
+	}
+	r := fetch(t, base+"/readyz")
+	if r.status != 503 || !strings.Contains(r.body, `"failing":["database","schema"]`) || strings.Contains(r.body, name) {
+		t.Fatalf("/readyz after the drop: %d %s", r.status, r.body)
+	}
+	if r := fetch(t, base+"/healthz"); r.status != 200 {
+		t.Errorf("/healthz after the drop: %d", r.status)
+	}
+}
+
+func engineNames() []string {
+	var out []string
+	for _, e := range sqlstoretest.Engines() {
+		out = append(out, string(e))
+	}
+	return out
+}

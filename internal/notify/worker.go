@@ -1,0 +1,279 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+)
+
+// DefaultBackoff is the wait after each failed attempt: the first retry
+// comes 1 minute after the first failure, the last 6 hours after the fifth;
+// a sixth failure is final.
+var DefaultBackoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}
+
+// JobStore is what the worker needs of the store; *sqlstore.DB has it.
+type JobStore interface {
+	InTx(ctx context.Context, fn func(*sqlstore.Tx) error) error
+	ClaimNotificationJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]sqlstore.ClaimedNotificationJob, error)
+	ClaimEscalations(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]sqlstore.EscalationClaim, error)
+	MarkEscalated(ctx context.Context, jobID string, now time.Time) error
+	PostponeEscalation(ctx context.Context, jobID string, next time.Time) error
+}
+
+var _ JobStore = (*sqlstore.DB)(nil)
+
+// Outcomes counts notification outcomes (telemetry.Metrics has it).
+type Outcomes interface {
+	Notification(recipient, result string)
+}
+
+// Heartbeat is how the worker shows it is alive (telemetry.Heartbeat).
+type Heartbeat interface {
+	Beat()
+	Stop()
+}
+
+// WorkerConfig configures a Worker. Store, Bookings, Sender, Organizer and
+// Logger are required.
+type WorkerConfig struct {
+	Store    JobStore
+	Bookings BookingSource
+	// FollowUp raises booking.provider_action_required; while nil, failed
+	// provider jobs wait for it (nothing is lost).
+	FollowUp ProviderFollowUp
+	Sender   Sender
+	// Organizer is the address invitations come from (the mail sender).
+	Organizer string
+	Logger    *slog.Logger
+	Now       func() time.Time
+	Outcomes  Outcomes
+	Heartbeat Heartbeat
+	// Backoff is the wait after each failed attempt; DefaultBackoff when nil.
+	// A job gets len(Backoff)+1 attempts.
+	Backoff []time.Duration
+	// Lease hides a claimed job from other workers; 2m by default. It must
+	// exceed the sender's timeout.
+	Lease time.Duration
+	// Batch is how many jobs one claim takes; 10 by default.
+	Batch int
+	// Poll is the pause when no job is due; 1s by default.
+	Poll time.Duration
+}
+
+// Worker delivers notification jobs. Several workers (processes) may share
+// one PostgreSQL database; on SQLite run one.
+type Worker struct {
+	cfg WorkerConfig
+	c   composer
+}
+
+// NewWorker returns a worker for the configuration.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.Store == nil || cfg.Bookings == nil || cfg.Sender == nil || cfg.Organizer == "" || cfg.Logger == nil {
+		return nil, errors.New("notify: Store, Bookings, Sender, Organizer and Logger are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 2 * time.Minute
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 10
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	return &Worker{cfg: cfg, c: composer{organizer: cfg.Organizer, now: cfg.Now}}, nil
+}
+
+// Run delivers jobs until ctx ends, then returns ctx's error.
+func (w *Worker) Run(ctx context.Context) error {
+	if w.cfg.Heartbeat != nil {
+		defer w.cfg.Heartbeat.Stop()
+	}
+	for {
+		w.beat()
+		n, err := w.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.cfg.Logger.WarnContext(ctx, "notification worker: pass failed", "error", redact(err.Error()))
+		}
+		if n >= w.cfg.Batch && err == nil {
+			continue // more may be due
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(w.cfg.Poll):
+		}
+	}
+}
+
+func (w *Worker) beat() {
+	if w.cfg.Heartbeat != nil {
+		w.cfg.Heartbeat.Beat()
+	}
+}
+
+// RunOnce claims one batch of due jobs and delivers them, then raises
+// booking.provider_action_required for provider jobs that failed for good.
+// It returns how many jobs it claimed.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	jobs, err := w.cfg.Store.ClaimNotificationJobs(ctx, w.cfg.Now(), w.cfg.Lease, w.cfg.Batch)
+	if err != nil {
+		return 0, fmt.Errorf("claim notification jobs: %w", err)
+	}
+	for _, j := range jobs {
+		w.deliver(ctx, j)
+		w.beat()
+	}
+	return len(jobs), w.escalate(ctx)
+}
+
+// outcome is how one attempt ended.
+type outcome struct {
+	status string // bokat.Notification* ; pending means retry
+	next   time.Time
+	reason string // stored as last_error; no contact data
+}
+
+// deliver makes one attempt at job j and records its outcome.
+func (w *Worker) deliver(ctx context.Context, j sqlstore.ClaimedNotificationJob) {
+	log := w.cfg.Logger.With("job_id", j.ID, "booking_id", j.BookingID, "outbox_id", j.OutboxID,
+		"event_type", j.EventType, "recipient", j.Recipient, "attempt", j.Attempt,
+		"api_request_id", j.APIRequestID, "trace_id", j.TraceID)
+	o := w.attempt(ctx, j)
+
+	// Record the outcome even when ctx ended during the attempt.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	now := w.cfg.Now()
+	err := w.cfg.Store.InTx(fctx, func(tx *sqlstore.Tx) error {
+		if o.status == bokat.NotificationPending {
+			return tx.RetryNotificationJob(fctx, j, o.next, o.reason, now)
+		}
+		if err := tx.FinishNotificationJob(fctx, j, o.status, o.reason, now); err != nil {
+			return err
+		}
+		if !supported(j.EventType) {
+			return nil
+		}
+		latest, err := tx.LatestNotificationOutcome(fctx, j.BookingID, j.Recipient)
+		if err != nil {
+			return fmt.Errorf("latest outcome: %w", err)
+		}
+		return w.cfg.Bookings.SetConfirmationStatus(fctx, tx, j.BookingID, j.Recipient, latest)
+	})
+	switch {
+	case errors.Is(err, sqlstore.ErrLeaseLost):
+		log.WarnContext(ctx, "notification outcome not recorded: another worker holds the job now")
+		return
+	case err != nil:
+		// The lease runs out and the job is tried again.
+		log.ErrorContext(ctx, "notification outcome not recorded", "error", redact(err.Error()))
+		return
+	}
+	result := o.status
+	if o.status == bokat.NotificationPending {
+		result = "retry"
+	}
+	if w.cfg.Outcomes != nil {
+		w.cfg.Outcomes.Notification(j.Recipient, result)
+	}
+	switch result {
+	case bokat.NotificationSent:
+		log.InfoContext(ctx, "notification sent")
+	case bokat.NotificationSkipped:
+		log.InfoContext(ctx, "notification skipped", "reason", o.reason)
+	case "retry":
+		log.WarnContext(ctx, "notification attempt failed; retry scheduled", "error", o.reason, "next_attempt_at", o.next)
+	default:
+		log.ErrorContext(ctx, "notification failed for good", "error", o.reason)
+	}
+}
+
+// attempt loads the booking, composes the message and sends it.
+func (w *Worker) attempt(ctx context.Context, j sqlstore.ClaimedNotificationJob) outcome {
+	if !supported(j.EventType) {
+		return outcome{status: bokat.NotificationSkipped, reason: "no message for event type " + j.EventType}
+	}
+	b, err := w.cfg.Bookings.NotificationBooking(ctx, j.BookingID)
+	switch {
+	case errors.Is(err, bokat.ErrNotFound):
+		return outcome{status: bokat.NotificationFailed, reason: "booking not found"}
+	case err != nil:
+		return w.retry(j, "loading the booking failed: "+redact(err.Error()))
+	}
+	ev := bokat.EventType(j.EventType)
+	if b.Status == "cancelled" && ev != bokat.EventBookingCancelled {
+		return outcome{status: bokat.NotificationSkipped, reason: "superseded by the cancellation"}
+	}
+	to := b.CustomerEmail
+	if j.Recipient == bokat.RecipientProvider {
+		to = b.ProviderEmail
+	}
+	if to == "" {
+		return outcome{status: bokat.NotificationSkipped, reason: "no e-mail address"}
+	}
+	msg, err := w.c.compose(b, j.EventType, j.Recipient)
+	if err != nil {
+		return outcome{status: bokat.NotificationFailed, reason: "compose: " + redact(err.Error())}
+	}
+	err = w.cfg.Sender.Send(ctx, msg)
+	if err == nil {
+		return outcome{status: bokat.NotificationSent}
+	}
+	var se *SendError
+	if !errors.As(err, &se) {
+		se = &SendError{Temporary: true, Summary: redact(err.Error())}
+	}
+	if !se.Temporary {
+		return outcome{status: bokat.NotificationFailed, reason: se.Summary}
+	}
+	return w.retry(j, se.Summary)
+}
+
+// retry schedules the next attempt after a temporary failure, or fails the
+// job when its attempts are spent.
+func (w *Worker) retry(j sqlstore.ClaimedNotificationJob, reason string) outcome {
+	if j.Attempt > len(w.cfg.Backoff) {
+		return outcome{status: bokat.NotificationFailed, reason: fmt.Sprintf("%s (after %d attempts)", reason, j.Attempt)}
+	}
+	return outcome{status: bokat.NotificationPending, next: w.cfg.Now().Add(w.cfg.Backoff[j.Attempt-1]), reason: reason}
+}
+
+// escalate raises booking.provider_action_required for provider jobs that
+// failed for good, each once (at least once across crashes).
+func (w *Worker) escalate(ctx context.Context) error {
+	if w.cfg.FollowUp == nil {
+		return nil
+	}
+	claims, err := w.cfg.Store.ClaimEscalations(ctx, w.cfg.Now(), w.cfg.Lease, w.cfg.Batch)
+	if err != nil {
+		return fmt.Errorf("claim escalations: %w", err)
+	}
+	var errs []error
+	for _, c := range claims {
+		log := w.cfg.Logger.With("job_id", c.JobID, "booking_id", c.BookingID,
+			"api_request_id", c.APIRequestID, "trace_id", c.TraceID)
+		if err := w.cfg.FollowUp.ProviderActionRequired(ctx, c.BookingID); err != nil {
+			log.WarnContext(ctx, "booking.provider_action_required not raised; will retry", "error", redact(err.Error()))
+			errs = append(errs, w.cfg.Store.PostponeEscalation(ctx, c.JobID, w.cfg.Now().Add(time.Minute)))
+			continue
+		}
+		if err := w.cfg.Store.MarkEscalated(ctx, c.JobID, w.cfg.Now()); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.InfoContext(ctx, "booking.provider_action_required raised: the provider could not be notified")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,351 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// clock is a fixed, manually advanced clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestParseRate(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      string
+		want    Policy
+		wantErr string
+	}{
+		{in: "120/min", want: Policy{Name: "x", Quota: 120, Window: time.Minute}},
+		{in: "30/m", want: Policy{Name: "x", Quota: 30, Window: time.Minute}},
+		{in: "300/minute", want: Policy{Name: "x", Quota: 300, Window: time.Minute}},
+		{in: " 5/10s ", want: Policy{Name: "x", Quota: 5, Window: 10 * time.Second}},
+		{in: "1000/h", want: Policy{Name: "x", Quota: 1000, Window: time.Hour}},
+		{in: "2/s", want: Policy{Name: "x", Quota: 2, Window: time.Second}},
+		{in: "2/1m30s", want: Policy{Name: "x", Quota: 2, Window: 90 * time.Second}},
+		{in: "off", want: Policy{Name: "x"}},
+		{in: "0", want: Policy{Name: "x"}},
+		{in: "0/min", want: Policy{Name: "x"}},
+		{in: "120", wantErr: "N/period"},
+		{in: "many/min", wantErr: "whole number"},
+		{in: "-1/min", wantErr: "whole number"},
+		{in: "10/fortnight", wantErr: "period"},
+		{in: "10/1500ms", wantErr: "whole number of seconds"},
+		{in: "10/0s", wantErr: "period"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseRate("x", tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ParseRate(%q) err = %v, want it to mention %q", tc.in, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ParseRate(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	p := Policy{Name: "search", Quota: 120, Window: time.Minute}
+	if got, want := PolicyHeader(p), `"search";q=120;w=60`; got != want {
+		t.Errorf("PolicyHeader = %s, want %s", got, want)
+	}
+	d := Decision{Remaining: 0, Reset: 11200 * time.Millisecond}
+	if got, want := StateHeader(p, d), `"search";r=0;t=12`; got != want {
+		t.Errorf("StateHeader = %s, want %s", got, want)
+	}
+}
+
+func TestMemoryBurstRefusalAndRecovery(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	m := NewMemory(MemoryOptions{Now: clk.Now})
+	p := Policy{Name: "writes", Quota: 30, Window: time.Minute}
+	ctx := context.Background()
+
+	// The whole quota may be spent in one burst.
+	for i := 1; i <= 30; i++ {
+		d, err := m.Allow(ctx, p, "client-a")
+		if err != nil || !d.Allowed {
+			t.Fatalf("request %d refused: %+v %v", i, d, err)
+		}
+		if d.Remaining != 30-i {
+			t.Fatalf("request %d: remaining = %d, want %d", i, d.Remaining, 30-i)
+		}
+	}
+	d, _ := m.Allow(ctx, p, "client-a")
+	if d.Allowed {
+		t.Fatal("request 31 allowed, want refused")
+	}
+	// One request refills every 2 s; the whole quota in 60 s.
+	if d.RetryAfter != 2*time.Second || d.Reset != time.Minute || d.Remaining != 0 {
+		t.Fatalf("refusal = %+v, want RetryAfter 2s, Reset 1m, Remaining 0", d)
+	}
+	// Another key has its own quota.
+	if d, _ := m.Allow(ctx, p, "client-b"); !d.Allowed || d.Remaining != 29 {
+		t.Fatalf("client-b = %+v, want allowed with 29 left", d)
+	}
+	// Just before the next token: still refused; at it: allowed once.
+	clk.Advance(1999 * time.Millisecond)
+	if d, _ := m.Allow(ctx, p, "client-a"); d.Allowed {
+		t.Fatal("allowed before Retry-After")
+	}
+	clk.Advance(time.Millisecond)
+	if d, _ := m.Allow(ctx, p, "client-a"); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("after Retry-After = %+v, want allowed with 0 left", d)
+	}
+	if d, _ := m.Allow(ctx, p, "client-a"); d.Allowed {
+		t.Fatal("second request after one refill allowed")
+	}
+	// After a full window the whole burst is back.
+	clk.Advance(time.Minute)
+	for i := 0; i < 30; i++ {
+		if d, _ := m.Allow(ctx, p, "client-a"); !d.Allowed {
+			t.Fatalf("after a full window, request %d refused", i+1)
+		}
+	}
+}
+
+func TestMemoryPoliciesAreIndependent(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	m := NewMemory(MemoryOptions{Now: clk.Now})
+	search := Policy{Name: "search", Quota: 2, Window: time.Minute}
+	reads := Policy{Name: "reads", Quota: 3, Window: time.Minute}
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		m.Allow(ctx, search, "k")
+	}
+	if d, _ := m.Allow(ctx, search, "k"); d.Allowed {
+		t.Fatal("search quota not enforced")
+	}
+	if d, _ := m.Allow(ctx, reads, "k"); !d.Allowed || d.Remaining != 2 {
+		t.Fatalf("reads after search exhausted = %+v, want allowed with 2 left", d)
+	}
+	if d, _ := m.Allow(ctx, Policy{Name: "off"}, "k"); !d.Allowed {
+		t.Fatal("a disabled policy refused")
+	}
+}
+
+func TestMemoryForgetsIdleKeysAndStaysBounded(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	m := NewMemory(MemoryOptions{Now: clk.Now, MaxKeys: 100})
+	p := Policy{Name: "reads", Quota: 5, Window: time.Minute}
+	ctx := context.Background()
+	for i := 0; i < 50; i++ {
+		m.Allow(ctx, p, fmt.Sprintf("ip-%d", i))
+	}
+	if m.Len() != 50 {
+		t.Fatalf("Len = %d, want 50", m.Len())
+	}
+	// Once every bucket has refilled, the next call forgets them all.
+	clk.Advance(time.Minute)
+	m.Allow(ctx, p, "fresh")
+	if m.Len() != 1 {
+		t.Fatalf("after a window of idleness Len = %d, want 1", m.Len())
+	}
+	// A flood of distinct keys never grows past MaxKeys.
+	for i := 0; i < 1000; i++ {
+		m.Allow(ctx, p, fmt.Sprintf("flood-%d", i))
+	}
+	if m.Len() != 100 || m.Evicted() != 901 {
+		t.Fatalf("after a flood Len = %d, Evicted = %d; want 100 and 901", m.Len(), m.Evicted())
+	}
+	// A key seen recently survives the idle sweep while older ones go.
+	clk.Advance(30 * time.Second)
+	for i := 0; i < 5; i++ {
+		m.Allow(ctx, p, "busy")
+	}
+	clk.Advance(31 * time.Second)
+	if d, _ := m.Allow(ctx, p, "busy"); d.Allowed && d.Remaining > 3 {
+		t.Fatalf("busy key lost its state: %+v", d)
+	}
+	if m.Len() != 1 {
+		t.Fatalf("Len = %d, want only the busy key", m.Len())
+	}
+}
+
+// redisURL is the Redis server of the tests.
+func redisURL() string {
+	if u := os.Getenv("BOKAT_TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+// testRedis returns a client on the test server and a prefix unique to the
+// test; it deletes the test's keys when done.
+func testRedis(tb testing.TB) (*redis.Client, string) {
+	tb.Helper()
+	c, err := DialRedis(redisURL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Ping(ctx).Err(); err != nil {
+		tb.Fatalf("the rate-limit tests need Redis at %s (set BOKAT_TEST_REDIS_URL): %v", redisURL(), err)
+	}
+	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
+	tb.Cleanup(func() {
+		keys, _ := c.Keys(ctx, "rate:"+prefix+"*").Result()
+		if len(keys) > 0 {
+			c.Del(ctx, keys...)
+		}
+		c.Close()
+	})
+	return c, prefix
+}
+
+func TestRedisBurstRefusalAndRecovery(t *testing.T) {
+	t.Parallel()
+	c, prefix := testRedis(t)
+	l := NewRedis(c, RedisOptions{Prefix: prefix})
+	// One request per 400 ms, all 3 at once.
+	p := Policy{Name: "writes", Quota: 3, Window: 1200 * time.Millisecond}
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		d, err := l.Allow(ctx, p, "client-a")
+		if err != nil || !d.Allowed || d.Remaining != 3-i {
+			t.Fatalf("request %d = %+v, %v; want allowed with %d left", i, d, err, 3-i)
+		}
+	}
+	d, err := l.Allow(ctx, p, "client-a")
+	if err != nil || d.Allowed {
+		t.Fatalf("request 4 = %+v, %v; want refused", d, err)
+	}
+	if d.RetryAfter <= 0 || d.RetryAfter > 400*time.Millisecond || d.Reset <= 800*time.Millisecond || d.Reset > 1200*time.Millisecond {
+		t.Fatalf("refusal = %+v, want 0 < RetryAfter <= 400ms and Reset in (800ms, 1.2s]", d)
+	}
+	if d, _ := l.Allow(ctx, p, "client-b"); !d.Allowed {
+		t.Fatal("another key was refused")
+	}
+	time.Sleep(d.RetryAfter + 20*time.Millisecond)
+	if d, err := l.Allow(ctx, p, "client-a"); err != nil || !d.Allowed {
+		t.Fatalf("after Retry-After = %+v, %v; want allowed", d, err)
+	}
+	if d, _ := l.Allow(ctx, p, "client-a"); d.Allowed {
+		t.Fatal("two requests allowed after one refill interval")
+	}
+	// Redis holds only digests of the keys.
+	keys, err := c.Keys(ctx, "rate:"+prefix+"*").Result()
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("keys = %v, %v; want 2", keys, err)
+	}
+	for _, k := range keys {
+		if strings.Contains(k, "client-") {
+			t.Errorf("Redis key %q holds the caller's key in clear", k)
+		}
+		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 || ttl > 2*time.Second {
+			t.Errorf("key %q TTL = %v, want it to expire within the window", k, ttl)
+		}
+	}
+}
+
+func TestRedisInstancesShareOneQuota(t *testing.T) {
+	t.Parallel()
+	c1, prefix := testRedis(t)
+	c2, err := DialRedis(redisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	a, b := NewRedis(c1, RedisOptions{Prefix: prefix}), NewRedis(c2, RedisOptions{Prefix: prefix})
+	p := Policy{Name: "search", Quota: 10, Window: time.Minute}
+	ctx := context.Background()
+	allowed := 0
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := 0; i < 30; i++ {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := l.Allow(ctx, p, "shared-principal")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if d.Allowed {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed != 10 {
+		t.Fatalf("%d of 30 requests through two instances were allowed, want exactly the quota of 10", allowed)
+	}
+}
+
+func TestRedisDownReportsUnavailableQuickly(t *testing.T) {
+	t.Parallel()
+	// A port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c, err := DialRedis("redis://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l := NewRedis(c, RedisOptions{Cooldown: time.Minute})
+	p := Policy{Name: "reads", Quota: 5, Window: time.Minute}
+	_, err = l.Allow(context.Background(), p, "k")
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	start := time.Now()
+	_, err = l.Allow(context.Background(), p, "k")
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "cooling down") {
+		t.Fatalf("second call err = %v, want the cool-down", err)
+	}
+	if time.Since(start) > 50*time.Millisecond {
+		t.Errorf("the cool-down call took %v; it must not touch the network", time.Since(start))
+	}
+}
+
+func TestDialRedisRejectsABadURL(t *testing.T) {
+	t.Parallel()
+	if _, err := DialRedis("http://127.0.0.1:6379"); err == nil {
+		t.Fatal("an http:// URL was accepted")
+	}
+}

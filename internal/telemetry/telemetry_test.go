@@ -1,0 +1,185 @@
+package telemetry_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/telemetry"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestHeartbeats(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	hb := telemetry.NewHeartbeats(clk.Now)
+	if err := hb.Check(context.Background()); err != nil {
+		t.Fatalf("no workers: %v", err)
+	}
+	notify := hb.Register("notify", 30*time.Second)
+	relay := hb.Register("outbox", time.Minute)
+	cases := []struct {
+		name    string
+		step    func()
+		wantErr string
+	}{
+		{"fresh", func() {}, ""},
+		{"quiet within the limit", func() { clk.Advance(30 * time.Second) }, ""},
+		{"one silent too long", func() { clk.Advance(time.Second) }, "notify silent for 31s"},
+		{"beats again", func() { notify.Beat(); relay.Beat() }, ""},
+		{"stopped", func() { relay.Stop() }, "outbox stopped"},
+		{"registered again", func() { hb.Register("outbox", time.Minute) }, ""},
+	}
+	for _, tc := range cases {
+		tc.step()
+		err := hb.Check(context.Background())
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Fatalf("%s: err = %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+	var nilBeat *telemetry.Heartbeat
+	nilBeat.Beat() // a nil heartbeat is a no-op
+	nilBeat.Stop()
+}
+
+func TestReadinessReportsOnlySafeReasons(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	h := telemetry.NewHealth(slog.New(slog.NewJSONHandler(&logs, nil)),
+		telemetry.Check{Name: "ok", Run: func(context.Context) error { return nil }},
+		telemetry.Check{Name: "database", Run: func(context.Context) error {
+			return telemetry.Failed("unreachable", errors.New("dial tcp db.internal:5432: password authentication failed for user s3cr3t"))
+		}},
+		telemetry.Check{Name: "opaque", Run: func(context.Context) error { return errors.New("token=bkp_leak") }},
+		telemetry.Check{Name: "slow", Run: func(ctx context.Context) error { <-ctx.Done(); return nil }},
+	).WithTimeout(50 * time.Millisecond)
+	rec := httptest.NewRecorder()
+	h.ReadyHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	body := rec.Body.String()
+	if rec.Code != 503 || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("%d %s", rec.Code, body)
+	}
+	for _, want := range []string{`"status":"fail"`, `"failing":["database","opaque","slow"]`, `"reason":"unreachable"`, `"reason":"failed"`, `"reason":"timed out"`, `{"name":"ok","status":"ok"}`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %s: %s", want, body)
+		}
+	}
+	for _, leak := range []string{"s3cr3t", "db.internal", "bkp_leak"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("body leaks %q", leak)
+		}
+	}
+	if !strings.Contains(logs.String(), "db.internal") {
+		t.Error("the cause was not logged for the operator")
+	}
+}
+
+func TestBacklogGauges(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		clk := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+		var logs bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, nil))
+		m := telemetry.NewMetrics(clk.Now)
+		m.WatchBacklog(db, log)
+		scrape := func() string {
+			rec := httptest.NewRecorder()
+			m.Handler(log).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			if rec.Code != 200 {
+				t.Fatalf("scrape: %d", rec.Code)
+			}
+			return rec.Body.String()
+		}
+		body := scrape()
+		for _, want := range []string{"bokat_outbox_lag_seconds 0\n", "bokat_notification_lag_seconds 0\n"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("empty store: lacks %q", want)
+			}
+		}
+		ctx := context.Background()
+		now := clk.Now()
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			for i, age := range []time.Duration{90 * time.Second, 10 * time.Second} {
+				id := []string{"0190d7a4-0000-7000-8000-000000000001", "0190d7a4-0000-7000-8000-000000000002"}[i]
+				if err := tx.InsertOutboxEvent(ctx, sqlstore.OutboxEvent{ID: id, OwnerClientID: "pc", BookingID: "b",
+					EventType: string(bokat.EventBookingConfirmed), Payload: []byte(`{}`), OccurredAt: now.Add(-age), CreatedAt: now.Add(-age)}); err != nil {
+					return err
+				}
+			}
+			// Due 30 s ago, and one not due yet.
+			for i, due := range []time.Duration{-30 * time.Second, time.Hour} {
+				if err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: []string{"j1", "j2"}[i],
+					OutboxID: "0190d7a4-0000-7000-8000-000000000001", BookingID: "b", EventType: string(bokat.EventBookingConfirmed),
+					Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending, NextAttemptAt: now.Add(due), CreatedAt: now.Add(-time.Minute)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = scrape()
+		for _, want := range []string{"bokat_outbox_lag_seconds 90\n", "bokat_notification_lag_seconds 30\n"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("lacks %q:\n%s", want, grepLines(body, "lag"))
+			}
+		}
+		// Without a database the gauges drop out; the rest is still served.
+		db.Close()
+		body = scrape()
+		if strings.Contains(body, "bokat_outbox_lag_seconds ") || !strings.Contains(body, "go_goroutines") {
+			t.Errorf("closed store: %s", grepLines(body, "lag"))
+		}
+		if !strings.Contains(logs.String(), "outbox lag query failed") {
+			t.Error("the failed query was not logged")
+		}
+	})
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestMetricsMethodsAreSafeOnNil(t *testing.T) {
+	t.Parallel()
+	var m *telemetry.Metrics
+	m.BookingConfirmed()
+	m.BookingCancelled()
+	m.BookingRescheduled()
+	m.WebhookDelivery(telemetry.ResultDelivered)
+	m.Notification("customer", telemetry.ResultSent)
+	m.RateLimited("reads")
+	m.RateLimitBackendError()
+	m.ObserveRequest("GET", "/", 200, time.Millisecond)
+}

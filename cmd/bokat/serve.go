@@ -139,15 +139,15 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}
 		log.Info("demo supply loaded", "result", res.String())
 	}
-	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log)
-	if err != nil {
-		return err
-	}
 	op, err := setupOps(ctx, c.opsConfig, db, log)
 	if err != nil {
 		return err
 	}
 	defer op.close()
+	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log, op.heartbeats)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {

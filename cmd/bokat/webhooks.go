@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"bokat/internal/httpapi"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
+	"bokat/internal/telemetry"
 	"bokat/internal/webhook"
 )
 
@@ -46,15 +48,17 @@ func secretKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*webhoo
 
 // setupWebhooks builds the webhook service the API serves and the two
 // background loops that deliver: the outbox relay and the dispatcher.
-func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slog.Logger) (*webhook.Service, []worker, error) {
+func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slog.Logger, hb *telemetry.Heartbeats) (*webhook.Service, []worker, error) {
 	keys, err := secretKeyring(ctx, c, db)
 	if err != nil {
 		return nil, nil, err
 	}
 	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys})
-	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher")})
-	relay := outbox.NewRelay(db, outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick})
+	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher"),
+		Heartbeat: hb.Register("webhook-dispatcher", time.Minute)})
+	relay := outbox.NewRelay(db, outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick,
+		Heartbeat: hb.Register("outbox-relay", time.Minute)})
 	svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys, OnQueued: disp.Kick})
 	return svc, []worker{
 		{name: "outbox-relay", run: relay.Run},

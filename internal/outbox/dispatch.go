@@ -71,6 +71,8 @@ type DispatcherConfig struct {
 	// Jitter spreads each retry wait; default Jitter.
 	Jitter func(time.Duration) time.Duration
 	Logger *slog.Logger
+	// Heartbeat, when set, is beaten after every claim that reached the store.
+	Heartbeat Heartbeat
 }
 
 // Dispatcher claims due deliveries and attempts them.
@@ -152,6 +154,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	work := context.WithoutCancel(ctx)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	if d.cfg.Heartbeat != nil {
+		defer d.cfg.Heartbeat.Stop()
+	}
 	for {
 		free := cap(slots) - len(slots)
 		if free == 0 {
@@ -163,6 +168,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			continue
 		}
 		claimed, err := d.claim(ctx, free)
+		if err == nil && d.cfg.Heartbeat != nil {
+			d.cfg.Heartbeat.Beat()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

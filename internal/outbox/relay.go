@@ -23,6 +23,15 @@ type RelayConfig struct {
 	// OnRelayed, when set, is called after a transaction created deliveries
 	// (the serve process wakes its dispatcher with it).
 	OnRelayed func()
+	// Heartbeat, when set, is beaten after every pass that reached the
+	// store, so readiness can tell a stuck or failing relay.
+	Heartbeat Heartbeat
+}
+
+// Heartbeat is how a worker shows readiness checks that it is alive.
+type Heartbeat interface {
+	Beat()
+	Stop()
 }
 
 // Relay turns new outbox events into webhook deliveries.
@@ -119,6 +128,9 @@ func (r *Relay) RunOnce(ctx context.Context) (events int, err error) {
 func (r *Relay) Run(ctx context.Context) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	if r.cfg.Heartbeat != nil {
+		defer r.cfg.Heartbeat.Stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -133,6 +145,9 @@ func (r *Relay) Run(ctx context.Context) error {
 			wait = backoffOnError
 		case n == r.cfg.Batch:
 			wait = 0
+		}
+		if err == nil && r.cfg.Heartbeat != nil {
+			r.cfg.Heartbeat.Beat()
 		}
 		t.Reset(wait)
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -195,19 +196,71 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 		}
 		c.Nonce = base64.RawURLEncoding.EncodeToString(b)
 	}
-	raw, err := json.Marshal(payload{
-		KeyID: c.KeyID, IssuedAt: c.IssuedAt.UnixMilli(), ExpiresAt: c.ExpiresAt.UnixMilli(), Nonce: c.Nonce,
-		Provider: c.ProviderID, Service: c.ServiceID, Vertical: c.VerticalID, JobType: c.JobTypeID,
-		SlotStart: c.SlotStart.UnixMilli(), SlotEnd: c.SlotEnd.UnixMilli(),
-		Amount: c.AmountSEK, PricingModel: c.PricingModel, PriceType: c.PriceType, UnitPrice: c.UnitPriceSEK,
-		Quantity: c.Quantity, Unit: c.Unit, Minimum: c.MinimumChargeSEK,
-		Terms: c.TermsVersion, Postcode: c.Postcode, Destination: c.DestinationPostcode,
-	})
-	if err != nil {
-		return "", fmt.Errorf("option signing: %w", err)
-	}
+	raw := appendPayload(make([]byte, 0, 512), c)
 	signed := tokenPrefix + "." + c.KeyID + "." + base64.RawURLEncoding.EncodeToString(raw)
 	return signed + "." + base64.RawURLEncoding.EncodeToString(mac(k.signing.Secret, signed)), nil
+}
+
+// appendPayload writes the payload of c as compact JSON, in the member
+// order of the payload type, without reflection: search signs every option
+// it returns.
+func appendPayload(b []byte, c OptionClaims) []byte {
+	str := func(name, v string) {
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = appendJSONString(b, v)
+		b = append(b, ',')
+	}
+	num := func(name string, v int64) {
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = strconv.AppendInt(b, v, 10)
+		b = append(b, ',')
+	}
+	b = append(b, '{')
+	str("k", c.KeyID)
+	num("iat", c.IssuedAt.UnixMilli())
+	num("exp", c.ExpiresAt.UnixMilli())
+	str("n", c.Nonce)
+	str("p", c.ProviderID)
+	str("s", c.ServiceID)
+	str("v", c.VerticalID)
+	str("j", c.JobTypeID)
+	num("ss", c.SlotStart.UnixMilli())
+	num("se", c.SlotEnd.UnixMilli())
+	num("a", c.AmountSEK)
+	str("pm", c.PricingModel)
+	str("pt", c.PriceType)
+	num("up", c.UnitPriceSEK)
+	b = append(b, `"q":`...)
+	b = strconv.AppendFloat(b, c.Quantity, 'g', -1, 64)
+	b = append(b, ',')
+	str("u", c.Unit)
+	num("min", c.MinimumChargeSEK)
+	str("t", c.TermsVersion)
+	str("pc", c.Postcode)
+	str("dpc", c.DestinationPostcode)
+	b[len(b)-1] = '}'
+	return b
+}
+
+// appendJSONString writes s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 func mac(key []byte, signed string) []byte {

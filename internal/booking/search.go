@@ -72,6 +72,8 @@ type Search struct {
 	maxPerProvider int
 	maxOptions     int
 	step           time.Duration
+	// timing reads timing texts, remembering the phrases of recent ones.
+	timing *schedule.TimingReader
 
 	// snap is the supply read at some revision; it is replaced when the
 	// store's revision moves on. Calendar entries are never cached.
@@ -87,6 +89,7 @@ func NewSearch(cfg Config) (*Search, error) {
 	s := &Search{
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
 		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep,
+		timing: schedule.NewTimingReader(0),
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultOptionTTL
@@ -208,7 +211,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		locale = "sv-SE"
 	}
 	now := s.now()
-	res := Result{Window: schedule.ParseTiming(q.PreferredTimeText, q.Urgency, locale, now)}
+	res := Result{Window: s.timing.Parse(q.PreferredTimeText, q.Urgency, locale, now)}
 	fallback := func(reason, step string) (Result, error) {
 		res.FallbackReason, res.SafeNextStep = reason, step
 		return res, nil

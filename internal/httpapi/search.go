@@ -41,17 +41,18 @@ type timingWire struct {
 }
 
 type searchResponseWire struct {
-	OK                     bool            `json:"ok"`
-	SpecVersion            string          `json:"spec_version"`
-	AvailabilityChecked    bool            `json:"availability_checked"`
-	ProviderSelected       bool            `json:"provider_selected"`
-	BookingCreated         bool            `json:"booking_created"`
-	DirectBookingAvailable bool            `json:"direct_booking_available"`
-	OptionCount            int             `json:"option_count"`
-	Options                []optionWire    `json:"options"`
-	RequestedTimeWindow    *timeWindowWire `json:"requested_time_window,omitempty"`
-	Fallback               *fallbackWire   `json:"fallback,omitempty"`
-	SafeNextStep           string          `json:"safe_next_step"`
+	OK                     bool   `json:"ok"`
+	SpecVersion            string `json:"spec_version"`
+	AvailabilityChecked    bool   `json:"availability_checked"`
+	ProviderSelected       bool   `json:"provider_selected"`
+	BookingCreated         bool   `json:"booking_created"`
+	DirectBookingAvailable bool   `json:"direct_booking_available"`
+	OptionCount            int    `json:"option_count"`
+	// Options are spliced in by encodeSearch (member "options").
+	Options             []optionWire    `json:"-"`
+	RequestedTimeWindow *timeWindowWire `json:"requested_time_window,omitempty"`
+	Fallback            *fallbackWire   `json:"fallback,omitempty"`
+	SafeNextStep        string          `json:"safe_next_step"`
 }
 
 type timeWindowWire struct {
@@ -73,9 +74,9 @@ type optionWire struct {
 	Service         optionServiceWire  `json:"service"`
 	Slot            timeWindowWire     `json:"slot"`
 	Price           optionPriceWire    `json:"price"`
-	// Scope and Terms are the catalog's, rendered once per service.
-	Scope json.RawMessage `json:"scope"`
-	Terms json.RawMessage `json:"terms"`
+	// texts are the scope and terms of the service, encoded once per
+	// server and spliced in by encodeSearch (members "scope" and "terms").
+	texts serviceTexts
 }
 
 type optionProviderWire struct {
@@ -216,8 +217,47 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, r, http.StatusOK, s.searchWire(res))
+	out, err := encodeSearch(s.searchWire(res))
+	if err != nil {
+		return err
+	}
+	s.writeJSONObject(w, r, http.StatusOK, out)
 	return nil
+}
+
+// encodeSearch encodes a search response. The scope and terms of each
+// option (several kilobytes of catalog text) were encoded once per server
+// and are copied in as they are: encoding them again would be most of the
+// cost of a search.
+func encodeSearch(out searchResponseWire) ([]byte, error) {
+	head, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	size := len(head) + 16
+	for _, o := range out.Options {
+		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, head[:len(head)-1]...)
+	buf = append(buf, `,"options":[`...)
+	for i, o := range out.Options {
+		ob, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, ob[:len(ob)-1]...)
+		buf = append(buf, `,"scope":`...)
+		buf = append(buf, o.texts.scope...)
+		buf = append(buf, `,"terms":`...)
+		buf = append(buf, o.texts.terms...)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, "]}"...)
+	return buf, nil
 }
 
 func (s *Server) searchWire(res booking.Result) searchResponseWire {
@@ -244,8 +284,7 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 			Slot: timeWindowWire{StartAt: wireTime(o.Slot.Start), EndAt: wireTime(o.Slot.End), Label: o.SlotLabel},
 			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
 				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
-			Scope: texts.scope,
-			Terms: texts.terms,
+			texts: texts,
 		}
 		if o.Price.PricingModel.PerUnit() {
 			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity

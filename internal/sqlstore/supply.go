@@ -21,10 +21,32 @@ type Supply struct {
 	Providers []bokat.ProviderSupply
 }
 
+// readStmt returns the prepared statement of a hot read query on the read
+// pool, preparing it on first use. Searches run the same few queries for
+// every request; preparing them once saves SQLite parsing each time.
+func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := db.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := db.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if prev, loaded := db.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
 // SupplyRevision returns the current supply revision.
 func (db *DB) SupplyRevision(ctx context.Context) (int64, error) {
+	st, err := db.readStmt(ctx, `SELECT revision FROM supply_revision WHERE id = 1`)
+	if err != nil {
+		return 0, err
+	}
 	var rev int64
-	err := db.read.QueryRowContext(ctx, `SELECT revision FROM supply_revision WHERE id = 1`).Scan(&rev)
+	err = st.QueryRowContext(ctx).Scan(&rev)
 	return rev, translate(err)
 }
 
@@ -199,18 +221,34 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 // BusyEntries returns the active calendar entries of the providers that
 // overlap [from, to), ordered by provider and start.
 func (db *DB) BusyEntries(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
-	return busyEntries(ctx, db.read, providerIDs, from, to)
+	if len(providerIDs) == 0 || !from.Before(to) {
+		return nil, nil
+	}
+	query, args := busyQuery(providerIDs, from, to)
+	if len(providerIDs) > maxPreparedBusyIDs {
+		return scanBusy(db.read.QueryContext(ctx, query, args...))
+	}
+	st, err := db.readStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return scanBusy(st.QueryContext(ctx, args...))
 }
 
 // BusyEntries is DB.BusyEntries inside the transaction.
 func (tx *Tx) BusyEntries(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
-	return busyEntries(ctx, tx.tx, providerIDs, from, to)
-}
-
-func busyEntries(ctx context.Context, q Reader, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
 	if len(providerIDs) == 0 || !from.Before(to) {
 		return nil, nil
 	}
+	query, args := busyQuery(providerIDs, from, to)
+	return scanBusy(tx.tx.QueryContext(ctx, query, args...))
+}
+
+// maxPreparedBusyIDs bounds the provider lists whose busy query is kept
+// prepared (one statement per list length).
+const maxPreparedBusyIDs = 32
+
+func busyQuery(providerIDs []string, from, to time.Time) (string, []any) {
 	args := make([]any, 0, len(providerIDs)+2)
 	args = append(args, Millis(from), Millis(to))
 	var in strings.Builder
@@ -221,10 +259,12 @@ func busyEntries(ctx context.Context, q Reader, providerIDs []string, from, to t
 		in.WriteString("$" + strconv.Itoa(i+3))
 		args = append(args, id)
 	}
-	rows, err := q.QueryContext(ctx,
-		`SELECT id, provider_id, booking_id, kind, start_at, end_at FROM calendar_entries
-		  WHERE active AND provider_id IN (`+in.String()+`) AND end_at > $1 AND start_at < $2
-		  ORDER BY provider_id, start_at, id`, args...)
+	return `SELECT id, provider_id, booking_id, kind, start_at, end_at FROM calendar_entries
+		  WHERE active AND provider_id IN (` + in.String() + `) AND end_at > $1 AND start_at < $2
+		  ORDER BY provider_id, start_at, id`, args
+}
+
+func scanBusy(rows *sql.Rows, err error) ([]bokat.CalendarEntry, error) {
 	if err != nil {
 		return nil, translate(err)
 	}

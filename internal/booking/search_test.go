@@ -632,8 +632,12 @@ func TestSearchWithoutSigningKeysAnswers503(t *testing.T) {
 
 func TestSearchSeesImportedSupplyChangesAtOnce(t *testing.T) {
 	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) { testSearchSeesImportedSupplyChanges(t, db) })
+}
+
+func testSearchSeesImportedSupplyChanges(t *testing.T, db *sqlstore.DB) {
 	now := local(2026, 11, 23, 9, 0)
-	f := sqliteFixture(t, oneProvider, now)
+	f := newFixture(t, db, oneProvider, now)
 	q := query("vvs", "install_faucet", "11345", "i morgon")
 	if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
 		t.Fatalf("before: %+v", o)
@@ -651,5 +655,16 @@ func TestSearchSeesImportedSupplyChangesAtOnce(t *testing.T) {
 	}
 	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
 		t.Errorf("an inactive provider still has options: %+v", res.Options)
+	}
+	// Back again, now with a blocked day: the calendar is read on every search.
+	blocked := changed + "    blocked: [{start: 2026-11-24, end: 2026-11-24}]\n"
+	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(blocked), now); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+		t.Errorf("options on a blocked day: %+v (%s)", res.Options, res.FallbackReason)
+	}
+	if res := f.run(t, query("vvs", "install_faucet", "11345", "onsdag")); len(res.Options) == 0 || res.Options[0].Price.AmountSEK != 2090 {
+		t.Errorf("the provider is not back on Wednesday: %+v", res.Options)
 	}
 }

@@ -225,14 +225,82 @@ func (db *DB) BusyEntries(ctx context.Context, providerIDs []string, from, to ti
 		return nil, nil
 	}
 	query, args := busyQuery(providerIDs, from, to)
+	return scanBusy(db.read.QueryContext(ctx, query, args...))
+}
+
+// BusyEntriesWithRevision is BusyEntries and SupplyRevision in one
+// statement: a search checks its cached supply against the revision and
+// reads the calendar in one round trip. The statement is kept prepared.
+func (db *DB) BusyEntriesWithRevision(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, int64, error) {
+	if len(providerIDs) == 0 || !from.Before(to) {
+		rev, err := db.SupplyRevision(ctx)
+		return nil, rev, err
+	}
+	args := make([]any, 0, len(providerIDs)+2)
+	args = append(args, Millis(from), Millis(to))
+	args = append(args, stringArgs(providerIDs)...)
+	query := `SELECT r.revision, c.id, c.provider_id, c.booking_id, c.kind, c.start_at, c.end_at
+		  FROM supply_revision r
+		  LEFT JOIN calendar_entries c ON c.active AND c.provider_id IN (` + placeholders(3, len(providerIDs)) + `)
+		       AND c.end_at > $1 AND +c.start_at < $2
+		 WHERE r.id = 1
+		 ORDER BY c.provider_id, c.start_at, c.id`
+	var (
+		rows *sql.Rows
+		err  error
+	)
 	if len(providerIDs) > maxPreparedBusyIDs {
-		return scanBusy(db.read.QueryContext(ctx, query, args...))
+		rows, err = db.read.QueryContext(ctx, query, args...)
+	} else {
+		var st *sql.Stmt
+		if st, err = db.readStmt(ctx, query); err != nil {
+			return nil, 0, err
+		}
+		rows, err = st.QueryContext(ctx, args...)
 	}
-	st, err := db.readStmt(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, 0, translate(err)
 	}
-	return scanBusy(st.QueryContext(ctx, args...))
+	defer rows.Close()
+	var (
+		rev int64
+		out []bokat.CalendarEntry
+	)
+	for rows.Next() {
+		var (
+			id, provider, kind sql.NullString
+			booking            sql.NullString
+			start, end         sql.NullInt64
+		)
+		if err := rows.Scan(&rev, &id, &provider, &booking, &kind, &start, &end); err != nil {
+			return nil, 0, translate(err)
+		}
+		if !id.Valid {
+			continue // no entry: the row carries the revision only
+		}
+		out = append(out, bokat.CalendarEntry{ID: id.String, ProviderID: provider.String, BookingID: booking.String,
+			Kind: kind.String, Start: FromMillis(start.Int64), End: FromMillis(end.Int64), Active: true})
+	}
+	return out, rev, translate(rows.Err())
+}
+
+func placeholders(first, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+	}
+	return b.String()
+}
+
+func stringArgs(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // BusyEntries is DB.BusyEntries inside the transaction.
@@ -248,19 +316,17 @@ func (tx *Tx) BusyEntries(ctx context.Context, providerIDs []string, from, to ti
 // prepared (one statement per list length).
 const maxPreparedBusyIDs = 32
 
+// busyQuery reads the entries overlapping [from, to). The unary plus keeps
+// the planners off the (provider_id, start_at) index, whose range
+// "start_at < to" spans every past entry of the provider, and on the
+// partial (provider_id, end_at) index, whose range "end_at > from" spans
+// only what is still to come.
 func busyQuery(providerIDs []string, from, to time.Time) (string, []any) {
 	args := make([]any, 0, len(providerIDs)+2)
 	args = append(args, Millis(from), Millis(to))
-	var in strings.Builder
-	for i, id := range providerIDs {
-		if i > 0 {
-			in.WriteString(", ")
-		}
-		in.WriteString("$" + strconv.Itoa(i+3))
-		args = append(args, id)
-	}
+	args = append(args, stringArgs(providerIDs)...)
 	return `SELECT id, provider_id, booking_id, kind, start_at, end_at FROM calendar_entries
-		  WHERE active AND provider_id IN (` + in.String() + `) AND end_at > $1 AND start_at < $2
+		  WHERE active AND provider_id IN (` + placeholders(3, len(providerIDs)) + `) AND end_at > $1 AND +start_at < $2
 		  ORDER BY provider_id, start_at, id`, args
 }
 

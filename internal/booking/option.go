@@ -10,10 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"bokat"
@@ -85,6 +87,8 @@ type Keyring struct {
 	signing Key
 	verify  map[string][]byte
 	random  io.Reader
+	// macs holds keyed HMAC states of the signing key, reset between uses.
+	macs sync.Pool
 }
 
 // NewKeyring returns a keyring signing with the first key and verifying
@@ -95,6 +99,8 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 		return nil, errors.New("option signing: no key given")
 	}
 	k := &Keyring{signing: keys[0], verify: make(map[string][]byte, len(keys)), random: rand.Reader}
+	secret := bytes.Clone(keys[0].Secret)
+	k.macs.New = func() any { return hmac.New(sha256.New, secret) }
 	for _, key := range keys {
 		if !keyIDPattern.MatchString(key.ID) {
 			return nil, fmt.Errorf("option signing: key id %q must be 1 to 32 characters of A-Z, a-z, 0-9, '_' and '-'", key.ID)
@@ -197,8 +203,22 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 		c.Nonce = base64.RawURLEncoding.EncodeToString(b)
 	}
 	raw := appendPayload(make([]byte, 0, 512), c)
-	signed := tokenPrefix + "." + c.KeyID + "." + base64.RawURLEncoding.EncodeToString(raw)
-	return signed + "." + base64.RawURLEncoding.EncodeToString(mac(k.signing.Secret, signed)), nil
+	enc := base64.RawURLEncoding
+	token := make([]byte, 0, len(tokenPrefix)+len(c.KeyID)+enc.EncodedLen(len(raw))+enc.EncodedLen(sha256.Size)+3)
+	token = append(token, tokenPrefix...)
+	token = append(token, '.')
+	token = append(token, c.KeyID...)
+	token = append(token, '.')
+	token = enc.AppendEncode(token, raw)
+	m := k.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(token)
+	var sum [sha256.Size]byte
+	sig := m.Sum(sum[:0])
+	k.macs.Put(m)
+	token = append(token, '.')
+	token = enc.AppendEncode(token, sig)
+	return string(token), nil
 }
 
 // appendPayload writes the payload of c as compact JSON, in the member

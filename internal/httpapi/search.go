@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,11 +218,16 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := encodeSearch(s.searchWire(res))
+	buf, _ := s.searchBufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	defer s.searchBufs.Put(buf)
+	*buf, err = encodeSearch((*buf)[:0], s.searchWire(res))
 	if err != nil {
 		return err
 	}
-	s.writeJSONObject(w, r, http.StatusOK, out)
+	s.writeJSONObject(w, r, http.StatusOK, *buf)
 	return nil
 }
 
@@ -229,7 +235,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 // option (several kilobytes of catalog text) were encoded once per server
 // and are copied in as they are: encoding them again would be most of the
 // cost of a search.
-func encodeSearch(out searchResponseWire) ([]byte, error) {
+// The body is appended to buf, which may be reused from an earlier search.
+func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
 	head, err := json.Marshal(out)
 	if err != nil {
 		return nil, err
@@ -238,7 +245,7 @@ func encodeSearch(out searchResponseWire) ([]byte, error) {
 	for _, o := range out.Options {
 		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
 	}
-	buf := make([]byte, 0, size)
+	buf = slices.Grow(buf, size)
 	buf = append(buf, head[:len(head)-1]...)
 	buf = append(buf, `,"options":[`...)
 	for i, o := range out.Options {

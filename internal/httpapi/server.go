@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"bokat"
@@ -73,7 +74,10 @@ type Server struct {
 	store        Store
 	search       *booking.Search
 	serviceTexts map[string]serviceTexts
-	handler      http.Handler
+	// searchBufs recycles the buffers search responses are encoded into
+	// (tens of kilobytes each).
+	searchBufs sync.Pool
+	handler    http.Handler
 }
 
 // New returns a Server for the configuration.

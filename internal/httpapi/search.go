@@ -6,8 +6,10 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"bokat"
 	"bokat/internal/booking"
@@ -249,22 +251,116 @@ func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
 	buf = append(buf, head[:len(head)-1]...)
 	buf = append(buf, `,"options":[`...)
 	for i, o := range out.Options {
-		ob, err := json.Marshal(o)
-		if err != nil {
-			return nil, err
-		}
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, ob[:len(ob)-1]...)
-		buf = append(buf, `,"scope":`...)
-		buf = append(buf, o.texts.scope...)
-		buf = append(buf, `,"terms":`...)
-		buf = append(buf, o.texts.terms...)
-		buf = append(buf, '}')
+		buf = appendOption(buf, o)
 	}
 	buf = append(buf, "]}"...)
 	return buf, nil
+}
+
+// appendOption writes one option as JSON; it writes what json.Marshal would
+// write for optionWire (tests compare the two), plus the pre-encoded scope
+// and terms, without reflection.
+func appendOption(b []byte, o optionWire) []byte {
+	str := func(sep, name, v string) {
+		b = append(b, sep...)
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = appendJSONString(b, v)
+	}
+	optStr := func(name, v string) {
+		if v != "" {
+			str(",", name, v)
+		}
+	}
+	str("{", "booking_option_id", o.BookingOptionID)
+	str(",", "expires_at", o.ExpiresAt)
+	str(`,"provider":{`, "id", o.Provider.ID)
+	str(",", "name", o.Provider.Name)
+	optStr("city", o.Provider.City)
+	optStr("rating_label", o.Provider.RatingLabel)
+	str(`},"service":{`, "service_id", o.Service.ServiceID)
+	str(",", "vertical_id", o.Service.VerticalID)
+	str(",", "job_type_id", o.Service.JobTypeID)
+	str(",", "label_sv", o.Service.LabelSV)
+	optStr("label_en", o.Service.LabelEN)
+	str(`},"slot":{`, "start_at", o.Slot.StartAt)
+	str(",", "end_at", o.Slot.EndAt)
+	str(",", "label", o.Slot.Label)
+	b = append(b, `},"price":{"amount_sek":`...)
+	b = strconv.AppendInt(b, o.Price.AmountSEK, 10)
+	str(",", "currency", o.Price.Currency)
+	str(",", "pricing_model", o.Price.PricingModel)
+	str(",", "price_type", o.Price.PriceType)
+	if o.Price.UnitPriceSEK != nil {
+		b = append(b, `,"unit_price_sek":`...)
+		b = strconv.AppendInt(b, *o.Price.UnitPriceSEK, 10)
+	}
+	optStr("unit", o.Price.Unit)
+	if o.Price.Quantity != nil {
+		b = append(b, `,"quantity":`...)
+		b = strconv.AppendFloat(b, *o.Price.Quantity, 'f', -1, 64)
+	}
+	if o.Price.MinimumChargeSEK != nil {
+		b = append(b, `,"minimum_charge_sek":`...)
+		b = strconv.AppendInt(b, *o.Price.MinimumChargeSEK, 10)
+	}
+	b = append(b, `},"scope":`...)
+	b = append(b, o.texts.scope...)
+	b = append(b, `,"terms":`...)
+	b = append(b, o.texts.terms...)
+	return append(b, '}')
+}
+
+// appendJSONString writes s as a JSON string, escaping as json.Marshal
+// does (HTML characters included), so both encoders write the same bytes.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func (s *Server) searchWire(res booking.Result) searchResponseWire {

@@ -73,6 +73,7 @@ type config struct {
 	check    bool
 	jsonOut  bool
 	profile  string
+	rate     int
 }
 
 // measurement is one attack's outcome.
@@ -82,7 +83,9 @@ type measurement struct {
 	Rate       float64       `json:"target_rate,omitempty"`
 	Throughput float64       `json:"throughput_rps"`
 	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
 	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
 	Success    float64       `json:"success_ratio"`
 	Requests   uint64        `json:"requests"`
 }
@@ -107,6 +110,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.database, "database", "", "database URL for the search server (default: a fresh SQLite file)")
 	fs.BoolVar(&c.check, "check", false, "exit with an error when a target is missed")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
+	fs.IntVar(&c.rate, "rate", 0, "only attack both servers at this constant rate (req/s) and report their latencies")
 	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run (servers and load generator) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -148,6 +152,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	rep := report{BodyBytes: len(body)}
 	warm := min(time.Second, c.duration)
+	if c.rate > 0 {
+		attackRate(bareURL, "bare", float64(c.rate), warm)
+		attackRate(searchURL, "search", float64(c.rate), warm)
+		for _, srv := range []struct{ name, url string }{{"bare", bareURL}, {"search", searchURL}} {
+			m := attackRate(srv.url, srv.name, float64(c.rate), c.duration)
+			fmt.Fprintf(out, "%-7s constant %5d/s: p50 %s p90 %s p99 %s max %s success %.2f%%\n", m.Server, c.rate,
+				m.P50.Round(10*time.Microsecond), m.P90.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond),
+				m.Max.Round(10*time.Microsecond), m.Success*100)
+		}
+		return nil
+	}
 	attackMax(searchURL, "search", c.workers, warm)
 	attackMax(bareURL, "bare", c.workers, warm)
 	var bareSum, searchSum float64
@@ -235,7 +250,7 @@ func collect(results <-chan *vegeta.Result, server, mode string, rate float64) m
 	}
 	m.Close()
 	return measurement{Server: server, Mode: mode, Rate: rate, Throughput: m.Throughput, P50: m.Latencies.P50,
-		P99: m.Latencies.P99, Success: m.Success, Requests: m.Requests}
+		P90: m.Latencies.P90, P99: m.Latencies.P99, Max: m.Latencies.Max, Success: m.Success, Requests: m.Requests}
 }
 
 func post(url string) ([]byte, error) {

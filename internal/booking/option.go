@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"bokat"
@@ -84,6 +87,8 @@ type Keyring struct {
 	signing Key
 	verify  map[string][]byte
 	random  io.Reader
+	// macs holds keyed HMAC states of the signing key, reset between uses.
+	macs sync.Pool
 }
 
 // NewKeyring returns a keyring signing with the first key and verifying
@@ -94,6 +99,8 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 		return nil, errors.New("option signing: no key given")
 	}
 	k := &Keyring{signing: keys[0], verify: make(map[string][]byte, len(keys)), random: rand.Reader}
+	secret := bytes.Clone(keys[0].Secret)
+	k.macs.New = func() any { return hmac.New(sha256.New, secret) }
 	for _, key := range keys {
 		if !keyIDPattern.MatchString(key.ID) {
 			return nil, fmt.Errorf("option signing: key id %q must be 1 to 32 characters of A-Z, a-z, 0-9, '_' and '-'", key.ID)
@@ -195,19 +202,85 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 		}
 		c.Nonce = base64.RawURLEncoding.EncodeToString(b)
 	}
-	raw, err := json.Marshal(payload{
-		KeyID: c.KeyID, IssuedAt: c.IssuedAt.UnixMilli(), ExpiresAt: c.ExpiresAt.UnixMilli(), Nonce: c.Nonce,
-		Provider: c.ProviderID, Service: c.ServiceID, Vertical: c.VerticalID, JobType: c.JobTypeID,
-		SlotStart: c.SlotStart.UnixMilli(), SlotEnd: c.SlotEnd.UnixMilli(),
-		Amount: c.AmountSEK, PricingModel: c.PricingModel, PriceType: c.PriceType, UnitPrice: c.UnitPriceSEK,
-		Quantity: c.Quantity, Unit: c.Unit, Minimum: c.MinimumChargeSEK,
-		Terms: c.TermsVersion, Postcode: c.Postcode, Destination: c.DestinationPostcode,
-	})
-	if err != nil {
-		return "", fmt.Errorf("option signing: %w", err)
+	raw := appendPayload(make([]byte, 0, 512), c)
+	enc := base64.RawURLEncoding
+	token := make([]byte, 0, len(tokenPrefix)+len(c.KeyID)+enc.EncodedLen(len(raw))+enc.EncodedLen(sha256.Size)+3)
+	token = append(token, tokenPrefix...)
+	token = append(token, '.')
+	token = append(token, c.KeyID...)
+	token = append(token, '.')
+	token = enc.AppendEncode(token, raw)
+	m := k.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(token)
+	var sum [sha256.Size]byte
+	sig := m.Sum(sum[:0])
+	k.macs.Put(m)
+	token = append(token, '.')
+	token = enc.AppendEncode(token, sig)
+	return string(token), nil
+}
+
+// appendPayload writes the payload of c as compact JSON, in the member
+// order of the payload type, without reflection: search signs every option
+// it returns.
+func appendPayload(b []byte, c OptionClaims) []byte {
+	str := func(name, v string) {
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = appendJSONString(b, v)
+		b = append(b, ',')
 	}
-	signed := tokenPrefix + "." + c.KeyID + "." + base64.RawURLEncoding.EncodeToString(raw)
-	return signed + "." + base64.RawURLEncoding.EncodeToString(mac(k.signing.Secret, signed)), nil
+	num := func(name string, v int64) {
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = strconv.AppendInt(b, v, 10)
+		b = append(b, ',')
+	}
+	b = append(b, '{')
+	str("k", c.KeyID)
+	num("iat", c.IssuedAt.UnixMilli())
+	num("exp", c.ExpiresAt.UnixMilli())
+	str("n", c.Nonce)
+	str("p", c.ProviderID)
+	str("s", c.ServiceID)
+	str("v", c.VerticalID)
+	str("j", c.JobTypeID)
+	num("ss", c.SlotStart.UnixMilli())
+	num("se", c.SlotEnd.UnixMilli())
+	num("a", c.AmountSEK)
+	str("pm", c.PricingModel)
+	str("pt", c.PriceType)
+	num("up", c.UnitPriceSEK)
+	b = append(b, `"q":`...)
+	b = strconv.AppendFloat(b, c.Quantity, 'g', -1, 64)
+	b = append(b, ',')
+	str("u", c.Unit)
+	num("min", c.MinimumChargeSEK)
+	str("t", c.TermsVersion)
+	str("pc", c.Postcode)
+	str("dpc", c.DestinationPostcode)
+	b[len(b)-1] = '}'
+	return b
+}
+
+// appendJSONString writes s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 func mac(key []byte, signed string) []byte {

@@ -207,3 +207,25 @@ func TestNilKeyringAnswersSigningNotConfigured(t *testing.T) {
 		t.Error("no Retry-After on option_signing_not_configured")
 	}
 }
+
+func TestPayloadEncodingRoundTripsAnyText(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	k := mustKeyring(t, key("k1", 1))
+	for _, text := range []string{`quote " and \ backslash`, "tab\tnewline\n\x01", "fönster", "ünïcödé ✓", ""} {
+		c := sampleClaims(now)
+		c.Unit, c.ProviderID, c.Quantity = text, "p"+text, 1e-7
+		token, err := k.Sign(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := k.Verify(token, now)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		c.KeyID, c.Nonce = got.KeyID, got.Nonce
+		if got != c {
+			t.Errorf("%q: claims =\n%+v\nwant\n%+v", text, got, c)
+		}
+	}
+}

@@ -28,9 +28,9 @@ type SupplyStore interface {
 	SupplyRevision(ctx context.Context) (int64, error)
 	// LoadSupply reads every provider's supply and its revision.
 	LoadSupply(ctx context.Context) (sqlstore.Supply, error)
-	// BusyEntries returns the active calendar entries of the providers
-	// overlapping [from, to).
-	BusyEntries(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error)
+	// BusyEntriesWithRevision returns the active calendar entries of the
+	// providers overlapping [from, to), and the supply revision, read together.
+	BusyEntriesWithRevision(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, int64, error)
 }
 
 var _ SupplyStore = (*sqlstore.DB)(nil)
@@ -72,6 +72,8 @@ type Search struct {
 	maxPerProvider int
 	maxOptions     int
 	step           time.Duration
+	// timing reads timing texts, remembering the phrases of recent ones.
+	timing *schedule.TimingReader
 
 	// snap is the supply read at some revision; it is replaced when the
 	// store's revision moves on. Calendar entries are never cached.
@@ -87,6 +89,7 @@ func NewSearch(cfg Config) (*Search, error) {
 	s := &Search{
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
 		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep,
+		timing: schedule.NewTimingReader(0),
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultOptionTTL
@@ -208,7 +211,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		locale = "sv-SE"
 	}
 	now := s.now()
-	res := Result{Window: schedule.ParseTiming(q.PreferredTimeText, q.Urgency, locale, now)}
+	res := Result{Window: s.timing.Parse(q.PreferredTimeText, q.Urgency, locale, now)}
 	fallback := func(reason, step string) (Result, error) {
 		res.FallbackReason, res.SafeNextStep = reason, step
 		return res, nil
@@ -235,27 +238,10 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 			Issues: []string{fmt.Sprintf("details.%s: must be a positive number", svc.QuantityDetail)}}
 	}
 
-	snap, err := s.supply(ctx)
-	if err != nil {
-		return Result{}, err
-	}
 	postcode, okPC := bokat.ParsePostcode(q.Postcode)
 	destination, okDest := 0, true
 	if q.DestinationPostcode != "" {
 		destination, okDest = bokat.ParsePostcode(q.DestinationPostcode)
-	}
-	var candidates []*providerEntry
-	if okPC && okDest {
-		for _, p := range snap.byService[svc.ID] {
-			if p.supply.Covers(postcode) && (q.DestinationPostcode == "" || p.supply.Covers(destination)) {
-				candidates = append(candidates, p)
-			}
-		}
-	}
-	if len(candidates) == 0 {
-		return fallback(ReasonNoCoverage, "No provider offers this job at a fixed price for the postcode(s) given, so no direct "+
-			"booking is possible. Do not name a provider, time or price. Offer a provider follow-up request (POST /v1/requests) "+
-			"once the user consents; it is not a booking.")
 	}
 
 	type plan struct {
@@ -265,30 +251,67 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		from, to time.Time
 		earliest time.Time
 	}
-	plans := make([]plan, 0, len(candidates))
-	ids := make([]string, 0, len(candidates))
-	var busyFrom, busyTo time.Time
-	for _, p := range candidates {
-		offer, _ := p.supply.Service(svc.ID)
-		pl := plan{p: p, offer: offer, duration: JobDuration(svc, offer, quantity),
-			earliest: now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute)}
-		pl.from = res.Window.Start
-		pl.to = minTime(res.Window.End, now.In(schedule.Stockholm()).AddDate(0, 0, p.supply.HorizonDays))
-		if !pl.from.Before(pl.to) {
-			continue
-		}
-		plans = append(plans, pl)
-		ids = append(ids, p.supply.ID)
-		if busyFrom.IsZero() || pl.from.Before(busyFrom) {
-			busyFrom = pl.from
-		}
-		if pl.to.After(busyTo) {
-			busyTo = pl.to
-		}
-	}
-	busy, err := s.store.BusyEntries(ctx, ids, busyFrom, busyTo)
+	var (
+		candidates int
+		plans      []plan
+		busy       []bokat.CalendarEntry
+	)
+	// Plan on the cached supply, and read the calendar together with the
+	// supply revision; when the revision has moved on, plan again on the
+	// fresh supply. A search thus always answers from committed supply.
+	snap, err := s.cachedSupply(ctx)
 	if err != nil {
 		return Result{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		candidates, plans = 0, plans[:0]
+		ids := make([]string, 0, 4)
+		var busyFrom, busyTo time.Time
+		if okPC && okDest {
+			for _, p := range snap.byService[svc.ID] {
+				if !p.supply.Covers(postcode) || (q.DestinationPostcode != "" && !p.supply.Covers(destination)) {
+					continue
+				}
+				candidates++
+				offer, _ := p.supply.Service(svc.ID)
+				pl := plan{p: p, offer: offer, duration: JobDuration(svc, offer, quantity),
+					earliest: now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute)}
+				pl.from = res.Window.Start
+				pl.to = minTime(res.Window.End, now.In(schedule.Stockholm()).AddDate(0, 0, p.supply.HorizonDays))
+				if !pl.from.Before(pl.to) {
+					continue
+				}
+				plans = append(plans, pl)
+				ids = append(ids, p.supply.ID)
+				if busyFrom.IsZero() || pl.from.Before(busyFrom) {
+					busyFrom = pl.from
+				}
+				if pl.to.After(busyTo) {
+					busyTo = pl.to
+				}
+			}
+		}
+		var rev int64
+		if len(ids) > 0 {
+			busy, rev, err = s.store.BusyEntriesWithRevision(ctx, ids, busyFrom, busyTo)
+		} else {
+			busy = nil
+			rev, err = s.store.SupplyRevision(ctx)
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		if rev <= snap.revision || attempt == 2 {
+			break
+		}
+		if snap, err = s.reloadSupply(ctx, rev); err != nil {
+			return Result{}, err
+		}
+	}
+	if candidates == 0 {
+		return fallback(ReasonNoCoverage, "No provider offers this job at a fixed price for the postcode(s) given, so no direct "+
+			"booking is possible. Do not name a provider, time or price. Offer a provider follow-up request (POST /v1/requests) "+
+			"once the user consents; it is not a booking.")
 	}
 	busyOf := map[string][]schedule.Interval{}
 	for _, e := range busy {

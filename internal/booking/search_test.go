@@ -455,6 +455,9 @@ func TestSearchReadsEachTimingFamily(t *testing.T) {
 		{"time of day over days", "efter 15", "inom en vecka", "sv", "", local(2026, 11, 23, 15, 0), local(2026, 11, 30, 0, 0), schedule.ClockRange{Start: 900, End: 1440}},
 		{"unreadable", "när det passar stjärnorna", "", "sv", "Inom de närmaste 14 dagarna (tidsönskemålet kunde inte tolkas)",
 			now, now.AddDate(0, 0, 14), schedule.ClockRange{}},
+		// The demo providers do not work weekends: the window is read, and there is no option in it.
+		{"a weekend", "i helgen", "", "sv", "Helgen, lördag 28 november – söndag 29 november 2026",
+			local(2026, 11, 28, 0, 0), local(2026, 11, 30, 0, 0), schedule.ClockRange{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -471,6 +474,12 @@ func TestSearchReadsEachTimingFamily(t *testing.T) {
 			}
 			if !w.Start.Equal(tc.from) || !w.End.Equal(tc.to) || w.Daily != tc.daily {
 				t.Errorf("window %s – %s daily %v, want %s – %s daily %v", w.Start, w.End, w.Daily, tc.from, tc.to, tc.daily)
+			}
+			if tc.name == "a weekend" {
+				if len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+					t.Errorf("%d options on a weekend (reason %q)", len(res.Options), res.FallbackReason)
+				}
+				return
 			}
 			if len(res.Options) == 0 {
 				t.Fatalf("no options (%s)", res.FallbackReason)
@@ -632,8 +641,12 @@ func TestSearchWithoutSigningKeysAnswers503(t *testing.T) {
 
 func TestSearchSeesImportedSupplyChangesAtOnce(t *testing.T) {
 	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) { testSearchSeesImportedSupplyChanges(t, db) })
+}
+
+func testSearchSeesImportedSupplyChanges(t *testing.T, db *sqlstore.DB) {
 	now := local(2026, 11, 23, 9, 0)
-	f := sqliteFixture(t, oneProvider, now)
+	f := newFixture(t, db, oneProvider, now)
 	q := query("vvs", "install_faucet", "11345", "i morgon")
 	if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
 		t.Fatalf("before: %+v", o)
@@ -651,5 +664,61 @@ func TestSearchSeesImportedSupplyChangesAtOnce(t *testing.T) {
 	}
 	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
 		t.Errorf("an inactive provider still has options: %+v", res.Options)
+	}
+	// Back again, now with a blocked day: the calendar is read on every search.
+	blocked := changed + "    blocked: [{start: 2026-11-24, end: 2026-11-24}]\n"
+	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(blocked), now); err != nil {
+		t.Fatal(err)
+	}
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+		t.Errorf("options on a blocked day: %+v (%s)", res.Options, res.FallbackReason)
+	}
+	if res := f.run(t, query("vvs", "install_faucet", "11345", "onsdag")); len(res.Options) == 0 || res.Options[0].Price.AmountSEK != 2090 {
+		t.Errorf("the provider is not back on Wednesday: %+v", res.Options)
+	}
+}
+
+func TestConcurrentSearchesDuringImports(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 9, 0)
+	f := sqliteFixture(t, oneProvider, now)
+	changed := strings.Replace(oneProvider, "price_sek: 1890", "price_sek: 2090", 1)
+	q := query("vvs", "install_faucet", "11345", "i morgon")
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				res, err := f.search.Search(context.Background(), q)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, o := range res.Options {
+					if a := o.Price.AmountSEK; a != 1890 && a != 2090 {
+						errs <- fmt.Errorf("price %d is neither the old nor the new one", a)
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		file := changed
+		if i%2 == 1 {
+			file = oneProvider
+		}
+		if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(file), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
+		t.Errorf("after the last import: %+v", o)
 	}
 }

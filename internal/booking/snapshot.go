@@ -45,17 +45,19 @@ func weeklyHours(hours []bokat.WorkingRange) schedule.WeeklyHours {
 	return w
 }
 
-// supply returns the supply snapshot at the store's current revision,
-// loading it when the revision has moved on. Searches therefore see every
-// committed supply change; each costs one small revision read.
-func (s *Search) supply(ctx context.Context) (*snapshot, error) {
-	rev, err := s.store.SupplyRevision(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read the supply revision: %w", err)
-	}
-	if snap := s.snap.Load(); snap != nil && snap.revision >= rev {
+// cachedSupply returns the supply snapshot last loaded, loading one when
+// there is none. The caller checks it against the store's revision (see
+// Search.Search) and calls reloadSupply when it is behind.
+func (s *Search) cachedSupply(ctx context.Context) (*snapshot, error) {
+	if snap := s.snap.Load(); snap != nil {
 		return snap, nil
 	}
+	return s.reloadSupply(ctx, 0)
+}
+
+// reloadSupply loads the supply unless a snapshot at revision rev or later
+// is already cached; concurrent callers share one load.
+func (s *Search) reloadSupply(ctx context.Context, rev int64) (*snapshot, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	if snap := s.snap.Load(); snap != nil && snap.revision >= rev {

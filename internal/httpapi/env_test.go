@@ -40,7 +40,7 @@ var testOptionKeys = func() *booking.Keyring {
 
 // testEnv is a real server on a real store, reached through real HTTP.
 type testEnv struct {
-	t        *testing.T
+	t        testing.TB
 	db       *sqlstore.DB
 	srv      *Server
 	http     *httptest.Server
@@ -73,7 +73,7 @@ type envOption func(*Config)
 // newTestEnv starts a server on db. extra routes, when given, are served
 // beside the real table (for testing middleware on a route shape the
 // foundation does not have yet).
-func newTestEnv(t *testing.T, db *sqlstore.DB, opts ...envOption) *testEnv {
+func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	t.Helper()
 	contract, err := loadContract()
 	if err != nil {
@@ -125,7 +125,7 @@ func forEachEngine(t *testing.T, fn func(t *testing.T, e *testEnv), opts ...envO
 }
 
 // sqliteEnv is a fresh server on SQLite, for tests of engine-neutral behaviour.
-func sqliteEnv(t *testing.T, opts ...envOption) *testEnv {
+func sqliteEnv(t testing.TB, opts ...envOption) *testEnv {
 	return newTestEnv(t, sqlstoretest.Open(t, sqlstore.SQLite), opts...)
 }
 

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -17,6 +17,13 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		body = []byte(`{"ok":false,"error":"internal_error"}`)
 		status = http.StatusInternalServerError
 	}
+	s.writeJSONObject(w, r, status, body)
+}
+
+// writeJSONObject is writeJSON for a body already encoded: a compact JSON
+// object, as json.Marshal writes it. Handlers that splice pre-encoded parts
+// into large bodies use it to skip encoding them again.
+func (s *Server) writeJSONObject(w http.ResponseWriter, r *http.Request, status int, body []byte) {
 	info := requestInfoFrom(r.Context())
 	meta, _ := json.Marshal(struct {
 		APIRequestID    string `json:"api_request_id"`
@@ -24,21 +31,27 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		ContractVersion string `json:"contract_version"`
 		ServerTime      string `json:"server_time"`
 	}{info.id, info.traceID, info.contract, s.now().UTC().Format(time.RFC3339Nano)})
-	var buf bytes.Buffer
-	buf.Grow(len(meta) + len(body) + 1)
-	buf.Write(meta[:len(meta)-1])
+	// The metadata opens the object; the body follows without being copied.
+	head, rest := meta, body[1:]
 	if len(body) > 2 {
-		buf.WriteByte(',')
-		buf.Write(body[1:])
+		head[len(head)-1] = ',' // replaces the metadata's closing brace
 	} else {
-		buf.WriteByte('}')
+		rest = nil
 	}
-	buf.WriteByte('\n')
 	h := w.Header()
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
 	}
 	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(rest)+1))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	if _, err := w.Write(head); err != nil {
+		return
+	}
+	if len(rest) > 0 {
+		if _, err := w.Write(rest); err != nil {
+			return
+		}
+	}
+	_, _ = w.Write([]byte{'\n'})
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"bokat"
 	"bokat/internal/booking"
@@ -41,17 +44,18 @@ type timingWire struct {
 }
 
 type searchResponseWire struct {
-	OK                     bool            `json:"ok"`
-	SpecVersion            string          `json:"spec_version"`
-	AvailabilityChecked    bool            `json:"availability_checked"`
-	ProviderSelected       bool            `json:"provider_selected"`
-	BookingCreated         bool            `json:"booking_created"`
-	DirectBookingAvailable bool            `json:"direct_booking_available"`
-	OptionCount            int             `json:"option_count"`
-	Options                []optionWire    `json:"options"`
-	RequestedTimeWindow    *timeWindowWire `json:"requested_time_window,omitempty"`
-	Fallback               *fallbackWire   `json:"fallback,omitempty"`
-	SafeNextStep           string          `json:"safe_next_step"`
+	OK                     bool   `json:"ok"`
+	SpecVersion            string `json:"spec_version"`
+	AvailabilityChecked    bool   `json:"availability_checked"`
+	ProviderSelected       bool   `json:"provider_selected"`
+	BookingCreated         bool   `json:"booking_created"`
+	DirectBookingAvailable bool   `json:"direct_booking_available"`
+	OptionCount            int    `json:"option_count"`
+	// Options are spliced in by encodeSearch (member "options").
+	Options             []optionWire    `json:"-"`
+	RequestedTimeWindow *timeWindowWire `json:"requested_time_window,omitempty"`
+	Fallback            *fallbackWire   `json:"fallback,omitempty"`
+	SafeNextStep        string          `json:"safe_next_step"`
 }
 
 type timeWindowWire struct {
@@ -73,9 +77,9 @@ type optionWire struct {
 	Service         optionServiceWire  `json:"service"`
 	Slot            timeWindowWire     `json:"slot"`
 	Price           optionPriceWire    `json:"price"`
-	// Scope and Terms are the catalog's, rendered once per service.
-	Scope json.RawMessage `json:"scope"`
-	Terms json.RawMessage `json:"terms"`
+	// texts are the scope and terms of the service, encoded once per
+	// server and spliced in by encodeSearch (members "scope" and "terms").
+	texts serviceTexts
 }
 
 type optionProviderWire struct {
@@ -216,8 +220,147 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, r, http.StatusOK, s.searchWire(res))
+	buf, _ := s.searchBufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	defer s.searchBufs.Put(buf)
+	*buf, err = encodeSearch((*buf)[:0], s.searchWire(res))
+	if err != nil {
+		return err
+	}
+	s.writeJSONObject(w, r, http.StatusOK, *buf)
 	return nil
+}
+
+// encodeSearch encodes a search response. The scope and terms of each
+// option (several kilobytes of catalog text) were encoded once per server
+// and are copied in as they are: encoding them again would be most of the
+// cost of a search.
+// The body is appended to buf, which may be reused from an earlier search.
+func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
+	head, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	size := len(head) + 16
+	for _, o := range out.Options {
+		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
+	}
+	buf = slices.Grow(buf, size)
+	buf = append(buf, head[:len(head)-1]...)
+	buf = append(buf, `,"options":[`...)
+	for i, o := range out.Options {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendOption(buf, o)
+	}
+	buf = append(buf, "]}"...)
+	return buf, nil
+}
+
+// appendOption writes one option as JSON; it writes what json.Marshal would
+// write for optionWire (tests compare the two), plus the pre-encoded scope
+// and terms, without reflection.
+func appendOption(b []byte, o optionWire) []byte {
+	str := func(sep, name, v string) {
+		b = append(b, sep...)
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = appendJSONString(b, v)
+	}
+	optStr := func(name, v string) {
+		if v != "" {
+			str(",", name, v)
+		}
+	}
+	str("{", "booking_option_id", o.BookingOptionID)
+	str(",", "expires_at", o.ExpiresAt)
+	str(`,"provider":{`, "id", o.Provider.ID)
+	str(",", "name", o.Provider.Name)
+	optStr("city", o.Provider.City)
+	optStr("rating_label", o.Provider.RatingLabel)
+	str(`},"service":{`, "service_id", o.Service.ServiceID)
+	str(",", "vertical_id", o.Service.VerticalID)
+	str(",", "job_type_id", o.Service.JobTypeID)
+	str(",", "label_sv", o.Service.LabelSV)
+	optStr("label_en", o.Service.LabelEN)
+	str(`},"slot":{`, "start_at", o.Slot.StartAt)
+	str(",", "end_at", o.Slot.EndAt)
+	str(",", "label", o.Slot.Label)
+	b = append(b, `},"price":{"amount_sek":`...)
+	b = strconv.AppendInt(b, o.Price.AmountSEK, 10)
+	str(",", "currency", o.Price.Currency)
+	str(",", "pricing_model", o.Price.PricingModel)
+	str(",", "price_type", o.Price.PriceType)
+	if o.Price.UnitPriceSEK != nil {
+		b = append(b, `,"unit_price_sek":`...)
+		b = strconv.AppendInt(b, *o.Price.UnitPriceSEK, 10)
+	}
+	optStr("unit", o.Price.Unit)
+	if o.Price.Quantity != nil {
+		b = append(b, `,"quantity":`...)
+		b = strconv.AppendFloat(b, *o.Price.Quantity, 'f', -1, 64)
+	}
+	if o.Price.MinimumChargeSEK != nil {
+		b = append(b, `,"minimum_charge_sek":`...)
+		b = strconv.AppendInt(b, *o.Price.MinimumChargeSEK, 10)
+	}
+	b = append(b, `},"scope":`...)
+	b = append(b, o.texts.scope...)
+	b = append(b, `,"terms":`...)
+	b = append(b, o.texts.terms...)
+	return append(b, '}')
+}
+
+// appendJSONString writes s as a JSON string, escaping as json.Marshal
+// does (HTML characters included), so both encoders write the same bytes.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func (s *Server) searchWire(res booking.Result) searchResponseWire {
@@ -244,8 +387,7 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 			Slot: timeWindowWire{StartAt: wireTime(o.Slot.Start), EndAt: wireTime(o.Slot.End), Label: o.SlotLabel},
 			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
 				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
-			Scope: texts.scope,
-			Terms: texts.terms,
+			texts: texts,
 		}
 		if o.Price.PricingModel.PerUnit() {
 			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,7 +109,6 @@ type Server struct {
 	search       *booking.Search
 	serviceTexts map[string]serviceTexts
 	oauth        AuthorizationServer
-	handler      http.Handler
 
 	webhooks            Webhooks
 	webhookAllowPrivate bool
@@ -118,6 +118,10 @@ type Server struct {
 	trustedProxies      []netip.Prefix
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
+	// searchBufs recycles the buffers search responses are encoded into
+	// (tens of kilobytes each).
+	searchBufs sync.Pool
+	handler    http.Handler
 }
 
 // New returns a Server for the configuration.

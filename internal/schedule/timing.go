@@ -53,10 +53,10 @@ func (r reading) empty() bool { return r.day == nil && r.rel == nil && r.clock =
 // of one kind the first in the text wins; a specific day beats a relative
 // window ("snarast, helst tisdag" is Tuesday); a weekday and a week phrase
 // combine ("tisdag nästa vecka" is Tuesday of next week).
-func read(text string, source int) reading {
+func read(parts []part, source int) reading {
 	var r reading
 	var weekday, scope *part
-	for _, p := range findParts(text) {
+	for _, p := range parts {
 		p.source = source
 		switch p.class {
 		case classDay:
@@ -98,9 +98,15 @@ func read(text string, source int) reading {
 // window [now, now + 14 days) with Understood false and a label that says it
 // is a default and why. ParseTiming never fails.
 func ParseTiming(preferredText, urgency, locale string, now time.Time) Window {
+	return parseTiming(preferredText, urgency, locale, now, findParts)
+}
+
+// parseTiming is ParseTiming with the phrase finder given, so that a
+// TimingReader can remember what texts say.
+func parseTiming(preferredText, urgency, locale string, now time.Time, find func(string) []part) Window {
 	l := langOf(locale)
 	now = now.In(Stockholm())
-	pref, urg := read(preferredText, 0), read(urgency, 1)
+	pref, urg := read(find(preferredText), 0), read(find(urgency), 1)
 	if pref.empty() && urg.empty() {
 		reason := reasonUnreadable
 		if strings.TrimSpace(preferredText) == "" && strings.TrimSpace(urgency) == "" {

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -40,6 +41,9 @@ type DB struct {
 	engine Engine
 	write  *sql.DB
 	read   *sql.DB
+	// stmts holds prepared statements of hot read queries on the read pool,
+	// by query text (see readStmt).
+	stmts sync.Map
 }
 
 // ParseURL returns the engine and the driver data source of a --database URL:
@@ -124,6 +128,10 @@ func (db *DB) Engine() Engine { return db.engine }
 // Close releases every connection.
 func (db *DB) Close() error {
 	var errs []error
+	db.stmts.Range(func(_, v any) bool {
+		errs = append(errs, v.(*sql.Stmt).Close())
+		return true
+	})
 	if db.write != nil {
 		errs = append(errs, db.write.Close())
 	}

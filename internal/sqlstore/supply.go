@@ -21,10 +21,32 @@ type Supply struct {
 	Providers []bokat.ProviderSupply
 }
 
+// readStmt returns the prepared statement of a hot read query on the read
+// pool, preparing it on first use. Searches run the same few queries for
+// every request; preparing them once saves SQLite parsing each time.
+func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := db.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := db.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if prev, loaded := db.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
 // SupplyRevision returns the current supply revision.
 func (db *DB) SupplyRevision(ctx context.Context) (int64, error) {
+	st, err := db.readStmt(ctx, `SELECT revision FROM supply_revision WHERE id = 1`)
+	if err != nil {
+		return 0, err
+	}
 	var rev int64
-	err := db.read.QueryRowContext(ctx, `SELECT revision FROM supply_revision WHERE id = 1`).Scan(&rev)
+	err = st.QueryRowContext(ctx).Scan(&rev)
 	return rev, translate(err)
 }
 
@@ -199,32 +221,116 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 // BusyEntries returns the active calendar entries of the providers that
 // overlap [from, to), ordered by provider and start.
 func (db *DB) BusyEntries(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
-	return busyEntries(ctx, db.read, providerIDs, from, to)
+	if len(providerIDs) == 0 || !from.Before(to) {
+		return nil, nil
+	}
+	query, args := busyQuery(providerIDs, from, to)
+	return scanBusy(db.read.QueryContext(ctx, query, args...))
+}
+
+// BusyEntriesWithRevision is BusyEntries and SupplyRevision in one
+// statement: a search checks its cached supply against the revision and
+// reads the calendar in one round trip. The statement is kept prepared.
+func (db *DB) BusyEntriesWithRevision(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, int64, error) {
+	if len(providerIDs) == 0 || !from.Before(to) {
+		rev, err := db.SupplyRevision(ctx)
+		return nil, rev, err
+	}
+	args := make([]any, 0, len(providerIDs)+2)
+	args = append(args, Millis(from), Millis(to))
+	args = append(args, stringArgs(providerIDs)...)
+	query := `SELECT r.revision, c.id, c.provider_id, c.booking_id, c.kind, c.start_at, c.end_at
+		  FROM supply_revision r
+		  LEFT JOIN calendar_entries c ON c.active AND c.provider_id IN (` + placeholders(3, len(providerIDs)) + `)
+		       AND c.end_at > $1 AND +c.start_at < $2
+		 WHERE r.id = 1
+		 ORDER BY c.provider_id, c.start_at, c.id`
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if len(providerIDs) > maxPreparedBusyIDs {
+		rows, err = db.read.QueryContext(ctx, query, args...)
+	} else {
+		var st *sql.Stmt
+		if st, err = db.readStmt(ctx, query); err != nil {
+			return nil, 0, err
+		}
+		rows, err = st.QueryContext(ctx, args...)
+	}
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	defer rows.Close()
+	var (
+		rev int64
+		out []bokat.CalendarEntry
+	)
+	for rows.Next() {
+		var (
+			id, provider, kind sql.NullString
+			booking            sql.NullString
+			start, end         sql.NullInt64
+		)
+		if err := rows.Scan(&rev, &id, &provider, &booking, &kind, &start, &end); err != nil {
+			return nil, 0, translate(err)
+		}
+		if !id.Valid {
+			continue // no entry: the row carries the revision only
+		}
+		out = append(out, bokat.CalendarEntry{ID: id.String, ProviderID: provider.String, BookingID: booking.String,
+			Kind: kind.String, Start: FromMillis(start.Int64), End: FromMillis(end.Int64), Active: true})
+	}
+	return out, rev, translate(rows.Err())
+}
+
+func placeholders(first, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(first+i))
+	}
+	return b.String()
+}
+
+func stringArgs(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // BusyEntries is DB.BusyEntries inside the transaction.
 func (tx *Tx) BusyEntries(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
-	return busyEntries(ctx, tx.tx, providerIDs, from, to)
-}
-
-func busyEntries(ctx context.Context, q Reader, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
 	if len(providerIDs) == 0 || !from.Before(to) {
 		return nil, nil
 	}
+	query, args := busyQuery(providerIDs, from, to)
+	return scanBusy(tx.tx.QueryContext(ctx, query, args...))
+}
+
+// maxPreparedBusyIDs bounds the provider lists whose busy query is kept
+// prepared (one statement per list length).
+const maxPreparedBusyIDs = 32
+
+// busyQuery reads the entries overlapping [from, to). The unary plus keeps
+// the planners off the (provider_id, start_at) index, whose range
+// "start_at < to" spans every past entry of the provider, and on the
+// partial (provider_id, end_at) index, whose range "end_at > from" spans
+// only what is still to come.
+func busyQuery(providerIDs []string, from, to time.Time) (string, []any) {
 	args := make([]any, 0, len(providerIDs)+2)
 	args = append(args, Millis(from), Millis(to))
-	var in strings.Builder
-	for i, id := range providerIDs {
-		if i > 0 {
-			in.WriteString(", ")
-		}
-		in.WriteString("$" + strconv.Itoa(i+3))
-		args = append(args, id)
-	}
-	rows, err := q.QueryContext(ctx,
-		`SELECT id, provider_id, booking_id, kind, start_at, end_at FROM calendar_entries
-		  WHERE active AND provider_id IN (`+in.String()+`) AND end_at > $1 AND start_at < $2
-		  ORDER BY provider_id, start_at, id`, args...)
+	args = append(args, stringArgs(providerIDs)...)
+	return `SELECT id, provider_id, booking_id, kind, start_at, end_at FROM calendar_entries
+		  WHERE active AND provider_id IN (` + placeholders(3, len(providerIDs)) + `) AND end_at > $1 AND +start_at < $2
+		  ORDER BY provider_id, start_at, id`, args
+}
+
+func scanBusy(rows *sql.Rows, err error) ([]bokat.CalendarEntry, error) {
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -1,0 +1,393 @@
+// Command bokat-load measures booking option search under load through
+// HTTP, against a baseline, with one load generator (vegeta) in one run.
+//
+// It starts two servers on 127.0.0.1:
+//
+//   - search: the real Bokat handler (contract validation, search, signing,
+//     encoding) on a fresh SQLite store (or -database) loaded with the demo
+//     supply;
+//   - bare: a plain net/http handler that decodes the same request body and
+//     answers a JSON body of the same size.
+//
+// For each it finds the maximum throughput with a fixed number of
+// concurrent workers (closed loop), alternating between the two for
+// -rounds rounds, then attacks search at a constant rate of half its
+// measured maximum (open loop) and reports the p99 latency there. Targets:
+// search reaches at least half the bare throughput, and its p99 at half load
+// is under 10 ms. -check makes the exit status report whether both hold.
+//
+//	go run ./cmd/bokat-load -duration 5s
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"bokat/api"
+	"bokat/internal/auth"
+	"bokat/internal/booking"
+	"bokat/internal/catalog"
+	"bokat/internal/followup"
+	"bokat/internal/httpapi"
+	"bokat/internal/sqlstore"
+	"bokat/internal/supply"
+)
+
+// searchBody is the request both servers receive: a faucet installation in
+// central Stockholm within two weeks (six options on the demo supply).
+const searchBody = `{"spec_version":"public_bookings_api_v1","vertical_id":"vvs","job_type_id":"install_faucet",` +
+	`"description":"Byta köksblandare, ny blandare finns på plats.",` +
+	`"location":{"country_code":"SE","postcode":"113 45","city":"Stockholm"},` +
+	`"timing":{"preferred_time_text":"inom två veckor"},"locale":"sv-SE"}`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bokat-load:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	duration time.Duration
+	rounds   int
+	workers  int
+	database string
+	check    bool
+	jsonOut  bool
+	profile  string
+	rate     int
+}
+
+// measurement is one attack's outcome.
+type measurement struct {
+	Server     string        `json:"server"`
+	Mode       string        `json:"mode"`
+	Rate       float64       `json:"target_rate,omitempty"`
+	Throughput float64       `json:"throughput_rps"`
+	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
+	Success    float64       `json:"success_ratio"`
+	Requests   uint64        `json:"requests"`
+}
+
+type report struct {
+	BodyBytes      int           `json:"response_bytes"`
+	Runs           []measurement `json:"runs"`
+	SearchMax      float64       `json:"search_max_rps"`
+	BareMax        float64       `json:"bare_max_rps"`
+	Ratio          float64       `json:"ratio"`
+	HalfLoadP99    time.Duration `json:"half_load_p99_ns"`
+	HalfLoadTarget float64       `json:"half_load_rps"`
+	TargetsMet     bool          `json:"targets_met"`
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("bokat-load", flag.ContinueOnError)
+	var c config
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each attack (at most 60s)")
+	fs.IntVar(&c.rounds, "rounds", 2, "alternating maximum-throughput rounds per server")
+	fs.IntVar(&c.workers, "workers", 32, "concurrent workers of the maximum-throughput attacks")
+	fs.StringVar(&c.database, "database", "", "database URL for the search server (default: a fresh SQLite file)")
+	fs.BoolVar(&c.check, "check", false, "exit with an error when a target is missed")
+	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
+	fs.IntVar(&c.rate, "rate", 0, "only attack both servers at this constant rate (req/s) and report their latencies")
+	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run (servers and load generator) to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.duration <= 0 || c.duration > time.Minute || c.rounds < 1 || c.rounds > 5 || c.workers < 1 {
+		return errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
+	}
+
+	if c.profile != "" {
+		f, err := os.Create(c.profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	searchURL, body, closeSearch, err := startSearchServer(ctx, c.database)
+	if err != nil {
+		return err
+	}
+	defer closeSearch()
+	bareURL, closeBare, err := startBareServer(len(body))
+	if err != nil {
+		return err
+	}
+	defer closeBare()
+
+	// Check that the bare body has the size of the real one.
+	bareBody, err := post(bareURL)
+	if err != nil {
+		return err
+	}
+	if len(bareBody) != len(body) {
+		return fmt.Errorf("bare body is %d bytes, search body %d", len(bareBody), len(body))
+	}
+
+	rep := report{BodyBytes: len(body)}
+	warm := min(time.Second, c.duration)
+	if c.rate > 0 {
+		attackRate(bareURL, "bare", float64(c.rate), warm)
+		attackRate(searchURL, "search", float64(c.rate), warm)
+		for _, srv := range []struct{ name, url string }{{"bare", bareURL}, {"search", searchURL}} {
+			m := attackRate(srv.url, srv.name, float64(c.rate), c.duration)
+			fmt.Fprintf(out, "%-7s constant %5d/s: p50 %s p90 %s p99 %s max %s success %.2f%%\n", m.Server, c.rate,
+				m.P50.Round(10*time.Microsecond), m.P90.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond),
+				m.Max.Round(10*time.Microsecond), m.Success*100)
+		}
+		return nil
+	}
+	attackMax(searchURL, "search", c.workers, warm)
+	attackMax(bareURL, "bare", c.workers, warm)
+	var bareSum, searchSum float64
+	for round := 0; round < c.rounds; round++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		b := attackMax(bareURL, "bare", c.workers, c.duration)
+		s := attackMax(searchURL, "search", c.workers, c.duration)
+		rep.Runs = append(rep.Runs, b, s)
+		bareSum += b.Throughput
+		searchSum += s.Throughput
+	}
+	rep.BareMax, rep.SearchMax = bareSum/float64(c.rounds), searchSum/float64(c.rounds)
+	rep.Ratio = rep.SearchMax / rep.BareMax
+	rep.HalfLoadTarget = rep.SearchMax / 2
+	half := attackRate(searchURL, "search", rep.HalfLoadTarget, c.duration)
+	rep.Runs = append(rep.Runs, half)
+	rep.HalfLoadP99 = half.P99
+	rep.TargetsMet = rep.Ratio >= 0.5 && rep.HalfLoadP99 < 10*time.Millisecond && half.Success >= 0.999
+
+	if c.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printReport(out, rep, c)
+	}
+	if c.check && !rep.TargetsMet {
+		return errors.New("targets missed: want ratio >= 0.50 and p99 < 10ms at half load")
+	}
+	return nil
+}
+
+func printReport(w io.Writer, rep report, c config) {
+	fmt.Fprintf(w, "response body %d bytes; %d workers; %s per attack\n\n", rep.BodyBytes, c.workers, c.duration)
+	fmt.Fprintf(w, "%-7s %-18s %10s %10s %10s %9s\n", "server", "mode", "req/s", "p50", "p99", "success")
+	for _, m := range rep.Runs {
+		mode := m.Mode
+		if m.Rate > 0 {
+			mode = fmt.Sprintf("%s %.0f/s", m.Mode, m.Rate)
+		}
+		fmt.Fprintf(w, "%-7s %-18s %10.0f %10s %10s %8.2f%%\n", m.Server, mode, m.Throughput,
+			m.P50.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond), m.Success*100)
+	}
+	verdict := "met"
+	if !rep.TargetsMet {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "\nsearch %.0f req/s / bare %.0f req/s = ratio %.2f (target >= 0.50)\n", rep.SearchMax, rep.BareMax, rep.Ratio)
+	fmt.Fprintf(w, "search p99 at %.0f req/s (half its maximum): %s (target < 10ms)\ntargets %s\n",
+		rep.HalfLoadTarget, rep.HalfLoadP99.Round(10*time.Microsecond), verdict)
+}
+
+func target(url string) vegeta.Targeter {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	return vegeta.NewStaticTargeter(vegeta.Target{Method: "POST", URL: url, Body: []byte(searchBody), Header: h})
+}
+
+func newAttacker(workers int) *vegeta.Attacker {
+	return vegeta.NewAttacker(vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(workers)),
+		vegeta.KeepAlive(true), vegeta.Connections(workers), vegeta.MaxBody(0), vegeta.Timeout(10*time.Second))
+}
+
+// attackMax sends requests as fast as the workers get answers.
+func attackMax(url, name string, workers int, d time.Duration) measurement {
+	a := newAttacker(workers)
+	return collect(a.Attack(target(url), vegeta.Rate{Freq: 0}, d, name), name, "max", 0)
+}
+
+// attackRate sends requests at a constant rate, whatever the answers take.
+func attackRate(url, name string, rate float64, d time.Duration) measurement {
+	a := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.MaxBody(0), vegeta.Timeout(10*time.Second))
+	pacer := vegeta.Rate{Freq: max(1, int(rate)), Per: time.Second}
+	return collect(a.Attack(target(url), pacer, d, name), name, "constant", float64(pacer.Freq))
+}
+
+func collect(results <-chan *vegeta.Result, server, mode string, rate float64) measurement {
+	var m vegeta.Metrics
+	for r := range results {
+		m.Add(r)
+	}
+	m.Close()
+	return measurement{Server: server, Mode: mode, Rate: rate, Throughput: m.Throughput, P50: m.Latencies.P50,
+		P90: m.Latencies.P90, P99: m.Latencies.P99, Max: m.Latencies.Max, Success: m.Success, Requests: m.Requests}
+}
+
+func post(url string) ([]byte, error) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(searchBody))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %d: %s", url, resp.StatusCode, body)
+	}
+	return body, nil
+}
+
+// listen opens a fresh 127.0.0.1 port.
+func listen() (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	return ln, "http://" + ln.Addr().String(), nil
+}
+
+// serve runs h on ln with the settings of bokat serve.
+func serve(ln net.Listener, h http.Handler) func() {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 32 << 10}
+	go srv.Serve(ln)
+	return func() { srv.Close() }
+}
+
+// startSearchServer serves the real handler on the demo supply and returns
+// the search URL and one response body.
+func startSearchServer(ctx context.Context, database string) (string, []byte, func(), error) {
+	dir, err := os.MkdirTemp("", "bokat-load-")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cleanup := []func(){func() { os.RemoveAll(dir) }}
+	done := func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}
+	fail := func(err error) (string, []byte, func(), error) { done(); return "", nil, nil, err }
+	if database == "" {
+		database = "sqlite:" + filepath.Join(dir, "bokat.db")
+	}
+	db, err := sqlstore.Open(ctx, database)
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		return fail(err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := supply.Import(ctx, db, cat, supply.DemoName, supply.Demo(), time.Now()); err != nil {
+		return fail(err)
+	}
+	contract, err := api.Load()
+	if err != nil {
+		return fail(err)
+	}
+	hasher, err := auth.NewHasher([]byte(rand.Text() + rand.Text()))
+	if err != nil {
+		return fail(err)
+	}
+	keys, err := booking.NewKeyring(booking.Key{ID: "load", Secret: []byte(rand.Text() + rand.Text())})
+	if err != nil {
+		return fail(err)
+	}
+	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys})
+	if err != nil {
+		return fail(err)
+	}
+	// The access log is formatted as in production, then discarded.
+	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ln, url, err := listen()
+	if err != nil {
+		return fail(err)
+	}
+	srv, err := httpapi.New(httpapi.Config{BaseURL: url, Logger: log, Contract: contract, Catalog: cat,
+		Auth: auth.NewAuthenticator(hasher, db, nil), Store: db, Search: search, Followups: followup.New(db, cat, nil)})
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
+	cleanup = append(cleanup, serve(ln, srv.Handler()))
+	url += "/v1/booking-options"
+	body, err := post(url)
+	if err != nil {
+		return fail(err)
+	}
+	var probe struct {
+		Options []json.RawMessage `json:"options"`
+	}
+	if err := json.Unmarshal(body, &probe); err != nil || len(probe.Options) == 0 {
+		return fail(fmt.Errorf("the search returned no options: %s", body))
+	}
+	return url, body, done, nil
+}
+
+// startBareServer serves a handler that decodes the request and answers a
+// JSON body of exactly size bytes.
+func startBareServer(size int) (string, func(), error) {
+	type answer struct {
+		OK      bool   `json:"ok"`
+		Padding string `json:"padding"`
+	}
+	empty, _ := json.Marshal(answer{OK: true})
+	padding := strings.Repeat("x", size-len(empty)-1) // json.Encoder adds a newline
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(answer{OK: true, Padding: padding}); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(buf.Bytes())
+	})
+	ln, url, err := listen()
+	if err != nil {
+		return "", nil, err
+	}
+	return url + "/bare", serve(ln, h), nil
+}

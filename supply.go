@@ -12,7 +12,13 @@ type Provider struct {
 	Name        string
 	City        string
 	RatingLabel string
-	Active      bool
+	// Email is where the provider's booking and request notifications go;
+	// every provider has one. Phone is optional. Both appear only in
+	// messages (to the provider, and in a confirmed booking's message to its
+	// customer), never in search, options or any other API response.
+	Email  string
+	Phone  string
+	Active bool
 	// MinNoticeMinutes is the least time between a search and the start of
 	// a slot offered by the provider.
 	MinNoticeMinutes int

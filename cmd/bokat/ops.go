@@ -93,6 +93,9 @@ type ops struct {
 	// Mailer sends notifications and, for the sign-in flow, one-time codes
 	// (Mailer.SendSignInCode).
 	mailer *notify.Mailer
+	// requests hands follow-up requests to providers through the
+	// notification worker.
+	requests notify.RequestSource
 	// metricsServer serves /metrics on --metrics-addr when set.
 	metricsServer *http.Server
 	metricsLn     net.Listener
@@ -160,17 +163,21 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 }
 
 // notificationWorker returns the background loop delivering notification
-// jobs, or nil while there is no booking store to read bookings from. The
-// booking store is the BookingSource; followUp raises
+// jobs, or nil when it has neither bookings nor follow-up requests to read.
+// The booking store is the BookingSource (nil: booking jobs wait for it);
+// o.requests hands follow-up requests to providers; followUp raises
 // booking.provider_action_required (nil: failed provider jobs wait for it).
 func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, source notify.BookingSource, followUp notify.ProviderFollowUp) (*worker, error) {
-	if source == nil {
+	if source == nil && o.requests == nil {
 		log.Info("notification worker not started: no booking store is wired yet")
 		return nil, nil
 	}
+	if source == nil {
+		log.Info("notification worker: follow-up requests only; booking messages wait for the booking store")
+	}
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
-		Store: db, Bookings: source, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
+		Store: db, Bookings: source, Requests: o.requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
 		Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb,
 	})
 	if err != nil {

@@ -144,6 +144,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer op.close()
+	op.requests = followup.New(db, cat, nil)
 	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log, op.heartbeats)
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func TestSupplyImportReportsProblemsAndIsIdempotent(t *testing.T) {
 		t.Fatalf("bad file: err %v, stdout %q", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], bad+":21:") || !strings.Contains(lines[0], "providers[0].services[1].price_sek: must be a whole number") ||
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], bad+":26:") || !strings.Contains(lines[0], "providers[0].services[1].price_sek: must be a whole number") ||
 		!strings.HasPrefix(lines[1], bad+":") || !strings.Contains(lines[1], `providers[6].postcodes[0]: "4x1" is not a postcode`) {
 		t.Errorf("stderr =\n%s", errOut)
 	}

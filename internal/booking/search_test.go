@@ -99,6 +99,7 @@ const oneProvider = `version: 1
 providers:
   - id: prv_one
     name: Ett Företag AB
+    email: bokning@ett-foretag.example
     city: Stockholm
     min_notice_minutes: 0
     postcodes: ["111-118"]
@@ -353,6 +354,7 @@ const withBlocked = `version: 1
 providers:
   - id: prv_one
     name: Ett Företag AB
+    email: bokning@ett-foretag.example
     min_notice_minutes: 0
     postcodes: ["111-118"]
     hours: {weekdays: ["08:00-17:00"]}
@@ -362,6 +364,7 @@ providers:
       - {start: "2026-11-26T08:00", end: "2026-11-26T12:00"}
   - id: prv_two
     name: Två Företag AB
+    email: bokning@tva-foretag.example
     min_notice_minutes: 0
     postcodes: ["113"]
     hours: {weekdays: ["08:00-17:00"]}

@@ -17,6 +17,7 @@ import (
 
 	"bokat"
 	"bokat/internal/catalog"
+	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 )
 
@@ -38,7 +39,7 @@ const (
 	// DefaultSource is the source when the caller gives none.
 	DefaultSource = "external_model"
 	// EventRequestCreated is the event type of the provider notification job.
-	EventRequestCreated = "request.created"
+	EventRequestCreated = notify.EventRequestCreated
 )
 
 // Customer is the customer's contact data. It never leaves the store except

@@ -14,6 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/followup"
 	"bokat/internal/notify"
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
@@ -120,6 +122,7 @@ type env struct {
 	clk      *clock
 	smtp     *notifytest.Server
 	bookings *notifytest.TableBookings
+	requests *followup.Service
 	follow   *followUps
 	metrics  *telemetry.Metrics
 	logs     *syncBuffer
@@ -138,10 +141,14 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 		logs: &syncBuffer{},
 	}
 	e.bookings = notifytest.NewTableBookings(tb, db)
+	cat, err := catalog.Load()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.requests = followup.New(db, cat, e.clk.Now)
 	e.follow = &followUps{}
 	e.metrics = telemetry.NewMetrics(e.clk.Now)
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var err error
 	e.mailer, err = notify.NewMailer(notify.MailerConfig{
 		SMTPURL: e.smtp.URL(false), From: "Bokat <" + organizer + ">", Logger: log, Now: e.clk.Now,
 		TLSConfig: e.smtp.ClientTLS(), Timeout: 5 * time.Second,
@@ -150,7 +157,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 		tb.Fatal(err)
 	}
 	e.worker, err = notify.NewWorker(notify.WorkerConfig{
-		Store: db, Bookings: e.bookings, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
+		Store: db, Bookings: e.bookings, Requests: e.requests, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
 		Logger: log, Now: e.clk.Now, Outcomes: e.metrics,
 	})
 	if err != nil {

@@ -7,6 +7,12 @@
 // provider_confirmation_status. A provider message that fails for good
 // raises booking.provider_action_required.
 //
+// The same worker hands provider follow-up requests to their candidate
+// providers: a request.created job (written with the request) becomes one
+// message per provider, read through a RequestSource, each provider's
+// outcome recorded so that retries write only to those not yet reached.
+// Requests have no booking: nothing is written back and nothing escalates.
+//
 // Customer messages are Swedish unless the booking's locale asks for
 // English, and carry an iCalendar invitation (METHOD:REQUEST for a
 // confirmation or a new time, METHOD:CANCEL for a cancellation; one UID per

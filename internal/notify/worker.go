@@ -19,7 +19,8 @@ var DefaultBackoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Min
 // JobStore is what the worker needs of the store; *sqlstore.DB has it.
 type JobStore interface {
 	InTx(ctx context.Context, fn func(*sqlstore.Tx) error) error
-	ClaimNotificationJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]sqlstore.ClaimedNotificationJob, error)
+	ClaimNotificationJobsOf(ctx context.Context, kinds sqlstore.NotificationKinds, now time.Time, lease time.Duration, limit int) ([]sqlstore.ClaimedNotificationJob, error)
+	SetRequestCandidateStatus(ctx context.Context, requestID, providerID, status string, now time.Time) error
 	ClaimEscalations(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]sqlstore.EscalationClaim, error)
 	MarkEscalated(ctx context.Context, jobID string, now time.Time) error
 	PostponeEscalation(ctx context.Context, jobID string, next time.Time) error
@@ -38,11 +39,16 @@ type Heartbeat interface {
 	Stop()
 }
 
-// WorkerConfig configures a Worker. Store, Bookings, Sender, Organizer and
-// Logger are required.
+// WorkerConfig configures a Worker. Store, Sender, Organizer, Logger and
+// at least one of Bookings and Requests are required.
 type WorkerConfig struct {
-	Store    JobStore
+	Store JobStore
+	// Bookings delivers jobs about bookings; while nil they wait for a
+	// worker that has it.
 	Bookings BookingSource
+	// Requests delivers request.created jobs of provider follow-up
+	// requests; while nil they wait for a worker that has it.
+	Requests RequestSource
 	// FollowUp raises booking.provider_action_required; while nil, failed
 	// provider jobs wait for it (nothing is lost).
 	FollowUp ProviderFollowUp
@@ -68,14 +74,22 @@ type WorkerConfig struct {
 // Worker delivers notification jobs. Several workers (processes) may share
 // one PostgreSQL database; on SQLite run one.
 type Worker struct {
-	cfg WorkerConfig
-	c   composer
+	cfg   WorkerConfig
+	c     composer
+	kinds sqlstore.NotificationKinds
 }
 
 // NewWorker returns a worker for the configuration.
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
-	if cfg.Store == nil || cfg.Bookings == nil || cfg.Sender == nil || cfg.Organizer == "" || cfg.Logger == nil {
-		return nil, errors.New("notify: Store, Bookings, Sender, Organizer and Logger are required")
+	if cfg.Store == nil || (cfg.Bookings == nil && cfg.Requests == nil) || cfg.Sender == nil || cfg.Organizer == "" || cfg.Logger == nil {
+		return nil, errors.New("notify: Store, Bookings or Requests, Sender, Organizer and Logger are required")
+	}
+	var kinds sqlstore.NotificationKinds
+	if cfg.Bookings != nil {
+		kinds |= sqlstore.BookingNotifications
+	}
+	if cfg.Requests != nil {
+		kinds |= sqlstore.RequestNotifications
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -92,7 +106,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
-	return &Worker{cfg: cfg, c: composer{organizer: cfg.Organizer, now: cfg.Now}}, nil
+	return &Worker{cfg: cfg, c: composer{organizer: cfg.Organizer, now: cfg.Now}, kinds: kinds}, nil
 }
 
 // Run delivers jobs until ctx ends, then returns ctx's error.
@@ -123,11 +137,12 @@ func (w *Worker) beat() {
 	}
 }
 
-// RunOnce claims one batch of due jobs and delivers them, then raises
-// booking.provider_action_required for provider jobs that failed for good.
-// It returns how many jobs it claimed.
+// RunOnce claims one batch of due jobs (of the kinds it has a source for)
+// and delivers them, then raises booking.provider_action_required for
+// booking provider jobs that failed for good. It returns how many jobs it
+// claimed.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
-	jobs, err := w.cfg.Store.ClaimNotificationJobs(ctx, w.cfg.Now(), w.cfg.Lease, w.cfg.Batch)
+	jobs, err := w.cfg.Store.ClaimNotificationJobsOf(ctx, w.kinds, w.cfg.Now(), w.cfg.Lease, w.cfg.Batch)
 	if err != nil {
 		return 0, fmt.Errorf("claim notification jobs: %w", err)
 	}
@@ -147,6 +162,10 @@ type outcome struct {
 
 // deliver makes one attempt at job j and records its outcome.
 func (w *Worker) deliver(ctx context.Context, j sqlstore.ClaimedNotificationJob) {
+	if j.RequestID != "" {
+		w.deliverRequest(ctx, j)
+		return
+	}
 	log := w.cfg.Logger.With("job_id", j.ID, "booking_id", j.BookingID, "outbox_id", j.OutboxID,
 		"event_type", j.EventType, "recipient", j.Recipient, "attempt", j.Attempt,
 		"api_request_id", j.APIRequestID, "trace_id", j.TraceID)

@@ -9,11 +9,14 @@ import (
 
 // ClaimedNotificationJob is a notification job leased to one worker. Attempt
 // is the attempt number this claim started (1 for the first); it fences the
-// job: only the holder of the latest claim can finish it.
+// job: only the holder of the latest claim can finish it. A job is about a
+// booking (BookingID and OutboxID set) or about a provider follow-up request
+// (RequestID set).
 type ClaimedNotificationJob struct {
 	ID           string
 	OutboxID     string
 	BookingID    string
+	RequestID    string
 	EventType    string
 	Recipient    string
 	Attempt      int
@@ -22,15 +25,44 @@ type ClaimedNotificationJob struct {
 	CreatedAt    time.Time
 }
 
-// ClaimNotificationJobs leases up to limit pending jobs due at now: each
-// gets its attempt counter raised and is hidden from other workers until
-// now+lease (if its worker dies, the job becomes due again then). On
-// PostgreSQL concurrent workers skip each other's rows (FOR UPDATE SKIP
-// LOCKED); on SQLite the claim runs in the single write transaction.
+// NotificationKinds selects the kinds of notification jobs a claim takes.
+type NotificationKinds uint8
+
+// Kinds of notification jobs.
+const (
+	// BookingNotifications are jobs about a booking (booking_id set).
+	BookingNotifications NotificationKinds = 1 << iota
+	// RequestNotifications are jobs about a follow-up request (request_id set).
+	RequestNotifications
+	// AllNotifications is both kinds.
+	AllNotifications = BookingNotifications | RequestNotifications
+)
+
+// ClaimNotificationJobs leases up to limit pending jobs of both kinds due
+// at now: each gets its attempt counter raised and is hidden from other
+// workers until now+lease (if its worker dies, the job becomes due again
+// then). On PostgreSQL concurrent workers skip each other's rows (FOR UPDATE
+// SKIP LOCKED); on SQLite the claim runs in the single write transaction.
 func (db *DB) ClaimNotificationJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]ClaimedNotificationJob, error) {
+	return db.ClaimNotificationJobsOf(ctx, AllNotifications, now, lease, limit)
+}
+
+// ClaimNotificationJobsOf is ClaimNotificationJobs for the given kinds only
+// (a worker without a booking store leaves booking jobs for one that has it).
+func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds NotificationKinds, now time.Time, lease time.Duration, limit int) ([]ClaimedNotificationJob, error) {
 	lock := ""
 	if db.engine == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var kind string
+	switch kinds & AllNotifications {
+	case AllNotifications:
+	case BookingNotifications:
+		kind = " AND booking_id IS NOT NULL"
+	case RequestNotifications:
+		kind = " AND request_id IS NOT NULL"
+	default:
+		return nil, nil
 	}
 	var jobs []ClaimedNotificationJob
 	err := db.InTx(ctx, func(tx *Tx) error {
@@ -38,21 +70,26 @@ func (db *DB) ClaimNotificationJobs(ctx context.Context, now time.Time, lease ti
 		rows, err := tx.tx.QueryContext(ctx,
 			`UPDATE notification_jobs SET attempts = attempts + 1, next_attempt_at = $2, updated_at = $1
 			  WHERE id IN (SELECT id FROM notification_jobs
-			                WHERE status = 'pending' AND next_attempt_at <= $1 AND booking_id IS NOT NULL
+			                WHERE status = 'pending' AND next_attempt_at <= $1`+kind+`
 			                ORDER BY next_attempt_at, id LIMIT $3`+lock+`)
-			  RETURNING id, outbox_id, booking_id, event_type, recipient, attempts, api_request_id, trace_id, created_at`,
+			  RETURNING id, outbox_id, booking_id, request_id, event_type, recipient, attempts, api_request_id, trace_id,
+			            created_at`,
 			Millis(now), Millis(now.Add(lease)), limit)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var j ClaimedNotificationJob
-			var created int64
-			if err := rows.Scan(&j.ID, &j.OutboxID, &j.BookingID, &j.EventType, &j.Recipient, &j.Attempt,
+			var (
+				j                          ClaimedNotificationJob
+				outbox, booking, requestID sql.NullString
+				created                    int64
+			)
+			if err := rows.Scan(&j.ID, &outbox, &booking, &requestID, &j.EventType, &j.Recipient, &j.Attempt,
 				&j.APIRequestID, &j.TraceID, &created); err != nil {
 				return err
 			}
+			j.OutboxID, j.BookingID, j.RequestID = outbox.String, booking.String, requestID.String
 			j.CreatedAt = FromMillis(created)
 			jobs = append(jobs, j)
 		}
@@ -129,9 +166,10 @@ type EscalationClaim struct {
 	TraceID      string
 }
 
-// ClaimEscalations leases up to limit failed provider jobs that have not
-// raised booking.provider_action_required yet, hiding them from other
-// workers until now+lease.
+// ClaimEscalations leases up to limit failed provider jobs of bookings that
+// have not raised booking.provider_action_required yet, hiding them from
+// other workers until now+lease. Jobs of follow-up requests never escalate:
+// there is no booking to act on.
 func (db *DB) ClaimEscalations(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]EscalationClaim, error) {
 	lock := ""
 	if db.engine == Postgres {
@@ -144,7 +182,7 @@ func (db *DB) ClaimEscalations(ctx context.Context, now time.Time, lease time.Du
 			`UPDATE notification_jobs SET next_attempt_at = $2
 			  WHERE id IN (SELECT id FROM notification_jobs
 			                WHERE status = 'failed' AND recipient = 'provider' AND escalated_at IS NULL
-			                  AND next_attempt_at <= $1
+			                  AND next_attempt_at <= $1 AND booking_id IS NOT NULL
 			                ORDER BY next_attempt_at, id LIMIT $3`+lock+`)
 			  RETURNING id, booking_id, api_request_id, trace_id`,
 			Millis(now), Millis(now.Add(lease)), limit)

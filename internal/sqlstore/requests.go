@@ -40,6 +40,10 @@ type FollowUpRequest struct {
 type RequestCandidate struct {
 	ProviderID    string
 	DirectBooking bool
+	// NotificationStatus is how sending the request to the provider went:
+	// bokat.NotificationPending, Sent, Skipped or Failed.
+	// InsertFollowUpRequest ignores it: new candidates are pending.
+	NotificationStatus string
 }
 
 // InsertFollowUpRequest writes a request and its candidates in the transaction.
@@ -102,14 +106,15 @@ func (db *DB) FollowUpRequest(ctx context.Context, id string) (FollowUpRequest, 
 	r.ConsentCollectedAt = FromNullMillis(consentAt)
 	r.CreatedAt = FromMillis(created)
 	rows, err := db.read.QueryContext(ctx,
-		`SELECT provider_id, direct_booking FROM follow_up_request_candidates WHERE request_id = $1 ORDER BY provider_id`, id)
+		`SELECT provider_id, direct_booking, notification_status FROM follow_up_request_candidates
+		  WHERE request_id = $1 ORDER BY provider_id`, id)
 	if err != nil {
 		return FollowUpRequest{}, translate(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c RequestCandidate
-		if err := rows.Scan(&c.ProviderID, &c.DirectBooking); err != nil {
+		if err := rows.Scan(&c.ProviderID, &c.DirectBooking, &c.NotificationStatus); err != nil {
 			return FollowUpRequest{}, translate(err)
 		}
 		r.Candidates = append(r.Candidates, c)

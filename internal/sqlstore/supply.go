@@ -120,14 +120,15 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 	if id != "" {
 		pwhere = " WHERE id = $1"
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, name, city, rating_label, active, min_notice_minutes, horizon_days
-		FROM providers`+pwhere+` ORDER BY id`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
+		horizon_days FROM providers`+pwhere+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
 	for rows.Next() {
 		var p bokat.ProviderSupply
-		if err := rows.Scan(&p.ID, &p.Name, &p.City, &p.RatingLabel, &p.Active, &p.MinNoticeMinutes, &p.HorizonDays); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.City, &p.RatingLabel, &p.Email, &p.Phone, &p.Active,
+			&p.MinNoticeMinutes, &p.HorizonDays); err != nil {
 			rows.Close()
 			return nil, translate(err)
 		}
@@ -377,17 +378,17 @@ func (tx *Tx) PutProviderSupply(ctx context.Context, p bokat.ProviderSupply, now
 	q := tx.tx
 	changed := false
 	if !exists {
-		_, err := q.ExecContext(ctx, `INSERT INTO providers (id, name, city, rating_label, active, min_notice_minutes,
-			horizon_days, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-			p.ID, p.Name, p.City, p.RatingLabel, p.Active, p.MinNoticeMinutes, p.HorizonDays, Millis(now))
+		_, err := q.ExecContext(ctx, `INSERT INTO providers (id, name, city, rating_label, email, phone, active,
+			min_notice_minutes, horizon_days, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+			p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active, p.MinNoticeMinutes, p.HorizonDays, Millis(now))
 		if err != nil {
 			return "", translate(err)
 		}
 		changed = true
 	} else if old.Provider != p.Provider {
-		_, err := q.ExecContext(ctx, `UPDATE providers SET name = $2, city = $3, rating_label = $4, active = $5,
-			min_notice_minutes = $6, horizon_days = $7, updated_at = $8 WHERE id = $1`,
-			p.ID, p.Name, p.City, p.RatingLabel, p.Active, p.MinNoticeMinutes, p.HorizonDays, Millis(now))
+		_, err := q.ExecContext(ctx, `UPDATE providers SET name = $2, city = $3, rating_label = $4, email = $5, phone = $6,
+			active = $7, min_notice_minutes = $8, horizon_days = $9, updated_at = $10 WHERE id = $1`,
+			p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active, p.MinNoticeMinutes, p.HorizonDays, Millis(now))
 		if err != nil {
 			return "", translate(err)
 		}
@@ -515,4 +516,26 @@ func blockedEqual(a, b []bokat.BlockedPeriod) bool {
 	return slices.EqualFunc(a, b, func(x, y bokat.BlockedPeriod) bool {
 		return x.ID == y.ID && x.Start.Equal(y.Start) && x.End.Equal(y.End) && x.Note == y.Note
 	})
+}
+
+// ProviderContact is how to reach a provider. It is for notification code
+// only: contact data never goes into API responses, logs or events.
+type ProviderContact struct {
+	ID     string
+	Name   string
+	Email  string
+	Phone  string
+	Active bool
+}
+
+// ProviderContact returns the provider's name and contact data, or an error
+// wrapping bokat.ErrNotFound when there is no such provider.
+func (db *DB) ProviderContact(ctx context.Context, providerID string) (ProviderContact, error) {
+	c := ProviderContact{ID: providerID}
+	err := db.read.QueryRowContext(ctx, `SELECT name, email, phone, active FROM providers WHERE id = $1`, providerID).
+		Scan(&c.Name, &c.Email, &c.Phone, &c.Active)
+	if err != nil {
+		return ProviderContact{}, fmt.Errorf("provider %s: %w", providerID, translate(err))
+	}
+	return c, nil
 }

@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/mail"
 	"regexp"
 	"slices"
 	"strconv"
@@ -302,8 +303,8 @@ func (d *decoder) file(root *yaml.Node) []bokat.ProviderSupply {
 
 func (d *decoder) provider(n *yaml.Node, path string) (bokat.ProviderSupply, *yaml.Node, bool) {
 	before := len(d.problems)
-	fs := d.fields(n, path, "id", "name", "city", "rating_label", "active", "min_notice_minutes", "horizon_days",
-		"postcodes", "hours", "services", "blocked")
+	fs := d.fields(n, path, "id", "name", "city", "rating_label", "email", "phone", "active", "min_notice_minutes",
+		"horizon_days", "postcodes", "hours", "services", "blocked")
 	if fs == nil {
 		return bokat.ProviderSupply{}, nil, false
 	}
@@ -327,6 +328,12 @@ func (d *decoder) provider(n *yaml.Node, path string) (bokat.ProviderSupply, *ya
 	}
 	if f, ok := fs["rating_label"]; ok {
 		p.RatingLabel, _ = d.text(f.value, join(path, "rating_label"), 0, 80)
+	}
+	if v := d.required(fs, n, path, "email"); v != nil {
+		p.Email, _ = d.email(v, join(path, "email"))
+	}
+	if f, ok := fs["phone"]; ok {
+		p.Phone, _ = d.phone(f.value, join(path, "phone"))
 	}
 	if f, ok := fs["active"]; ok {
 		p.Active, _ = d.boolean(f.value, join(path, "active"))
@@ -352,6 +359,58 @@ func (d *decoder) provider(n *yaml.Node, path string) (bokat.ProviderSupply, *ya
 		p.Blocked = d.blocked(f.value, join(path, "blocked"), p.ID)
 	}
 	return p, idNode, len(d.problems) == before
+}
+
+// Limits of provider contact data. An e-mail address is at most 254
+// characters (RFC 5321's path limit less the angle brackets).
+const (
+	maxEmailLen  = 254
+	maxPhoneLen  = 40
+	minPhoneDigs = 5
+	maxPhoneDigs = 15 // E.164
+)
+
+// email reads a provider's e-mail address: one bare address
+// ("bokningar@firma.se"), without a display name, angle brackets or
+// comments, as net/mail parses it.
+func (d *decoder) email(n *yaml.Node, path string) (string, bool) {
+	s, ok := d.text(n, path, 3, maxEmailLen)
+	if !ok {
+		return "", false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		d.fail(n, path, "is not an e-mail address; give one bare address like bokningar@firma.se, without a name or <>")
+		return "", false
+	}
+	return s, true
+}
+
+// phone reads a provider's phone number: digits with optional spaces,
+// hyphens, parentheses and a leading +, 5 to 15 digits.
+func (d *decoder) phone(n *yaml.Node, path string) (string, bool) {
+	s, ok := d.text(n, path, minPhoneDigs, maxPhoneLen)
+	if !ok {
+		return "", false
+	}
+	digits := 0
+	valid := true
+	for i, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == ' ' || r == '-' || r == '(' || r == ')':
+		case r == '+' && i == 0:
+		default:
+			valid = false
+		}
+	}
+	if !valid || digits < minPhoneDigs || digits > maxPhoneDigs {
+		d.fail(n, path, "is not a phone number; give %d to %d digits, optionally with a leading +, spaces, hyphens or parentheses",
+			minPhoneDigs, maxPhoneDigs)
+		return "", false
+	}
+	return s, true
 }
 
 // postcodes reads coverage entries: a postcode ("113 45"), a prefix of one

@@ -33,6 +33,8 @@ providers:
     name: Alfa Rör AB
     city: Stockholm
     rating_label: 4,8 av 5
+    email: bokning@alfa-ror.example
+    phone: +46 8 465 004 05
     postcodes: ["111-118", "120", "131 45"]
     hours:
       weekdays: ["08:00-12:00", "13:00-17:00"]
@@ -49,6 +51,7 @@ providers:
       - {start: "2026-11-24T08:00", end: "2026-11-24T12:00"}
   - id: prv_b
     name: Beta Städ AB
+    email: info@beta-stad.example
     active: false
     min_notice_minutes: 60
     horizon_days: 30
@@ -69,7 +72,8 @@ func TestParseReadsEveryField(t *testing.T) {
 		t.Fatalf("got %d providers, want 2", len(got))
 	}
 	a, b := got[0], got[1]
-	wantA := bokat.Provider{ID: "prv_a", Name: "Alfa Rör AB", City: "Stockholm", RatingLabel: "4,8 av 5", Active: true,
+	wantA := bokat.Provider{ID: "prv_a", Name: "Alfa Rör AB", City: "Stockholm", RatingLabel: "4,8 av 5",
+		Email: "bokning@alfa-ror.example", Phone: "+46 8 465 004 05", Active: true,
 		MinNoticeMinutes: DefaultMinNoticeMinutes, HorizonDays: DefaultHorizonDays}
 	if a.Provider != wantA {
 		t.Errorf("provider a = %+v, want %+v", a.Provider, wantA)
@@ -104,7 +108,7 @@ func TestParseReadsEveryField(t *testing.T) {
 			t.Errorf("blocked[%d] = %+v, want %+v", i, g, w)
 		}
 	}
-	if b.Active || b.MinNoticeMinutes != 60 || b.HorizonDays != 30 || !slices.Equal(b.Postcodes, []bokat.PostcodeRange{{From: 41100, To: 41199}}) {
+	if b.Active || b.Email != "info@beta-stad.example" || b.Phone != "" || b.MinNoticeMinutes != 60 || b.HorizonDays != 30 || !slices.Equal(b.Postcodes, []bokat.PostcodeRange{{From: 41100, To: 41199}}) {
 		t.Errorf("provider b = %+v", b)
 	}
 	if b.Services[1].Duration != (bokat.DurationOverride{FixedMinutes: 90}) {
@@ -118,6 +122,7 @@ func TestParseReportsEveryProblemWithItsLocation(t *testing.T) {
 providers:
   - id: Bad Id
     name: ""
+    email: Bokning <bokning@firma.example>
     postcodes: ["abc", "118-111"]
     hours:
       weekdays: ["08:00-17:00"]
@@ -135,11 +140,13 @@ providers:
     colour: blue
   - id: prv_ok
     name: OK AB
+    email: ok@ok.example
     postcodes: ["111"]
     hours: {weekdays: ["08:00-17:00"]}
     services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
   - id: prv_ok
     name: Twin AB
+    email: twin@twin.example
     postcodes: ["111"]
     hours: {weekdays: ["08:00-17:00"]}
     services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
@@ -153,17 +160,18 @@ providers:
 		"bad.yaml:1:10: version: must be 1",
 		"bad.yaml:3:9: providers[0].id: must be 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit",
 		"bad.yaml:4:11: providers[0].name: must be 1 to 160 characters",
-		`bad.yaml:5:17: providers[0].postcodes[0]: "abc" is not a postcode`,
-		`bad.yaml:5:24: providers[0].postcodes[1]: range "118-111" ends before it starts`,
-		`bad.yaml:8:7: providers[0].hours.monday: monday is also given by "weekdays"`,
-		`bad.yaml:9:18: providers[0].hours.saturday[0]: "17:00-08:00" must end after it starts`,
-		"bad.yaml:11:9: providers[0].services[0].price_sek: is required",
-		"bad.yaml:12:9: providers[0].services[0].unit_price_sek: is not used by flat services (vvs_install_faucet_standard); give price_sek",
-		`bad.yaml:13:21: providers[0].services[1].service_id: "no_such_service" is not a service of the catalog`,
-		"bad.yaml:16:25: providers[0].services[2].unit_price_sek: must be a whole number",
-		"bad.yaml:18:17: providers[0].blocked[0].start: must be a date",
-		"bad.yaml:19:5: providers[0].colour: unknown field",
-		"bad.yaml:25:9: providers[2].id: duplicates the id of providers[1]",
+		"bad.yaml:5:12: providers[0].email: is not an e-mail address; give one bare address",
+		`bad.yaml:6:17: providers[0].postcodes[0]: "abc" is not a postcode`,
+		`bad.yaml:6:24: providers[0].postcodes[1]: range "118-111" ends before it starts`,
+		`bad.yaml:9:7: providers[0].hours.monday: monday is also given by "weekdays"`,
+		`bad.yaml:10:18: providers[0].hours.saturday[0]: "17:00-08:00" must end after it starts`,
+		"bad.yaml:12:9: providers[0].services[0].price_sek: is required",
+		"bad.yaml:13:9: providers[0].services[0].unit_price_sek: is not used by flat services (vvs_install_faucet_standard); give price_sek",
+		`bad.yaml:14:21: providers[0].services[1].service_id: "no_such_service" is not a service of the catalog`,
+		"bad.yaml:17:25: providers[0].services[2].unit_price_sek: must be a whole number",
+		"bad.yaml:19:17: providers[0].blocked[0].start: must be a date",
+		"bad.yaml:20:5: providers[0].colour: unknown field",
+		"bad.yaml:27:9: providers[2].id: duplicates the id of providers[1]",
 	}
 	lines := strings.Split(perr.Error(), "\n")
 	for _, w := range want {
@@ -195,6 +203,62 @@ func TestParseRejectsBrokenFiles(t *testing.T) {
 			_, err := Parse("x.yaml", []byte(tc.file), cat(t))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// contactFile is a one-provider file whose contact lines are contact.
+func contactFile(contact string) string {
+	return "version: 1\nproviders:\n  - id: p\n    name: P AB\n" + contact +
+		"    postcodes: [111]\n    hours: {weekdays: [\"08:00-17:00\"]}\n" +
+		"    services: [{service_id: vvs_install_faucet_standard, price_sek: 1}]\n"
+}
+
+func TestParseProviderContactData(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, contact string
+		// want is the problem line; empty means the file is valid.
+		want             string
+		wantEmail, phone string
+	}{
+		{"bare address", "    email: bokning@firma.example\n", "", "bokning@firma.example", ""},
+		{"address and phone", "    email: a.b+c@sub.firma.example\n    phone: \"+46 (0)8-465 004 01\"\n", "", "a.b+c@sub.firma.example", "+46 (0)8-465 004 01"},
+		{"phone as a YAML number", "    email: a@b.example\n    phone: 0846500401\n", "", "a@b.example", "0846500401"},
+		{"spaces trimmed", "    email: \"  a@b.example \"\n", "", "a@b.example", ""},
+		{"missing", "", "x.yaml:3:5: providers[0].email: is required", "", ""},
+		{"empty", "    email: \"\"\n", "x.yaml:5:12: providers[0].email: must be 3 to 254 characters", "", ""},
+		{"null", "    email:\n", "x.yaml:5:11: providers[0].email: must be text", "", ""},
+		{"no at sign", "    email: bokning.firma.example\n", "x.yaml:5:12: providers[0].email: is not an e-mail address", "", ""},
+		{"display name", "    email: Firma <a@b.example>\n", "x.yaml:5:12: providers[0].email: is not an e-mail address", "", ""},
+		{"angle brackets", "    email: \"<a@b.example>\"\n", "x.yaml:5:12: providers[0].email: is not an e-mail address", "", ""},
+		{"comment", "    email: a@b.example (kontor)\n", "x.yaml:5:12: providers[0].email: is not an e-mail address", "", ""},
+		{"two addresses", "    email: a@b.example, c@d.example\n", "x.yaml:5:12: providers[0].email: is not an e-mail address", "", ""},
+		{"too long", "    email: " + strings.Repeat("a", 250) + "@b.example\n", "x.yaml:5:12: providers[0].email: must be 3 to 254 characters", "", ""},
+		{"a list", "    email: [a@b.example]\n", "x.yaml:5:12: providers[0].email: must be text", "", ""},
+		{"phone with letters", "    email: a@b.example\n    phone: ring 08-465 004 01\n", "x.yaml:6:12: providers[0].phone: is not a phone number", "", ""},
+		{"phone plus inside", "    email: a@b.example\n    phone: 08+46500401\n", "x.yaml:6:12: providers[0].phone: is not a phone number", "", ""},
+		{"phone too few digits", "    email: a@b.example\n    phone: 1-2-3-4\n", "x.yaml:6:12: providers[0].phone: is not a phone number", "", ""},
+		{"phone too many digits", "    email: a@b.example\n    phone: \"+46 8 465 004 01 123 456\"\n", "x.yaml:6:12: providers[0].phone: is not a phone number", "", ""},
+		{"phone too long", "    email: a@b.example\n    phone: \"" + strings.Repeat(" ", 30) + "0846500401" + strings.Repeat("-", 35) + "1\"\n", "x.yaml:6:12: providers[0].phone: must be 5 to 40 characters", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Parse("x.yaml", []byte(contactFile(tc.contact)), cat(t))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				if got[0].Email != tc.wantEmail || got[0].Phone != tc.phone {
+					t.Errorf("email %q phone %q, want %q %q", got[0].Email, got[0].Phone, tc.wantEmail, tc.phone)
+				}
+				return
+			}
+			var perr *Errors
+			if !errors.As(err, &perr) || len(perr.Problems) != 1 || !strings.HasPrefix(perr.Error(), tc.want) {
+				t.Errorf("Parse error =\n%v\nwant one problem starting %q", err, tc.want)
 			}
 		})
 	}
@@ -254,7 +318,18 @@ func TestDemoSupplyMatchesTheDecisions(t *testing.T) {
 			}
 		}
 	}
+	emails := map[string]string{}
 	for _, p := range providers {
+		if !strings.HasPrefix(p.Email, "bokningar@") || !strings.HasSuffix(p.Email, ".example") {
+			t.Errorf("%s: e-mail %q, want bokningar@<name>.example (a reserved domain)", p.ID, p.Email)
+		}
+		if other, dup := emails[p.Email]; dup {
+			t.Errorf("%s and %s share the e-mail %s", other, p.ID, p.Email)
+		}
+		emails[p.Email] = p.ID
+		if p.Phone == "" {
+			t.Errorf("%s has no phone", p.ID)
+		}
 		if p.Covers(98120) {
 			t.Errorf("%s covers 981 20; the north has no supply in the demo", p.ID)
 		}
@@ -364,6 +439,62 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 		busy, err := db.BusyEntries(ctx, []string{"prv_a"}, now, now.Add(72*time.Hour))
 		if err != nil || len(busy) != 1 || busy[0].BookingID != "bk_1" || busy[0].Kind != bokat.CalendarKindBooking {
 			t.Errorf("busy entries = %+v, %v; want the booking kept", busy, err)
+		}
+	})
+}
+
+func TestImportKeepsProviderContactData(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+		step := func(name, file string, wantUpdated []string, wantEmail, wantPhone string) {
+			t.Helper()
+			before, err := db.SupplyRevision(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(time.Minute)
+			res, err := Import(ctx, db, cat(t), "supply.yaml", []byte(file), now)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !slices.Equal(res.Updated, wantUpdated) || len(res.Created) != 0 {
+				t.Errorf("%s: import = %+v, want updated %v", name, res, wantUpdated)
+			}
+			after, err := db.SupplyRevision(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed := after != before; changed != (len(wantUpdated) > 0) {
+				t.Errorf("%s: revision %d -> %d", name, before, after)
+			}
+			c, err := db.ProviderContact(ctx, "prv_a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sqlstore.ProviderContact{ID: "prv_a", Name: "Alfa Rör AB", Email: wantEmail, Phone: wantPhone, Active: true}
+			if c != want {
+				t.Errorf("%s: contact = %+v, want %+v", name, c, want)
+			}
+		}
+		if _, err := Import(ctx, db, cat(t), "supply.yaml", []byte(validFile), now); err != nil {
+			t.Fatal(err)
+		}
+		newPhone := strings.Replace(validFile, "phone: +46 8 465 004 05", "phone: 08-465 004 06", 1)
+		step("new phone", newPhone, []string{"prv_a"}, "bokning@alfa-ror.example", "08-465 004 06")
+		step("same again", newPhone, nil, "bokning@alfa-ror.example", "08-465 004 06")
+		noPhone := strings.Replace(newPhone, "    phone: 08-465 004 06\n", "", 1)
+		newMail := strings.Replace(noPhone, "bokning@alfa-ror.example", "order@alfa-ror.example", 1)
+		step("phone removed, new address", newMail, []string{"prv_a"}, "order@alfa-ror.example", "")
+		step("same again", newMail, nil, "order@alfa-ror.example", "")
+
+		if _, err := db.ProviderContact(ctx, "prv_nobody"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("unknown provider: err = %v, want ErrNotFound", err)
+		}
+		b, err := db.ProviderContact(ctx, "prv_b")
+		if err != nil || b.Active || b.Email != "info@beta-stad.example" || b.Name != "Beta Städ AB" {
+			t.Errorf("inactive provider contact = %+v, %v", b, err)
 		}
 	})
 }

@@ -59,6 +59,7 @@ type Server struct {
 	received []Received
 	rcpts    int
 	reject   *smtp.SMTPError
+	rejectTo map[string]*smtp.SMTPError
 	arrived  chan struct{}
 }
 
@@ -123,6 +124,21 @@ func (s *Server) Reject(e *smtp.SMTPError) {
 	s.reject = e
 }
 
+// RejectRecipient makes the server refuse RCPT TO addr (only) with the
+// reply; nil accepts addr again. Reject, when set, takes precedence.
+func (s *Server) RejectRecipient(addr string, e *smtp.SMTPError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rejectTo == nil {
+		s.rejectTo = map[string]*smtp.SMTPError{}
+	}
+	if e == nil {
+		delete(s.rejectTo, addr)
+		return
+	}
+	s.rejectTo[addr] = e
+}
+
 // Messages returns what the server accepted so far.
 func (s *Server) Messages() []Received {
 	s.mu.Lock()
@@ -185,6 +201,9 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	se.s.rcpts++
 	if se.s.reject != nil {
 		return se.s.reject
+	}
+	if e := se.s.rejectTo[to]; e != nil {
+		return e
 	}
 	se.to = append(se.to, to)
 	return nil

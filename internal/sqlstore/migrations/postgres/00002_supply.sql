@@ -8,6 +8,9 @@ CREATE TABLE providers (
     name               TEXT NOT NULL,
     city               TEXT NOT NULL DEFAULT '',
     rating_label       TEXT NOT NULL DEFAULT '',
+    -- Contact data for notifications to the provider; never in search.
+    email              TEXT NOT NULL CHECK (email <> ''),
+    phone              TEXT NOT NULL DEFAULT '',
     active             BOOLEAN NOT NULL,
     min_notice_minutes INTEGER NOT NULL CHECK (min_notice_minutes >= 0),
     horizon_days       INTEGER NOT NULL CHECK (horizon_days > 0),

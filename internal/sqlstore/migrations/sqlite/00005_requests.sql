@@ -31,11 +31,18 @@ CREATE TABLE follow_up_requests (
 );
 CREATE INDEX follow_up_requests_owner ON follow_up_requests (owner_client_id, created_at);
 
--- The providers a request was handed to.
+-- The providers a request was handed to. The notification worker records
+-- how sending the request to each went: pending until the mail server took
+-- the message (sent), refused it for good or ran out of attempts (failed),
+-- or there was no one to send to (skipped: provider gone or withdrawn), so
+-- a retry writes only to the providers still pending.
 CREATE TABLE follow_up_request_candidates (
-    request_id     TEXT NOT NULL REFERENCES follow_up_requests (id),
-    provider_id    TEXT NOT NULL,
-    direct_booking BOOLEAN NOT NULL,
+    request_id          TEXT NOT NULL REFERENCES follow_up_requests (id),
+    provider_id         TEXT NOT NULL,
+    direct_booking      BOOLEAN NOT NULL,
+    notification_status TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (notification_status IN ('pending', 'sent', 'skipped', 'failed')),
+    notified_at         BIGINT,
     PRIMARY KEY (request_id, provider_id)
 );
 

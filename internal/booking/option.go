@@ -55,6 +55,9 @@ type OptionClaims struct {
 	// DestinationPostcode that of a move's destination, or "".
 	Postcode            string
 	DestinationPostcode string
+	// Locale is the language the search asked for ("sv-SE", "en-GB"); a
+	// confirmation labels the booking's slot in it. Empty means "sv-SE".
+	Locale string
 }
 
 // tokenPrefix starts every booking_option_id and names its format: version
@@ -175,6 +178,7 @@ type payload struct {
 	Terms        string  `json:"t"`
 	Postcode     string  `json:"pc"`
 	Destination  string  `json:"dpc"`
+	Locale       string  `json:"l,omitempty"`
 }
 
 // Sign returns the booking_option_id of c: the claims with the signing
@@ -201,7 +205,7 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 		SlotStart: c.SlotStart.UnixMilli(), SlotEnd: c.SlotEnd.UnixMilli(),
 		Amount: c.AmountSEK, PricingModel: c.PricingModel, PriceType: c.PriceType, UnitPrice: c.UnitPriceSEK,
 		Quantity: c.Quantity, Unit: c.Unit, Minimum: c.MinimumChargeSEK,
-		Terms: c.TermsVersion, Postcode: c.Postcode, Destination: c.DestinationPostcode,
+		Terms: c.TermsVersion, Postcode: c.Postcode, Destination: c.DestinationPostcode, Locale: c.Locale,
 	})
 	if err != nil {
 		return "", fmt.Errorf("option signing: %w", err)
@@ -259,7 +263,7 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 		SlotStart: time.UnixMilli(p.SlotStart).UTC(), SlotEnd: time.UnixMilli(p.SlotEnd).UTC(),
 		AmountSEK: p.Amount, PricingModel: p.PricingModel, PriceType: p.PriceType, UnitPriceSEK: p.UnitPrice,
 		Quantity: p.Quantity, Unit: p.Unit, MinimumChargeSEK: p.Minimum,
-		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination,
+		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination, Locale: p.Locale,
 	}
 	if !now.Before(c.ExpiresAt) {
 		return c, &bokat.Error{

@@ -19,6 +19,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
+	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 )
@@ -58,6 +59,12 @@ type Config struct {
 	// Search serves booking option search; without it the search routes
 	// answer internal_error.
 	Search *booking.Search
+	// Bookings confirms, reads, cancels and reschedules bookings; without
+	// it the booking routes answer internal_error.
+	Bookings *booking.Lifecycle
+	// CalendarFeed serves the providers' iCalendar feeds; without it every
+	// feed address answers 404.
+	CalendarFeed *calfeed.Feed
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -77,6 +84,8 @@ type Server struct {
 	store        Store
 	followups    *followup.Service
 	search       *booking.Search
+	bookings     *booking.Lifecycle
+	feed         *calfeed.Feed
 	serviceTexts map[string]serviceTexts
 	handler      http.Handler
 }
@@ -101,6 +110,8 @@ func New(cfg Config) (*Server, error) {
 		store:        cfg.Store,
 		followups:    cfg.Followups,
 		search:       cfg.Search,
+		bookings:     cfg.Bookings,
+		feed:         cfg.CalendarFeed,
 	}
 	if s.now == nil {
 		s.now = time.Now

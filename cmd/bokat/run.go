@@ -50,6 +50,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat supply import FILE", errUsage)
 		}
 		return runSupplyImport(ctx, rest[1:], e)
+	case "provider":
+		if len(rest) == 0 || rest[0] != "feed-url" {
+			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
+		}
+		return runProviderFeedURL(ctx, rest[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -70,6 +75,9 @@ Commands:
                               create a partner credential; prints {"client_id","token"}
   supply import FILE          validate a supply file and import it (providers, postcodes, prices,
                               hours, blocked periods); nothing is written when it has a problem
+  provider feed-url [PROVIDER_ID...]
+                              print each provider's secret calendar feed address (all providers
+                              when none is named); use the --base-url and secrets serve uses
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -138,6 +138,15 @@ func runServe(ctx context.Context, args []string, e env) error {
 		baseURL = "http://" + ln.Addr().String()
 	}
 
+	bookings, err := booking.NewLifecycle(db, search)
+	if err != nil {
+		return err
+	}
+	feed, err := calendarFeed(ctx, c.commonConfig, db, baseURL)
+	if err != nil {
+		return err
+	}
+
 	srv, err := httpapi.New(httpapi.Config{
 		BaseURL:      baseURL,
 		Production:   c.production(),
@@ -149,6 +158,8 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Store:        db,
 		Followups:    followup.New(db, cat, nil),
 		Search:       search,
+		Bookings:     bookings,
+		CalendarFeed: feed,
 	})
 	if err != nil {
 		return err

@@ -546,28 +546,7 @@ func TestSearchReadsBookingsFromTheCalendar(t *testing.T) {
 
 func insertBooking(tb testing.TB, db *sqlstore.DB, provider, bookingID string, start, end time.Time) {
 	tb.Helper()
-	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		// A booking entry belongs to a booking row (foreign key).
-		_, err := tx.Q().ExecContext(context.Background(),
-			`INSERT INTO bookings (id, request_id, owner_client_id, status, provider_id, provider_name, service_id, vertical_id,
-			        job_type_id, service_label_sv, slot_start_at, slot_end_at, price_sek, pricing_model, price_type, terms_version,
-			        terms_accepted_at, postcode, locale, source, customer_phone, customer_email, service_address, confirmed_at, updated_at)
-			 VALUES ($1, $2, 'pc_test', 'confirmed', $3, 'x', 'vvs_install_faucet_standard', 'vvs', 'install_faucet', 'x', $4, $5,
-			        0, 'flat', 'avg_fixed', 'fixed_price_terms_v1:vvs_install_faucet_standard', $4, '11345', 'sv-SE', 'test',
-			        '00000', 'x@example.se', 'x', $4, $4)`,
-			bookingID, "bkr_"+bookingID, provider, sqlstore.Millis(start), sqlstore.Millis(end))
-		if err != nil {
-			return err
-		}
-		_, err = tx.Q().ExecContext(context.Background(),
-			`INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at, active, created_at)
-			 VALUES ($1, $2, $3, 'booking', $4, $5, TRUE, $4)`,
-			"cal_"+bookingID, provider, bookingID, sqlstore.Millis(start), sqlstore.Millis(end))
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	sqlstoretest.InsertBookingEntry(tb, db, provider, bookingID, start, end)
 }
 
 func TestDemoSupplyGivesOptionsForEverySeededJobTypeInEachCity(t *testing.T) {

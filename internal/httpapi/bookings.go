@@ -252,19 +252,23 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 	}
 	out, replay, err := lc.Confirm(r.Context(), p, input,
 		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpConfirm, Key: in.IdempotencyKey}, fp,
-		func(b bokat.Booking) (sqlstore.Outcome, error) {
-			raw, err := json.Marshal(confirmResponseWire{
-				OK: true, SpecVersion: bokat.BookingsContractVersion, RequestID: b.RequestID, Booking: booking.RecordOf(b),
-				ProviderSelected: true, AvailabilityChecked: true, BookingCreated: true,
-				ConfirmationDelivery: allQueued,
-				SafeNextStep:         confirmedSafeNextStep(b, "confirmed"),
-			})
-			return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
-		})
+		confirmOutcome)
 	if err != nil {
 		return err
 	}
 	return s.writeOutcome(w, r, out, replay)
+}
+
+// confirmOutcome renders the 201 answer of a new booking, stored with its
+// idempotency key.
+func confirmOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+	raw, err := json.Marshal(confirmResponseWire{
+		OK: true, SpecVersion: bokat.BookingsContractVersion, RequestID: b.RequestID, Booking: booking.RecordOf(b),
+		ProviderSelected: true, AvailabilityChecked: true, BookingCreated: true,
+		ConfirmationDelivery: allQueued,
+		SafeNextStep:         confirmedSafeNextStep(b, "confirmed"),
+	})
+	return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
 }
 
 // handleBookingStatus serves GET /v1/bookings/{booking_id} and its

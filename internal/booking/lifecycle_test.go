@@ -124,3 +124,75 @@ func TestLifecycleChecksBeforeWriting(t *testing.T) {
 		t.Errorf("%d bookings written by refused confirmations", n)
 	}
 }
+
+// TestConfirmLosesToAConcurrentWriter: a booking committed by another
+// transaction after the confirmation revalidated its option still wins. On
+// PostgreSQL the confirmation is held at its calendar insert by the
+// exclusion constraint until the other transaction commits, then refused;
+// on SQLite it waits for the single writer and its revalidation sees the
+// booking.
+func TestConfirmLosesToAConcurrentWriter(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := local(2026, 11, 23, 6, 0)
+		f := newFixture(t, db, oneProvider, now)
+		l, _ := NewLifecycle(db, f.search)
+		o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
+
+		holding, release, committed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			committed <- db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				b := bokat.Booking{ID: "bkg_other", RequestID: "bkr_other", OwnerClientID: "pc_2", Status: bokat.BookingConfirmed,
+					ProviderID: o.Provider.ID, ProviderName: o.Provider.Name, ServiceID: o.Service.ID, VerticalID: "vvs",
+					JobTypeID: "install_faucet", ServiceLabelSV: "x", SlotStart: o.Slot.Start, SlotEnd: o.Slot.End,
+					PricingModel: "flat", PriceType: "avg_fixed", Quantity: 1, TermsVersion: o.Claims.TermsVersion,
+					TermsAcceptedAt: now, Postcode: "11345", Locale: "sv-SE", Source: "test", ConfirmedAt: now}
+				if err := tx.InsertBooking(ctx, b, bokat.BookingContact{Phone: "00000", Email: "x@example.se", ServiceAddress: "x"},
+					bokat.BookingConsent{}, "cal_other", now); err != nil {
+					return err
+				}
+				close(holding)
+				<-release
+				return nil
+			})
+		}()
+		<-holding
+		result := make(chan error, 1)
+		go func() {
+			_, _, err := l.Confirm(ctx, testPrincipal, confirmInput(o), sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "k"}, "fp", stored)
+			result <- err
+		}()
+		if db.Engine() == sqlstore.Postgres {
+			// Wait until the confirmation is blocked on the other transaction's entry.
+			for {
+				var waiting int
+				if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting > 0 {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		close(release)
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		err := <-result
+		var be *bokat.Error
+		if !errors.As(err, &be) || be.Code != bokat.CodeBookingOptionUnavailable || !be.OptionRefreshRequired {
+			t.Fatalf("err = %v, want booking_option_unavailable", err)
+		}
+		if db.Engine() == sqlstore.Postgres && !strings.Contains(be.Detail, "just booked") {
+			t.Errorf("detail %q: the exclusion constraint did not decide", be.Detail)
+		}
+		var n int
+		_ = db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM bookings`).Scan(&n)
+		if n != 1 {
+			t.Errorf("%d bookings", n)
+		}
+	})
+}

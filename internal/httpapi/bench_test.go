@@ -152,7 +152,12 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 		key := fmt.Sprintf("bench-%d", i)
 		body := confirmBody(map[string]any{"booking_option_id": id, "terms": map[string]any{"version": svc.Terms.Version}}, key)
 		raw, _ := json.Marshal(body)
-		fp, err := fingerprint(raw, "idempotency_key")
+		var wire confirmRequestWire
+		if err := json.Unmarshal(raw, &wire); err != nil {
+			b.Fatal(err)
+		}
+		wire.IdempotencyKey = ""
+		fp, err := requestFingerprint(wire, "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -167,65 +172,59 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 	return f
 }
 
-// runConcurrently calls op(i) for i in [0, n) from benchConcurrency
-// goroutines and reports throughput and latency.
-func runConcurrently(b *testing.B, n int, op func(i int) error) {
-	b.Helper()
-	latencies := make([]time.Duration, n)
+// concurrentRun calls op(i) for every i of ids from benchConcurrency
+// goroutines, records each latency and returns the wall time.
+func concurrentRun(ids []int, latencies []time.Duration, op func(i int) error) (time.Duration, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
-	b.ResetTimer()
 	start := time.Now()
 	for range benchConcurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
+				k := int(next.Add(1) - 1)
+				if k >= len(ids) {
 					return
 				}
 				t := time.Now()
-				if err := op(i); err != nil {
+				if err := op(ids[k]); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 				}
-				latencies[i] = time.Since(t)
+				latencies[ids[k]] = time.Since(t)
 			}
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if err, _ := firstErr.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	slices.Sort(latencies)
-	b.ReportMetric(float64(n)/elapsed.Seconds(), "confirms/s")
-	b.ReportMetric(float64(latencies[n/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(latencies[min(n-1, n*99/100)].Microseconds())/1000, "p99-ms")
-	b.ReportMetric(0, "ns/op") // throughput is the figure; ns/op of a concurrent run misleads
+	err, _ := firstErr.Load().(error)
+	return time.Since(start), err
 }
 
+// benchRounds is how many alternating rounds of each way a benchmark runs:
+// direct and HTTP take turns, so both see the same background load of a
+// shared machine.
+const benchRounds = 6
+
+// BenchmarkConfirm confirms b.N bookings directly and b.N through HTTP per
+// engine, in alternating rounds, and reports each way's throughput and
+// latency and the ratio of HTTP to direct throughput.
 func BenchmarkConfirm(b *testing.B) {
 	for _, engine := range sqlstoretest.Engines() {
-		b.Run(string(engine)+"/direct", func(b *testing.B) {
-			f := newBenchFixture(b, engine, b.N)
+		b.Run(string(engine), func(b *testing.B) {
+			n := b.N
+			f := newBenchFixture(b, engine, 2*n)
 			ctx := context.Background()
-			runConcurrently(b, b.N, func(i int) error {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchConcurrency, MaxConnsPerHost: benchConcurrency}}
+			direct := func(i int) error {
 				out, _, err := f.lc.Confirm(ctx, f.p, f.inputs[i],
 					sqlstore.IdemKey{Owner: f.p.OwnerKey(), Operation: booking.OpConfirm, Key: f.keys[i]}, f.fps[i], confirmOutcome)
 				if err == nil && out.Status != http.StatusCreated {
 					err = fmt.Errorf("status %d", out.Status)
 				}
 				return err
-			})
-			f.check(b)
-		})
-		b.Run(string(engine)+"/http", func(b *testing.B) {
-			f := newBenchFixture(b, engine, b.N)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchConcurrency, MaxConnsPerHost: benchConcurrency}}
-			runConcurrently(b, b.N, func(i int) error {
+			}
+			viaHTTP := func(i int) error {
 				req, _ := http.NewRequest("POST", f.http.URL+"/v1/bookings", bytes.NewReader(f.bodies[i]))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+f.token)
@@ -239,8 +238,40 @@ func BenchmarkConfirm(b *testing.B) {
 					return fmt.Errorf("status %d: %s", resp.StatusCode, body)
 				}
 				return nil
-			})
+			}
+			latencies := make([]time.Duration, 2*n)
+			var elapsed [2]time.Duration
+			b.ResetTimer()
+			for round := range benchRounds {
+				lo, hi := round*n/benchRounds, (round+1)*n/benchRounds
+				for way, op := range []func(int) error{direct, viaHTTP} {
+					ids := make([]int, 0, hi-lo)
+					for i := lo; i < hi; i++ {
+						ids = append(ids, 2*i+way) // interleaved over providers and slots
+					}
+					d, err := concurrentRun(ids, latencies, op)
+					if err != nil {
+						b.Fatal(err)
+					}
+					elapsed[way] += d
+				}
+			}
+			b.StopTimer()
 			f.check(b)
+			var perWay [2][]time.Duration
+			for i, l := range latencies {
+				perWay[i%2] = append(perWay[i%2], l)
+			}
+			rate := [2]float64{}
+			for way, name := range []string{"direct", "http"} {
+				lat := perWay[way]
+				slices.Sort(lat)
+				rate[way] = float64(len(lat)) / elapsed[way].Seconds()
+				b.ReportMetric(rate[way], name+"-confirms/s")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, name+"-p99-ms")
+			}
+			b.ReportMetric(rate[1]/rate[0], "http/direct")
+			b.ReportMetric(0, "ns/op") // the rates are the figures; ns/op of concurrent rounds misleads
 		})
 	}
 }

@@ -152,32 +152,41 @@ func confirmedSafeNextStep(b bokat.Booking, what string) string {
 		b.ID, what, b.ServiceLabelSV, b.ProviderName, b.SlotLabel, b.PriceSEK, b.TermsVersion, b.ID)
 }
 
-// peekFlags reads boolean members of a JSON object body before schema
-// validation, so that a missing or false consent is answered with its own
-// code rather than as a schema failure. ok is false when body is not an
-// object (schema validation then reports it).
-func peekFlags(body []byte, names ...string) (flags map[string]bool, ok bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return nil, false
-	}
-	flags = make(map[string]bool, len(names))
-	for _, n := range names {
-		var v bool
-		flags[n] = json.Unmarshal(m[n], &v) == nil && v
-	}
-	return flags, true
+// consentFlags are the flags a write's body is checked for before schema
+// validation, so that a missing or false one is answered with its own code
+// (and, for consent, before the personal data is processed) rather than as
+// a schema failure.
+type consentFlags struct {
+	UserConsent      json.RawMessage `json:"user_consent_confirmed"`
+	UserConfirmation json.RawMessage `json:"user_confirmation_confirmed"`
+	TermsAccepted    json.RawMessage `json:"booking_terms_accepted"`
 }
 
-// keyedFingerprint is the request fingerprint of a write on one booking:
-// the same key used for another booking is a different request.
-func keyedFingerprint(body []byte, bookingID string) (string, error) {
-	fp, err := fingerprint(body, "idempotency_key")
+// peekFlags reads the flags of a JSON object body; ok is false when the
+// body is not an object (schema validation then reports it).
+func peekFlags(body []byte) (f consentFlags, ok bool) {
+	if json.Unmarshal(body, &f) != nil {
+		return f, false
+	}
+	return f, true
+}
+
+func isTrue(raw json.RawMessage) bool { return string(raw) == "true" }
+
+// requestFingerprint is the digest idempotency keys are compared by: the
+// decoded request (strictly decoded, so member order and white space do not
+// matter) without its key, and the booking it acts on (empty for confirm),
+// so that one key cannot act on two bookings.
+func requestFingerprint(decoded any, bookingID string) (string, error) {
+	raw, err := json.Marshal(decoded)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(bookingID + "\x00" + fp))
-	return hex.EncodeToString(sum[:]), nil
+	h := sha256.New()
+	h.Write([]byte(bookingID))
+	h.Write([]byte{0})
+	h.Write(raw)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (s *Server) lifecycle() (*booking.Lifecycle, error) {
@@ -216,11 +225,11 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Consent comes first: without it the personal data in the body is not processed at all.
-	if flags, ok := peekFlags(body, "user_consent_confirmed", "booking_terms_accepted"); ok {
-		if !flags["user_consent_confirmed"] {
+	if flags, ok := peekFlags(body); ok {
+		if !isTrue(flags.UserConsent) {
 			return booking.ConsentRequired()
 		}
-		if !flags["booking_terms_accepted"] {
+		if !isTrue(flags.TermsAccepted) {
 			return booking.TermsNotAccepted()
 		}
 	}
@@ -228,7 +237,9 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeBody(r, body, &in); err != nil {
 		return err
 	}
-	fp, err := fingerprint(body, "idempotency_key")
+	key := in.IdempotencyKey
+	in.IdempotencyKey = ""
+	fp, err := requestFingerprint(in, "")
 	if err != nil {
 		return err
 	}
@@ -251,7 +262,7 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 		input.Consent.CollectedAt = *in.ConsentCollectedAt
 	}
 	out, replay, err := lc.Confirm(r.Context(), p, input,
-		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpConfirm, Key: in.IdempotencyKey}, fp,
+		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpConfirm, Key: key}, fp,
 		confirmOutcome)
 	if err != nil {
 		return err
@@ -319,7 +330,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if flags, ok := peekFlags(body, "user_confirmation_confirmed"); ok && !flags["user_confirmation_confirmed"] {
+	if flags, ok := peekFlags(body); ok && !isTrue(flags.UserConfirmation) {
 		return booking.UserConfirmationRequired("cancel")
 	}
 	var in cancelRequestWire
@@ -327,14 +338,16 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("booking_id")
-	fp, err := keyedFingerprint(body, id)
+	key := in.IdempotencyKey
+	in.IdempotencyKey = ""
+	fp, err := requestFingerprint(in, id)
 	if err != nil {
 		return err
 	}
 	p := auth.PrincipalFrom(r.Context())
 	out, replay, err := lc.Cancel(r.Context(), p, id,
 		booking.CancelInput{UserConfirmed: in.UserConfirmationConfirmed, Reason: in.Reason, Notes: in.Notes},
-		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpCancel, Key: in.IdempotencyKey}, fp,
+		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpCancel, Key: key}, fp,
 		func(b bokat.Booking) (sqlstore.Outcome, error) {
 			raw, err := json.Marshal(cancelResponseWire{
 				OK: true, SpecVersion: bokat.BookingsContractVersion, BookingID: b.ID, Status: bokat.BookingCancelled,
@@ -363,11 +376,11 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if flags, ok := peekFlags(body, "user_confirmation_confirmed", "booking_terms_accepted"); ok {
-		if !flags["user_confirmation_confirmed"] {
+	if flags, ok := peekFlags(body); ok {
+		if !isTrue(flags.UserConfirmation) {
 			return booking.UserConfirmationRequired("reschedule")
 		}
-		if !flags["booking_terms_accepted"] {
+		if !isTrue(flags.TermsAccepted) {
 			return booking.TermsNotAccepted()
 		}
 	}
@@ -376,7 +389,9 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	id := r.PathValue("booking_id")
-	fp, err := keyedFingerprint(body, id)
+	key := in.IdempotencyKey
+	in.IdempotencyKey = ""
+	fp, err := requestFingerprint(in, id)
 	if err != nil {
 		return err
 	}
@@ -389,7 +404,7 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 		TermsAccepted:       in.BookingTermsAccepted,
 		TermsVersion:        in.BookingTermsVersion,
 		TermsAcceptedAt:     in.BookingTermsAcceptedAt,
-	}, sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpReschedule, Key: in.IdempotencyKey}, fp,
+	}, sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpReschedule, Key: key}, fp,
 		func(b bokat.Booking) (sqlstore.Outcome, error) {
 			raw, err := json.Marshal(rescheduleResponseWire{
 				OK: true, SpecVersion: bokat.BookingsContractVersion, Booking: booking.RecordOf(b),

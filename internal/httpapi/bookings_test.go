@@ -296,7 +296,7 @@ func TestConfirmErrors(t *testing.T) {
 	tests := []struct {
 		name     string
 		path     string
-		body     map[string]any
+		body     any
 		header   map[string]string
 		status   int
 		code     bokat.Code
@@ -310,6 +310,9 @@ func TestConfirmErrors(t *testing.T) {
 			b["user_consent_confirmed"] = false
 			b["customer"] = map[string]any{"name": "G"}
 		}), status: 400, code: bokat.CodeConsentRequired},
+		{name: "consent as a string", body: with(confirmBody(o, "k1"), func(b map[string]any) { b["user_consent_confirmed"] = "true" }),
+			status: 400, code: bokat.CodeConsentRequired},
+		{name: "body not an object", body: []any{confirmBody(o, "k1")}, status: 400, code: bokat.CodeValidationFailed},
 		{name: "terms not accepted", body: with(confirmBody(o, "k1"), func(b map[string]any) { b["booking_terms_accepted"] = false }),
 			status: 400, code: bokat.CodeTermsNotAccepted, issue: "booking_terms_accepted: must be true"},
 		{name: "terms version mismatch", body: with(confirmBody(o, "k1"), func(b map[string]any) {

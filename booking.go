@@ -8,11 +8,6 @@ const (
 	BookingCancelled = "cancelled"
 )
 
-// CancelReasons lists the contract's cancellation reasons.
-func CancelReasons() []string {
-	return []string{"customer_changed_mind", "timing_no_longer_works", "booked_elsewhere", "service_no_longer_needed", "other"}
-}
-
 // Booking is a confirmed (or later cancelled) booking without customer
 // contact data: everything in it may appear in a status body, an event or a
 // log line. The contact data is a separate BookingContact.

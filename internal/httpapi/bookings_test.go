@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -405,7 +406,7 @@ func TestConfirmErrors(t *testing.T) {
 
 func TestConfirmReplaysAfterTheOptionExpired(t *testing.T) {
 	t.Parallel()
-	clock := newTestClock(time.Now())
+	clock := newLifecycleClock(time.Now())
 	e := sqliteEnv(t, func(c *Config) { c.Now = clock.now }).withDemoSupply()
 	o := e.options(t, faucetSearch())[0]
 	first := e.confirm(t, o, "k-late")
@@ -437,25 +438,23 @@ func TestConfirmWithoutSigningKeysAnswers503(t *testing.T) {
 	}
 }
 
-type testClock struct {
-	mu chan struct{}
+// lifecycleClock is a clock the test moves.
+type lifecycleClock struct {
+	mu sync.Mutex
 	t  time.Time
 }
 
-func newTestClock(t time.Time) *testClock {
-	c := &testClock{mu: make(chan struct{}, 1), t: t}
-	return c
-}
+func newLifecycleClock(t time.Time) *lifecycleClock { return &lifecycleClock{t: t} }
 
-func (c *testClock) now() time.Time {
-	c.mu <- struct{}{}
-	defer func() { <-c.mu }()
+func (c *lifecycleClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.t
 }
 
-func (c *testClock) add(d time.Duration) {
-	c.mu <- struct{}{}
-	defer func() { <-c.mu }()
+func (c *lifecycleClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
 

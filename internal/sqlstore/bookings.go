@@ -131,7 +131,7 @@ func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, 
 		cancel_notes = $4, sequence = $5, customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $6
 		WHERE id = $1 AND status = 'confirmed'`,
 		b.ID, Millis(b.CancelledAt), b.CancelReason, notes, b.Sequence, Millis(now))
-	if err := affectedOne(res, err, "booking "+b.ID); err != nil {
+	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}
 	_, err = tx.tx.ExecContext(ctx, `UPDATE calendar_entries SET active = FALSE WHERE booking_id = $1`, b.ID)
@@ -155,7 +155,7 @@ func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingC
 		b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType,
 		b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
 		b.DestinationPostcode, c.ServiceAddress, c.DestinationAddress, Millis(b.RescheduledAt), b.Sequence, Millis(now))
-	if err := affectedOne(res, err, "booking "+b.ID); err != nil {
+	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}
 	res, err = tx.tx.ExecContext(ctx, `UPDATE calendar_entries SET start_at = $2, end_at = $3
@@ -163,10 +163,12 @@ func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingC
 	if err != nil {
 		return entryError(err)
 	}
-	return affectedOne(res, nil, "calendar entry of booking "+b.ID)
+	return changedOne(res, nil, "calendar entry of booking "+b.ID)
 }
 
-func affectedOne(res sql.Result, err error, what string) error {
+// changedOne returns nil when exactly one row changed, and an error
+// wrapping bokat.ErrNotFound naming what otherwise.
+func changedOne(res sql.Result, err error, what string) error {
 	if err != nil {
 		return translate(err)
 	}
@@ -275,7 +277,7 @@ func (tx *Tx) SetConfirmationStatus(ctx context.Context, bookingID, recipient, s
 		return fmt.Errorf("set confirmation status: %q is not sent, skipped or failed", status)
 	}
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET `+col+` = $2 WHERE id = $1`, bookingID, status)
-	return affectedOne(res, err, "booking "+bookingID)
+	return changedOne(res, err, "booking "+bookingID)
 }
 
 // SetConfirmationStatus is Tx.SetConfirmationStatus in a transaction of

@@ -30,3 +30,13 @@ const (
 	NotificationSkipped = "skipped"
 	NotificationFailed  = "failed"
 )
+
+// Reasons of a booking.provider_action_required event, carried as the
+// event's data.reason.
+const (
+	// ReasonProviderNotificationFailed: the provider's confirmation message
+	// could not be delivered, for good.
+	ReasonProviderNotificationFailed = "provider_notification_failed"
+	// ReasonProviderFlagged: the provider flagged the booking for follow-up.
+	ReasonProviderFlagged = "provider_flagged"
+)

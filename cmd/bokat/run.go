@@ -55,6 +55,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat oauth-client create --name N --redirect-uri URI [--scopes LIST|all] [--public]", errUsage)
 		}
 		return runOAuthClientCreate(ctx, rest[1:], e)
+	case "provider":
+		if len(rest) == 0 || rest[0] != "feed-url" {
+			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
+		}
+		return runProviderFeedURL(ctx, rest[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -78,6 +83,9 @@ Commands:
   oauth-client create --name N --redirect-uri URI [--redirect-uri URI ...] [--scopes LIST|all] [--public]
                               register an OAuth client of an assistant acting for signed-in customers;
                               prints {"client_id","client_secret"} (no secret with --public)
+  provider feed-url [PROVIDER_ID...]
+                              print each provider's secret calendar feed address (all providers
+                              when none is named); use the --base-url and secrets serve uses
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -176,6 +176,14 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn.SetAccessTokenVerifier(oauthServer)
+	bookings, err := booking.NewLifecycle(db, search)
+	if err != nil {
+		return err
+	}
+	feed, err := calendarFeed(ctx, c.commonConfig, db, baseURL)
+	if err != nil {
+		return err
+	}
 
 	srv, err := httpapi.New(httpapi.Config{
 		BaseURL:      baseURL,
@@ -199,6 +207,8 @@ func runServe(ctx context.Context, args []string, e env) error {
 		RateLimiter:    op.limiter,
 		RateLimits:     &c.limits,
 		TrustedProxies: c.proxies,
+		Bookings:       bookings,
+		CalendarFeed:   feed,
 	})
 	if err != nil {
 		return err
@@ -223,9 +233,8 @@ func runServe(ctx context.Context, args []string, e env) error {
 	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
 	}})
-	// The booking store (notify.BookingSource) and the emitter of
-	// booking.provider_action_required (notify.ProviderFollowUp) go here.
-	if w, err := op.notificationWorker(db, log, nil, nil); err != nil {
+	// Customer and provider messages about bookings (and follow-up requests).
+	if w, err := op.notificationWorker(db, log, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
 		return err
 	} else if w != nil {
 		background = append(background, *w)

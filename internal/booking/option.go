@@ -58,6 +58,9 @@ type OptionClaims struct {
 	// DestinationPostcode that of a move's destination, or "".
 	Postcode            string
 	DestinationPostcode string
+	// Locale is the language the search asked for ("sv-SE", "en-GB"); a
+	// confirmation labels the booking's slot in it. Empty means "sv-SE".
+	Locale string
 }
 
 // tokenPrefix starts every booking_option_id and names its format: version
@@ -182,6 +185,7 @@ type payload struct {
 	Terms        string  `json:"t"`
 	Postcode     string  `json:"pc"`
 	Destination  string  `json:"dpc"`
+	Locale       string  `json:"l,omitempty"`
 }
 
 // Sign returns the booking_option_id of c: the claims with the signing
@@ -262,6 +266,9 @@ func appendPayload(b []byte, c OptionClaims) []byte {
 	str("t", c.TermsVersion)
 	str("pc", c.Postcode)
 	str("dpc", c.DestinationPostcode)
+	if c.Locale != "" {
+		str("l", c.Locale)
+	}
 	b[len(b)-1] = '}'
 	return b
 }
@@ -332,7 +339,7 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 		SlotStart: time.UnixMilli(p.SlotStart).UTC(), SlotEnd: time.UnixMilli(p.SlotEnd).UTC(),
 		AmountSEK: p.Amount, PricingModel: p.PricingModel, PriceType: p.PriceType, UnitPriceSEK: p.UnitPrice,
 		Quantity: p.Quantity, Unit: p.Unit, MinimumChargeSEK: p.Minimum,
-		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination,
+		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination, Locale: p.Locale,
 	}
 	if !now.Before(c.ExpiresAt) {
 		return c, &bokat.Error{

@@ -358,7 +358,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 			SlotStart: f.slot.Start, SlotEnd: f.slot.End,
 			AmountSEK: price.AmountSEK, PricingModel: string(price.PricingModel), PriceType: string(price.PriceType),
 			UnitPriceSEK: price.UnitPriceSEK, Quantity: price.Quantity, Unit: price.Unit, MinimumChargeSEK: price.MinimumChargeSEK,
-			TermsVersion: svc.Terms.Version, Postcode: postcodeKey, DestinationPostcode: destKey,
+			TermsVersion: svc.Terms.Version, Postcode: postcodeKey, DestinationPostcode: destKey, Locale: locale,
 		}
 		id, err := s.keys.Sign(c)
 		if err != nil {

@@ -558,16 +558,7 @@ func TestSearchReadsBookingsFromTheCalendar(t *testing.T) {
 
 func insertBooking(tb testing.TB, db *sqlstore.DB, provider, bookingID string, start, end time.Time) {
 	tb.Helper()
-	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		_, err := tx.Q().ExecContext(context.Background(),
-			`INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at, active, created_at)
-			 VALUES ($1, $2, $3, 'booking', $4, $5, TRUE, $4)`,
-			"cal_"+bookingID, provider, bookingID, sqlstore.Millis(start), sqlstore.Millis(end))
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	sqlstoretest.InsertBookingEntry(tb, db, provider, bookingID, start, end)
 }
 
 func TestDemoSupplyGivesOptionsForEverySeededJobTypeInEachCity(t *testing.T) {

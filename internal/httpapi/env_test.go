@@ -17,6 +17,7 @@ import (
 	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
+	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/sqlstore"
@@ -37,6 +38,9 @@ var testOptionKeys = func() *booking.Keyring {
 	}
 	return k
 }()
+
+// testFeedKey signs the calendar feed addresses of every test server.
+var testFeedKey = bytes.Repeat([]byte{7}, 32)
 
 // testEnv is a real server on a real store, reached through real HTTP.
 type testEnv struct {
@@ -89,10 +93,6 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
 	logs := &syncBuffer{}
-	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: testOptionKeys})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := Config{
 		BaseURL:   "http://bokat.test",
 		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -101,10 +101,25 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 		Auth:      authn,
 		Store:     db,
 		Followups: followup.New(db, cat, nil),
-		Search:    search,
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.Search == nil {
+		if cfg.Search, err = booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: testOptionKeys, Now: cfg.Now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg.Bookings == nil {
+		if cfg.Bookings, err = booking.NewLifecycle(db, cfg.Search); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg.CalendarFeed == nil {
+		cfg.CalendarFeed, err = calfeed.New(calfeed.Config{Key: testFeedKey, Store: db, BaseURL: cfg.BaseURL, Now: cfg.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv, err := New(cfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -149,7 +150,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		info.legacy = rt.successor != ""
 		if rt.successor != "" {
 			w.Header().Set("Deprecation", "@1767225600") // 2026-01-01T00:00:00Z, RFC 9745 structured date
-			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, rt.successor))
+			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, successorPath(rt.successor, r)))
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		if rt.needsPartner && s.production {
@@ -211,4 +212,21 @@ func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error
 			Extra:  map[string]any{"required_scope": string(rt.scope)}}
 	}
 	return p, nil
+}
+
+// successorPath fills the wildcards of a successor pattern
+// ("/v1/bookings/{booking_id}") with the request's path values.
+func successorPath(pattern string, r *http.Request) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(pattern, '{')
+		end := strings.IndexByte(pattern, '}')
+		if open < 0 || end < open {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		b.WriteString(pattern[:open])
+		b.WriteString(url.PathEscape(r.PathValue(pattern[open+1 : end])))
+		pattern = pattern[end+1:]
+	}
 }

@@ -145,49 +145,59 @@ func TestRefreshMayNarrowButNotWidenScopes(t *testing.T) {
 	}
 }
 
-// TestDelegatedTokensActOnlyForTheirUser prepares the booking ownership
-// rule (DECISIONS.md "Ownership"): a delegated token's principal is the
-// client together with the user, so a resource owned by one user of a
-// client is invisible to another user of the same client, and to the same
-// user through another client. The resource here is an outbox event, which
-// the foundation stores with its owner client and user; booking status
-// will apply the same rule.
+// TestDelegatedTokensActOnlyForTheirUser: a delegated token's principal is
+// the client together with the signed-in user (DECISIONS.md "Ownership").
+// A booking confirmed with one user's real access token is invisible to
+// another user of the same client, to the same user through another client
+// and to a partner: status answers the not-found shape, cancel and
+// reschedule 404 booking_not_found.
 func TestDelegatedTokensActOnlyForTheirUser(t *testing.T) {
 	forEachOAuthEngine(t, func(t *testing.T, e *oauthEnv) {
-		assistant := e.newClient("Hemhjälpen AI", false, bokat.ScopeBookingsRead)
-		otherApp := e.newClient("Annan app", false, bokat.ScopeBookingsRead)
+		e.withDemoSupply()
+		scopes := []bokat.Scope{bokat.ScopeBookingsConfirm, bokat.ScopeBookingsRead, bokat.ScopeBookingsCancel, bokat.ScopeBookingsReschedule}
+		assistant := e.newClient("Hemhjälpen AI", false, scopes...)
+		otherApp := e.newClient("Annan app", false, scopes...)
 		anna := e.exchange(assistant, "anna@example.se")
 		bertil := e.exchange(assistant, "bertil@example.se")
 		annaElsewhere := e.exchange(otherApp, "anna@example.se")
 		annaAgain := e.exchange(assistant, "ANNA@example.se")
 
-		pa := mustPrincipal(t, e, anna.AccessToken)
-		insertOwnedEvent(t, e.db, pa.ClientID, pa.UserID, "bk_anna")
-		if pb := mustPrincipal(t, e, bertil.AccessToken); pb.UserID == pa.UserID || pb.ClientID != pa.ClientID {
-			t.Fatalf("two users of one client: %+v and %+v", pa, pb)
+		opts := e.options(t, faucetSearch())
+		r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(opts[0], "anna-1"), Header: bearer(anna.AccessToken)})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("confirm with Anna's token: %d %s", r.Status, r.Body)
 		}
-		if pe := mustPrincipal(t, e, annaElsewhere.AccessToken); pe.UserID != pa.UserID || pe.ClientID == pa.ClientID {
-			t.Fatalf("one user through two clients: %+v and %+v", pa, pe)
-		}
+		id := r.JSON["booking"].(map[string]any)["id"].(string)
+		requestID := r.JSON["request_id"].(string)
+
 		cases := []struct {
 			name  string
 			token string
-			want  int
+			owner bool
 		}{
-			{"the owner", anna.AccessToken, http.StatusOK},
-			{"the owner in a later grant (same user id)", annaAgain.AccessToken, http.StatusOK},
-			{"another user of the same client", bertil.AccessToken, http.StatusNotFound},
-			{"the same user through another client", annaElsewhere.AccessToken, http.StatusNotFound},
-			{"a partner credential", e.token, http.StatusNotFound},
+			{"the owner", anna.AccessToken, true},
+			{"the owner in a later grant (same user id)", annaAgain.AccessToken, true},
+			{"another user of the same client", bertil.AccessToken, false},
+			{"the same user through another client", annaElsewhere.AccessToken, false},
+			{"a partner credential", e.token, false},
 		}
 		for _, tc := range cases {
-			r := e.do(request{Method: "GET", Path: "/v1/bookings/bk_anna", Header: bearer(tc.token), NoValidate: true})
-			if r.Status != tc.want {
-				t.Errorf("%s: %d, want %d (%s)", tc.name, r.Status, tc.want, r.Body)
+			for _, ref := range []string{id, requestID} {
+				s := e.do(request{Method: "GET", Path: "/v1/bookings/" + ref, Header: bearer(tc.token)})
+				if s.Status != http.StatusOK || s.JSON["found"] != tc.owner {
+					t.Errorf("%s reading %s: %d found=%v, want found=%v", tc.name, ref, s.Status, s.JSON["found"], tc.owner)
+				}
 			}
-			if tc.want == http.StatusNotFound {
-				checkProblem(t, r, http.StatusNotFound, bokat.CodeBookingNotFound, "/v1/bookings/bk_anna")
+			if tc.owner {
+				continue
 			}
+			c := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/cancel", Body: cancelBody("x-" + tc.name), Header: bearer(tc.token)})
+			checkProblem(t, c, http.StatusNotFound, bokat.CodeBookingNotFound, "/v1/bookings/"+id+"/cancel")
+			m := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/reschedule", Body: rescheduleBody(opts[1], "y-"+tc.name), Header: bearer(tc.token)})
+			checkProblem(t, m, http.StatusNotFound, bokat.CodeBookingNotFound, "/v1/bookings/"+id+"/reschedule")
+		}
+		if c := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/cancel", Body: cancelBody("anna-2"), Header: bearer(anna.AccessToken)}); c.Status != http.StatusOK {
+			t.Errorf("the owner's cancel: %d %s", c.Status, c.Body)
 		}
 	})
 }
@@ -199,7 +209,7 @@ func TestPartnerOnlyPathsRefuseOAuthTokens(t *testing.T) {
 	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
 	conf := e.newClient("Hemhjälpen AI", false, bokat.ScopeBookingsRead)
 	tok := e.exchange(conf, "legacy@example.se")
-	r := e.do(request{Method: "GET", Path: "/api/public/bookings/bk_legacy", Header: bearer(tok.AccessToken), NoValidate: true})
+	r := e.do(request{Method: "GET", Path: "/api/public/bookings/bk_legacy", Header: bearer(tok.AccessToken)})
 	if r.Status != http.StatusUnauthorized || r.JSON["ok"] != false || r.JSON["error"] != "unauthorized" {
 		t.Fatalf("OAuth token on a partner-only path: %d %s", r.Status, r.Body)
 	}
@@ -207,8 +217,8 @@ func TestPartnerOnlyPathsRefuseOAuthTokens(t *testing.T) {
 		t.Errorf("WWW-Authenticate = %q", h)
 	}
 	// The partner token is accepted there (and owns nothing: the not-found shape).
-	r = e.do(request{Method: "GET", Path: "/api/public/bookings/bk_legacy", Header: map[string]string{"X-Service-Requests-Token": e.token}, NoValidate: true})
-	if r.Status != http.StatusNotFound {
+	r = e.do(request{Method: "GET", Path: "/api/public/bookings/bk_legacy", Header: map[string]string{"X-Service-Requests-Token": e.token}})
+	if r.Status != http.StatusOK || r.JSON["found"] != false {
 		t.Fatalf("partner token on the partner-only path: %d %s", r.Status, r.Body)
 	}
 	// Access tokens go only in Authorization: Bearer.

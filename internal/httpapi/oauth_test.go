@@ -62,10 +62,16 @@ func TestOAuthFlowWithAStandardClient(t *testing.T) {
 			p.OwnerKey() != p.ClientID+"/"+p.UserID {
 			t.Fatalf("principal = %+v, %v; want the OAuth client together with the user", p, err)
 		}
-		insertOwnedEvent(t, e.db, p.ClientID, p.UserID, "bk_flow")
-		r = e.do(request{Method: "GET", Path: "/v1/bookings/bk_flow", Header: bearer(tok.AccessToken), NoValidate: true})
-		if r.Status != http.StatusOK || r.JSON["owner_key"] != p.OwnerKey() {
-			t.Fatalf("scoped probe with the access token: %d %s", r.Status, r.Body)
+		// A real booking made and read with the delegated token.
+		e.withDemoSupply()
+		r = e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(e.options(t, faucetSearch())[0], "flow-1"), Header: bearer(tok.AccessToken)})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("confirm with the access token: %d %s", r.Status, r.Body)
+		}
+		bookingPath := "/v1/bookings/" + r.JSON["booking"].(map[string]any)["id"].(string)
+		r = e.do(request{Method: "GET", Path: bookingPath, Header: bearer(tok.AccessToken)})
+		if r.Status != http.StatusOK || r.JSON["found"] != true {
+			t.Fatalf("status with the access token: %d %s", r.Status, r.Body)
 		}
 
 		// Refresh rotates: a new refresh token and a new access token.
@@ -80,7 +86,7 @@ func TestOAuthFlowWithAStandardClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("second refresh: %v", err)
 		}
-		if r := e.do(request{Method: "GET", Path: "/v1/bookings/bk_flow", Header: bearer(newest.AccessToken), NoValidate: true}); r.Status != http.StatusOK {
+		if r := e.do(request{Method: "GET", Path: bookingPath, Header: bearer(newest.AccessToken)}); r.Status != http.StatusOK || r.JSON["found"] != true {
 			t.Fatalf("newest access token: %d %s", r.Status, r.Body)
 		}
 
@@ -94,8 +100,8 @@ func TestOAuthFlowWithAStandardClient(t *testing.T) {
 			t.Fatalf("newest refresh token after the replay: err %v, want invalid_grant", err)
 		}
 		for name, access := range map[string]string{"first": tok.AccessToken, "rotated": fresh.AccessToken, "newest": newest.AccessToken} {
-			r := e.do(request{Method: "GET", Path: "/v1/bookings/bk_flow", Header: bearer(access)})
-			checkInvalidToken(t, r, "/v1/bookings/bk_flow")
+			r := e.do(request{Method: "GET", Path: bookingPath, Header: bearer(access)})
+			checkInvalidToken(t, r, bookingPath)
 			if t.Failed() {
 				t.Fatalf("%s access token still works after the family was revoked", name)
 			}

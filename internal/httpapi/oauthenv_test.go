@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"html"
@@ -120,7 +119,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		c.OAuth = as
 		e.as = as
 	}
-	e.testEnv = newTestEnv(t, db, append([]envOption{wire, ownershipProbes(db)}, opts...)...)
+	e.testEnv = newTestEnv(t, db, append([]envOption{wire}, opts...)...)
 	return e
 }
 
@@ -129,39 +128,6 @@ func forEachOAuthEngine(t *testing.T, fn func(t *testing.T, e *oauthEnv)) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		fn(t, newOAuthEnv(t, db, oauthSetup{}))
 	})
-}
-
-// ownershipProbes are test-only routes with the shapes of the booking
-// status routes, over a resource the foundation already stores with an
-// owner: outbox events (owner client and owner user). The status probe
-// finds an event by its booking id only when the caller owns it, as
-// booking status will; the legacy probe is partner-only.
-func ownershipProbes(db *sqlstore.DB) envOption {
-	return func(c *Config) {
-		c.extraRoutes = func(s *Server) []route {
-			status := func(w http.ResponseWriter, r *http.Request) error {
-				p := auth.PrincipalFrom(r.Context())
-				var id string
-				err := db.R().QueryRowContext(r.Context(),
-					`SELECT id FROM outbox_events WHERE booking_id = $1 AND owner_client_id = $2 AND owner_user_id = $3`,
-					r.PathValue("booking_id"), p.ClientID, p.UserID).Scan(&id)
-				if errors.Is(err, sql.ErrNoRows) {
-					return bokat.Errorf(bokat.CodeBookingNotFound, "no booking with this id is visible to the caller")
-				}
-				if err != nil {
-					return err
-				}
-				s.writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "outbox_id": id, "owner_key": p.OwnerKey()})
-				return nil
-			}
-			return []route{
-				{method: "GET", pattern: "/v1/bookings/{booking_id}", auth: authRequired, scope: bokat.ScopeBookingsRead,
-					contract: bokat.BookingsContractVersion, handler: status},
-				{method: "GET", pattern: "/api/public/bookings/{booking_id}", auth: authPartnerOnly, scope: bokat.ScopeBookingsRead,
-					contract: bokat.BookingsContractVersion, successor: "/v1/bookings/{booking_id}", handler: status},
-			}
-		}
-	}
 }
 
 // newClient registers an OAuth client and returns its x/oauth2 config.

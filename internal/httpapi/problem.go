@@ -27,7 +27,7 @@ type codeInfo struct {
 var codes = map[bokat.Code]codeInfo{
 	bokat.CodeInvalidRequest:               {400, "Invalid request", "The request could not be read (malformed JSON, trailing data, wrong parameter). Fix it; do not retry it unchanged."},
 	bokat.CodeValidationFailed:             {400, "Validation failed", "One or more fields break the contract; `issues` names each. Fix the input; do not retry unchanged."},
-	bokat.CodeConsentRequired:              {400, "Consent required", "The customer's explicit consent (`user_consent_confirmed: true`) is required before personal data is submitted. Ask the customer, then retry with consent."},
+	bokat.CodeConsentRequired:              {400, "Consent required", "The customer's explicit consent (`user_consent_confirmed: true`) is required before personal data is submitted, and their fresh confirmation (`user_confirmation_confirmed: true`) before a booking is cancelled or rescheduled. Ask the customer, then retry with it."},
 	bokat.CodeTermsNotAccepted:             {400, "Terms not accepted", "The customer must accept the option's exact terms (`booking_terms_accepted: true`). Show the terms, ask, then retry."},
 	bokat.CodeTermsVersionMismatch:         {400, "Terms version mismatch", "`booking_terms_version` must equal the option's `terms.version` exactly. Echo it unchanged."},
 	bokat.CodePostcodeMismatch:             {400, "Postcode mismatch", "The location's postcode must equal the postcode the option was searched for. Search again for the right postcode."},

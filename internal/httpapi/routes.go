@@ -51,6 +51,12 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/v1/booking-options", contract: bookings, rate: rateSearch, handler: s.handleSearch},
 		{method: http.MethodGet, pattern: "/terms/{service_id}", contract: bookings, rate: rateReads, handler: s.handleTerms},
 		{method: http.MethodPost, pattern: "/v1/requests", auth: authRequired, scope: bokat.ScopeRequestsCreate, contract: requests, handler: s.handleCreateRequest},
+		{method: http.MethodPost, pattern: "/v1/bookings", auth: authRequired, scope: bokat.ScopeBookingsConfirm, contract: bookings, handler: s.handleConfirm},
+		{method: http.MethodGet, pattern: "/v1/bookings/{booking_id}", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, handler: s.handleBookingStatus(false)},
+		{method: http.MethodPost, pattern: "/v1/bookings/{booking_id}/cancel", auth: authRequired, scope: bokat.ScopeBookingsCancel, contract: bookings, handler: s.handleCancel},
+		{method: http.MethodPost, pattern: "/v1/bookings/{booking_id}/reschedule", auth: authRequired, scope: bokat.ScopeBookingsReschedule, contract: bookings, handler: s.handleReschedule},
+		// Providers' calendar feeds: the secret token in the path is the credential.
+		{method: http.MethodGet, pattern: "/calendar/{provider_id}/{feed}", contract: bookings, handler: s.handleCalendarFeed},
 
 		{method: http.MethodGet, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleListWebhookEndpoints},
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleCreateWebhookEndpoint},
@@ -61,6 +67,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},
 		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},
 		{method: http.MethodPost, pattern: "/api/public/booking-options", contract: bookings, successor: "/v1/booking-options", rate: rateSearch, handler: s.handleSearch},
+		{method: http.MethodPost, pattern: "/api/public/bookings", auth: authPartnerOnly, scope: bokat.ScopeBookingsConfirm, contract: bookings, successor: "/v1/bookings", handler: s.handleConfirm},
+		{method: http.MethodGet, pattern: "/api/public/bookings/{booking_id}", auth: authPartnerOnly, scope: bokat.ScopeBookingsRead, contract: bookings, successor: "/v1/bookings/{booking_id}", handler: s.handleBookingStatus(true)},
 	}
 }
 

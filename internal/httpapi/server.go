@@ -22,6 +22,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
+	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/ratelimit"
@@ -88,6 +89,12 @@ type Config struct {
 	// TrustedProxies may set X-Forwarded-For: the client IP of anonymous
 	// callers is taken from it only when the peer is one of them.
 	TrustedProxies []netip.Prefix
+	// Bookings confirms, reads, cancels and reschedules bookings; without
+	// it the booking routes answer internal_error.
+	Bookings *booking.Lifecycle
+	// CalendarFeed serves the providers' iCalendar feeds; without it every
+	// feed address answers 404.
+	CalendarFeed *calfeed.Feed
 
 	// extraRoutes are served beside the route table; tests use them to
 	// exercise middleware on route shapes of their own.
@@ -107,6 +114,8 @@ type Server struct {
 	store        Store
 	followups    *followup.Service
 	search       *booking.Search
+	bookings     *booking.Lifecycle
+	feed         *calfeed.Feed
 	serviceTexts map[string]serviceTexts
 	oauth        AuthorizationServer
 
@@ -156,6 +165,8 @@ func New(cfg Config) (*Server, error) {
 		limiter:        cfg.RateLimiter,
 		limits:         DefaultRateLimits(),
 		trustedProxies: cfg.TrustedProxies,
+		bookings:       cfg.Bookings,
+		feed:           cfg.CalendarFeed,
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -2,10 +2,7 @@ package outbox_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -305,73 +302,6 @@ func TestAnExpiredLeaseIsTakenOverAndALateResultIgnored(t *testing.T) {
 		}
 		if d := f.deliveries(ev.ID)[0]; d.Status != sqlstore.DeliveryDelivered || d.Attempts != 2 {
 			t.Fatalf("after the late result: %+v, want still delivered (2 attempts recorded)", d)
-		}
-	})
-}
-
-func TestQueueProviderActionRequired(t *testing.T) {
-	t.Parallel()
-	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		f := newFixture(t, db)
-		ctx := context.Background()
-		rc := webhooktest.NewReceiver(t, nil)
-		_, secret := f.endpoint(acme, rc.URL, bokat.EventBookingProviderActionRequired)
-		f.event(acme, "bk_1", bokat.EventBookingConfirmed)
-		f.clock.Advance(time.Second)
-		latest := f.event(acme, "bk_1", bokat.EventBookingCancelled)
-		f.clock.Advance(time.Second)
-
-		var id string
-		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			var err error
-			id, err = outbox.QueueProviderActionRequired(ctx, tx, "bk_1", outbox.ReasonProviderNotificationFailed, f.clock.Now())
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.pump()
-		got := rc.Deliveries()
-		if len(got) != 1 {
-			t.Fatalf("receiver got %d deliveries, want the provider_action_required one", len(got))
-		}
-		f.verify(secret, got[0])
-		contract, err := loadContract()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := contract.ValidateWebhookEvent(got[0].Body); err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			OutboxID string `json:"outbox_id"`
-			Type     string `json:"type"`
-			Data     struct {
-				Booking   json.RawMessage `json:"booking"`
-				RequestID string          `json:"request_id"`
-				Reason    string          `json:"reason"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(got[0].Body, &body); err != nil {
-			t.Fatal(err)
-		}
-		var was struct {
-			Booking map[string]any `json:"booking"`
-		}
-		json.Unmarshal(latest.Payload, &was)
-		var sent map[string]any
-		json.Unmarshal(body.Data.Booking, &sent)
-		if body.OutboxID != id || body.Type != "booking.provider_action_required" || body.Data.Reason != "provider_notification_failed" ||
-			body.Data.RequestID != "rq_bk_1" || !reflect.DeepEqual(sent, was.Booking) || sent["status"] != "cancelled" {
-			t.Fatalf("event data = %s %+v, want the latest booking record %v with the reason", body.Data.Booking, body, was.Booking)
-		}
-
-		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			_, err := outbox.QueueProviderActionRequired(ctx, tx, "bk_unknown", outbox.ReasonProviderFlagged, f.clock.Now())
-			return err
-		})
-		if !errors.Is(err, bokat.ErrNotFound) {
-			t.Fatalf("unknown booking: %v, want ErrNotFound", err)
 		}
 	})
 }

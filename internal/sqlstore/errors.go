@@ -58,7 +58,8 @@ func translate(err error) error {
 	var sqErr *sqlite.Error
 	if errors.As(err, &sqErr) {
 		switch sqErr.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY,
+			sqlite3.SQLITE_CONSTRAINT_TRIGGER: // a trigger's RAISE(ABORT): the rules PostgreSQL holds as constraints
 			return fmt.Errorf("%w: %w", bokat.ErrConflict, err)
 		}
 		switch sqErr.Code() & 0xff {

@@ -213,14 +213,6 @@ func (tx *Tx) OwnedOutboxEvent(ctx context.Context, clientID, userID, id string)
 		id, clientID, userID))
 }
 
-// LatestOutboxEvent returns the newest outbox event of the booking, or
-// bokat.ErrNotFound.
-func (tx *Tx) LatestOutboxEvent(ctx context.Context, bookingID string) (OutboxEvent, error) {
-	return scanOutboxEvent(tx.tx.QueryRowContext(ctx,
-		`SELECT `+outboxColumns+` FROM outbox_events WHERE booking_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`,
-		bookingID))
-}
-
 // ClaimUnrelayedOutboxEvents returns up to limit outbox events that the
 // webhook relay has not handled yet, oldest first. On PostgreSQL the rows
 // stay locked until the transaction ends and rows locked by another relay

@@ -406,15 +406,7 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			_, err := tx.Q().ExecContext(ctx, `INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at, active, created_at)
-				VALUES ('cal_1', 'prv_a', 'bk_1', 'booking', $1, $2, TRUE, $1)`,
-				sqlstore.Millis(now.Add(48*time.Hour)), sqlstore.Millis(now.Add(50*time.Hour)))
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		sqlstoretest.InsertBookingEntry(t, db, "prv_a", "bk_1", now.Add(48*time.Hour), now.Add(50*time.Hour))
 		changed := strings.Replace(validFile, "price_sek: 1890", "price_sek: 1990", 1)
 		changed = strings.Replace(changed, `      - {start: "2026-11-24T08:00", end: "2026-11-24T12:00"}`+"\n", "", 1)
 		changed = strings.Replace(changed, `["111-118", "120", "131 45"]`, `["111-118"]`, 1)

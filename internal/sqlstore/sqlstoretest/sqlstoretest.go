@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat"
 	"bokat/internal/sqlstore"
 )
 
@@ -207,4 +208,26 @@ func databaseURL(base, name string) (string, error) {
 	}
 	u.Path = "/" + name
 	return u.String(), nil
+}
+
+// InsertBookingEntry stores a minimal confirmed booking of the provider over
+// [start, end) with its active calendar entry "cal_<bookingID>", for tests
+// that need a provider to be busy. The provider must exist.
+func InsertBookingEntry(tb testing.TB, db *sqlstore.DB, providerID, bookingID string, start, end time.Time) {
+	tb.Helper()
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		b := bokat.Booking{
+			ID: bookingID, RequestID: "bkr_" + bookingID, OwnerClientID: "pc_test", Status: bokat.BookingConfirmed,
+			ProviderID: providerID, ProviderName: "test", ServiceID: "vvs_install_faucet_standard", VerticalID: "vvs",
+			JobTypeID: "install_faucet", ServiceLabelSV: "test", SlotStart: start, SlotEnd: end, PricingModel: "flat",
+			PriceType: "avg_fixed", Quantity: 1, TermsVersion: "fixed_price_terms_v1:vvs_install_faucet_standard",
+			TermsAcceptedAt: start, Postcode: "11345", Locale: "sv-SE", Source: "test", ConfirmedAt: start,
+		}
+		contact := bokat.BookingContact{Name: "Test", Phone: "00000", Email: "test@example.se", ServiceAddress: "Testgatan 1"}
+		return tx.InsertBooking(ctx, b, contact, bokat.BookingConsent{}, "cal_"+bookingID, start)
+	})
+	if err != nil {
+		tb.Fatalf("insert booking %s: %v", bookingID, err)
+	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"bokat"
+	"bokat/internal/calfeed"
+	"bokat/internal/sqlstore"
+)
+
+// runProviderFeedURL prints the secret calendar feed address of each named
+// provider, or of every provider when none is named: one "<id> <url>" line
+// each. The address is derived from the token pepper and the base URL, so
+// it must run with the same --token-pepper (or, in development, the same
+// database) and --base-url as serve.
+func runProviderFeedURL(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("provider feed-url", e)
+	var c commonConfig
+	c.register(fs)
+	var baseURL string
+	fs.String(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "public base URL of the service, as given to serve")
+	ids, err := fs.parse(args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	db, err := openStore(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	feed, err := calendarFeed(ctx, c, db, baseURL)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		s, err := db.LoadSupply(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range s.Providers {
+			ids = append(ids, p.ID)
+		}
+	}
+	for _, id := range ids {
+		if _, err := db.ProviderName(ctx, id); errors.Is(err, bokat.ErrNotFound) {
+			return fmt.Errorf("no provider %q", id)
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s %s\n", id, feed.URL(id))
+	}
+	return nil
+}
+
+// calendarFeed returns the providers' calendar feeds. Their addresses are
+// keyed with a key derived from the token pepper: no further secret to
+// configure, and rotating the pepper (which invalidates every token anyway)
+// changes every feed address.
+func calendarFeed(ctx context.Context, c commonConfig, db *sqlstore.DB, baseURL string) (*calfeed.Feed, error) {
+	hasher, err := tokenHasher(ctx, c, db)
+	if err != nil {
+		return nil, err
+	}
+	return calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: baseURL, Now: time.Now})
+}

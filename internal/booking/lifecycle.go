@@ -1,0 +1,501 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat"
+	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+)
+
+// Idempotency operations: keys are scoped to the principal and these.
+const (
+	OpConfirm    = "bookings.confirm"
+	OpCancel     = "bookings.cancel"
+	OpReschedule = "bookings.reschedule"
+)
+
+// Defaults of stored values the caller may leave out.
+const (
+	DefaultLocale = "sv-SE"
+	DefaultSource = "external_model"
+)
+
+// Lifecycle confirms, reads, cancels and reschedules bookings. Every write
+// is one transaction holding the idempotency record, the booking change,
+// its calendar entry, the outbox event and the customer and provider
+// notification jobs; nothing else writes a booking. It is safe for
+// concurrent use.
+type Lifecycle struct {
+	db     *sqlstore.DB
+	search *Search
+}
+
+// NewLifecycle returns the booking lifecycle over db. It verifies options
+// with search's keyring, revalidates them with search, and uses search's
+// catalog and clock.
+func NewLifecycle(db *sqlstore.DB, search *Search) (*Lifecycle, error) {
+	if db == nil || search == nil {
+		return nil, errors.New("booking: NewLifecycle needs a store and a search")
+	}
+	return &Lifecycle{db: db, search: search}, nil
+}
+
+// Render turns the outcome of a write into the response stored with its
+// idempotency key and answered to the caller (and, on a replay, answered
+// again).
+type Render func(bokat.Booking) (sqlstore.Outcome, error)
+
+// Location is a confirmation location: the job's address and its postcode.
+type Location struct {
+	Address  string
+	Postcode string // as sent: "113 45" or "11345"
+}
+
+// ConfirmInput is a confirmation request, already checked against the
+// contract's schema.
+type ConfirmInput struct {
+	OptionID string
+	// Customer holds the contact data; its addresses are ignored (see the
+	// locations).
+	Customer            bokat.BookingContact
+	ServiceLocation     Location
+	DestinationLocation *Location
+	ConsentConfirmed    bool
+	Consent             bokat.BookingConsent
+	TermsAccepted       bool
+	TermsVersion        string
+	TermsAcceptedAt     time.Time
+	Source              string
+	ExternalReference   string
+}
+
+// Confirm books the option of in for the principal, guarded by the
+// idempotency key (kept as long as the booking). It returns the stored
+// outcome and whether it is a replay. Errors are *bokat.Error:
+//
+//   - 400 consent_required, terms_not_accepted, terms_version_mismatch,
+//     postcode_mismatch, validation_failed (destination missing or
+//     superfluous), booking_option_invalid;
+//   - 409 booking_option_expired, booking_option_changed,
+//     booking_option_unavailable (all with option refresh required),
+//     idempotency_key_reused, idempotency_request_in_progress;
+//   - 503 option_signing_not_configured; or a store error.
+//
+// A request repeating an earlier successful one with the same key gets
+// that outcome back even when its option has expired since.
+func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key sqlstore.IdemKey,
+	fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
+	if !in.ConsentConfirmed {
+		return sqlstore.Outcome{}, false, ConsentRequired()
+	}
+	if !in.TermsAccepted {
+		return sqlstore.Outcome{}, false, TermsNotAccepted()
+	}
+	now := l.search.now().UTC()
+	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.ServiceLocation, in.DestinationLocation, true, now)
+	if err := l.unlessReplay(ctx, key, optErr); err != nil {
+		return sqlstore.Outcome{}, false, err
+	}
+	return l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+		if optErr != nil {
+			return sqlstore.Outcome{}, optErr
+		}
+		if err := l.search.Revalidate(ctx, tx, claims, now); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		providerName, err := tx.ProviderName(ctx, claims.ProviderID)
+		if err != nil {
+			return sqlstore.Outcome{}, fmt.Errorf("read the provider: %w", err)
+		}
+		svc, _ := l.search.cat.Service(claims.ServiceID) // Revalidate checked it exists
+		locale := claims.Locale
+		if locale == "" {
+			locale = DefaultLocale
+		}
+		source := in.Source
+		if strings.TrimSpace(source) == "" {
+			source = DefaultSource
+		}
+		b := bokat.Booking{
+			ID: newID("bkg_"), RequestID: newID("bkr_"), OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
+			Status:     bokat.BookingConfirmed,
+			ProviderID: claims.ProviderID, ProviderName: providerName,
+			ServiceID: claims.ServiceID, VerticalID: claims.VerticalID, JobTypeID: claims.JobTypeID,
+			ServiceLabelSV: svc.LabelSV, ServiceLabelEN: svc.LabelEN,
+			Locale: locale, Source: source, ExternalReference: in.ExternalReference,
+			ConfirmedAt: now,
+		}
+		applyOption(&b, claims, in.TermsAcceptedAt)
+		contact := in.Customer
+		contact.ServiceAddress = in.ServiceLocation.Address
+		contact.DestinationAddress = ""
+		if in.DestinationLocation != nil {
+			contact.DestinationAddress = in.DestinationLocation.Address
+		}
+		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID("cal_"), now)
+		if errors.Is(err, sqlstore.ErrSlotTaken) {
+			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
+		}
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if err := queue(ctx, tx, b, bokat.EventBookingConfirmed, now); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		out, err := render(b)
+		out.ResourceID = b.ID
+		return out, err
+	})
+}
+
+// applyOption copies the facts of a verified, revalidated option to b.
+func applyOption(b *bokat.Booking, c OptionClaims, termsAcceptedAt time.Time) {
+	b.SlotStart, b.SlotEnd = c.SlotStart.UTC(), c.SlotEnd.UTC()
+	b.SlotLabel = schedule.SlotLabel(schedule.Interval{Start: c.SlotStart, End: c.SlotEnd}, b.Locale)
+	b.PriceSEK, b.PricingModel, b.PriceType = c.AmountSEK, c.PricingModel, c.PriceType
+	b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK = c.UnitPriceSEK, c.Quantity, c.Unit, c.MinimumChargeSEK
+	b.TermsVersion, b.TermsAcceptedAt = c.TermsVersion, termsAcceptedAt.UTC()
+	b.Postcode, b.DestinationPostcode = c.Postcode, c.DestinationPostcode
+}
+
+// unlessReplay returns optErr, the failed checks of a write's option,
+// unless the idempotency key is already stored: then the write goes on to
+// its transaction, which answers the replay (or idempotency_key_reused).
+func (l *Lifecycle) unlessReplay(ctx context.Context, key sqlstore.IdemKey, optErr error) error {
+	if optErr == nil {
+		return nil
+	}
+	if key.Key == "" {
+		return optErr
+	}
+	known, err := l.db.IdempotencyKeyExists(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !known {
+		return optErr
+	}
+	return nil
+}
+
+// checkOption verifies an option id and the request's echo of it: the
+// terms version and the postcodes. destinationRequired says a missing
+// destination location is an error when the option has a destination (a
+// reschedule may keep the booking's).
+func (l *Lifecycle) checkOption(optionID, termsVersion string, service Location, destination *Location,
+	destinationRequired bool, now time.Time) (OptionClaims, error) {
+	claims, err := l.search.keys.Verify(optionID, now)
+	if err != nil {
+		return claims, err
+	}
+	if termsVersion != claims.TermsVersion {
+		return claims, &bokat.Error{
+			Code: bokat.CodeTermsVersionMismatch,
+			Detail: fmt.Sprintf("booking_terms_version must equal the chosen option's terms.version exactly (%s).",
+				claims.TermsVersion),
+			Issues: []string{"booking_terms_version: must equal the option's terms.version"},
+			SafeNextStep: "Show the user the option's terms (terms.url) of version terms.version, and send that version " +
+				"unchanged once they accept it. Nothing was booked.",
+		}
+	}
+	if !samePostcode(service.Postcode, claims.Postcode) {
+		return claims, postcodeMismatch("service_location.postcode", "the postcode the option was searched for")
+	}
+	switch {
+	case claims.DestinationPostcode == "" && destination != nil:
+		return claims, &bokat.Error{Code: bokat.CodeValidationFailed,
+			Detail: "The chosen option has no destination; leave destination_location out.",
+			Issues: []string{"destination_location: the chosen option has no destination"}}
+	case claims.DestinationPostcode != "" && destination == nil && destinationRequired:
+		return claims, &bokat.Error{Code: bokat.CodeValidationFailed,
+			Detail: "The chosen option has a destination: destination_location is required.",
+			Issues: []string{"destination_location: required when the chosen option has a destination"}}
+	case destination != nil && !samePostcode(destination.Postcode, claims.DestinationPostcode):
+		return claims, postcodeMismatch("destination_location.postcode", "the destination postcode the option was searched for")
+	}
+	return claims, nil
+}
+
+// samePostcode compares a postcode as sent with an option's five digits.
+func samePostcode(sent, option string) bool {
+	n, ok := bokat.ParsePostcode(sent)
+	return ok && bokat.PostcodeKey(n) == option
+}
+
+func postcodeMismatch(field, what string) *bokat.Error {
+	return &bokat.Error{
+		Code:   bokat.CodePostcodeMismatch,
+		Detail: fmt.Sprintf("%s must equal %s. Options are priced and checked for one postcode.", field, what),
+		Issues: []string{field + ": must equal " + what},
+		SafeNextStep: "Nothing was booked. If the job is at another address, search again with its postcode and let " +
+			"the user choose again; otherwise send the option's postcode.",
+	}
+}
+
+// ConsentRequired is the error of a write without the user's explicit,
+// fresh confirmation or consent.
+func ConsentRequired() *bokat.Error {
+	return &bokat.Error{
+		Code:   bokat.CodeConsentRequired,
+		Detail: "The user's explicit consent is required (user_consent_confirmed: true) before a booking is confirmed with their personal data.",
+		Issues: []string{"user_consent_confirmed: must be true"},
+		SafeNextStep: "Ask the user whether they consent to sharing their name, phone, e-mail and address with the chosen " +
+			"provider to book this option; confirm only with user_consent_confirmed true. Nothing was booked.",
+	}
+}
+
+// TermsNotAccepted is the error of a confirmation or reschedule whose terms
+// are not accepted.
+func TermsNotAccepted() *bokat.Error {
+	return &bokat.Error{
+		Code:   bokat.CodeTermsNotAccepted,
+		Detail: "The user must accept the option's terms (booking_terms_accepted: true).",
+		Issues: []string{"booking_terms_accepted: must be true"},
+		SafeNextStep: "Show the user the option's terms (terms.url, version terms.version) and ask whether they accept " +
+			"them; send booking_terms_accepted true only after they do. Nothing was changed.",
+	}
+}
+
+// UserConfirmationRequired is the error of a cancel or reschedule without
+// the user's fresh, explicit confirmation (what: "cancel", "reschedule").
+// It shares the code consent_required: the user has not agreed to the change.
+func UserConfirmationRequired(what string) *bokat.Error {
+	return &bokat.Error{
+		Code:   bokat.CodeConsentRequired,
+		Detail: fmt.Sprintf("The user's fresh, explicit confirmation is required (user_confirmation_confirmed: true) to %s the booking.", what),
+		Issues: []string{"user_confirmation_confirmed: must be true"},
+		SafeNextStep: fmt.Sprintf("Ask the user now whether they want to %s this booking; send the request only with "+
+			"user_confirmation_confirmed true after they say yes. Nothing was changed.", what),
+	}
+}
+
+func bookingNotFound() *bokat.Error {
+	return &bokat.Error{
+		Code:   bokat.CodeBookingNotFound,
+		Detail: "No booking with this id is visible to the authenticated caller.",
+		SafeNextStep: "Check the booking id (booking.id of the confirmation) and that you use the credential that " +
+			"confirmed it. Do not tell the user anything about this booking.",
+	}
+}
+
+func bookingNotActive(b bokat.Booking) *bokat.Error {
+	return &bokat.Error{
+		Code:   bokat.CodeBookingNotActive,
+		Detail: fmt.Sprintf("The booking is %s; it can no longer be changed.", b.Status),
+		SafeNextStep: "Tell the user the booking is cancelled and nothing was changed. To book again, search booking " +
+			"options and confirm a new choice.",
+	}
+}
+
+// queue writes the outbox event of a booking change and a customer and a
+// provider notification job for it, in the change's transaction.
+func queue(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.EventType, now time.Time) error {
+	outboxID, err := writeEvent(ctx, tx, b, ev, "", now)
+	if err != nil {
+		return err
+	}
+	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
+		err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{
+			ID: newID("ntf_"), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
+			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now,
+		})
+		if err != nil {
+			return fmt.Errorf("queue the %s notification: %w", recipient, err)
+		}
+	}
+	return nil
+}
+
+func writeEvent(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.EventType, reason string, now time.Time) (string, error) {
+	payload, err := eventPayload(b, reason)
+	if err != nil {
+		return "", err
+	}
+	id := uuid.Must(uuid.NewV7()).String()
+	err = tx.InsertOutboxEvent(ctx, sqlstore.OutboxEvent{
+		ID: id, OwnerClientID: b.OwnerClientID, OwnerUserID: b.OwnerUserID, BookingID: b.ID,
+		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: now,
+	})
+	if err != nil {
+		return "", fmt.Errorf("write the %s event: %w", ev, err)
+	}
+	return id, nil
+}
+
+// Status returns the booking whose id or request id is idOrRequestID when
+// the principal owns it, or bokat.ErrNotFound (an unknown id and another
+// owner's booking look alike).
+func (l *Lifecycle) Status(ctx context.Context, p bokat.Principal, idOrRequestID string) (bokat.Booking, error) {
+	return l.db.OwnedBooking(ctx, idOrRequestID, p.ClientID, p.UserID)
+}
+
+// CancelInput is a cancel request, already checked against the schema.
+type CancelInput struct {
+	UserConfirmed bool
+	Reason        string
+	Notes         string
+}
+
+// Cancel cancels the principal's booking, guarded by the idempotency key:
+// status cancelled, the slot freed, the booking.cancelled event and the
+// customer and provider notifications queued, all in one transaction.
+// Errors are *bokat.Error: 400 consent_required (no fresh user
+// confirmation), 404 booking_not_found (unknown or another owner's), 409
+// booking_not_active (already cancelled, with a new key),
+// idempotency_key_reused, idempotency_request_in_progress; or a store error.
+func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID string, in CancelInput, key sqlstore.IdemKey,
+	fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
+	if !in.UserConfirmed {
+		return sqlstore.Outcome{}, false, UserConfirmationRequired("cancel")
+	}
+	now := l.search.now().UTC()
+	return l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return sqlstore.Outcome{}, bookingNotFound()
+		}
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if !b.Active() {
+			return sqlstore.Outcome{}, bookingNotActive(b)
+		}
+		b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, in.Reason
+		b.Sequence++
+		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
+		if err := tx.CancelBooking(ctx, b, in.Notes, now); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, now); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		out, err := render(b)
+		out.ResourceID = b.ID
+		return out, err
+	})
+}
+
+// RescheduleInput is a reschedule request, already checked against the
+// schema.
+type RescheduleInput struct {
+	OptionID        string
+	ServiceLocation Location
+	// DestinationLocation may be left out: the booking's destination is
+	// kept, and must match the option's.
+	DestinationLocation *Location
+	UserConfirmed       bool
+	TermsAccepted       bool
+	TermsVersion        string
+	TermsAcceptedAt     time.Time
+}
+
+// Reschedule moves the principal's booking to a freshly searched option of
+// the same service and provider, guarded by the idempotency key: the
+// option is verified and revalidated like a confirmation (the booking's own
+// calendar entry does not make the new slot busy), then the booking keeps
+// its id and takes the option's slot and price, its calendar entry moves
+// (the old slot is freed, the new one held to the no-overlap rule), its
+// sequence grows by one, and the booking.rescheduled event and the
+// notifications are queued — one transaction. Errors are those of Confirm,
+// plus 404 booking_not_found, 409 booking_not_active, and 409
+// booking_option_changed for an option of another service or provider.
+func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID string, in RescheduleInput,
+	key sqlstore.IdemKey, fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
+	if !in.UserConfirmed {
+		return sqlstore.Outcome{}, false, UserConfirmationRequired("reschedule")
+	}
+	if !in.TermsAccepted {
+		return sqlstore.Outcome{}, false, TermsNotAccepted()
+	}
+	now := l.search.now().UTC()
+	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.ServiceLocation, in.DestinationLocation, false, now)
+	if err := l.unlessReplay(ctx, key, optErr); err != nil {
+		return sqlstore.Outcome{}, false, err
+	}
+	return l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+		if optErr != nil {
+			return sqlstore.Outcome{}, optErr
+		}
+		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return sqlstore.Outcome{}, bookingNotFound()
+		}
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if !b.Active() {
+			return sqlstore.Outcome{}, bookingNotActive(b)
+		}
+		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
+			return sqlstore.Outcome{}, &bokat.Error{
+				Code:                  bokat.CodeBookingOptionChanged,
+				Detail:                "A booking moves only to an option of the same service and provider; this option is for another.",
+				OptionRefreshRequired: true,
+				SafeNextStep: "Nothing was changed. Search again for the same job and let the user choose an option of " +
+					"the booked provider (provider.id equal to the booking's provider_id). To switch provider, cancel " +
+					"this booking after the user confirms, then confirm the new option.",
+			}
+		}
+		if in.DestinationLocation == nil && claims.DestinationPostcode != b.DestinationPostcode {
+			return sqlstore.Outcome{}, postcodeMismatch("destination_location.postcode",
+				"the destination postcode the option was searched for (send destination_location)")
+		}
+		if err := l.search.RevalidateExcluding(ctx, tx, claims, now, b.ID); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		contact, err := tx.BookingAddresses(ctx, b.ID)
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		contact.ServiceAddress = in.ServiceLocation.Address
+		if in.DestinationLocation != nil {
+			contact.DestinationAddress = in.DestinationLocation.Address
+		}
+		applyOption(&b, claims, in.TermsAcceptedAt)
+		b.RescheduledAt = now
+		b.Sequence++
+		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
+		err = tx.MoveBooking(ctx, b, contact, now)
+		if errors.Is(err, sqlstore.ErrSlotTaken) {
+			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
+		}
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, now); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		out, err := render(b)
+		out.ResourceID = b.ID
+		return out, err
+	})
+}
+
+// ProviderActionRequired writes the booking.provider_action_required event
+// of a booking (no notification jobs) in a transaction of its own, with the
+// reason in the event's data, e.g. "provider_notification_failed". It
+// returns an error wrapping bokat.ErrNotFound for an unknown booking.
+func (l *Lifecycle) ProviderActionRequired(ctx context.Context, bookingID, reason string) error {
+	now := l.search.now().UTC()
+	return l.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		b, err := tx.BookingByID(ctx, bookingID)
+		if err != nil {
+			return fmt.Errorf("booking %s: %w", bookingID, err)
+		}
+		_, err = writeEvent(ctx, tx, b, bokat.EventBookingProviderActionRequired, reason, now)
+		return err
+	})
+}
+
+// newID returns prefix followed by a UUIDv7 in 32 hex digits: unique and
+// ordered by creation time.
+func newID(prefix string) string {
+	return prefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
+}

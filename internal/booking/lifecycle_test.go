@@ -1,0 +1,198 @@
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+var testPrincipal = bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: "pc_1"}
+
+func confirmInput(o Option) ConfirmInput {
+	return ConfirmInput{
+		OptionID:         o.ID,
+		Customer:         bokat.BookingContact{FirstName: "Greta", LastName: "Gåsfot", Phone: "+46701234567", Email: "greta@example.se"},
+		ServiceLocation:  Location{Address: "Drottninggatan 1", Postcode: "113 45"},
+		ConsentConfirmed: true, TermsAccepted: true, TermsVersion: o.Claims.TermsVersion,
+	}
+}
+
+func stored(b bokat.Booking) (sqlstore.Outcome, error) {
+	raw, err := json.Marshal(RecordOf(b))
+	return sqlstore.Outcome{Status: 201, Body: raw}, err
+}
+
+func TestLifecycleConfirmsInTheSearchLocale(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		now := local(2026, 11, 23, 6, 0)
+		f := newFixture(t, db, oneProvider, now)
+		l, err := NewLifecycle(db, f.search)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := query("vvs", "install_faucet", "113 45", "i morgon")
+		q.Locale = "en-GB"
+		o := f.run(t, q).Options[0]
+		key := sqlstore.IdemKey{Owner: testPrincipal.OwnerKey(), Operation: OpConfirm, Key: "k1"}
+		out, replay, err := l.Confirm(context.Background(), testPrincipal, confirmInput(o), key, "fp", stored)
+		if err != nil || replay {
+			t.Fatalf("confirm: %v (replay %v)", err, replay)
+		}
+		var rec Record
+		if err := json.Unmarshal(out.Body, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.SlotLabel != o.SlotLabel || !strings.Contains(rec.SlotLabel, ", ") || rec.SlotStartAt != WireTime(o.Slot.Start) {
+			t.Errorf("slot label %q, option's %q", rec.SlotLabel, o.SlotLabel)
+		}
+		nb, err := db.NotificationBooking(context.Background(), out.ResourceID)
+		if err != nil || nb.Locale != "en-GB" || nb.Contact.FullName() != "Greta Gåsfot" || nb.ServiceLabelEN == "" {
+			t.Errorf("stored %+v %v", nb, err)
+		}
+
+		// The provider could not be told: the event carries the reason, no jobs.
+		if err := l.ProviderActionRequired(context.Background(), out.ResourceID, "provider_notification_failed"); err != nil {
+			t.Fatal(err)
+		}
+		var payload string
+		err = db.R().QueryRowContext(context.Background(), `SELECT payload FROM outbox_events
+			WHERE booking_id = $1 AND event_type = 'booking.provider_action_required'`, out.ResourceID).Scan(&payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data EventData
+		if err := json.Unmarshal([]byte(payload), &data); err != nil || data.Reason != "provider_notification_failed" ||
+			data.Booking.ID != out.ResourceID || data.RequestID != nb.RequestID || strings.Contains(payload, "greta") {
+			t.Errorf("payload %s", payload)
+		}
+		var jobs int
+		_ = db.R().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM notification_jobs WHERE booking_id = $1`, out.ResourceID).Scan(&jobs)
+		if jobs != 2 {
+			t.Errorf("%d jobs, want only the confirmation's two", jobs)
+		}
+		if err := l.ProviderActionRequired(context.Background(), "bkg_nope", "x"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("unknown booking: %v", err)
+		}
+	})
+}
+
+func TestLifecycleChecksBeforeWriting(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 6, 0)
+	f := sqliteFixture(t, oneProvider, now)
+	l, _ := NewLifecycle(f.db, f.search)
+	o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
+	tests := []struct {
+		name   string
+		mutate func(*ConfirmInput)
+		want   bokat.Code
+	}{
+		{"no consent", func(in *ConfirmInput) { in.ConsentConfirmed = false }, bokat.CodeConsentRequired},
+		{"terms not accepted", func(in *ConfirmInput) { in.TermsAccepted = false }, bokat.CodeTermsNotAccepted},
+		{"terms version", func(in *ConfirmInput) { in.TermsVersion = "fixed_price_terms_v1:x" }, bokat.CodeTermsVersionMismatch},
+		{"postcode", func(in *ConfirmInput) { in.ServiceLocation.Postcode = "11346" }, bokat.CodePostcodeMismatch},
+		{"unreadable postcode", func(in *ConfirmInput) { in.ServiceLocation.Postcode = "abc" }, bokat.CodePostcodeMismatch},
+		{"option", func(in *ConfirmInput) { in.OptionID = "bo1.test.e30.AAAA" }, bokat.CodeBookingOptionInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := confirmInput(o)
+			tc.mutate(&in)
+			_, _, err := l.Confirm(context.Background(), testPrincipal, in,
+				sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "k-" + tc.name}, "fp", stored)
+			if got := bokat.ErrorCode(err); got != tc.want {
+				t.Errorf("code %s (%v), want %s", got, err, tc.want)
+			}
+		})
+	}
+	f.clock.add(time.Hour)
+	_, _, err := l.Confirm(context.Background(), testPrincipal, confirmInput(o), sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "late"}, "fp", stored)
+	if bokat.ErrorCode(err) != bokat.CodeBookingOptionExpired {
+		t.Errorf("expired option: %v", err)
+	}
+	var n int
+	_ = f.db.R().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM bookings`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d bookings written by refused confirmations", n)
+	}
+}
+
+// TestConfirmLosesToAConcurrentWriter: a booking committed by another
+// transaction after the confirmation revalidated its option still wins. On
+// PostgreSQL the confirmation is held at its calendar insert by the
+// exclusion constraint until the other transaction commits, then refused;
+// on SQLite it waits for the single writer and its revalidation sees the
+// booking.
+func TestConfirmLosesToAConcurrentWriter(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := local(2026, 11, 23, 6, 0)
+		f := newFixture(t, db, oneProvider, now)
+		l, _ := NewLifecycle(db, f.search)
+		o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
+
+		holding, release, committed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			committed <- db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				b := bokat.Booking{ID: "bkg_other", RequestID: "bkr_other", OwnerClientID: "pc_2", Status: bokat.BookingConfirmed,
+					ProviderID: o.Provider.ID, ProviderName: o.Provider.Name, ServiceID: o.Service.ID, VerticalID: "vvs",
+					JobTypeID: "install_faucet", ServiceLabelSV: "x", SlotStart: o.Slot.Start, SlotEnd: o.Slot.End,
+					PricingModel: "flat", PriceType: "avg_fixed", Quantity: 1, TermsVersion: o.Claims.TermsVersion,
+					TermsAcceptedAt: now, Postcode: "11345", Locale: "sv-SE", Source: "test", ConfirmedAt: now}
+				if err := tx.InsertBooking(ctx, b, bokat.BookingContact{Phone: "00000", Email: "x@example.se", ServiceAddress: "x"},
+					bokat.BookingConsent{}, "cal_other", now); err != nil {
+					return err
+				}
+				close(holding)
+				<-release
+				return nil
+			})
+		}()
+		<-holding
+		result := make(chan error, 1)
+		go func() {
+			_, _, err := l.Confirm(ctx, testPrincipal, confirmInput(o), sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "k"}, "fp", stored)
+			result <- err
+		}()
+		if db.Engine() == sqlstore.Postgres {
+			// Wait until the confirmation is blocked on the other transaction's entry.
+			for {
+				var waiting int
+				if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting > 0 {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		close(release)
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		err := <-result
+		var be *bokat.Error
+		if !errors.As(err, &be) || be.Code != bokat.CodeBookingOptionUnavailable || !be.OptionRefreshRequired {
+			t.Fatalf("err = %v, want booking_option_unavailable", err)
+		}
+		if db.Engine() == sqlstore.Postgres && !strings.Contains(be.Detail, "just booked") {
+			t.Errorf("detail %q: the exclusion constraint did not decide", be.Detail)
+		}
+		var n int
+		_ = db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM bookings`).Scan(&n)
+		if n != 1 {
+			t.Errorf("%d bookings", n)
+		}
+	})
+}

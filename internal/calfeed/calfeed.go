@@ -1,0 +1,171 @@
+// Package calfeed publishes each provider's bookings as an iCalendar feed
+// at a secret, per-provider address: /calendar/{provider_id}/{token}.ics,
+// where token is an HMAC of the provider id under a server key, so the
+// address cannot be guessed from the id and needs no stored state. A
+// calendar application subscribed to it shows every booking with a stable
+// UID, its slot in UTC, STATUS:CANCELLED once cancelled, and a SEQUENCE
+// that grows with each reschedule and the cancellation.
+//
+// The feed carries no customer contact data: per booking only the service,
+// the postcode, the price, the terms version and the booking id. Customer
+// details reach the provider in the provider notification only.
+package calfeed
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	ics "github.com/arran4/golang-ical"
+
+	"bokat"
+)
+
+// MinKeyBytes is the least length of a feed key.
+const MinKeyBytes = 32
+
+// Lookback is how far back a feed lists bookings: slots that ended more
+// than this long ago are left out.
+const Lookback = 30 * 24 * time.Hour
+
+// Store is what a feed reads.
+type Store interface {
+	// ProviderName returns the provider's name, or bokat.ErrNotFound.
+	ProviderName(ctx context.Context, providerID string) (string, error)
+	// ProviderBookings returns the provider's bookings, confirmed and
+	// cancelled, whose slot ends after from, ordered by slot start.
+	ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.Booking, error)
+}
+
+// Config configures a Feed.
+type Config struct {
+	// Key signs feed addresses (at least MinKeyBytes). Changing it changes
+	// every provider's address.
+	Key   []byte
+	Store Store
+	// BaseURL is the service's public address; its host also qualifies
+	// event UIDs (booking id @ host).
+	BaseURL string
+	Now     func() time.Time
+}
+
+// Feed serves provider calendar feeds.
+type Feed struct {
+	key       []byte
+	store     Store
+	baseURL   string
+	uidDomain string
+	now       func() time.Time
+}
+
+// New returns a Feed.
+func New(cfg Config) (*Feed, error) {
+	if len(cfg.Key) < MinKeyBytes {
+		return nil, fmt.Errorf("calendar feed key must be at least %d bytes", MinKeyBytes)
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("calendar feed: Store is required")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("calendar feed: base URL %q has no host", cfg.BaseURL)
+	}
+	f := &Feed{key: append([]byte(nil), cfg.Key...), store: cfg.Store, baseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		uidDomain: u.Hostname(), now: cfg.Now}
+	if f.now == nil {
+		f.now = time.Now
+	}
+	return f, nil
+}
+
+// Token returns the secret token of a provider's feed address.
+func (f *Feed) Token(providerID string) string {
+	m := hmac.New(sha256.New, f.key)
+	m.Write([]byte("calendar-feed\x00"))
+	m.Write([]byte(providerID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// URL returns the full address of a provider's feed.
+func (f *Feed) URL(providerID string) string {
+	return f.baseURL + "/calendar/" + url.PathEscape(providerID) + "/" + f.Token(providerID) + ".ics"
+}
+
+// Verify reports, in constant time, whether token is the provider's.
+func (f *Feed) Verify(providerID, token string) bool {
+	return subtle.ConstantTimeCompare([]byte(token), []byte(f.Token(providerID))) == 1
+}
+
+// UID returns the stable iCalendar UID of a booking.
+func (f *Feed) UID(bookingID string) string { return bookingID + "@" + f.uidDomain }
+
+// Render returns the provider's feed as iCalendar text, or an error
+// wrapping bokat.ErrNotFound for an unknown provider. The caller must have
+// verified the token.
+func (f *Feed) Render(ctx context.Context, providerID string) ([]byte, error) {
+	name, err := f.store.ProviderName(ctx, providerID)
+	if err != nil {
+		return nil, err
+	}
+	bookings, err := f.store.ProviderBookings(ctx, providerID, f.now().Add(-Lookback))
+	if err != nil {
+		return nil, err
+	}
+	cal := ics.NewCalendarFor("Bokat")
+	cal.SetProductId("-//Bokat//Leverantörskalender//SV")
+	cal.SetMethod(ics.MethodPublish)
+	cal.SetName("Bokat – " + name)
+	cal.SetXWRCalName("Bokat – " + name)
+	cal.SetRefreshInterval("PT15M")
+	for _, b := range bookings {
+		e := cal.AddEvent(f.UID(b.ID))
+		changed := lastChange(b)
+		e.SetDtStampTime(changed)
+		e.SetCreatedTime(b.ConfirmedAt)
+		e.SetLastModifiedAt(changed)
+		e.SetSequence(b.Sequence)
+		e.SetStartAt(b.SlotStart)
+		e.SetEndAt(b.SlotEnd)
+		status := ics.ObjectStatusConfirmed
+		summary := b.ServiceLabelSV
+		if !b.Active() {
+			status = ics.ObjectStatusCancelled
+			summary = "Avbokad: " + summary
+		}
+		e.SetStatus(status)
+		e.SetSummary(summary)
+		postcode := b.Postcode
+		if n, ok := bokat.ParsePostcode(b.Postcode); ok {
+			postcode = bokat.FormatPostcode(n)
+		}
+		e.SetLocation(postcode)
+		desc := fmt.Sprintf("Bokning %s\nTjänst: %s\nPostnummer: %s\nPris: %d SEK (villkor %s)",
+			b.ID, b.ServiceLabelSV, postcode, b.PriceSEK, b.TermsVersion)
+		if b.DestinationPostcode != "" {
+			if n, ok := bokat.ParsePostcode(b.DestinationPostcode); ok {
+				desc += "\nTill postnummer: " + bokat.FormatPostcode(n)
+			}
+		}
+		desc += "\nKundens kontaktuppgifter och adress finns i bokningsbekräftelsen till er."
+		e.SetDescription(desc)
+	}
+	return []byte(cal.Serialize(ics.WithNewLineWindows)), nil
+}
+
+// lastChange is the time of a booking's latest change.
+func lastChange(b bokat.Booking) time.Time {
+	t := b.ConfirmedAt
+	for _, c := range []time.Time{b.RescheduledAt, b.CancelledAt} {
+		if c.After(t) {
+			t = c
+		}
+	}
+	return t
+}

@@ -1,0 +1,457 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/booking"
+	"bokat/internal/sqlstore"
+)
+
+// Wire types of confirmation, status, cancel and reschedule.
+
+type confirmationLocationWire struct {
+	CountryCode string `json:"country_code"`
+	Address     string `json:"address"`
+	Postcode    string `json:"postcode"`
+}
+
+func (l *confirmationLocationWire) location() *booking.Location {
+	if l == nil {
+		return nil
+	}
+	return &booking.Location{Address: l.Address, Postcode: l.Postcode}
+}
+
+type confirmRequestWire struct {
+	SpecVersion            string                    `json:"spec_version,omitempty"`
+	BookingOptionID        string                    `json:"booking_option_id"`
+	Customer               customerWire              `json:"customer"`
+	ServiceLocation        confirmationLocationWire  `json:"service_location"`
+	DestinationLocation    *confirmationLocationWire `json:"destination_location,omitempty"`
+	UserConsentConfirmed   bool                      `json:"user_consent_confirmed"`
+	UserConsentStatement   string                    `json:"user_consent_statement,omitempty"`
+	ConsentCollectedAt     *time.Time                `json:"consent_collected_at,omitempty"`
+	ConsentSource          string                    `json:"consent_source,omitempty"`
+	BookingTermsAccepted   bool                      `json:"booking_terms_accepted"`
+	BookingTermsVersion    string                    `json:"booking_terms_version"`
+	BookingTermsAcceptedAt time.Time                 `json:"booking_terms_accepted_at"`
+	Source                 string                    `json:"source,omitempty"`
+	ExternalReference      string                    `json:"external_reference,omitempty"`
+	IdempotencyKey         string                    `json:"idempotency_key"`
+}
+
+// deliveryWire is one party's delivery state. "queued" means a message (or,
+// for webhook, an outbox event) was written in the booking's transaction;
+// it is never booking truth.
+type deliveryWire struct {
+	Status string `json:"status"`
+}
+
+type deliveriesWire struct {
+	Customer deliveryWire `json:"customer"`
+	Provider deliveryWire `json:"provider"`
+	Webhook  deliveryWire `json:"webhook"`
+}
+
+var allQueued = deliveriesWire{Customer: deliveryWire{"queued"}, Provider: deliveryWire{"queued"}, Webhook: deliveryWire{"queued"}}
+
+type confirmResponseWire struct {
+	OK                   bool           `json:"ok"`
+	SpecVersion          string         `json:"spec_version"`
+	RequestID            string         `json:"request_id"`
+	Booking              booking.Record `json:"booking"`
+	ProviderSelected     bool           `json:"provider_selected"`
+	AvailabilityChecked  bool           `json:"availability_checked"`
+	BookingCreated       bool           `json:"booking_created"`
+	ConfirmationDelivery deliveriesWire `json:"confirmation_delivery"`
+	IdempotentReplay     bool           `json:"idempotent_replay"`
+	SafeNextStep         string         `json:"safe_next_step"`
+}
+
+type statusFoundWire struct {
+	OK                        bool           `json:"ok"`
+	Found                     bool           `json:"found"`
+	RequestID                 string         `json:"request_id"`
+	Booking                   booking.Record `json:"booking"`
+	ProviderSelected          bool           `json:"provider_selected"`
+	AvailabilityChecked       bool           `json:"availability_checked"`
+	BookingCreated            bool           `json:"booking_created"`
+	CurrentConfirmationActive *bool          `json:"current_confirmation_active,omitempty"`
+	SafeNextStep              string         `json:"safe_next_step"`
+}
+
+type statusNotFoundWire struct {
+	OK           bool   `json:"ok"`
+	Found        bool   `json:"found"`
+	BookingID    string `json:"booking_id"`
+	SafeNextStep string `json:"safe_next_step"`
+}
+
+type cancelRequestWire struct {
+	SpecVersion               string `json:"spec_version,omitempty"`
+	UserConfirmationConfirmed bool   `json:"user_confirmation_confirmed"`
+	Reason                    string `json:"reason"`
+	Notes                     string `json:"notes,omitempty"`
+	IdempotencyKey            string `json:"idempotency_key"`
+}
+
+type cancelResponseWire struct {
+	OK                        bool           `json:"ok"`
+	SpecVersion               string         `json:"spec_version"`
+	BookingID                 string         `json:"booking_id"`
+	Status                    string         `json:"status"`
+	CancelledAt               string         `json:"cancelled_at"`
+	BookingCreated            bool           `json:"booking_created"`
+	CurrentConfirmationActive bool           `json:"current_confirmation_active"`
+	IdempotentReplay          bool           `json:"idempotent_replay"`
+	NotificationDelivery      deliveriesWire `json:"notification_delivery"`
+	SafeNextStep              string         `json:"safe_next_step"`
+}
+
+type rescheduleRequestWire struct {
+	SpecVersion               string                    `json:"spec_version,omitempty"`
+	BookingOptionID           string                    `json:"booking_option_id"`
+	ServiceLocation           confirmationLocationWire  `json:"service_location"`
+	DestinationLocation       *confirmationLocationWire `json:"destination_location,omitempty"`
+	UserConfirmationConfirmed bool                      `json:"user_confirmation_confirmed"`
+	BookingTermsAccepted      bool                      `json:"booking_terms_accepted"`
+	BookingTermsVersion       string                    `json:"booking_terms_version"`
+	BookingTermsAcceptedAt    time.Time                 `json:"booking_terms_accepted_at"`
+	IdempotencyKey            string                    `json:"idempotency_key"`
+}
+
+type rescheduleResponseWire struct {
+	OK                        bool           `json:"ok"`
+	SpecVersion               string         `json:"spec_version"`
+	Booking                   booking.Record `json:"booking"`
+	BookingCreated            bool           `json:"booking_created"`
+	CurrentConfirmationActive bool           `json:"current_confirmation_active"`
+	ProviderSelected          bool           `json:"provider_selected"`
+	AvailabilityChecked       bool           `json:"availability_checked"`
+	RescheduledAt             string         `json:"rescheduled_at"`
+	IdempotentReplay          bool           `json:"idempotent_replay"`
+	NotificationDelivery      deliveriesWire `json:"notification_delivery"`
+	SafeNextStep              string         `json:"safe_next_step"`
+}
+
+// confirmedSafeNextStep tells an assistant exactly what it may now claim.
+func confirmedSafeNextStep(b bokat.Booking, what string) string {
+	return fmt.Sprintf("The booking %s is %s: %s with %s, %s, for %d SEK (terms %s). You may tell the user exactly "+
+		"this provider, this time and this price — nothing else (no other provider, time, price or promise beyond "+
+		"the terms). Confirmation messages to the customer and the provider are queued, not yet delivered: do not "+
+		"say they were received. Keep booking.id to read its status (GET /v1/bookings/%s), cancel or reschedule it.",
+		b.ID, what, b.ServiceLabelSV, b.ProviderName, b.SlotLabel, b.PriceSEK, b.TermsVersion, b.ID)
+}
+
+// consentFlags are the flags a write's body is checked for before schema
+// validation, so that a missing or false one is answered with its own code
+// (and, for consent, before the personal data is processed) rather than as
+// a schema failure.
+type consentFlags struct {
+	UserConsent      json.RawMessage `json:"user_consent_confirmed"`
+	UserConfirmation json.RawMessage `json:"user_confirmation_confirmed"`
+	TermsAccepted    json.RawMessage `json:"booking_terms_accepted"`
+}
+
+// peekFlags reads the flags of a JSON object body; ok is false when the
+// body is not an object (schema validation then reports it).
+func peekFlags(body []byte) (f consentFlags, ok bool) {
+	if json.Unmarshal(body, &f) != nil {
+		return f, false
+	}
+	return f, true
+}
+
+func isTrue(raw json.RawMessage) bool { return string(raw) == "true" }
+
+// requestFingerprint is the digest idempotency keys are compared by: the
+// decoded request (strictly decoded, so member order and white space do not
+// matter) without its key, and the booking it acts on (empty for confirm),
+// so that one key cannot act on two bookings.
+func requestFingerprint(decoded any, bookingID string) (string, error) {
+	raw, err := json.Marshal(decoded)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write([]byte(bookingID))
+	h.Write([]byte{0})
+	h.Write(raw)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (s *Server) lifecycle() (*booking.Lifecycle, error) {
+	if s.bookings == nil {
+		return nil, errors.New("the booking lifecycle is not configured on this server")
+	}
+	return s.bookings, nil
+}
+
+// writeOutcome answers a keyed write: the stored body, and for a replay
+// HTTP 200 with idempotent_replay rewritten to true (the header
+// Idempotent-Replayed tells it too).
+func (s *Server) writeOutcome(w http.ResponseWriter, r *http.Request, out sqlstore.Outcome, replay bool) error {
+	if !replay {
+		s.writeJSON(w, r, out.Status, json.RawMessage(out.Body))
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(out.Body, &m); err != nil {
+		return fmt.Errorf("stored response of an idempotent write is not a JSON object: %w", err)
+	}
+	m["idempotent_replay"] = json.RawMessage("true")
+	w.Header().Set("Idempotent-Replayed", "true")
+	s.writeJSON(w, r, http.StatusOK, m)
+	return nil
+}
+
+// handleConfirm serves POST /v1/bookings and its deprecated twin.
+func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
+	lc, err := s.lifecycle()
+	if err != nil {
+		return err
+	}
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	// Consent comes first: without it the personal data in the body is not processed at all.
+	if flags, ok := peekFlags(body); ok {
+		if !isTrue(flags.UserConsent) {
+			return booking.ConsentRequired()
+		}
+		if !isTrue(flags.TermsAccepted) {
+			return booking.TermsNotAccepted()
+		}
+	}
+	var in confirmRequestWire
+	if err := s.decodeBody(r, body, &in); err != nil {
+		return err
+	}
+	key := in.IdempotencyKey
+	in.IdempotencyKey = ""
+	fp, err := requestFingerprint(in, "")
+	if err != nil {
+		return err
+	}
+	p := auth.PrincipalFrom(r.Context())
+	input := booking.ConfirmInput{
+		OptionID: in.BookingOptionID,
+		Customer: bokat.BookingContact{Name: in.Customer.Name, FirstName: in.Customer.FirstName, LastName: in.Customer.LastName,
+			Phone: in.Customer.Phone, Email: in.Customer.Email},
+		ServiceLocation:     *in.ServiceLocation.location(),
+		DestinationLocation: in.DestinationLocation.location(),
+		ConsentConfirmed:    in.UserConsentConfirmed,
+		Consent:             bokat.BookingConsent{Statement: in.UserConsentStatement, Source: in.ConsentSource},
+		TermsAccepted:       in.BookingTermsAccepted,
+		TermsVersion:        in.BookingTermsVersion,
+		TermsAcceptedAt:     in.BookingTermsAcceptedAt,
+		Source:              in.Source,
+		ExternalReference:   in.ExternalReference,
+	}
+	if in.ConsentCollectedAt != nil {
+		input.Consent.CollectedAt = *in.ConsentCollectedAt
+	}
+	out, replay, err := lc.Confirm(r.Context(), p, input,
+		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpConfirm, Key: key}, fp,
+		confirmOutcome)
+	if err != nil {
+		return err
+	}
+	if !replay {
+		s.metrics.BookingConfirmed()
+	}
+	return s.writeOutcome(w, r, out, replay)
+}
+
+// confirmOutcome renders the 201 answer of a new booking, stored with its
+// idempotency key.
+func confirmOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+	raw, err := json.Marshal(confirmResponseWire{
+		OK: true, SpecVersion: bokat.BookingsContractVersion, RequestID: b.RequestID, Booking: booking.RecordOf(b),
+		ProviderSelected: true, AvailabilityChecked: true, BookingCreated: true,
+		ConfirmationDelivery: allQueued,
+		SafeNextStep:         confirmedSafeNextStep(b, "confirmed"),
+	})
+	return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
+}
+
+// handleBookingStatus serves GET /v1/bookings/{booking_id} and its
+// deprecated twin (which leaves out current_confirmation_active).
+func (s *Server) handleBookingStatus(legacy bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		lc, err := s.lifecycle()
+		if err != nil {
+			return err
+		}
+		id := r.PathValue("booking_id")
+		b, err := lc.Status(r.Context(), auth.PrincipalFrom(r.Context()), id)
+		if errors.Is(err, bokat.ErrNotFound) {
+			s.writeJSON(w, r, http.StatusOK, statusNotFoundWire{OK: true, Found: false, BookingID: id,
+				SafeNextStep: "No booking with this id is visible to your credential. Do not tell the user that a booking " +
+					"exists or is confirmed. Check the id (booking.id or request_id of the confirmation) and the credential; " +
+					"if the user wants a booking, search booking options and confirm their choice."})
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		resp := statusFoundWire{OK: true, Found: true, RequestID: b.RequestID, Booking: booking.RecordOf(b),
+			ProviderSelected: true, AvailabilityChecked: true, BookingCreated: true}
+		if !legacy {
+			active := b.Active()
+			resp.CurrentConfirmationActive = &active
+		}
+		if b.Active() {
+			resp.SafeNextStep = confirmedSafeNextStep(b, "confirmed") + " Delivery states (customer_confirmation_status, " +
+				"provider_confirmation_status) are not booking truth; when absent, messages are still queued."
+		} else {
+			resp.SafeNextStep = fmt.Sprintf("The booking %s was cancelled on %s; it is no longer active. Do not present it as "+
+				"booked. To book again, search booking options and confirm the user's new choice.", b.ID, booking.WireTime(b.CancelledAt))
+		}
+		s.writeJSON(w, r, http.StatusOK, resp)
+		return nil
+	}
+}
+
+// handleCancel serves POST /v1/bookings/{booking_id}/cancel.
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
+	lc, err := s.lifecycle()
+	if err != nil {
+		return err
+	}
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	if flags, ok := peekFlags(body); ok && !isTrue(flags.UserConfirmation) {
+		return booking.UserConfirmationRequired("cancel")
+	}
+	var in cancelRequestWire
+	if err := s.decodeBody(r, body, &in); err != nil {
+		return err
+	}
+	id := r.PathValue("booking_id")
+	key := in.IdempotencyKey
+	in.IdempotencyKey = ""
+	fp, err := requestFingerprint(in, id)
+	if err != nil {
+		return err
+	}
+	p := auth.PrincipalFrom(r.Context())
+	out, replay, err := lc.Cancel(r.Context(), p, id,
+		booking.CancelInput{UserConfirmed: in.UserConfirmationConfirmed, Reason: in.Reason, Notes: in.Notes},
+		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpCancel, Key: key}, fp,
+		func(b bokat.Booking) (sqlstore.Outcome, error) {
+			raw, err := json.Marshal(cancelResponseWire{
+				OK: true, SpecVersion: bokat.BookingsContractVersion, BookingID: b.ID, Status: bokat.BookingCancelled,
+				CancelledAt: booking.WireTime(b.CancelledAt), BookingCreated: true, CurrentConfirmationActive: false,
+				NotificationDelivery: allQueued,
+				SafeNextStep: fmt.Sprintf("The booking %s (%s with %s, %s) is cancelled and its time is released. Tell the "+
+					"user exactly that. Cancellation messages to the customer and the provider are queued, not yet "+
+					"delivered. To book again, search booking options and confirm the user's new choice.",
+					b.ID, b.ServiceLabelSV, b.ProviderName, b.SlotLabel),
+			})
+			return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
+		})
+	if err != nil {
+		return err
+	}
+	if !replay {
+		s.metrics.BookingCancelled()
+	}
+	return s.writeOutcome(w, r, out, replay)
+}
+
+// handleReschedule serves POST /v1/bookings/{booking_id}/reschedule.
+func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error {
+	lc, err := s.lifecycle()
+	if err != nil {
+		return err
+	}
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	if flags, ok := peekFlags(body); ok {
+		if !isTrue(flags.UserConfirmation) {
+			return booking.UserConfirmationRequired("reschedule")
+		}
+		if !isTrue(flags.TermsAccepted) {
+			return booking.TermsNotAccepted()
+		}
+	}
+	var in rescheduleRequestWire
+	if err := s.decodeBody(r, body, &in); err != nil {
+		return err
+	}
+	id := r.PathValue("booking_id")
+	key := in.IdempotencyKey
+	in.IdempotencyKey = ""
+	fp, err := requestFingerprint(in, id)
+	if err != nil {
+		return err
+	}
+	p := auth.PrincipalFrom(r.Context())
+	out, replay, err := lc.Reschedule(r.Context(), p, id, booking.RescheduleInput{
+		OptionID:            in.BookingOptionID,
+		ServiceLocation:     *in.ServiceLocation.location(),
+		DestinationLocation: in.DestinationLocation.location(),
+		UserConfirmed:       in.UserConfirmationConfirmed,
+		TermsAccepted:       in.BookingTermsAccepted,
+		TermsVersion:        in.BookingTermsVersion,
+		TermsAcceptedAt:     in.BookingTermsAcceptedAt,
+	}, sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpReschedule, Key: key}, fp,
+		func(b bokat.Booking) (sqlstore.Outcome, error) {
+			raw, err := json.Marshal(rescheduleResponseWire{
+				OK: true, SpecVersion: bokat.BookingsContractVersion, Booking: booking.RecordOf(b),
+				BookingCreated: true, CurrentConfirmationActive: true, ProviderSelected: true, AvailabilityChecked: true,
+				RescheduledAt: booking.WireTime(b.RescheduledAt), NotificationDelivery: allQueued,
+				SafeNextStep: confirmedSafeNextStep(b, "moved to a new time") + " The old time is released.",
+			})
+			return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
+		})
+	if err != nil {
+		return err
+	}
+	if !replay {
+		s.metrics.BookingRescheduled()
+	}
+	return s.writeOutcome(w, r, out, replay)
+}
+
+// handleCalendarFeed serves GET /calendar/{provider_id}/{token}.ics: the
+// provider's bookings as iCalendar. A wrong token and an unknown provider
+// both answer 404.
+func (s *Server) handleCalendarFeed(w http.ResponseWriter, r *http.Request) error {
+	notFound := bokat.Errorf(bokat.CodeNotFound, "no calendar feed at this address")
+	if s.feed == nil {
+		return notFound
+	}
+	providerID := r.PathValue("provider_id")
+	token, ok := strings.CutSuffix(r.PathValue("feed"), ".ics")
+	if !ok || !s.feed.Verify(providerID, token) {
+		return notFound
+	}
+	data, err := s.feed.Render(r.Context(), providerID)
+	if errors.Is(err, bokat.ErrNotFound) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
+	w.Header().Set("Cache-Control", "private, max-age=300")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	_, err = w.Write(data)
+	return err
+}

@@ -1,0 +1,297 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"bokat"
+)
+
+// ErrSlotTaken is returned (wrapping bokat.ErrConflict) when a booking's
+// calendar entry would overlap another active booking entry of the same
+// provider: PostgreSQL's exclusion constraint calendar_entries_no_overlap or
+// SQLite's trigger of the same name refused it.
+var ErrSlotTaken = errors.New("the provider already has an active booking overlapping the slot")
+
+// bookingColumns are the columns scanBooking reads, in its order.
+const bookingColumns = `id, request_id, owner_client_id, owner_user_id, status, provider_id, provider_name,
+	service_id, vertical_id, job_type_id, service_label_sv, service_label_en,
+	slot_start_at, slot_end_at, slot_label, price_sek, pricing_model, price_type, unit_price_sek, quantity, unit,
+	minimum_charge_sek, terms_version, terms_accepted_at, postcode, destination_postcode, locale, source,
+	external_reference, confirmed_at, rescheduled_at, cancelled_at, cancel_reason, sequence,
+	customer_confirmation_status, provider_confirmation_status`
+
+// contactColumns are the customer contact columns, read only for notifications.
+const contactColumns = `customer_name, customer_first_name, customer_last_name, customer_phone, customer_email,
+	service_address, destination_address`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanBooking(row rowScanner, extra ...any) (bokat.Booking, error) {
+	var (
+		b                                         bokat.Booking
+		start, end, accepted, confirmed           int64
+		rescheduled, cancelled                    sql.NullInt64
+		customerStatus, providerStatus, reasonCol string
+	)
+	dest := []any{&b.ID, &b.RequestID, &b.OwnerClientID, &b.OwnerUserID, &b.Status, &b.ProviderID, &b.ProviderName,
+		&b.ServiceID, &b.VerticalID, &b.JobTypeID, &b.ServiceLabelSV, &b.ServiceLabelEN,
+		&start, &end, &b.SlotLabel, &b.PriceSEK, &b.PricingModel, &b.PriceType, &b.UnitPriceSEK, &b.Quantity, &b.Unit,
+		&b.MinimumChargeSEK, &b.TermsVersion, &accepted, &b.Postcode, &b.DestinationPostcode, &b.Locale, &b.Source,
+		&b.ExternalReference, &confirmed, &rescheduled, &cancelled, &reasonCol, &b.Sequence,
+		&customerStatus, &providerStatus}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return bokat.Booking{}, translate(err)
+	}
+	b.SlotStart, b.SlotEnd = FromMillis(start), FromMillis(end)
+	b.TermsAcceptedAt, b.ConfirmedAt = FromMillis(accepted), FromMillis(confirmed)
+	b.RescheduledAt, b.CancelledAt = FromNullMillis(rescheduled), FromNullMillis(cancelled)
+	b.CancelReason = reasonCol
+	b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = customerStatus, providerStatus
+	return b, nil
+}
+
+// InsertBooking writes a new confirmed booking — with the customer's
+// contact data and consent — and its calendar entry entryID (kind
+// 'booking', active) over the booking's slot, in the transaction. When the
+// entry overlaps another active booking entry of the provider it fails with
+// an error wrapping ErrSlotTaken and bokat.ErrConflict; on PostgreSQL the
+// transaction is then aborted and must be rolled back.
+func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.BookingContact, consent bokat.BookingConsent,
+	entryID string, now time.Time) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO bookings (`+bookingColumns+`, `+contactColumns+`,
+		consent_statement, consent_source, consent_collected_at, cancel_notes, currency, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
+		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, '', 'SEK', $47)`,
+		b.ID, b.RequestID, b.OwnerClientID, b.OwnerUserID, b.Status, b.ProviderID, b.ProviderName,
+		b.ServiceID, b.VerticalID, b.JobTypeID, b.ServiceLabelSV, b.ServiceLabelEN,
+		Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType, b.UnitPriceSEK,
+		b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
+		b.DestinationPostcode, b.Locale, b.Source, b.ExternalReference, Millis(b.ConfirmedAt), NullMillis(b.RescheduledAt),
+		NullMillis(b.CancelledAt), b.CancelReason, b.Sequence, b.CustomerConfirmationStatus, b.ProviderConfirmationStatus,
+		c.Name, c.FirstName, c.LastName, c.Phone, c.Email, c.ServiceAddress, c.DestinationAddress,
+		consent.Statement, consent.Source, NullMillis(consent.CollectedAt), Millis(now))
+	if err != nil {
+		return fmt.Errorf("insert booking: %w", translate(err))
+	}
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at,
+		active, note, created_at) VALUES ($1, $2, $3, 'booking', $4, $5, TRUE, '', $6)`,
+		entryID, b.ProviderID, b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), Millis(now))
+	return entryError(err)
+}
+
+// entryError translates the error of a booking entry write; a conflict
+// there is always an overlap (the entry id and booking id are fresh).
+func entryError(err error) error {
+	err = translate(err)
+	if errors.Is(err, bokat.ErrConflict) {
+		return fmt.Errorf("%w: %w", ErrSlotTaken, err)
+	}
+	if err != nil {
+		return fmt.Errorf("write calendar entry: %w", err)
+	}
+	return nil
+}
+
+// ownerFilter restricts a booking query to its owner.
+const ownerFilter = ` AND owner_client_id = $2 AND owner_user_id = $3`
+
+// OwnedBooking returns the booking whose id or request id is idOrRequestID
+// and that belongs to the owner (client, and user for delegated tokens), or
+// bokat.ErrNotFound: an unknown id and another owner's booking look alike.
+func (db *DB) OwnedBooking(ctx context.Context, idOrRequestID, ownerClientID, ownerUserID string) (bokat.Booking, error) {
+	return scanBooking(db.read.QueryRowContext(ctx, `SELECT `+bookingColumns+` FROM bookings
+		WHERE (id = $1 OR request_id = $1)`+ownerFilter, idOrRequestID, ownerClientID, ownerUserID))
+}
+
+// OwnedBookingForUpdate is OwnedBooking by canonical id inside the
+// transaction; on PostgreSQL it locks the booking's row until the
+// transaction ends, so concurrent cancels and reschedules of one booking run
+// one after the other (SQLite's single writer does that by itself).
+func (tx *Tx) OwnedBookingForUpdate(ctx context.Context, id, ownerClientID, ownerUserID string) (bokat.Booking, error) {
+	lock := ""
+	if tx.engine == Postgres {
+		lock = " FOR UPDATE"
+	}
+	return scanBooking(tx.tx.QueryRowContext(ctx, `SELECT `+bookingColumns+` FROM bookings
+		WHERE id = $1`+ownerFilter+lock, id, ownerClientID, ownerUserID))
+}
+
+// CancelBooking stores the cancellation of b — b.CancelledAt,
+// b.CancelReason and b.Sequence as the caller set them, notes — clears the
+// delivery statuses (new messages are queued) and frees the slot: the
+// booking's calendar entry becomes inactive. It returns
+// bokat.ErrNotFound unless b is a confirmed booking.
+func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, now time.Time) error {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET status = 'cancelled', cancelled_at = $2, cancel_reason = $3,
+		cancel_notes = $4, sequence = $5, customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $6
+		WHERE id = $1 AND status = 'confirmed'`,
+		b.ID, Millis(b.CancelledAt), b.CancelReason, notes, b.Sequence, Millis(now))
+	if err := changedOne(res, err, "booking "+b.ID); err != nil {
+		return err
+	}
+	_, err = tx.tx.ExecContext(ctx, `UPDATE calendar_entries SET active = FALSE WHERE booking_id = $1`, b.ID)
+	return translate(err)
+}
+
+// MoveBooking stores the reschedule of b: its new slot, price, terms
+// acceptance, postcodes, locations (c's addresses), RescheduledAt and
+// Sequence as the caller set them; it clears the delivery statuses and
+// moves the booking's calendar entry to the new slot. The new slot is held
+// to the same rule as a new booking: an overlap with another active booking
+// entry of the provider fails with ErrSlotTaken. It returns
+// bokat.ErrNotFound unless b is a confirmed booking.
+func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingContact, now time.Time) error {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET slot_start_at = $2, slot_end_at = $3, slot_label = $4,
+		price_sek = $5, pricing_model = $6, price_type = $7, unit_price_sek = $8, quantity = $9, unit = $10,
+		minimum_charge_sek = $11, terms_version = $12, terms_accepted_at = $13, postcode = $14, destination_postcode = $15,
+		service_address = $16, destination_address = $17, rescheduled_at = $18, sequence = $19,
+		customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $20
+		WHERE id = $1 AND status = 'confirmed'`,
+		b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType,
+		b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
+		b.DestinationPostcode, c.ServiceAddress, c.DestinationAddress, Millis(b.RescheduledAt), b.Sequence, Millis(now))
+	if err := changedOne(res, err, "booking "+b.ID); err != nil {
+		return err
+	}
+	res, err = tx.tx.ExecContext(ctx, `UPDATE calendar_entries SET start_at = $2, end_at = $3
+		WHERE booking_id = $1 AND active`, b.ID, Millis(b.SlotStart), Millis(b.SlotEnd))
+	if err != nil {
+		return entryError(err)
+	}
+	return changedOne(res, nil, "calendar entry of booking "+b.ID)
+}
+
+// changedOne returns nil when exactly one row changed, and an error
+// wrapping bokat.ErrNotFound naming what otherwise.
+func changedOne(res sql.Result, err error, what string) error {
+	if err != nil {
+		return translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return translate(err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%s: %w", what, bokat.ErrNotFound)
+	}
+	return nil
+}
+
+// BookingByID reads a booking by canonical id inside the transaction,
+// whoever owns it, or returns bokat.ErrNotFound. It is for service code
+// acting on a booking it was given (notifications, events), not for callers.
+func (tx *Tx) BookingByID(ctx context.Context, id string) (bokat.Booking, error) {
+	return scanBooking(tx.tx.QueryRowContext(ctx, `SELECT `+bookingColumns+` FROM bookings WHERE id = $1`, id))
+}
+
+// BookingAddresses returns the stored service and destination addresses of
+// a booking (the only fields of the contact it sets), or bokat.ErrNotFound.
+func (tx *Tx) BookingAddresses(ctx context.Context, bookingID string) (bokat.BookingContact, error) {
+	var c bokat.BookingContact
+	err := tx.tx.QueryRowContext(ctx, `SELECT service_address, destination_address FROM bookings WHERE id = $1`, bookingID).
+		Scan(&c.ServiceAddress, &c.DestinationAddress)
+	return c, translate(err)
+}
+
+// ProviderName returns the name of a provider, or bokat.ErrNotFound.
+func (tx *Tx) ProviderName(ctx context.Context, providerID string) (string, error) {
+	return providerName(ctx, tx.tx, providerID)
+}
+
+// ProviderName returns the name of a provider, or bokat.ErrNotFound.
+func (db *DB) ProviderName(ctx context.Context, providerID string) (string, error) {
+	return providerName(ctx, db.read, providerID)
+}
+
+func providerName(ctx context.Context, q Reader, providerID string) (string, error) {
+	var name string
+	err := q.QueryRowContext(ctx, `SELECT name FROM providers WHERE id = $1`, providerID).Scan(&name)
+	return name, translate(err)
+}
+
+// ProviderBookings returns the provider's bookings, confirmed and
+// cancelled, whose slot ends after from, ordered by slot start then id.
+func (db *DB) ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.Booking, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+bookingColumns+` FROM bookings
+		WHERE provider_id = $1 AND slot_end_at > $2 ORDER BY slot_start_at, id`, providerID, Millis(from))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []bokat.Booking
+	for rows.Next() {
+		b, err := scanBooking(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, translate(rows.Err())
+}
+
+// NotificationBooking is everything a customer or provider message about a
+// booking needs: the booking (ids, status, service, provider, slot, price,
+// terms version, locale, confirmed/rescheduled/cancelled times, cancel
+// reason, the iCalendar sequence) and the customer's contact data and
+// address(es). It carries contact data: compose the message with it, never
+// log it.
+type NotificationBooking struct {
+	bokat.Booking
+	Contact bokat.BookingContact
+}
+
+// NotificationBooking reads the current state of a booking for a
+// notification, or returns an error wrapping bokat.ErrNotFound.
+func (db *DB) NotificationBooking(ctx context.Context, bookingID string) (NotificationBooking, error) {
+	var c bokat.BookingContact
+	b, err := scanBooking(db.read.QueryRowContext(ctx, `SELECT `+bookingColumns+`, `+contactColumns+`
+		FROM bookings WHERE id = $1`, bookingID),
+		&c.Name, &c.FirstName, &c.LastName, &c.Phone, &c.Email, &c.ServiceAddress, &c.DestinationAddress)
+	if err != nil {
+		return NotificationBooking{}, fmt.Errorf("booking %s: %w", bookingID, err)
+	}
+	return NotificationBooking{Booking: b, Contact: c}, nil
+}
+
+// SetConfirmationStatus records, inside tx, the delivery outcome of the
+// latest message to one party of a booking: recipient is
+// bokat.RecipientCustomer or bokat.RecipientProvider, status is
+// bokat.NotificationSent, NotificationSkipped or NotificationFailed. It
+// returns an error wrapping bokat.ErrNotFound for an unknown booking.
+func (tx *Tx) SetConfirmationStatus(ctx context.Context, bookingID, recipient, status string) error {
+	col := map[string]string{
+		bokat.RecipientCustomer: "customer_confirmation_status",
+		bokat.RecipientProvider: "provider_confirmation_status",
+	}[recipient]
+	if col == "" {
+		return fmt.Errorf("set confirmation status: unknown recipient %q", recipient)
+	}
+	switch status {
+	case bokat.NotificationSent, bokat.NotificationSkipped, bokat.NotificationFailed:
+	default:
+		return fmt.Errorf("set confirmation status: %q is not sent, skipped or failed", status)
+	}
+	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET `+col+` = $2 WHERE id = $1`, bookingID, status)
+	return changedOne(res, err, "booking "+bookingID)
+}
+
+// SetConfirmationStatus is Tx.SetConfirmationStatus in a transaction of
+// its own.
+func (db *DB) SetConfirmationStatus(ctx context.Context, bookingID, recipient, status string) error {
+	return db.InTx(ctx, func(tx *Tx) error { return tx.SetConfirmationStatus(ctx, bookingID, recipient, status) })
+}
+
+// IdempotencyKeyExists reports, from the read pool, whether the key has a
+// stored record: a request that fails its checks is still answered by the
+// replay when an identical earlier request succeeded.
+func (db *DB) IdempotencyKeyExists(ctx context.Context, k IdemKey) (bool, error) {
+	var n int
+	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys
+		WHERE owner_key = $1 AND operation = $2 AND idem_key = $3`, k.Owner, k.Operation, k.Key).Scan(&n)
+	return n > 0, translate(err)
+}

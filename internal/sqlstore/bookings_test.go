@@ -1,0 +1,169 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+var t0 = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+
+// withProvider stores a provider to book.
+func withProvider(t *testing.T, db *sqlstore.DB, id string) {
+	t.Helper()
+	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
+		_, err := tx.PutProviderSupply(context.Background(), bokat.ProviderSupply{
+			Provider: bokat.Provider{ID: id, Name: "Rör AB " + id, Email: "bokningar@" + id + ".example", Active: true, HorizonDays: 14},
+		}, t0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testBooking(id, provider string, start time.Time, minutes int) bokat.Booking {
+	return bokat.Booking{
+		ID: id, RequestID: "bkr_" + id, OwnerClientID: "pc_1", Status: bokat.BookingConfirmed,
+		ProviderID: provider, ProviderName: "Rör AB " + provider, ServiceID: "vvs_install_faucet_standard",
+		VerticalID: "vvs", JobTypeID: "install_faucet", ServiceLabelSV: "Byte av blandare", ServiceLabelEN: "Faucet",
+		SlotStart: start, SlotEnd: start.Add(time.Duration(minutes) * time.Minute), SlotLabel: "tisdag 24 november kl. 09:00–10:30",
+		PriceSEK: 1890, PricingModel: "flat", PriceType: "avg_fixed", Quantity: 1,
+		TermsVersion: "fixed_price_terms_v1:vvs_install_faucet_standard", TermsAcceptedAt: t0,
+		Postcode: "11345", Locale: "sv-SE", Source: "external_model", ConfirmedAt: t0,
+	}
+}
+
+var testContact = bokat.BookingContact{Name: "Greta Gåsfot", Phone: "+46701234567", Email: "greta@example.se",
+	ServiceAddress: "Drottninggatan 1"}
+
+func insert(t *testing.T, db *sqlstore.DB, b bokat.Booking) error {
+	t.Helper()
+	return db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
+		return tx.InsertBooking(context.Background(), b, testContact, bokat.BookingConsent{Statement: "ja tack"}, "cal_"+b.ID, t0)
+	})
+}
+
+func TestBookingStore(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "p1")
+		withProvider(t, db, "p2")
+		a := testBooking("bkg_a", "p1", t0, 90)
+		if err := insert(t, db, a); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name string
+			b    bokat.Booking
+			ok   bool
+		}{
+			{"overlapping the start", testBooking("bkg_b", "p1", t0.Add(-30*time.Minute), 60), false},
+			{"inside", testBooking("bkg_c", "p1", t0.Add(30*time.Minute), 15), false},
+			{"same slot", testBooking("bkg_d", "p1", t0, 90), false},
+			{"touching the end", testBooking("bkg_e", "p1", t0.Add(90*time.Minute), 60), true},
+			{"touching the start", testBooking("bkg_f", "p1", t0.Add(-60*time.Minute), 60), true},
+			{"another provider", testBooking("bkg_g", "p2", t0, 90), true},
+		}
+		for _, tc := range tests {
+			err := insert(t, db, tc.b)
+			if tc.ok && err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			if !tc.ok && (!errors.Is(err, sqlstore.ErrSlotTaken) || !errors.Is(err, bokat.ErrConflict)) {
+				t.Errorf("%s: err = %v, want ErrSlotTaken", tc.name, err)
+			}
+		}
+		// A refused booking left nothing behind.
+		if _, err := db.NotificationBooking(ctx, "bkg_b"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("refused booking: %v", err)
+		}
+
+		// Ownership.
+		if got, err := db.OwnedBooking(ctx, "bkr_bkg_a", "pc_1", ""); err != nil || got.ID != "bkg_a" || got.SlotLabel != a.SlotLabel ||
+			!got.SlotStart.Equal(a.SlotStart) || got.Quantity != 1 || got.ServiceLabelEN != "Faucet" {
+			t.Errorf("owned by request id: %+v %v", got, err)
+		}
+		for _, owner := range [][2]string{{"pc_2", ""}, {"pc_1", "u1"}} {
+			if _, err := db.OwnedBooking(ctx, "bkg_a", owner[0], owner[1]); !errors.Is(err, bokat.ErrNotFound) {
+				t.Errorf("owner %v: err = %v", owner, err)
+			}
+		}
+
+		// Moving into another booking's time is refused; moving within its own is fine.
+		moved := a
+		moved.SlotStart, moved.SlotEnd = t0.Add(60*time.Minute), t0.Add(150*time.Minute)
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.MoveBooking(ctx, moved, testContact, t0) })
+		if !errors.Is(err, sqlstore.ErrSlotTaken) {
+			t.Errorf("move over bkg_e: err = %v", err)
+		}
+		moved.SlotStart, moved.SlotEnd, moved.Sequence, moved.RescheduledAt = t0, t0.Add(90*time.Minute), 1, t0.Add(time.Hour)
+		moved.PriceSEK = 1990
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.MoveBooking(ctx, moved, testContact, t0) }); err != nil {
+			t.Errorf("move in place: %v", err)
+		}
+
+		// Delivery outcomes are written back; queued ones are empty.
+		if err := db.SetConfirmationStatus(ctx, "bkg_a", bokat.RecipientCustomer, bokat.NotificationSent); err != nil {
+			t.Fatal(err)
+		}
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			return tx.SetConfirmationStatus(ctx, "bkg_a", bokat.RecipientProvider, bokat.NotificationFailed)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, args := range map[string][3]string{
+			"unknown booking":   {"bkg_nope", bokat.RecipientCustomer, bokat.NotificationSent},
+			"unknown recipient": {"bkg_a", "webhook", bokat.NotificationSent},
+			"pending":           {"bkg_a", bokat.RecipientCustomer, bokat.NotificationPending},
+		} {
+			if err := db.SetConfirmationStatus(ctx, args[0], args[1], args[2]); err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		}
+		nb, err := db.NotificationBooking(ctx, "bkg_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nb.CustomerConfirmationStatus != "sent" || nb.ProviderConfirmationStatus != "failed" || nb.Contact != testContact ||
+			nb.PriceSEK != 1990 || nb.Sequence != 1 || !nb.RescheduledAt.Equal(t0.Add(time.Hour)) {
+			t.Errorf("notification booking = %+v", nb)
+		}
+
+		// Cancelling frees the slot and clears the delivery outcomes.
+		c := nb.Booking
+		c.Status, c.CancelledAt, c.CancelReason, c.Sequence = bokat.BookingCancelled, t0.Add(2*time.Hour), "other", 2
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.CancelBooking(ctx, c, "notes", t0) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.CancelBooking(ctx, c, "notes", t0) }); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("cancel twice: %v", err)
+		}
+		if err := insert(t, db, testBooking("bkg_h", "p1", t0, 90)); err != nil {
+			t.Errorf("the cancelled booking's slot is not free: %v", err)
+		}
+		got, _ := db.OwnedBooking(ctx, "bkg_a", "pc_1", "")
+		if got.Status != "cancelled" || got.CustomerConfirmationStatus != "" || got.Sequence != 2 || got.CancelReason != "other" {
+			t.Errorf("cancelled = %+v", got)
+		}
+		list, err := db.ProviderBookings(ctx, "p1", t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, b := range list {
+			ids = append(ids, b.ID)
+		}
+		if fmt.Sprint(ids) != "[bkg_f bkg_a bkg_h bkg_e]" {
+			t.Errorf("provider bookings %v", ids)
+		}
+	})
+}

@@ -98,101 +98,98 @@ func instantLabel(t time.Time) string {
 	return t.In(schedule.Stockholm()).Format("2006-01-02 15:04")
 }
 
+// customerWords are the texts of a customer message in one language.
+type customerWords struct {
+	english                            bool
+	locale, greeting, signoff          string
+	subject, lead, tail                map[bokat.EventType]string
+	service, time, address, movingTo   string
+	provider, price, fixedPrice, terms string
+	reference, cancelled, localTime    string
+	providerPhone, providerEmail       string
+}
+
+var (
+	customerSV = customerWords{
+		locale: "sv-SE", greeting: "Hej", signoff: "Vänliga hälsningar\nBokat\n",
+		subject: map[bokat.EventType]string{
+			bokat.EventBookingConfirmed:   "Bokningsbekräftelse: ",
+			bokat.EventBookingRescheduled: "Ny tid för din bokning: ",
+			bokat.EventBookingCancelled:   "Avbokning: ",
+		},
+		lead: map[bokat.EventType]string{
+			bokat.EventBookingConfirmed:   "din bokning är bekräftad.",
+			bokat.EventBookingRescheduled: "din bokning har flyttats till en ny tid. Den tidigare tiden gäller inte längre.",
+			bokat.EventBookingCancelled:   "din bokning är avbokad.",
+		},
+		tail: map[bokat.EventType]string{
+			bokat.EventBookingConfirmed:   "En kalenderinbjudan finns bifogad. Vill du avboka eller byta tid gör du det via tjänsten där du bokade.",
+			bokat.EventBookingRescheduled: "Den bifogade kalenderinbjudan uppdaterar besöket i din kalender.",
+			bokat.EventBookingCancelled:   "Den bifogade kalenderfilen tar bort besöket ur din kalender.",
+		},
+		service: "Tjänst", time: "Tid", address: "Adress", movingTo: "Flytt till", provider: "Utförare",
+		price: "Pris", fixedPrice: " (fast pris enligt villkoren)", terms: "Villkor", reference: "Bokningsnummer",
+		cancelled: "Avbokad", localTime: " (svensk tid)", providerPhone: "Utförarens telefon", providerEmail: "Utförarens e-post",
+	}
+	customerEN = customerWords{
+		english: true, locale: "en-GB", greeting: "Hello", signoff: "Kind regards\nBokat\n",
+		subject: map[bokat.EventType]string{
+			bokat.EventBookingConfirmed:   "Booking confirmed: ",
+			bokat.EventBookingRescheduled: "New time for your booking: ",
+			bokat.EventBookingCancelled:   "Booking cancelled: ",
+		},
+		lead: map[bokat.EventType]string{
+			bokat.EventBookingConfirmed:   "your booking is confirmed.",
+			bokat.EventBookingRescheduled: "your booking has moved to a new time. The previous time no longer applies.",
+			bokat.EventBookingCancelled:   "your booking is cancelled.",
+		},
+		tail: map[bokat.EventType]string{
+			bokat.EventBookingConfirmed:   "A calendar invitation is attached. To cancel or change the time, use the service you booked through.",
+			bokat.EventBookingRescheduled: "The attached calendar invitation updates the visit in your calendar.",
+			bokat.EventBookingCancelled:   "The attached calendar file removes the visit from your calendar.",
+		},
+		service: "Service", time: "Time", address: "Address", movingTo: "Moving to", provider: "Provider",
+		price: "Price", fixedPrice: " (fixed price under the terms)", terms: "Terms", reference: "Booking reference",
+		cancelled: "Cancelled", localTime: " (Stockholm time)", providerPhone: "Provider's phone", providerEmail: "Provider's e-mail",
+	}
+)
+
 func (c composer) customer(b Booking, ev bokat.EventType) Message {
-	en := isEnglish(b.Locale)
-	locale := "sv-SE"
-	service := b.ServiceLabelSV
-	if en {
-		locale = "en-GB"
+	w, service := customerSV, b.ServiceLabelSV
+	if isEnglish(b.Locale) {
+		w = customerEN
 		if b.ServiceLabelEN != "" {
 			service = b.ServiceLabelEN
 		}
 	}
-	slot := slotLabel(b, locale)
-	var subject, lead, tail string
-	var body lines
-	if en {
-		greeting := "Hello"
-		if b.CustomerName != "" {
-			greeting += " " + b.CustomerName
-		}
-		switch ev {
-		case bokat.EventBookingConfirmed:
-			subject = "Booking confirmed: " + service + ", " + slot
-			lead = "your booking is confirmed."
-			tail = "A calendar invitation is attached. To cancel or change the time, use the service you booked through."
-		case bokat.EventBookingRescheduled:
-			subject = "New time for your booking: " + service + ", " + slot
-			lead = "your booking has moved to a new time. The previous time no longer applies."
-			tail = "The attached calendar invitation updates the visit in your calendar."
-		case bokat.EventBookingCancelled:
-			subject = "Booking cancelled: " + service + ", " + slot
-			lead = "your booking is cancelled."
-			tail = "The attached calendar file removes the visit from your calendar."
-		}
-		body.para(greeting + ",")
-		body.para(lead)
-		body.row("Service", service)
-		body.row("Time", slot)
-		body.row("Address", b.ServiceAddress)
-		body.row("Moving to", b.DestinationAddress)
-		body.row("Provider", b.ProviderName)
-		body.row("Price", priceLabel(b.PriceSEK, true)+" (fixed price under the terms)")
-		body.row("Terms", strings.TrimSpace(b.TermsVersion+" "+b.TermsURL))
-		body.row("Booking reference", b.ID)
-		if ev == bokat.EventBookingCancelled && !b.CancelledAt.IsZero() {
-			body.row("Cancelled", instantLabel(b.CancelledAt)+" (Stockholm time)")
-		}
-		body.WriteString("\n")
-		if ev != bokat.EventBookingCancelled {
-			body.row("Provider's phone", b.ProviderPhone)
-			body.row("Provider's e-mail", b.ProviderEmail)
-			body.WriteString("\n")
-		}
-		body.para(tail)
-		body.WriteString("Kind regards\nBokat\n")
-		return Message{Subject: subject, Text: body.String()}
-	}
-	greeting := "Hej"
+	slot := slotLabel(b, w.locale)
+	greeting := w.greeting
 	if b.CustomerName != "" {
 		greeting += " " + b.CustomerName
 	}
-	switch ev {
-	case bokat.EventBookingConfirmed:
-		subject = "Bokningsbekräftelse: " + service + ", " + slot
-		lead = "din bokning är bekräftad."
-		tail = "En kalenderinbjudan finns bifogad. Vill du avboka eller byta tid gör du det via tjänsten där du bokade."
-	case bokat.EventBookingRescheduled:
-		subject = "Ny tid för din bokning: " + service + ", " + slot
-		lead = "din bokning har flyttats till en ny tid. Den tidigare tiden gäller inte längre."
-		tail = "Den bifogade kalenderinbjudan uppdaterar besöket i din kalender."
-	case bokat.EventBookingCancelled:
-		subject = "Avbokning: " + service + ", " + slot
-		lead = "din bokning är avbokad."
-		tail = "Den bifogade kalenderfilen tar bort besöket ur din kalender."
-	}
+	var body lines
 	body.para(greeting + ",")
-	body.para(lead)
-	body.row("Tjänst", service)
-	body.row("Tid", slot)
-	body.row("Adress", b.ServiceAddress)
-	body.row("Flytt till", b.DestinationAddress)
-	body.row("Utförare", b.ProviderName)
-	body.row("Pris", priceLabel(b.PriceSEK, false)+" (fast pris enligt villkoren)")
-	body.row("Villkor", strings.TrimSpace(b.TermsVersion+" "+b.TermsURL))
-	body.row("Bokningsnummer", b.ID)
+	body.para(w.lead[ev])
+	body.row(w.service, service)
+	body.row(w.time, slot)
+	body.row(w.address, b.ServiceAddress)
+	body.row(w.movingTo, b.DestinationAddress)
+	body.row(w.provider, b.ProviderName)
+	body.row(w.price, priceLabel(b.PriceSEK, w.english)+w.fixedPrice)
+	body.row(w.terms, strings.TrimSpace(b.TermsVersion+" "+b.TermsURL))
+	body.row(w.reference, b.ID)
 	if ev == bokat.EventBookingCancelled && !b.CancelledAt.IsZero() {
-		body.row("Avbokad", instantLabel(b.CancelledAt)+" (svensk tid)")
+		body.row(w.cancelled, instantLabel(b.CancelledAt)+w.localTime)
 	}
 	body.WriteString("\n")
 	if ev != bokat.EventBookingCancelled {
-		body.row("Utförarens telefon", b.ProviderPhone)
-		body.row("Utförarens e-post", b.ProviderEmail)
+		body.row(w.providerPhone, b.ProviderPhone)
+		body.row(w.providerEmail, b.ProviderEmail)
 		body.WriteString("\n")
 	}
-	body.para(tail)
-	body.WriteString("Vänliga hälsningar\nBokat\n")
-	return Message{Subject: subject, Text: body.String()}
+	body.para(w.tail[ev])
+	body.WriteString(w.signoff)
+	return Message{Subject: w.subject[ev] + service + ", " + slot, Text: body.String()}
 }
 
 // cancelReasonsSV names the contract's cancellation reasons in Swedish.

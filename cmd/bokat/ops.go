@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"bokat/internal/calfeed"
 	"bokat/internal/httpapi"
 	"bokat/internal/notify"
 	"bokat/internal/ratelimit"
@@ -167,7 +168,9 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 // The booking store is the BookingSource (nil: booking jobs wait for it);
 // o.requests hands follow-up requests to providers; followUp raises
 // booking.provider_action_required (nil: failed provider jobs wait for it).
-func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, source notify.BookingSource, followUp notify.ProviderFollowUp) (*worker, error) {
+// Invitation UIDs are qualified by the host of baseURL, as the provider
+// calendar feed's are.
+func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL string, source notify.BookingSource, followUp notify.ProviderFollowUp) (*worker, error) {
 	if source == nil && o.requests == nil {
 		log.Info("notification worker not started: no booking store is wired yet")
 		return nil, nil
@@ -175,10 +178,14 @@ func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, source notif
 	if source == nil {
 		log.Info("notification worker: follow-up requests only; booking messages wait for the booking store")
 	}
+	uidDomain, err := calfeed.UIDDomain(baseURL)
+	if err != nil {
+		return nil, err
+	}
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
 		Store: db, Bookings: source, Requests: o.requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
-		Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb,
+		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb,
 	})
 	if err != nil {
 		return nil, err

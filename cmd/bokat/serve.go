@@ -234,7 +234,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
 	}})
 	// Customer and provider messages about bookings (and follow-up requests).
-	if w, err := op.notificationWorker(db, log, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
+	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
 		return err
 	} else if w != nil {
 		background = append(background, *w)

@@ -73,12 +73,12 @@ func New(cfg Config) (*Feed, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("calendar feed: Store is required")
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("calendar feed: base URL %q has no host", cfg.BaseURL)
+	domain, err := UIDDomain(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("calendar feed: %w", err)
 	}
 	f := &Feed{key: append([]byte(nil), cfg.Key...), store: cfg.Store, baseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		uidDomain: u.Hostname(), now: cfg.Now}
+		uidDomain: domain, now: cfg.Now}
 	if f.now == nil {
 		f.now = time.Now
 	}
@@ -101,6 +101,18 @@ func (f *Feed) URL(providerID string) string {
 // Verify reports, in constant time, whether token is the provider's.
 func (f *Feed) Verify(providerID, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(token), []byte(f.Token(providerID))) == 1
+}
+
+// UIDDomain returns the domain that qualifies booking UIDs: the host of the
+// service's public base URL, without a port. The feed and the notification
+// invitations both use it, so a calendar that gets a booking both ways holds
+// it once.
+func UIDDomain(baseURL string) (string, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Hostname() == "" {
+		return "", fmt.Errorf("base URL %q has no host", baseURL)
+	}
+	return u.Hostname(), nil
 }
 
 // UID returns the stable iCalendar UID of a booking.

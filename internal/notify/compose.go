@@ -14,9 +14,10 @@ import (
 
 // composer renders the messages of booking events.
 type composer struct {
-	// organizer is the address invitations come from; its domain also
-	// qualifies UIDs.
+	// organizer is the address invitations come from.
 	organizer string
+	// uidDomain qualifies UIDs (the provider calendar feed's domain).
+	uidDomain string
 	now       func() time.Time
 }
 
@@ -251,7 +252,7 @@ func (c composer) provider(b Booking, ev bokat.EventType) Message {
 
 // uid is the booking's stable iCalendar UID.
 func (c composer) uid(bookingID string) string {
-	return bookingID + "@" + domainOf(c.organizer)
+	return bookingID + "@" + c.uidDomain
 }
 
 // calendar renders the invitation of message m: METHOD:REQUEST with STATUS

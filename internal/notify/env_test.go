@@ -132,6 +132,10 @@ type env struct {
 
 const organizer = "bokning@bokat.example"
 
+// uidDomain qualifies invitation UIDs: the host of the service's base URL
+// (as in the provider calendar feed), deliberately not the sender's domain.
+const uidDomain = "api.bokat.example"
+
 func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 	tb.Helper()
 	e := &env{
@@ -158,7 +162,8 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 	}
 	e.worker, err = notify.NewWorker(notify.WorkerConfig{
 		Store: db, Bookings: e.bookings, Requests: e.requests, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
-		Logger: log, Now: e.clk.Now, Outcomes: e.metrics,
+		UIDDomain: uidDomain,
+		Logger:    log, Now: e.clk.Now, Outcomes: e.metrics,
 	})
 	if err != nil {
 		tb.Fatal(err)

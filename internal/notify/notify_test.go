@@ -83,7 +83,7 @@ func TestConfirmRescheduleCancelMessages(t *testing.T) {
 		e := newEnv(t, db)
 		b := sampleBooking("sv-SE")
 		e.bookings.Put(t, b)
-		wantUID := b.ID + "@bokat.example"
+		wantUID := b.ID + "@" + uidDomain
 
 		// Confirmation.
 		cJob, pJob := e.queue(t, b.ID, bokat.EventBookingConfirmed)
@@ -439,7 +439,7 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 		t.Fatalf("mode = %s", mailer.Mode())
 	}
 	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: mailer,
-		Organizer: mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now})
+		Organizer: mailer.FromAddress(), UIDDomain: uidDomain, Logger: discardLogger(), Now: e.clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +468,7 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 		}
 		m := notifytest.Parse(t, raw)
 		recipients = append(recipients, m.To[0].Address)
-		if ev := invitation(t, m, "invite.ics"); ev.Method != "REQUEST" || ev.UID != b.ID+"@bokat.example" {
+		if ev := invitation(t, m, "invite.ics"); ev.Method != "REQUEST" || ev.UID != b.ID+"@"+uidDomain {
 			t.Errorf("%s invitation = %+v", f, ev)
 		}
 	}
@@ -487,7 +487,7 @@ func TestRunDeliversUntilStoppedAndStopsItsHeartbeat(t *testing.T) {
 	hb := telemetry.NewHeartbeats(nil)
 	beat := hb.Register("notify", time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: e.mailer,
-		Organizer: e.mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now, Heartbeat: beat, Poll: 10 * time.Millisecond})
+		Organizer: e.mailer.FromAddress(), UIDDomain: uidDomain, Logger: discardLogger(), Now: e.clk.Now, Heartbeat: beat, Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

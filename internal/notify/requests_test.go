@@ -384,6 +384,9 @@ func TestWorkerWithoutBookingsLeavesBookingJobsAlone(t *testing.T) {
 		if _, err := notify.NewWorker(notify.WorkerConfig{Store: db, Sender: e.mailer, Organizer: "x@y.example", Logger: discardLogger()}); err == nil {
 			t.Error("a worker with neither bookings nor requests was accepted")
 		}
+		if _, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: e.mailer, Organizer: "x@y.example", Logger: discardLogger()}); err == nil {
+			t.Error("a booking worker without a UID domain was accepted")
+		}
 	})
 }
 

@@ -40,7 +40,8 @@ type Heartbeat interface {
 }
 
 // WorkerConfig configures a Worker. Store, Sender, Organizer, Logger and
-// at least one of Bookings and Requests are required.
+// at least one of Bookings and Requests are required; UIDDomain with
+// Bookings.
 type WorkerConfig struct {
 	Store JobStore
 	// Bookings delivers jobs about bookings; while nil they wait for a
@@ -55,6 +56,11 @@ type WorkerConfig struct {
 	Sender   Sender
 	// Organizer is the address invitations come from (the mail sender).
 	Organizer string
+	// UIDDomain qualifies invitation UIDs (booking id @ UIDDomain); it must
+	// be the domain of the provider calendar feed's UIDs (calfeed.UIDDomain
+	// of the base URL) so that a calendar holds each booking once. Required
+	// with Bookings.
+	UIDDomain string
 	Logger    *slog.Logger
 	Now       func() time.Time
 	Outcomes  Outcomes
@@ -84,6 +90,9 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Store == nil || (cfg.Bookings == nil && cfg.Requests == nil) || cfg.Sender == nil || cfg.Organizer == "" || cfg.Logger == nil {
 		return nil, errors.New("notify: Store, Bookings or Requests, Sender, Organizer and Logger are required")
 	}
+	if cfg.Bookings != nil && cfg.UIDDomain == "" {
+		return nil, errors.New("notify: UIDDomain is required with Bookings")
+	}
 	var kinds sqlstore.NotificationKinds
 	if cfg.Bookings != nil {
 		kinds |= sqlstore.BookingNotifications
@@ -106,7 +115,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
-	return &Worker{cfg: cfg, c: composer{organizer: cfg.Organizer, now: cfg.Now}, kinds: kinds}, nil
+	return &Worker{cfg: cfg, c: composer{organizer: cfg.Organizer, uidDomain: cfg.UIDDomain, now: cfg.Now}, kinds: kinds}, nil
 }
 
 // Run delivers jobs until ctx ends, then returns ctx's error.

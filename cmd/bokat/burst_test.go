@@ -38,6 +38,17 @@ func TestServeProcessesDeliverABookingBurstExactlyOnce(t *testing.T) {
 				procs = append(procs, startProcess(t, dbURL, "--webhook-allow-private"))
 			}
 			client := &http.Client{Timeout: 10 * time.Second}
+			t.Cleanup(func() {
+				if t.Failed() {
+					for i, p := range procs {
+						for _, line := range strings.Split(p.logs.String(), "\n") {
+							if strings.Contains(line, `"level":"ERROR"`) || strings.Contains(line, `"level":"WARN"`) {
+								t.Logf("process %d: %s", i, line)
+							}
+						}
+					}
+				}
+			})
 
 			rc := webhooktest.NewReceiver(t, nil)
 			status, res, err := call(client, "POST", procs[0].baseURL+"/v1/webhook-endpoints", token,

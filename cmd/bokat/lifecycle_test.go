@@ -88,9 +88,10 @@ type process struct {
 	done    chan error
 }
 
-func startProcess(t *testing.T, dbURL string) *process {
+func startProcess(t *testing.T, dbURL string, extra ...string) *process {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--log-level", "info")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--log-level", "info"}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
 	// The load of this test is far above the default per-principal quotas,
 	// and whatever the server writes (e-mail in development) goes to a
 	// folder of the test.

@@ -145,7 +145,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	}
 	defer op.close()
 	op.requests = followup.New(db, cat, nil)
-	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log, op.heartbeats)
+	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log, op.heartbeats, op.metrics)
 	if err != nil {
 		return err
 	}

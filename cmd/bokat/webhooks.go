@@ -48,7 +48,7 @@ func secretKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*webhoo
 
 // setupWebhooks builds the webhook service the API serves and the two
 // background loops that deliver: the outbox relay and the dispatcher.
-func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slog.Logger, hb *telemetry.Heartbeats) (*webhook.Service, []worker, error) {
+func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slog.Logger, hb *telemetry.Heartbeats, m *telemetry.Metrics) (*webhook.Service, []worker, error) {
 	keys, err := secretKeyring(ctx, c, db)
 	if err != nil {
 		return nil, nil, err
@@ -56,7 +56,7 @@ func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slo
 	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys})
 	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher"),
-		Heartbeat: hb.Register("webhook-dispatcher", time.Minute)})
+		Heartbeat: hb.Register("webhook-dispatcher", time.Minute), Outcomes: m})
 	relay := outbox.NewRelay(db, outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick,
 		Heartbeat: hb.Register("outbox-relay", time.Minute)})
 	svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys, OnQueued: disp.Kick})

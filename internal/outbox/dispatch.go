@@ -73,6 +73,14 @@ type DispatcherConfig struct {
 	Logger *slog.Logger
 	// Heartbeat, when set, is beaten after every claim that reached the store.
 	Heartbeat Heartbeat
+	// Outcomes, when set, counts every recorded attempt by result.
+	Outcomes Outcomes
+}
+
+// Outcomes counts recorded delivery attempts (telemetry.Metrics has it).
+type Outcomes interface {
+	// WebhookDelivery gets "delivered", "retry" or "failed".
+	WebhookDelivery(result string)
 }
 
 // Dispatcher claims due deliveries and attempts them.
@@ -245,8 +253,24 @@ func (d *Dispatcher) attempt(ctx context.Context, c sqlstore.ClaimedDelivery) {
 		log.Error("record webhook attempt", "error", err.Error())
 		return
 	}
+	if d.cfg.Outcomes != nil {
+		d.cfg.Outcomes.WebhookDelivery(outcomeName(rec.Status))
+	}
 	if rec.Status != sqlstore.DeliveryDelivered {
 		log.Warn("webhook delivery attempt failed", "attempt", number, "status_code", out.StatusCode,
 			"error", out.Err, "next_status", rec.Status)
+	}
+}
+
+// outcomeName is the result an attempt that left a delivery in status s is
+// counted under.
+func outcomeName(s string) string {
+	switch s {
+	case sqlstore.DeliveryDelivered:
+		return "delivered"
+	case sqlstore.DeliveryFailed:
+		return "failed"
+	default:
+		return "retry"
 	}
 }

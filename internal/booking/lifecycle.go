@@ -107,6 +107,9 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		if optErr != nil {
 			return sqlstore.Outcome{}, optErr
 		}
+		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
+			return sqlstore.Outcome{}, err
+		}
 		if err := l.search.Revalidate(ctx, tx, claims, now); err != nil {
 			return sqlstore.Outcome{}, err
 		}
@@ -446,6 +449,9 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		if in.DestinationLocation == nil && claims.DestinationPostcode != b.DestinationPostcode {
 			return sqlstore.Outcome{}, postcodeMismatch("destination_location.postcode",
 				"the destination postcode the option was searched for (send destination_location)")
+		}
+		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
+			return sqlstore.Outcome{}, err
 		}
 		if err := l.search.RevalidateExcluding(ctx, tx, claims, now, b.ID); err != nil {
 			return sqlstore.Outcome{}, err

@@ -295,3 +295,19 @@ func (db *DB) IdempotencyKeyExists(ctx context.Context, k IdemKey) (bool, error)
 		WHERE owner_key = $1 AND operation = $2 AND idem_key = $3`, k.Owner, k.Operation, k.Key).Scan(&n)
 	return n > 0, translate(err)
 }
+
+// LockProviderCalendar serialises, until the transaction ends, the writers
+// that add bookings to one provider's calendar. On PostgreSQL it takes a
+// transaction-scoped advisory lock keyed by the provider id: concurrent
+// confirmations for the same provider then queue instead of racing into the
+// exclusion constraint, where overlapping uncommitted inserts deadlock each
+// other (PostgreSQL breaks such a deadlock only after deadlock_timeout).
+// The exclusion constraint stays the guarantee; this lock only makes
+// contention cheap. On SQLite the single writer already serialises writes.
+func (tx *Tx) LockProviderCalendar(ctx context.Context, providerID string) error {
+	if tx.engine != Postgres {
+		return nil
+	}
+	_, err := tx.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('calendar:' || $1, 0))`, providerID)
+	return translate(err)
+}

@@ -52,6 +52,7 @@ func benchSupply(providers int) string {
 	for i := range providers {
 		fmt.Fprintf(&b, `  - id: prv_bench_%04d
     name: Bänkrör %04d AB
+    email: bokningar@bankror-%04d.example
     city: Stockholm
     min_notice_minutes: 0
     horizon_days: %d
@@ -59,7 +60,7 @@ func benchSupply(providers int) string {
     hours: {weekdays: ["08:00-17:00"]}
     services:
       - {service_id: vvs_install_faucet_standard, price_sek: %d, duration: {fixed_minutes: 60}}
-`, i, i, benchHorizonDays, 1500+i)
+`, i, i, i, benchHorizonDays, 1500+i)
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"testing/fstest"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -34,7 +35,7 @@ func (db *DB) provider() (*goose.Provider, error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	sub, err := fs.Sub(migrations, dir)
+	sub, err := engineMigrations(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +90,42 @@ func (db *DB) CheckSchema(ctx context.Context, allowBehind bool) error {
 		return fmt.Errorf("database schema at version %d, binary expects %d: run `bokat migrate`", current, latest)
 	}
 	return nil
+}
+
+// engineMigrations is the migration set of one engine: the files of
+// migrations/shared (SQL both engines run as written) together with the
+// engine's own folder, whose files are the ones that differ per engine.
+// A number must not appear in both.
+func engineMigrations(dir string) (fs.FS, error) {
+	shared, err := fs.Sub(migrations, "migrations/shared")
+	if err != nil {
+		return nil, err
+	}
+	own, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := fstest.MapFS{} // a plain in-memory fs.FS
+	for _, src := range []fs.FS{shared, own} {
+		entries, err := fs.ReadDir(src, ".")
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			if _, dup := out[e.Name()]; dup {
+				return nil, fmt.Errorf("migration %s is both shared and in %s", e.Name(), dir)
+			}
+			b, err := fs.ReadFile(src, e.Name())
+			if err != nil {
+				return nil, err
+			}
+			out[e.Name()] = &fstest.MapFile{Data: b, Mode: 0o444}
+		}
+	}
+	return out, nil
 }
 
 // MigrationFiles returns the embedded migrations, for tests that key caches

@@ -119,6 +119,7 @@ func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
 		{"webhook-allow-private env", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, map[string]string{"BOKAT_WEBHOOK_ALLOW_PRIVATE": "1"}, "--webhook-allow-private is development only"},
 		{"missing secret key", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "BOKAT_SECRET_KEY"},
 		{"unknown env", []string{"serve", "--env", "staging"}, nil, "development or production"},
+		{"plain http base url", []string{"serve", "--env", "production", "--token-pepper", pepper, "--secret-key", pepper, "--base-url", "http://api.example.se"}, nil, "https --base-url"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

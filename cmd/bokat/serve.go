@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +78,9 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		if c.BaseURL == "" {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
 		}
+		if err := checkProductionBaseURL(c.BaseURL); err != nil {
+			return err
+		}
 		if c.SecretKey == "" {
 			return fmt.Errorf("production requires BOKAT_SECRET_KEY (--secret-key): a base64 key of 32 bytes sealing stored secrets; secrets are never generated in production")
 		}
@@ -84,6 +89,25 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		return fmt.Errorf("%w: --option-ttl must be between 1m and 24h, got %s", errUsage, c.OptionTTL)
 	}
 	return c.opsConfig.validate(fs, c.production())
+}
+
+// checkProductionBaseURL requires the public address of a production server
+// to be https (sign-in cookies are Secure only there, and OAuth redirects and
+// webhook links name it); plain http is accepted only for a loopback host,
+// where no traffic leaves the machine.
+func checkProductionBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%w: --base-url must be an absolute http(s) URL, got %q", errUsage, raw)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); (err == nil && ip.IsLoopback()) || host == "localhost" {
+		return nil
+	}
+	return fmt.Errorf("%w: production requires an https --base-url (http only on a loopback address), got %q", errUsage, raw)
 }
 
 // runServe runs the API until ctx is done, then shuts down in order: stop

@@ -39,6 +39,13 @@ func translate(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %w", bokat.ErrNotFound, err)
 	}
+	// A failed connection attempt is an outage whatever the server said
+	// (refused, shutting down, too many clients, database not accepting
+	// connections): check it before the server's error code.
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return fmt.Errorf("%w: %w", bokat.ErrUnavailable, err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -70,8 +77,7 @@ func translate(err error) error {
 		return err
 	}
 	var netErr net.Error
-	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, driver.ErrBadConn) ||
+	if errors.As(err, &netErr) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, sql.ErrConnDone) || pgconn.Timeout(err) {
 		return fmt.Errorf("%w: %w", bokat.ErrUnavailable, err)

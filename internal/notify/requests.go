@@ -164,31 +164,12 @@ func (w *Worker) deliverRequest(ctx context.Context, j sqlstore.ClaimedNotificat
 		// Nothing more will be sent: providers still pending end with the job.
 		return tx.EndPendingRequestCandidates(fctx, j.RequestID, o.status)
 	})
-	switch {
-	case errors.Is(err, sqlstore.ErrLeaseLost):
-		log.WarnContext(ctx, "notification outcome not recorded: another worker holds the job now")
-		return
-	case err != nil:
-		log.ErrorContext(ctx, "notification outcome not recorded", "error", redact(err.Error()))
-		return
-	}
-	result := o.status
-	if o.status == bokat.NotificationPending {
-		result = "retry"
-	}
-	if w.cfg.Outcomes != nil {
-		w.cfg.Outcomes.Notification(j.Recipient, result)
-	}
-	switch result {
-	case bokat.NotificationSent:
-		log.InfoContext(ctx, "follow-up request sent to its providers")
-	case bokat.NotificationSkipped:
-		log.InfoContext(ctx, "follow-up request not sent", "reason", o.reason)
-	case "retry":
-		log.WarnContext(ctx, "follow-up request attempt failed; retry scheduled", "error", o.reason, "next_attempt_at", o.next)
-	default:
-		log.ErrorContext(ctx, "follow-up request failed for good", "error", o.reason)
-	}
+	w.report(ctx, log, j.Recipient, o, err, requestLogs)
+}
+
+var requestLogs = outcomeLogs{
+	sent: "follow-up request sent to its providers", skipped: "follow-up request not sent",
+	retry: "follow-up request attempt failed; retry scheduled", failed: "follow-up request failed for good",
 }
 
 // attemptRequest loads the request and writes to each candidate provider

@@ -200,12 +200,26 @@ func (w *Worker) deliver(ctx context.Context, j sqlstore.ClaimedNotificationJob)
 		}
 		return w.cfg.Bookings.SetConfirmationStatus(fctx, tx, j.BookingID, j.Recipient, latest)
 	})
+	w.report(ctx, log, j.Recipient, o, err, bookingLogs)
+}
+
+// outcomeLogs are the log messages of one kind of job's outcomes.
+type outcomeLogs struct{ sent, skipped, retry, failed string }
+
+var bookingLogs = outcomeLogs{
+	sent: "notification sent", skipped: "notification skipped",
+	retry: "notification attempt failed; retry scheduled", failed: "notification failed for good",
+}
+
+// report logs and counts the outcome of one attempt once recording it
+// returned err. When recording failed the lease runs out and the job is
+// tried again, so nothing is counted.
+func (w *Worker) report(ctx context.Context, log *slog.Logger, recipient string, o outcome, err error, lines outcomeLogs) {
 	switch {
 	case errors.Is(err, sqlstore.ErrLeaseLost):
 		log.WarnContext(ctx, "notification outcome not recorded: another worker holds the job now")
 		return
 	case err != nil:
-		// The lease runs out and the job is tried again.
 		log.ErrorContext(ctx, "notification outcome not recorded", "error", redact(err.Error()))
 		return
 	}
@@ -214,17 +228,17 @@ func (w *Worker) deliver(ctx context.Context, j sqlstore.ClaimedNotificationJob)
 		result = "retry"
 	}
 	if w.cfg.Outcomes != nil {
-		w.cfg.Outcomes.Notification(j.Recipient, result)
+		w.cfg.Outcomes.Notification(recipient, result)
 	}
 	switch result {
 	case bokat.NotificationSent:
-		log.InfoContext(ctx, "notification sent")
+		log.InfoContext(ctx, lines.sent)
 	case bokat.NotificationSkipped:
-		log.InfoContext(ctx, "notification skipped", "reason", o.reason)
+		log.InfoContext(ctx, lines.skipped, "reason", o.reason)
 	case "retry":
-		log.WarnContext(ctx, "notification attempt failed; retry scheduled", "error", o.reason, "next_attempt_at", o.next)
+		log.WarnContext(ctx, lines.retry, "error", o.reason, "next_attempt_at", o.next)
 	default:
-		log.ErrorContext(ctx, "notification failed for good", "error", o.reason)
+		log.ErrorContext(ctx, lines.failed, "error", o.reason)
 	}
 }
 

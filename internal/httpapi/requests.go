@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -129,7 +127,9 @@ func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) err
 		key = in.IdempotencyKey
 	}
 	p := auth.PrincipalFrom(r.Context())
-	fp, err := fingerprint(body, "idempotency_key")
+	keyless := in
+	keyless.IdempotencyKey = "" // the key is not part of what it identifies
+	fp, err := requestFingerprint(keyless, "")
 	if err != nil {
 		return err
 	}
@@ -177,23 +177,4 @@ func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) err
 	}
 	s.writeJSON(w, r, out.Status, json.RawMessage(out.Body))
 	return nil
-}
-
-// fingerprint is a digest of a JSON body with the named top-level members
-// left out (the idempotency key itself), canonicalised so that member order
-// and white space do not matter.
-func fingerprint(body []byte, without ...string) (string, error) {
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		return "", bokat.Errorf(bokat.CodeInvalidRequest, "The request body must be a JSON object.")
-	}
-	for _, k := range without {
-		delete(m, k)
-	}
-	canon, err := json.Marshal(m) // encoding/json sorts map keys
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
 }

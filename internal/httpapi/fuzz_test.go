@@ -48,7 +48,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(op, "application/json", b)
 	}
 	// Seeds: the bodies of the API tests, valid and broken.
-	option := map[string]any{"booking_option_id": "bo1.test.e30.AAAA", "terms": map[string]any{"version": "fixed_price_terms_v1:vvs_install_faucet_standard"}}
+	option := map[string]any{"booking_option_id": "bo1.test.eyJrIjoidGVzdCJ9.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "terms": map[string]any{"version": "fixed_price_terms_v1:vvs_install_faucet_standard"}}
 	seed(0, validSearchBody())
 	seed(0, set(validSearchBody(), "details", map[string]any{"window_count": 4, "floor": []any{1, "två"}}))
 	seed(0, set(validSearchBody(), "location.postcode", "1234"))

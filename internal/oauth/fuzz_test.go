@@ -89,6 +89,7 @@ func FuzzTokenForm(f *testing.F) {
 	f.Add(uint8(0), "application/json", "", `{"grant_type":"refresh_token"}`)
 	f.Add(uint8(0), ct, "Basic !!!", "grant_type=%zz")
 	f.Add(uint8(0), ct, "", form("client_id", "\x00", "grant_type", "refresh_token"))
+	f.Add(uint8(0), ct, basic, "%C3%A4%22=1&%C3%A4%22=2") // a repeated non-ASCII name was echoed as it was
 	f.Add(uint8(1), ct, basic, form("token", "bkr_x", "token_type_hint", "refresh_token"))
 	f.Add(uint8(1), ct, "", form("client_id", public, "token", "bka_x"))
 	f.Add(uint8(1), ct, basic, form("token_type_hint", "access_token"))

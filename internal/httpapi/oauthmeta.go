@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"bokat"
+	"bokat/internal/ratelimit"
 )
 
 // AuthorizationServer is the OAuth 2 authorization server (package oauth)
@@ -21,11 +22,14 @@ type AuthorizationServer interface {
 }
 
 // wrapProtocol applies what every request needs apart from the v1
-// conventions: the access log's route name and the body limit.
+// conventions: the access log's route name, the body limit, and the
+// caller's rate-limit key (its client IP, resolved as for the API, trusted
+// proxies included), which the authorization server's own budgets spend.
 func (s *Server) wrapProtocol(pr protocolRoute) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requestInfoFrom(r.Context()).route = pr.pattern
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		r = r.WithContext(ratelimit.WithCaller(r.Context(), s.rateKey(r, bokat.Principal{})))
 		pr.handler.ServeHTTP(w, r)
 	})
 }

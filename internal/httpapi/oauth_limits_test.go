@@ -388,3 +388,29 @@ func TestOAuthBudgetsFailOpen(t *testing.T) {
 		t.Errorf("no warning logged:\n%s", e.logs.String())
 	}
 }
+
+// TestDiscoveryDocumentsSpendReads: the OAuth discovery documents spend
+// the caller's reads quota, as the OpenAPI document does.
+func TestDiscoveryDocumentsSpendReads(t *testing.T) {
+	t.Parallel()
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{}, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{}), smallLimits(10, 10, 2)))
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource"} {
+		resp, err := http.Get(e.http.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("RateLimit-Policy") != `"reads";q=2;w=60` {
+			t.Fatalf("%s: %d RateLimit-Policy %q", path, resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+		}
+	}
+	resp, err := http.Get(e.http.URL + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("third discovery read: %d, want 429", resp.StatusCode)
+	}
+	retryAfter(t, resp.Header)
+}

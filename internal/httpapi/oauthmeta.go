@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"bokat"
 	"bokat/internal/ratelimit"
@@ -25,10 +26,16 @@ type AuthorizationServer interface {
 // conventions: the access log's route name, the body limit, and the
 // caller's rate-limit key (its client IP, resolved as for the API, trusted
 // proxies included), which the authorization server's own budgets spend.
+// The discovery documents spend the API's reads quota, as
+// /v1/openapi.json does.
 func (s *Server) wrapProtocol(pr protocolRoute) http.Handler {
+	discovery := route{pattern: pr.pattern, contract: bokat.BookingsContractVersion, rate: rateReads}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requestInfoFrom(r.Context()).route = pr.pattern
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		if strings.HasPrefix(pr.pattern, "/.well-known/") && !s.allowRequest(w, r, discovery, bokat.Principal{}) {
+			return
+		}
 		r = r.WithContext(ratelimit.WithCaller(r.Context(), s.rateKey(r, bokat.Principal{})))
 		pr.handler.ServeHTTP(w, r)
 	})

@@ -113,6 +113,29 @@ var reHoliday = func() *regexp.Regexp {
 	return mustLongest(strings.Join(alts, "|"))
 }()
 
+// isStretch reports whether p names several days that a weekday can narrow
+// ("tisdag i mitten av december", "onsdag om två veckor", "fredag efter
+// nyår"). ISO weeks are narrowed by weekMondays instead; single days are not
+// narrowed.
+func (p *part) isStretch() bool {
+	if p.class != classDay {
+		return false
+	}
+	if p.mod != modNone {
+		return true
+	}
+	switch p.day {
+	case dayMonthSpan, dayWeekPart:
+		return true
+	case dayOffset:
+		return p.unit != unitDay
+	case dayHoliday:
+		first, last := p.hol.dates(2026)
+		return first != last
+	}
+	return false
+}
+
 func makeHoliday(s string, loc []int) (part, bool) {
 	for i := range holidays {
 		if group(s, loc, i+1) != "" {
@@ -168,7 +191,7 @@ var (
 	reNotUrgent   = regexp.MustCompile(`(?:inte|ej|inget|inga) (?:sa |sarskilt )?(?:akut|bradskande|bradskt)|inte brattom|ingen brattom|ingen stress|not urgent|no urgency|not in a hurry|no stress`)
 
 	// Prefixes looked for just before a day phrase.
-	reWeekdayPrefix = regexp.MustCompile(`(?:^|[^\pL\d])(mandag|tisdag|onsdag|torsdag|fredag|lordag|sondag|man|tis|ons|tors|tor|fre|lor|son|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:en)?\.?,? (?:(?:den|the|d\.) )?$`)
+	reWeekdayPrefix = regexp.MustCompile(`(?:^|[^\pL\d])(mandag|tisdag|onsdag|torsdag|fredag|lordag|sondag|tis|ons|tors|fre|lor|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:en)?\.?,? (?:(?:den|the|d\.) )?$`)
 	reModPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])(fore|innan|before|prior to|senast|by|tills|till och med|t\.o\.m\.?|until|no later than|efter|after|kring|runt|omkring|ungefar|cirka|around|fran och med|fr\.o\.m\.?|fran|from|starting|starting from|tidigast|at the earliest on|earliest on)(?: (?:den|the))? $`)
 )
 

@@ -63,7 +63,7 @@ func read(parts []part, source int) reading {
 			switch {
 			case p.day == dayWeekday && weekday == nil:
 				weekday = &p
-			case p.day.isWeekScope() && scope == nil:
+			case (p.day.isWeekScope() || p.isStretch()) && scope == nil:
 				scope = &p
 			}
 			if r.day == nil {
@@ -229,6 +229,30 @@ func tighten(start, end time.Time, daily ClockRange) (time.Time, time.Time) {
 // occurrence itself, and reports false when the days have passed.
 func (r reading) days(today Date, now time.Time, clock ClockRange) (first, last, anchorFirst, anchorLast Date, ok bool) {
 	ahead := func(_, last Date) bool { return last.At(clock.End).After(now) }
+	if r.scope != nil && r.scope.isStretch() {
+		// A weekday inside a longer stretch ("onsdag om två veckor", "en
+		// tisdag i december"): the first such day of the stretch's occurrence
+		// that is still ahead; a repeating stretch without one left rolls on
+		// ("tisdag i slutet av månaden" read on the last Monday of a month).
+		day := func(first, last Date) (Date, bool) {
+			for d := latestDate(first, today); !d.After(last); d = d.AddDays(1) {
+				if d.Weekday() == r.day.weekday && ahead(d, d) {
+					return d, true
+				}
+			}
+			return Date{}, false
+		}
+		scope := reading{day: r.scope}
+		var sf, sl Date
+		var ok bool
+		if r.scope.mod == modNone {
+			sf, sl, ok = scope.anchor(today, func(first, last Date) bool { _, found := day(first, last); return found })
+		} else {
+			sf, sl, _, _, ok = scope.days(today, now, clock)
+		}
+		d, found := day(sf, sl)
+		return d, d, d, d, ok && found
+	}
 	switch r.day.mod {
 	case modBefore:
 		// The occurrence that starts after today, so the window is not empty.

@@ -192,7 +192,7 @@ var (
 
 	// Prefixes looked for just before a day phrase.
 	reWeekdayPrefix = regexp.MustCompile(`(?:^|[^\pL\d])(mandag|tisdag|onsdag|torsdag|fredag|lordag|sondag|tis|ons|tors|fre|lor|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:en)?\.?,? (?:(?:den|the|d\.) )?$`)
-	reModPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])(fore|innan|before|prior to|senast|by|tills|till och med|t\.o\.m\.?|until|no later than|efter|after|kring|runt|omkring|ungefar|cirka|around|fran och med|fr\.o\.m\.?|fran|from|starting|starting from|tidigast|at the earliest on|earliest on)(?: (?:den|the))? $`)
+	reModPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])(inte fore|inte innan|not before|fore|innan|before|prior to|senast|by|tills|till och med|t\.o\.m\.?|until|no later than|efter|after|kring|runt|omkring|ungefar|cirka|around|fran och med|fr\.o\.m\.?|fran|from|starting|starting from|tidigast|at the earliest on|earliest on)(?: (?:den|the))? $`)
 )
 
 func makeMonthPart(thirdGroup, relGroup, monthGroup, yearGroup int) func(string, []int) (part, bool) {
@@ -335,6 +335,8 @@ func modOf(word string) modKind {
 		return modBy
 	case "efter", "after":
 		return modAfter
+	case "inte fore", "inte innan", "not before", "tidigast":
+		return modFrom
 	case "kring", "runt", "omkring", "ungefar", "cirka", "around":
 		return modAround
 	}

@@ -130,7 +130,7 @@ func (p *part) isStretch() bool {
 	case dayOffset:
 		return p.unit != unitDay
 	case dayHoliday:
-		first, last := p.hol.dates(2026)
+		first, last := p.hol.dates(2026) // the same length every year
 		return first != last
 	}
 	return false
@@ -192,7 +192,8 @@ var (
 
 	// Prefixes looked for just before a day phrase.
 	reWeekdayPrefix = regexp.MustCompile(`(?:^|[^\pL\d])(mandag|tisdag|onsdag|torsdag|fredag|lordag|sondag|tis|ons|tors|fre|lor|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:en)?\.?,? (?:(?:den|the|d\.) )?$`)
-	reModPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])(inte fore|inte innan|not before|fore|innan|before|prior to|senast|by|tills|till och med|t\.o\.m\.?|until|no later than|efter|after|kring|runt|omkring|ungefar|cirka|around|fran och med|fr\.o\.m\.?|fran|from|starting|starting from|tidigast|at the earliest on|earliest on)(?: (?:den|the))? $`)
+	reModPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])(inte fore|inte innan|not before|inte efter|not after|dagen fore|dagen innan|(?:the )?day before|dagen efter|(?:the )?day after|fore|innan|before|prior to|senast till|senast|by|no later than|efter|after|kring|runt|omkring|ungefar|cirka|around|fran och med|fr\.o\.m\.?|fran|from|starting|starting from|tidigast|at the earliest on|earliest on)(?: (?:den|the))? $`)
+	reDropPrefix    = regexp.MustCompile(`(?:^|[^\pL\d])(?:inte|ej|utom|forutom|not|except|but not|until|up until|tills|till och med|t\.o\.m\.?|fram till)(?: (?:pa|on|den|the|i|in))? $`)
 )
 
 func makeMonthPart(thirdGroup, relGroup, monthGroup, yearGroup int) func(string, []int) (part, bool) {
@@ -313,12 +314,14 @@ func makeDayOnly(s string, loc []int) (part, bool) {
 type modKind int
 
 const (
-	modNone   modKind = iota
-	modBefore         // "före jul": from now to the day before
-	modBy             // "senast fredag": from now to the end of the day
-	modAfter          // "efter nyår": the 14 days after
-	modFrom           // "från den 10:e": 14 days from the day
-	modAround         // "kring den 15:e": two days either side
+	modNone      modKind = iota
+	modBefore            // "före jul": from now to the day before
+	modBy                // "senast fredag": from now to the end of the day
+	modAfter             // "efter nyår": the 14 days after
+	modFrom              // "från den 10:e": 14 days from the day
+	modAround            // "kring den 15:e": two days either side
+	modDayBefore         // "dagen före julafton": that one day
+	modDayAfter          // "the day after Boxing Day": that one day
 )
 
 // Lengths of the windows of modAfter, modFrom and modAround, in days.
@@ -331,12 +334,18 @@ func modOf(word string) modKind {
 	switch word {
 	case "fore", "innan", "before", "prior to":
 		return modBefore
-	case "senast", "by", "tills", "till och med", "t.o.m", "t.o.m.", "until", "no later than":
+	case "senast", "by", "no later than":
 		return modBy
 	case "efter", "after":
 		return modAfter
 	case "inte fore", "inte innan", "not before", "tidigast":
 		return modFrom
+	case "inte efter", "not after", "senast till":
+		return modBy
+	case "dagen fore", "dagen innan", "the day before", "day before":
+		return modDayBefore
+	case "dagen efter", "the day after", "day after":
+		return modDayAfter
 	case "kring", "runt", "omkring", "ungefar", "cirka", "around":
 		return modAround
 	}
@@ -346,7 +355,8 @@ func modOf(word string) modKind {
 // attachPrefixes joins a weekday written just before a date ("fredag den
 // 4:e", "Fri Dec 4") to the date, and a word like "före" or "after" written
 // just before a day phrase to that phrase, dropping parts the longer phrase
-// now covers. parts are in text order.
+// now covers; a day phrase after "inte", "utom", "not" or "until" is
+// dropped. parts are in text order.
 func attachPrefixes(f folded, parts []part) []part {
 	var drop []span
 	for i := range parts {
@@ -366,6 +376,12 @@ func attachPrefixes(f folded, parts []part) []part {
 			p.mod = modOf(f.norm[loc[2]:loc[3]])
 			drop = append(drop, span{loc[2], p.span.start})
 			p.span.start = loc[2]
+		} else if reDropPrefix.MatchString(f.norm[:p.span.start]) {
+			// "helst inte måndag", "utom onsdag", "not this week": the
+			// customer names a day they do not want. "Until the 5th" may
+			// mean before it ("we can wait until") or after it ("we are
+			// away until"). Either way the phrase answers nothing.
+			drop = append(drop, p.span)
 		}
 		p.phrase = f.original(p.span.start, p.span.end)
 	}
@@ -509,7 +525,6 @@ func seasonDays(p *part, today Date, keep func(first, last Date) bool) (Date, Da
 // seasonLabel names the days of the kinds of this file; first is already
 // clipped to today.
 func seasonLabel(p *part, first, last Date, l lang) string {
-	en := l == english
 	switch p.day {
 	case dayHoliday:
 		return capitalize(holidayName(p.hol, l)) + ", " + dateRange(first, last, l) + holidayNoteText(p.hol, first, last, l)
@@ -560,9 +575,6 @@ func seasonLabel(p *part, first, last Date, l lang) string {
 		}
 		return head + ", " + dateRange(first, last, l)
 	}
-	if en {
-		return dateRange(first, last, l)
-	}
 	return capitalize(dateRange(first, last, l))
 }
 
@@ -589,18 +601,29 @@ func holidayNoteText(h *holiday, first, last Date, l lang) string {
 	return ""
 }
 
-// modLabel describes a window before, after or around an anchor.
+// modLabel describes a window before, after or around an anchor: the
+// holiday's name, or the anchor's day the window starts or ends next to.
 func modLabel(r reading, first, last, anchorFirst, anchorLast Date, l lang) string {
 	words := map[modKind][2]string{
-		modBefore: {"Före", "Before"},
-		modBy:     {"Senast", "By"},
-		modAfter:  {"Efter", "After"},
-		modFrom:   {"Från", "From"},
-		modAround: {"Kring", "Around"},
+		modBefore:    {"Före", "Before"},
+		modBy:        {"Senast", "By"},
+		modAfter:     {"Efter", "After"},
+		modFrom:      {"Från", "From"},
+		modAround:    {"Kring", "Around"},
+		modDayBefore: {"Dagen före", "The day before"},
+		modDayAfter:  {"Dagen efter", "The day after"},
 	}
-	anchor := dateRange(anchorFirst, anchorLast, l)
-	if h := r.day.hol; h != nil && r.day.day == dayHoliday {
-		anchor = holidayName(h, l)
+	var anchor string
+	switch r.day.mod {
+	case modBefore, modFrom, modDayBefore:
+		anchor = longDate(anchorFirst, l)
+	case modAround:
+		anchor = dateRange(anchorFirst, anchorLast, l)
+	default:
+		anchor = longDate(anchorLast, l)
+	}
+	if r.day.day == dayHoliday {
+		anchor = holidayName(r.day.hol, l)
 	}
 	return words[r.day.mod][l] + " " + anchor + ", " + dateRange(first, last, l)
 }

@@ -267,6 +267,12 @@ func (r reading) days(today Date, now time.Time, clock ClockRange) (first, last,
 	case modFrom:
 		f, l, ok := r.anchor(today, ahead)
 		return f, f.AddDays(afterWindowDays - 1), f, l, ok
+	case modDayBefore:
+		f, l, ok := r.anchor(today, func(first, _ Date) bool { d := first.AddDays(-1); return ahead(d, d) })
+		return f.AddDays(-1), f.AddDays(-1), f, l, ok
+	case modDayAfter:
+		f, l, ok := r.anchor(today, func(_, last Date) bool { d := last.AddDays(1); return ahead(d, d) })
+		return l.AddDays(1), l.AddDays(1), f, l, ok
 	case modAround:
 		f, l, ok := r.anchor(today, func(_, last Date) bool { return ahead(last, last.AddDays(aroundDays)) })
 		return f.AddDays(-aroundDays), l.AddDays(aroundDays), f, l, ok

@@ -158,6 +158,8 @@ var (
 	reBetween   = regexp.MustCompile(`(mellan|between|fran|from)(?: ` + klPattern + ` ?| )` + hourPattern + `(?: (?:och|and|till|to) | ?- ?)(?:` + klPattern + ` ?)?` + hourPattern)
 	reKlRange   = regexp.MustCompile(`(kl)(?:ockan|\.)? ?` + hourPattern + ` ?- ?` + hourPattern)
 	reClockSpan = regexp.MustCompile(`()` + `(\d{1,2})[:.](\d{2})()() ?- ?(\d{1,2})[:.](\d{2})()()`)
+	reNotBefore = regexp.MustCompile(`(inte fore|inte innan|not before|no earlier than|tidigast)(?: ` + klPattern + ` ?| )` + hourPattern)
+	reNotAfter  = regexp.MustCompile(`(inte efter|inte senare an|not after|no later than)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reAfter     = regexp.MustCompile(`(efter|fran|after|from)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reBefore    = regexp.MustCompile(`(fore|innan|senast|before|by)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reMorning   = regexp.MustCompile(`formiddag(?:en|arna|ar)?|morgon(?:en)?|morgnar(?:na)?|mornings?`)
@@ -239,6 +241,8 @@ func rules() []rule {
 		{re: reAfterWork, make: func(string, []int) (part, bool) {
 			return clockPart(timeAfter, ClockRange{Start: 17 * 60, End: MinutesPerDay})
 		}},
+		{re: reNotBefore, make: makeAfter}, // "inte före 9" is from 09:00
+		{re: reNotAfter, make: makeBefore},
 		{re: reAfter, make: makeAfter},
 		{re: reBefore, make: makeBefore},
 		{re: reMorning, make: timeOfDay(timeMorning)},
@@ -471,7 +475,7 @@ func readHour(s string, loc []int, i int, english bool) (int, bool) {
 
 func isEnglishKeyword(k string) bool {
 	switch k {
-	case "after", "from", "before", "by", "between":
+	case "after", "from", "before", "by", "between", "not before", "no earlier than", "not after", "no later than":
 		return true
 	}
 	return false

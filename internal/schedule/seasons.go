@@ -74,7 +74,7 @@ var holidays = []holiday{
 	{`mellandagarna|mellandagar|mellandagsveckan|between christmas and new years?|between christmas and new year's`, "mellandagarna", "the days between Christmas and New Year", fixed(time.December, 27, 4), noteNone},
 	{`nyarsafton|nyars afton|new years eve|new year's eve`, "nyårsafton", "New Year's Eve", fixed(time.December, 31, 1), noteAllOff},
 	{`nyarsdagen|nyarsdag|new years day|new year's day`, "nyårsdagen", "New Year's Day", fixed(time.January, 1, 1), noteAllOff},
-	{`nyar|nyaret|nyarshelgen|new years?|new year's`, "nyår", "New Year", fixed(time.December, 31, 2), noteAllOff},
+	{`nyar|nyaret|nyarshelgen|arsskiftet|nyarsskiftet|new years?|new year's|the turn of the year`, "nyår", "New Year", fixed(time.December, 31, 2), noteAllOff},
 	{`in the new year|i nya aret|pa nya aret`, "efter nyår", "after New Year", fixed(time.January, 2, afterWindowDays), noteNone},
 	{`trettondagen|trettondag jul|trettondedag jul|trettondedagen|trettonhelgen|epiphany`, "trettondedag jul", "Epiphany", fixed(time.January, 6, 1), noteAllOff},
 	{`paskveckan|stilla veckan|holy week`, "påskveckan", "Holy Week", easterOffset(-6, 0), noteSomeOff},
@@ -103,7 +103,7 @@ func mustLongest(pattern string) *regexp.Regexp {
 var holidayWords = []string{"jul", "christmas", "xmas", "x-mas", "boxing", "annandag", "mellandag", "nyar", "new year", "tretton",
 	"epiphany", "pask", "easter", "holy week", "stilla", "langfredag", "good friday", "himmelsf", "ascension",
 	"pingst", "pentecost", "whit", "valborg", "walpurgis", "forsta maj", "may day", "nationaldag",
-	"national day", "midsommar", "midsummer", "nya aret"}
+	"national day", "midsommar", "midsummer", "nya aret", "arsskiftet", "turn of the year"}
 
 var reHoliday = func() *regexp.Regexp {
 	alts := make([]string, len(holidays))

@@ -99,7 +99,7 @@ func (s *Server) problemBody(r *http.Request, e *bokat.Error, status int) map[st
 		"title":    title,
 		"status":   status,
 		"detail":   e.Detail,
-		"instance": r.URL.Path,
+		"instance": r.URL.EscapedPath(),
 		"code":     string(e.Code),
 		"ok":       false,
 		"error":    string(e.Code),

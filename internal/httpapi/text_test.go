@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"bokat"
@@ -250,4 +251,34 @@ func TestDecodeIssuesSpeakJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTermsAcceptedAtIsChecked: a confirmation or reschedule whose terms
+// were "accepted" long before the option existed, or in the future, is 400
+// validation_failed and writes nothing.
+func TestTermsAcceptedAtIsChecked(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e.withDemoSupply()
+		opts := e.options(t, faucetSearch())
+		bkg := e.confirm(t, opts[0], "terms-setup")
+		before := e.storedRows(t)
+		for _, at := range []string{"1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z",
+			time.Now().Add(-time.Hour).Format(time.RFC3339), time.Now().Add(time.Hour).Format(time.RFC3339)} {
+			body := confirmBody(opts[1], "terms-"+at)
+			body["booking_terms_accepted_at"] = at
+			r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: body, Header: bearer(e.token)})
+			checkProblem(t, r, 400, bokat.CodeValidationFailed, "/v1/bookings")
+			if !hasIssue(r, "booking_terms_accepted_at") {
+				t.Errorf("%s: no issue names booking_terms_accepted_at: %s", at, r.Body)
+			}
+			body = rescheduleBody(opts[1], "terms-r-"+at)
+			body["booking_terms_accepted_at"] = at
+			path := "/v1/bookings/" + bkg["id"].(string) + "/reschedule"
+			r = e.do(request{Method: "POST", Path: path, Body: body, Header: bearer(e.token)})
+			checkProblem(t, r, 400, bokat.CodeValidationFailed, path)
+		}
+		if after := e.storedRows(t); !mapsEqual(before, after) {
+			t.Errorf("refused confirmations wrote: before %v, after %v", before, after)
+		}
+	})
 }

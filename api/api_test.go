@@ -1041,3 +1041,19 @@ func BenchmarkValidateRequest(b *testing.B) {
 		}
 	}
 }
+
+func TestValidateEmailRefusesWhatAnMTAMustNotBeHanded(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"greta.gasfot@example.se", "a@b.co", "åsa@exempel.se", "x+tag@sub.example-site.se", "a@xn--rksmrgs-5wao1o.se"} {
+		if err := validateEmail(s); err != nil {
+			t.Errorf("validateEmail(%q) = %v, want nil", s, err)
+		}
+	}
+	for _, s := range []string{"eve@[127.0.0.1]", "eve@[IPv6:::1]", "eve@127.0.0.1", "eve@localhost", "eve@example",
+		"eve@.example.se", "eve@example.se.", "eve@exa_mple.se", "eve@-example.se", "eve@example-.se", "eve@10.0.0.1",
+		"eve@example..se", "Eve <eve@example.se>"} {
+		if err := validateEmail(s); err == nil {
+			t.Errorf("validateEmail(%q) = nil, want an error", s)
+		}
+	}
+}

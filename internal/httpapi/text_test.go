@@ -282,3 +282,30 @@ func TestTermsAcceptedAtIsChecked(t *testing.T) {
 		}
 	})
 }
+
+// TestCustomerEmailMustBeAMailHost: IP literals and dotless domains are
+// refused on confirmation and follow-up requests, and nothing is written.
+func TestCustomerEmailMustBeAMailHost(t *testing.T) {
+	e := sqliteEnv(t)
+	e.withDemoSupply()
+	option := e.options(t, faucetSearch())[0]
+	before := e.storedRows(t)
+	for _, addr := range []string{"eve@[127.0.0.1]", "eve@127.0.0.1", "eve@localhost"} {
+		body := confirmBody(option, "mail-"+addr)
+		set(body, "customer.email", addr)
+		r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: body, Header: bearer(e.token)})
+		checkProblem(t, r, 400, bokat.CodeValidationFailed, "/v1/bookings")
+		if !hasIssue(r, "customer.email") {
+			t.Errorf("%s: no issue names customer.email: %s", addr, r.Body)
+		}
+		req := validRequestBody()
+		set(req, "customer.email", addr)
+		r = e.do(request{Method: "POST", Path: "/v1/requests", Body: req, Header: bearer(e.token)})
+		if r.Status != 400 || r.JSON["code"] != string(bokat.CodeValidationFailed) || !hasIssue(r, "customer.email") {
+			t.Errorf("request with %s: %d %s", addr, r.Status, r.Body)
+		}
+	}
+	if after := e.storedRows(t); !mapsEqual(before, after) {
+		t.Errorf("refused addresses were written: before %v, after %v", before, after)
+	}
+}

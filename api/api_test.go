@@ -737,7 +737,7 @@ func TestValidateRequestRules(t *testing.T) {
 		{name: "moving_home/boxes_negative", op: opSearch, body: movingHomeBody, mutate: setTo("details.boxes", -1),
 			want: "details.boxes: must be at least 0"},
 		{name: "moving_home/boxes_text", op: opSearch, body: movingHomeBody, mutate: setTo("details.boxes", "30"),
-			want: "details.boxes: must be a number"},
+			want: "details.boxes: must be an integer"},
 		{name: "moving_home/elevator_text", op: opSearch, body: movingHomeBody, mutate: setTo("details.elevator_origin", "yes"),
 			want: "details.elevator_origin: must be a boolean"},
 

@@ -309,3 +309,46 @@ func TestCustomerEmailMustBeAMailHost(t *testing.T) {
 		t.Errorf("refused addresses were written: before %v, after %v", before, after)
 	}
 }
+
+// TestCountableQuantitiesMustBeWhole: for every catalog service counted in
+// whole units, a search with a fraction is 400 validation_failed naming the
+// details key as an integer; measured units (hours) keep their fractions.
+func TestCountableQuantitiesMustBeWhole(t *testing.T) {
+	e := sqliteEnv(t)
+	cat, err := loadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range cat.Verticals {
+		for _, jt := range v.JobTypes {
+			if jt.Seed == nil {
+				continue
+			}
+			svc, ok := cat.Service(jt.Seed.ServiceID)
+			if !ok || !svc.PricingModel.PerUnit() {
+				continue
+			}
+			body := faucetSearch()
+			body["vertical_id"], body["job_type_id"] = v.ID, jt.ID
+			body["details"] = map[string]any{svc.QuantityDetail: svc.MinQuantity + 0.5}
+			r := e.do(request{Method: "POST", Path: "/v1/booking-options", Body: body})
+			if !svc.PricingModel.Countable() {
+				if r.Status == 400 {
+					t.Errorf("%s: a fraction of %s is refused: %s", jt.ID, svc.Unit, r.Body)
+				}
+				continue
+			}
+			n++
+			checkProblem(t, r, 400, bokat.CodeValidationFailed, "/v1/booking-options")
+			want := "details." + svc.QuantityDetail + ": must be an integer"
+			issues, _ := r.JSON["issues"].([]any)
+			if !slices.ContainsFunc(issues, func(i any) bool { s, _ := i.(string); return strings.HasPrefix(s, want) }) {
+				t.Errorf("%s: issues %v, want one starting %q", jt.ID, issues, want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the catalog has no countable service")
+	}
+}

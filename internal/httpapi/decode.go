@@ -169,3 +169,31 @@ func jsonTypeIssue(e *json.UnmarshalTypeError) string {
 	}
 	return "has the wrong JSON type"
 }
+
+// wholeNumber is an integer member of a request body. JSON Schema's
+// "integer" is any number with a zero fraction part, so 5000, 5000.0 and
+// 5e3 all pass the contract and all decode to 5000; the contract bounds the
+// range.
+type wholeNumber int64
+
+func (n *wholeNumber) UnmarshalJSON(b []byte) error {
+	f, _, err := big.ParseFloat(string(b), 10, 256, big.ToNearestEven)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[int64]()}
+	}
+	i, acc := f.Int64()
+	if !f.IsInt() || acc != big.Exact {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[int64]()}
+	}
+	*n = wholeNumber(i)
+	return nil
+}
+
+// int64 returns the number, or nil when it was not sent.
+func (n *wholeNumber) int64() *int64 {
+	if n == nil {
+		return nil
+	}
+	v := int64(*n)
+	return &v
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -216,7 +217,6 @@ func TestDecodeIssuesSpeakJSON(t *testing.T) {
 		name, path, raw, issue string
 		header                 map[string]string
 	}{
-		{"integer with a fraction part", "/v1/requests", `"budget_sek": 5000.0`, "budget_sek: must be an integer written without a fraction or exponent (e.g. 5000, not 5000.0)", bearer(e.token)},
 		{"number beyond a double in details", "/v1/booking-options", `"details": {"area_m2": 1e400}`, "details: must be a number within ±1.7976931348623157e308", nil},
 	}
 	for _, c := range cases {
@@ -350,5 +350,26 @@ func TestCountableQuantitiesMustBeWhole(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("the catalog has no countable service")
+	}
+}
+
+// TestIntegersMayBeWrittenAsJSONSchemaAllows: 5000.0 and 5e3 are integers
+// in JSON Schema, so the contract admits them for budget_sek; they are
+// stored as 5000, like 5000.
+func TestIntegersMayBeWrittenAsJSONSchemaAllows(t *testing.T) {
+	e := sqliteEnv(t)
+	for i, budget := range []string{"5000.0", "5e3", "5000"} {
+		body := validRequestBody()
+		body["idempotency_key"] = fmt.Sprintf("budget-%d", i)
+		raw := mustJSON(t, body)
+		r := e.do(request{Method: "POST", Path: "/v1/requests", Header: bearer(e.token),
+			Body: string(raw[:len(raw)-1]) + `,"budget_sek":` + budget + "}"})
+		if r.Status != 201 {
+			t.Fatalf("budget_sek %s: %d %s", budget, r.Status, r.Body)
+		}
+		id := r.JSON["request"].(map[string]any)["id"].(string)
+		if n := e.count(t, "SELECT COUNT(*) FROM follow_up_requests WHERE id = $1 AND budget_sek = 5000", id); n != 1 {
+			t.Errorf("budget_sek %s was not stored as 5000", budget)
+		}
 	}
 }

@@ -47,7 +47,7 @@ var codes = map[bokat.Code]codeInfo{
 	bokat.CodeBookingNotActive:             {409, "Booking not active", "The booking is no longer confirmed (for example it was cancelled); the operation does not apply."},
 	bokat.CodeIdempotencyKeyReused:         {409, "Idempotency key reused", "This idempotency key was already used with a different request. Use a new key for a new request."},
 	bokat.CodeIdempotencyRequestInProgress: {409, "Idempotency request in progress", "A request with this key is still running. Retry after Retry-After with the same key."},
-	bokat.CodeUnsupportedMediaType:         {415, "Unsupported media type", "Send the body as `Content-Type: application/json`."},
+	bokat.CodeUnsupportedMediaType:         {415, "Unsupported media type", "Send the body as `Content-Type: application/json` in UTF-8 (a charset, when sent, must be utf-8)."},
 	bokat.CodePayloadTooLarge:              {413, "Payload too large", "Request bodies are limited to 64 KiB."},
 	bokat.CodeUnsupportedVertical:          {422, "Unsupported vertical", "The vertical is not bookable; `supported_vertical_ids` lists those that are."},
 	bokat.CodeUnsupportedJobType:           {422, "Unsupported job type", "The job type is not one of the vertical's; `accepted_job_type_ids` lists them."},

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,7 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/emersion/go-ical"
+
 	"bokat"
+	"bokat/internal/sqlstore"
 )
 
 // badUTF8 stands for a raw invalid UTF-8 byte in a test body: JSON encoders
@@ -371,5 +376,42 @@ func TestIntegersMayBeWrittenAsJSONSchemaAllows(t *testing.T) {
 		if n := e.count(t, "SELECT COUNT(*) FROM follow_up_requests WHERE id = $1 AND budget_sek = 5000", id); n != 1 {
 			t.Errorf("budget_sek %s was not stored as 5000", budget)
 		}
+	}
+}
+
+// TestFeedCleansStoredText: a provider name holding line breaks (supply
+// data is the operator's; the edge check does not see it) cannot start a
+// property of the provider's calendar feed.
+func TestFeedCleansStoredText(t *testing.T) {
+	e := sqliteEnv(t)
+	e.withDemoSupply()
+	opts := e.options(t, faucetSearch())
+	provider := optionProvider(opts[0])
+	e.confirm(t, opts[0], "feed-text")
+	err := e.db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
+		_, err := tx.Q().ExecContext(context.Background(), `UPDATE providers SET name = $1 WHERE id = $2`,
+			"Rörkraft\r\nX-INJECTED:1\rAB; Söder, \\", provider)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := e.do(request{Method: "GET", Path: feedPath(e, provider), NoValidate: true})
+	if f.Status != 200 {
+		t.Fatalf("feed: %d %s", f.Status, f.Body)
+	}
+	cal, err := ical.NewDecoder(bytes.NewReader(f.Body)).Decode()
+	if err != nil {
+		t.Fatalf("the feed does not parse: %v\n%s", err, f.Body)
+	}
+	if p := cal.Props.Get("X-INJECTED"); p != nil {
+		t.Errorf("a stored line break started a property:\n%s", f.Body)
+	}
+	name, err := cal.Props.Text("X-WR-CALNAME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Bokat – Rörkraft X-INJECTED:1 AB; Söder, \\"; name != want {
+		t.Errorf("X-WR-CALNAME = %q, want %q", name, want)
 	}
 }

@@ -134,6 +134,9 @@ func TestBadTextIsRefusedAtTheEdge(t *testing.T) {
 			{name: "delete endpoint id NUL", method: "DELETE", path: "/v1/webhook-endpoints/%00", header: auth, issue: "endpoint_id (path)"},
 			{name: "replay id 0xFF", method: "POST", path: "/v1/webhook-events/%ff/replay", header: auth, issue: "outbox_id (path)"},
 			{name: "terms id NUL", method: "GET", path: "/terms/%00", issue: "service_id (path)", noContract: true},
+			{name: "problem code NUL", method: "GET", path: "/problems/%00", issue: "code (path)", noContract: true},
+			{name: "calendar provider 0xFF", method: "GET", path: "/calendar/%ff/x.ics", issue: "provider_id (path)", noContract: true},
+			{name: "calendar feed C1", method: "GET", path: "/calendar/prv_1/%C2%85.ics", issue: "feed (path)", noContract: true},
 		}
 		before := e.storedRows(t)
 		for _, v := range vectors {
@@ -413,5 +416,16 @@ func TestFeedCleansStoredText(t *testing.T) {
 	}
 	if want := "Bokat – Rörkraft X-INJECTED:1 AB; Söder, \\"; name != want {
 		t.Errorf("X-WR-CALNAME = %q, want %q", name, want)
+	}
+}
+
+// TestUnknownPathsAreNotEchoedRaw: the Problem of a path no operation
+// serves names it escaped, so refused bytes do not come back.
+func TestUnknownPathsAreNotEchoedRaw(t *testing.T) {
+	e := sqliteEnv(t)
+	r := e.do(request{Method: "GET", Path: "/v1/nothing%00%ff", NoValidate: true})
+	checkProblem(t, r, 404, bokat.CodeNotFound, "/v1/nothing%00%ff")
+	if strings.Contains(string(r.Body), `\u0000`) || !utf8.Valid(r.Body) || strings.Contains(string(r.Body), "\ufffd") {
+		t.Errorf("the answer echoes the raw path: %s", r.Body)
 	}
 }

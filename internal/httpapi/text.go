@@ -49,8 +49,10 @@ func checkBodyText(body []byte) error {
 	var stack []frame
 	path := func(member string, isKey bool) string {
 		var b strings.Builder
-		for _, f := range stack {
+		for i, f := range stack {
 			switch {
+			case isKey && i == len(stack)-1:
+				// the member being named replaces the frame's last key
 			case f.object && f.key != "":
 				if b.Len() > 0 {
 					b.WriteByte('.')

@@ -15,6 +15,7 @@ import (
 
 	"bokat"
 	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
 )
 
 // badUTF8 stands for a raw invalid UTF-8 byte in a test body: JSON encoders
@@ -428,4 +429,21 @@ func TestUnknownPathsAreNotEchoedRaw(t *testing.T) {
 	if strings.Contains(string(r.Body), `\u0000`) || !utf8.Valid(r.Body) || strings.Contains(string(r.Body), "\ufffd") {
 		t.Errorf("the answer echoes the raw path: %s", r.Body)
 	}
+}
+
+// TestDevelopmentWebhookBodiesAreCheckedToo: the development mode that
+// rewrites http:// registrations does not launder invalid UTF-8.
+func TestDevelopmentWebhookBodiesAreCheckedToo(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newWebhookEnv(t, db, true)
+		body := rawBody(t, map[string]any{"url": "http://127.0.0.1:9/" + badUTF8, "event_types": []string{"booking.confirmed"}})
+		r := e.do(request{Method: "POST", Path: "/v1/webhook-endpoints", Body: body, Header: bearer(e.token)})
+		checkProblem(t, r, 400, bokat.CodeValidationFailed, "/v1/webhook-endpoints")
+		if !hasIssue(r, "url") {
+			t.Errorf("no issue names url: %s", r.Body)
+		}
+		if n := e.count(t, "SELECT COUNT(*) FROM webhook_endpoints"); n != 0 {
+			t.Errorf("%d endpoints stored", n)
+		}
+	})
 }

@@ -167,6 +167,9 @@ func TestBadTextIsRefusedAtTheEdge(t *testing.T) {
 		if after := e.storedRows(t); !mapsEqual(before, after) {
 			t.Errorf("refused requests wrote to the store: before %v, after %v", before, after)
 		}
+		if logs := e.logs.String(); strings.Contains(logs, `"level":"ERROR"`) {
+			t.Errorf("refused text was logged as an error:\n%s", logs)
+		}
 	})
 }
 

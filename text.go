@@ -1,6 +1,7 @@
 package bokat
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -31,4 +32,40 @@ func CheckText(s string, multiline bool) string {
 		i += size
 	}
 	return ""
+}
+
+// CleanText returns s made to pass CheckText, for output formats whose
+// syntax control characters would break (iCalendar): invalid bytes become
+// U+FFFD, CR LF and a bare CR become LF in multi-line text (a space in
+// single-line text, as LF does), tab stays in multi-line text, and every
+// other control character is dropped. Text that passes CheckText and holds
+// no CR is returned unchanged.
+func CleanText(s string, multiline bool) string {
+	if CheckText(s, multiline) == "" && !strings.ContainsRune(s, '\r') {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '\r' && i < len(s) && s[i] == '\n':
+			// CR LF: the LF that follows stands for both.
+		case r == '\r' || r == '\n':
+			if multiline {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
+		case r == '\t' && multiline:
+			b.WriteByte('\t')
+		case r == '\t':
+			b.WriteByte(' ')
+		case unicode.IsControl(r):
+		default:
+			b.WriteRune(r) // an invalid byte is written as U+FFFD
+		}
+	}
+	return b.String()
 }

@@ -39,3 +39,31 @@ func TestCheckText(t *testing.T) {
 		})
 	}
 }
+
+func TestCleanText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in        string
+		multiline bool
+		want      string
+	}{
+		{"Åsa Öberg, Storgatan 1", false, "Åsa Öberg, Storgatan 1"},
+		{"rad ett\r\nrad två", true, "rad ett\nrad två"},
+		{"rad ett\r\nrad två", false, "rad ett rad två"},
+		{"a\rb\nc", true, "a\nb\nc"},
+		{"a\rb\nc", false, "a b c"},
+		{"a\tb", true, "a\tb"},
+		{"a\tb", false, "a b"},
+		{"a\x00b\x1b\x7f\u0085c", true, "abc"},
+		{"a\xffb", false, "a\uFFFDb"},
+	}
+	for _, tc := range tests {
+		got := CleanText(tc.in, tc.multiline)
+		if got != tc.want {
+			t.Errorf("CleanText(%q, %v) = %q, want %q", tc.in, tc.multiline, got, tc.want)
+		}
+		if CheckText(got, tc.multiline) != "" {
+			t.Errorf("CleanText(%q, %v) = %q does not pass CheckText", tc.in, tc.multiline, got)
+		}
+	}
+}

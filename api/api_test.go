@@ -737,7 +737,7 @@ func TestValidateRequestRules(t *testing.T) {
 		{name: "moving_home/boxes_negative", op: opSearch, body: movingHomeBody, mutate: setTo("details.boxes", -1),
 			want: "details.boxes: must be at least 0"},
 		{name: "moving_home/boxes_text", op: opSearch, body: movingHomeBody, mutate: setTo("details.boxes", "30"),
-			want: "details.boxes: must be a number"},
+			want: "details.boxes: must be an integer"},
 		{name: "moving_home/elevator_text", op: opSearch, body: movingHomeBody, mutate: setTo("details.elevator_origin", "yes"),
 			want: "details.elevator_origin: must be a boolean"},
 
@@ -1038,6 +1038,22 @@ func BenchmarkValidateRequest(b *testing.B) {
 		req.Header.Set("Content-Type", "application/json")
 		if issues, err := c.ValidateRequest(ctx, req, body); err != nil || issues != nil {
 			b.Fatalf("ValidateRequest() = %q, %v", issues, err)
+		}
+	}
+}
+
+func TestValidateEmailRefusesWhatAnMTAMustNotBeHanded(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"greta.gasfot@example.se", "a@b.co", "åsa@exempel.se", "x+tag@sub.example-site.se", "a@xn--rksmrgs-5wao1o.se"} {
+		if err := validateEmail(s); err != nil {
+			t.Errorf("validateEmail(%q) = %v, want nil", s, err)
+		}
+	}
+	for _, s := range []string{"eve@[127.0.0.1]", "eve@[IPv6:::1]", "eve@127.0.0.1", "eve@localhost", "eve@example",
+		"eve@.example.se", "eve@example.se.", "eve@exa_mple.se", "eve@-example.se", "eve@example-.se", "eve@10.0.0.1",
+		"eve@example..se", "Eve <eve@example.se>"} {
+		if err := validateEmail(s); err == nil {
+			t.Errorf("validateEmail(%q) = nil, want an error", s)
 		}
 	}
 }

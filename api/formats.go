@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -37,18 +38,41 @@ func validateUUID(s string) error {
 }
 
 // validateEmail accepts a bare RFC 5322 address (no display name, no angle
-// brackets) whose domain has at least one dot.
+// brackets) whose domain is a host name an MTA would look up: at least two
+// dot-separated labels of letters, digits and hyphens (non-ASCII letters
+// allowed), no label starting or ending with a hyphen, and a top-level label
+// that is not all digits. IP literals ("eve@[127.0.0.1]", "eve@127.0.0.1")
+// and dotless domains ("eve@localhost") are refused: a customer address must
+// not steer mail to an address of the operator's choosing.
 func validateEmail(s string) error {
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s {
 		return errFormat
 	}
 	at := strings.LastIndexByte(s, '@')
-	domain := s[at+1:]
-	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") {
+	if !isMailDomain(s[at+1:]) {
 		return errFormat
 	}
 	return nil
+}
+
+func isMailDomain(domain string) bool {
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, r := range l {
+			if !(r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return false
+			}
+		}
+	}
+	tld := labels[len(labels)-1]
+	return strings.IndexFunc(tld, func(r rune) bool { return !unicode.IsDigit(r) }) >= 0
 }
 
 // validateDateTime accepts an RFC 3339 date-time with a time offset.

@@ -16,6 +16,7 @@ import (
 	"bokat/internal/calfeed"
 	"bokat/internal/httpapi"
 	"bokat/internal/notify"
+	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
@@ -34,9 +35,18 @@ type opsConfig struct {
 	MailFrom       string
 	MailDir        string
 	MetricsAddr    string
+	// OAuth budgets (see oauth.Limits), in ParseRate form.
+	RateOAuthPages          string
+	RateOAuthToken          string
+	RateOAuthFailuresIP     string
+	RateOAuthFailuresClient string
+	RateSignInIP            string
+	RateSignInAddress       string
+	RateSignInGlobal        string
 
-	limits  httpapi.RateLimits
-	proxies []netip.Prefix
+	limits      httpapi.RateLimits
+	oauthLimits oauth.Limits
+	proxies     []netip.Prefix
 }
 
 const defaultMailFrom = "Bokat <bokning@bokat.localhost>"
@@ -52,6 +62,25 @@ func (c *opsConfig) register(fs *flagSet) {
 	fs.String(&c.MailFrom, "mail-from", "BOKAT_MAIL_FROM", defaultMailFrom, "sender of customer and provider e-mail; required in production")
 	fs.String(&c.MailDir, "mail-dir", "BOKAT_MAIL_DIR", "bokat-data/mail", "without --smtp-url (development): write e-mail here as .eml files")
 	fs.String(&c.MetricsAddr, "metrics-addr", "BOKAT_METRICS_ADDR", "", "serve /metrics on this separate address instead of the API address")
+	d := oauth.DefaultLimits()
+	fs.String(&c.RateOAuthPages, "rate-oauth-pages", "BOKAT_RATE_OAUTH_PAGES", rateFlag(d.Pages), "OAuth sign-in and consent page requests per client IP")
+	fs.String(&c.RateOAuthToken, "rate-oauth-token", "BOKAT_RATE_OAUTH_TOKEN", rateFlag(d.Token), "/oauth/token and /oauth/revoke requests per authenticated OAuth client")
+	fs.String(&c.RateOAuthFailuresIP, "rate-oauth-auth-failures-ip", "BOKAT_RATE_OAUTH_AUTH_FAILURES_IP", rateFlag(d.AuthFailuresIP), "failed OAuth client authentications per client IP; once spent, the address gets 429")
+	fs.String(&c.RateOAuthFailuresClient, "rate-oauth-auth-failures-client", "BOKAT_RATE_OAUTH_AUTH_FAILURES_CLIENT", rateFlag(d.AuthFailuresClient), "failed OAuth client authentications per client id; once spent, the client id gets 429")
+	fs.String(&c.RateSignInIP, "rate-signin-ip", "BOKAT_RATE_SIGNIN_IP", rateFlag(d.SignInIP), "sign-in codes e-mailed per client IP")
+	fs.String(&c.RateSignInAddress, "rate-signin-address", "BOKAT_RATE_SIGNIN_ADDRESS", rateFlag(d.SignInAddress), "sign-in codes e-mailed per (e-mail address, client IP)")
+	fs.String(&c.RateSignInGlobal, "rate-signin-global", "BOKAT_RATE_SIGNIN_GLOBAL", rateFlag(d.SignInGlobal), "sign-in codes e-mailed overall (all instances sharing --redis)")
+}
+
+// rateFlag renders a default policy in the form ParseRate reads.
+func rateFlag(p ratelimit.Policy) string {
+	switch p.Window {
+	case time.Minute:
+		return fmt.Sprintf("%d/min", p.Quota)
+	case time.Hour:
+		return fmt.Sprintf("%d/h", p.Quota)
+	}
+	return p.String()
 }
 
 func (c *opsConfig) validate(fs *flagSet, production bool) error {
@@ -66,6 +95,25 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 		p, err := ratelimit.ParseRate(r.name, r.value)
 		if err != nil {
 			return fmt.Errorf("%w: --rate-%s: %v", errUsage, r.name, err)
+		}
+		*r.into = p
+	}
+	c.oauthLimits = oauth.DefaultLimits()
+	for _, r := range []struct {
+		flag, value string
+		into        *ratelimit.Policy
+	}{
+		{"rate-oauth-pages", c.RateOAuthPages, &c.oauthLimits.Pages},
+		{"rate-oauth-token", c.RateOAuthToken, &c.oauthLimits.Token},
+		{"rate-oauth-auth-failures-ip", c.RateOAuthFailuresIP, &c.oauthLimits.AuthFailuresIP},
+		{"rate-oauth-auth-failures-client", c.RateOAuthFailuresClient, &c.oauthLimits.AuthFailuresClient},
+		{"rate-signin-ip", c.RateSignInIP, &c.oauthLimits.SignInIP},
+		{"rate-signin-address", c.RateSignInAddress, &c.oauthLimits.SignInAddress},
+		{"rate-signin-global", c.RateSignInGlobal, &c.oauthLimits.SignInGlobal},
+	} {
+		p, err := ratelimit.ParseRate(r.into.Name, r.value)
+		if err != nil {
+			return fmt.Errorf("%w: --%s: %v", errUsage, r.flag, err)
 		}
 		*r.into = p
 	}
@@ -90,7 +138,7 @@ type ops struct {
 	metrics    *telemetry.Metrics
 	heartbeats *telemetry.Heartbeats
 	health     *telemetry.Health
-	limiter    ratelimit.Limiter
+	limiter    ratelimit.Peeker
 	// Mailer sends notifications and, for the sign-in flow, one-time codes
 	// (Mailer.SendSignInCode).
 	mailer *notify.Mailer

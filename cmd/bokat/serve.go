@@ -195,6 +195,9 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Hasher:     hasher,
 		Sender:     codeSender,
 		Logger:     log,
+		Limiter:    op.limiter,
+		Limits:     &c.oauthLimits,
+		Metrics:    op.metrics,
 	})
 	if err != nil {
 		return err

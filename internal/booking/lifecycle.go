@@ -99,7 +99,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		return sqlstore.Outcome{}, false, TermsNotAccepted()
 	}
 	now := l.search.now().UTC()
-	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.ServiceLocation, in.DestinationLocation, true, now)
+	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true, now)
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return sqlstore.Outcome{}, false, err
 	}
@@ -192,7 +192,7 @@ func (l *Lifecycle) unlessReplay(ctx context.Context, key sqlstore.IdemKey, optE
 // terms version and the postcodes. destinationRequired says a missing
 // destination location is an error when the option has a destination (a
 // reschedule may keep the booking's).
-func (l *Lifecycle) checkOption(optionID, termsVersion string, service Location, destination *Location,
+func (l *Lifecycle) checkOption(optionID, termsVersion string, termsAcceptedAt time.Time, service Location, destination *Location,
 	destinationRequired bool, now time.Time) (OptionClaims, error) {
 	claims, err := l.search.keys.Verify(optionID, now)
 	if err != nil {
@@ -207,6 +207,9 @@ func (l *Lifecycle) checkOption(optionID, termsVersion string, service Location,
 			SafeNextStep: "Show the user the option's terms (terms.url) of version terms.version, and send that version " +
 				"unchanged once they accept it. Nothing was booked.",
 		}
+	}
+	if err := checkTermsAcceptedAt(termsAcceptedAt, claims.IssuedAt, now); err != nil {
+		return claims, err
 	}
 	if !samePostcode(service.Postcode, claims.Postcode) {
 		return claims, postcodeMismatch("service_location.postcode", "the postcode the option was searched for")
@@ -224,6 +227,26 @@ func (l *Lifecycle) checkOption(optionID, termsVersion string, service Location,
 		return claims, postcodeMismatch("destination_location.postcode", "the destination postcode the option was searched for")
 	}
 	return claims, nil
+}
+
+// TermsClockSkew is how far booking_terms_accepted_at may lie before the
+// option's issue time or after now: the caller's clock and ours differ.
+const TermsClockSkew = 5 * time.Minute
+
+// checkTermsAcceptedAt refuses a terms acceptance time the user cannot have
+// accepted the option's terms at: before the option was issued (the terms
+// were not yet shown) or in the future, each beyond TermsClockSkew.
+func checkTermsAcceptedAt(at, issuedAt, now time.Time) error {
+	if !at.Before(issuedAt.Add(-TermsClockSkew)) && !at.After(now.Add(TermsClockSkew)) {
+		return nil
+	}
+	return &bokat.Error{Code: bokat.CodeValidationFailed,
+		Detail: fmt.Sprintf("booking_terms_accepted_at must be when the user accepted the option's terms: after the "+
+			"search that issued the option and not in the future (%d minutes of clock skew allowed).", int(TermsClockSkew.Minutes())),
+		Issues: []string{fmt.Sprintf("booking_terms_accepted_at: must lie between the option's issue time and now, "+
+			"within %d minutes of clock skew", int(TermsClockSkew.Minutes()))},
+		SafeNextStep: "Send the time the user accepted the terms of this option, in RFC 3339 with offset. Nothing was changed.",
+	}
 }
 
 // samePostcode compares a postcode as sent with an option's five digits.
@@ -418,7 +441,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		return sqlstore.Outcome{}, false, TermsNotAccepted()
 	}
 	now := l.search.now().UTC()
-	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.ServiceLocation, in.DestinationLocation, false, now)
+	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false, now)
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return sqlstore.Outcome{}, false, err
 	}

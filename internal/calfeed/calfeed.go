@@ -133,6 +133,9 @@ func (f *Feed) Render(ctx context.Context, providerID string) ([]byte, error) {
 	cal := ics.NewCalendarFor("Bokat")
 	cal.SetProductId("-//Bokat//Leverantörskalender//SV")
 	cal.SetMethod(ics.MethodPublish)
+	// Supply data may hold anything: the writer escapes TEXT but passes
+	// control characters through, so they are removed first.
+	name = bokat.CleanText(name, false)
 	cal.SetName("Bokat – " + name)
 	cal.SetXWRCalName("Bokat – " + name)
 	cal.SetRefreshInterval("PT15M")
@@ -152,11 +155,12 @@ func (f *Feed) Render(ctx context.Context, providerID string) ([]byte, error) {
 			summary = "Avbokad: " + summary
 		}
 		e.SetStatus(status)
-		e.SetSummary(summary)
+		e.SetSummary(bokat.CleanText(summary, false))
 		postcode := b.Postcode
 		if n, ok := bokat.ParsePostcode(b.Postcode); ok {
 			postcode = bokat.FormatPostcode(n)
 		}
+		postcode = bokat.CleanText(postcode, false)
 		e.SetLocation(postcode)
 		desc := fmt.Sprintf("Bokning %s\nTjänst: %s\nPostnummer: %s\nPris: %d SEK (villkor %s)",
 			b.ID, b.ServiceLabelSV, postcode, b.PriceSEK, b.TermsVersion)
@@ -166,7 +170,7 @@ func (f *Feed) Render(ctx context.Context, providerID string) ([]byte, error) {
 			}
 		}
 		desc += "\nKundens kontaktuppgifter och adress finns i bokningsbekräftelsen till er."
-		e.SetDescription(desc)
+		e.SetDescription(bokat.CleanText(desc, true))
 	}
 	return []byte(cal.Serialize(ics.WithNewLineWindows)), nil
 }

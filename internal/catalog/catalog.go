@@ -119,6 +119,13 @@ func (m PricingModel) PerUnit() bool {
 	return false
 }
 
+// Countable reports whether the model's unit is counted in whole units
+// (per_item, per_window) rather than measured (per_hour, per_sqm), so that
+// a quantity of 2.5 is refused rather than priced.
+func (m PricingModel) Countable() bool {
+	return m == PricingPerItem || m == PricingPerWindow
+}
+
 // PriceType is the kind of price a provider owns for a seeded service.
 type PriceType string
 
@@ -370,6 +377,9 @@ type CapabilityTexts struct {
 var (
 	ErrQuantityInvalid    = errors.New("catalog: quantity is not a positive number")
 	ErrQuantityOutOfRange = errors.New("catalog: quantity is outside the fixed-price range")
+	// ErrQuantityNotWhole is a fraction of a countable unit (2.5 windows);
+	// it wraps ErrQuantityInvalid.
+	ErrQuantityNotWhole = fmt.Errorf("%w: a countable quantity must be a whole number", ErrQuantityInvalid)
 )
 
 // Load parses the embedded catalog strictly and checks it. An error means
@@ -469,7 +479,9 @@ func (c *Catalog) ServiceIDs() []string {
 // quantity of 1. For per-unit services it is details[s.QuantityDetail] when
 // present (a JSON number) and s.DefaultQuantity
 // when the key is absent or null. It returns ErrQuantityInvalid when the
-// value is not a positive finite number, and ErrQuantityOutOfRange when it
+// value is not a positive finite number, ErrQuantityNotWhole (wrapping
+// ErrQuantityInvalid) when it is a fraction of a countable unit, and
+// ErrQuantityOutOfRange when it
 // is outside s.MinQuantity to s.MaxQuantity, where the fixed price does not
 // apply.
 func (s Service) Quantity(details map[string]any) (float64, error) {
@@ -501,6 +513,9 @@ func (s Service) Quantity(details map[string]any) (float64, error) {
 	}
 	if math.IsNaN(q) || math.IsInf(q, 0) || q <= 0 {
 		return 0, fmt.Errorf("%w: details.%s = %v", ErrQuantityInvalid, s.QuantityDetail, q)
+	}
+	if s.PricingModel.Countable() && q != math.Trunc(q) {
+		return 0, fmt.Errorf("%w: details.%s = %v %s", ErrQuantityNotWhole, s.QuantityDetail, q, s.Unit)
 	}
 	if q < s.MinQuantity || q > s.MaxQuantity {
 		return 0, fmt.Errorf("%w: details.%s = %v, covered %v to %v %s",

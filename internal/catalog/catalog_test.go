@@ -365,6 +365,8 @@ func TestQuantity(t *testing.T) {
 	moveOut, _ := c.Service("cleaning_move_out_per_sqm")
 	hours, _ := c.Service("moving_packing_two_packers_2h")
 	flat, _ := c.Service("vvs_install_faucet_standard")
+	windows, _ := c.Service("cleaning_window_per_window")
+	spots, _ := c.Service("electrician_install_spotlights_per_item")
 	tests := []struct {
 		name    string
 		s       Service
@@ -383,6 +385,10 @@ func TestQuantity(t *testing.T) {
 		{"zero", moveOut, map[string]any{"home_size_sqm": 0}, 0, ErrQuantityInvalid},
 		{"string", moveOut, map[string]any{"home_size_sqm": "60"}, 0, ErrQuantityInvalid},
 		{"flat ignores details", flat, map[string]any{"home_size_sqm": 400}, 1, nil},
+		{"fraction of hours", hours, map[string]any{"hours": 2.5}, 2.5, nil},
+		{"fraction of windows", windows, map[string]any{"window_count": 2.5}, 0, ErrQuantityNotWhole},
+		{"fraction of items", spots, map[string]any{"spot_count": json.Number("3.5")}, 0, ErrQuantityNotWhole},
+		{"whole windows written with a fraction part", windows, map[string]any{"window_count": 12.0}, 12, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

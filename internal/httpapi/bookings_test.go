@@ -75,9 +75,20 @@ func confirmBody(o map[string]any, key string) map[string]any {
 		"user_consent_statement":    "Användaren godkände att uppgifterna delas med utföraren.",
 		"booking_terms_accepted":    true,
 		"booking_terms_version":     optionTerms(o),
-		"booking_terms_accepted_at": "2026-03-02T09:15:00+01:00",
+		"booking_terms_accepted_at": termsAcceptedAt(o),
 		"idempotency_key":           key,
 	}
+}
+
+// termsAcceptedAt is when the user accepted o's terms: the moment it was
+// issued (now, for an id the test keys did not sign).
+func termsAcceptedAt(o map[string]any) string {
+	id, _ := o["booking_option_id"].(string)
+	c, _ := testOptionKeys.Verify(id, time.Time{})
+	if c.IssuedAt.IsZero() {
+		return time.Now().Format(time.RFC3339Nano)
+	}
+	return c.IssuedAt.Format(time.RFC3339Nano)
 }
 
 func rescheduleBody(o map[string]any, key string) map[string]any {
@@ -87,7 +98,7 @@ func rescheduleBody(o map[string]any, key string) map[string]any {
 		"user_confirmation_confirmed": true,
 		"booking_terms_accepted":      true,
 		"booking_terms_version":       optionTerms(o),
-		"booking_terms_accepted_at":   "2026-03-02T09:20:00+01:00",
+		"booking_terms_accepted_at":   termsAcceptedAt(o),
 		"idempotency_key":             key,
 	}
 }

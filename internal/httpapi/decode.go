@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"mime"
 	"net/http"
+	"reflect"
+	"strings"
+	"time"
 
 	"bokat"
 )
@@ -25,13 +29,18 @@ func (s *Server) decode(r *http.Request, dst any) error {
 }
 
 // readJSONBody reads a request body that must be one JSON value of at most
-// maxBodyBytes sent as application/json. Handlers that must look at the body
+// maxBodyBytes sent as application/json (UTF-8) whose every string passes
+// bokat.CheckText. Handlers that must look at the body
 // before schema validation (consent first, taxonomy errors as 422) call it,
 // then decodeBody.
 func readJSONBody(r *http.Request) ([]byte, error) {
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
 		return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "Content-Type must be application/json.")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "JSON bodies must be UTF-8; a charset parameter, when sent, must be utf-8.")
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -42,6 +51,9 @@ func readJSONBody(r *http.Request) ([]byte, error) {
 		return nil, &bokat.Error{Code: bokat.CodeInvalidRequest, Detail: "The request body could not be read.", Err: err}
 	}
 	if err := checkSingleJSONValue(body); err != nil {
+		return nil, err
+	}
+	if err := checkBodyText(body); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -95,7 +107,7 @@ func decodeIssue(err error) string {
 		if field == "" {
 			field = "(root)"
 		}
-		return fmt.Sprintf("%s: must be %s", field, typ.Type.String())
+		return field + ": " + jsonTypeIssue(typ)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "(body): truncated JSON"
 	}
@@ -104,4 +116,84 @@ func decodeIssue(err error) string {
 		return "(root): unknown field " + msg[len(unknown):]
 	}
 	return "(body): could not be decoded"
+}
+
+// jsonTypeIssue says, in the contract's JSON terms, what a value that could
+// not be decoded must be: a number too large for its field, an integer
+// written with a fraction or exponent (5000.0), or a value of the wrong
+// JSON type. It never names Go types.
+func jsonTypeIssue(e *json.UnmarshalTypeError) string {
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	isNumber := strings.HasPrefix(e.Value, "number")
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if isNumber {
+			bits := t.Bits()
+			lo, hi := int64(-1)<<(bits-1), int64(1)<<(bits-1)-1
+			lit := strings.TrimSpace(strings.TrimPrefix(e.Value, "number"))
+			f, ok := new(big.Float).SetString(lit)
+			switch {
+			case !ok || !f.IsInt():
+				return "must be an integer"
+			case f.Cmp(new(big.Float).SetInt64(lo)) >= 0 && f.Cmp(new(big.Float).SetInt64(hi)) <= 0:
+				return "must be an integer written without a fraction or exponent (e.g. 5000, not 5000.0)"
+			default:
+				return fmt.Sprintf("must be an integer between %d and %d", lo, hi)
+			}
+		}
+		return "must be an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "must be a non-negative integer"
+	case reflect.Float32, reflect.Float64, reflect.Interface:
+		if isNumber {
+			return "must be a number within ±1.7976931348623157e308"
+		}
+		if t.Kind() == reflect.Interface {
+			return "is invalid"
+		}
+		return "must be a number"
+	case reflect.String:
+		return "must be a string"
+	case reflect.Bool:
+		return "must be a boolean"
+	case reflect.Slice, reflect.Array:
+		return "must be an array"
+	case reflect.Struct, reflect.Map:
+		if t == reflect.TypeFor[time.Time]() {
+			return "must be an RFC 3339 date-time with offset (e.g. 2026-03-02T09:15:00+01:00)"
+		}
+		return "must be an object"
+	}
+	return "has the wrong JSON type"
+}
+
+// wholeNumber is an integer member of a request body. JSON Schema's
+// "integer" is any number with a zero fraction part, so 5000, 5000.0 and
+// 5e3 all pass the contract and all decode to 5000; the contract bounds the
+// range.
+type wholeNumber int64
+
+func (n *wholeNumber) UnmarshalJSON(b []byte) error {
+	f, _, err := big.ParseFloat(string(b), 10, 256, big.ToNearestEven)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[int64]()}
+	}
+	i, acc := f.Int64()
+	if !f.IsInt() || acc != big.Exact {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[int64]()}
+	}
+	*n = wholeNumber(i)
+	return nil
+}
+
+// int64 returns the number, or nil when it was not sent.
+func (n *wholeNumber) int64() *int64 {
+	if n == nil {
+		return nil
+	}
+	v := int64(*n)
+	return &v
 }

@@ -176,6 +176,10 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if err := checkRequestText(r, rt.pattern); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 		if err := rt.handler(w, r); err != nil {
 			s.writeError(w, r, err)

@@ -578,7 +578,8 @@ func TestSignInCodeIsBoundToItsBrowserAndExpires(t *testing.T) {
 	}
 }
 
-// TestSignInSendLimitPerAddress: at most five codes per address per hour.
+// TestSignInSendLimitPerAddress: at most SignInSendLimit codes per address
+// per hour, counted in the store whatever the limiter says (here: none).
 func TestSignInSendLimitPerAddress(t *testing.T) {
 	t.Parallel()
 	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})

@@ -93,6 +93,9 @@ type oauthSetup struct {
 	production bool
 	// noSender leaves the server without a CodeSender.
 	noSender bool
+	// limiter and limits enforce the authorization server's budgets.
+	limiter oauth.Limiter
+	limits  *oauth.Limits
 }
 
 // newOAuthEnv starts the server with OAuth wired as serve wires it.
@@ -111,6 +114,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		as, err := oauth.New(oauth.Config{
 			BaseURL: c.BaseURL, Production: setup.production, Store: db, Hasher: hasher,
 			Sender: sender, Logger: c.Logger, Now: e.clock.Now,
+			Limiter: setup.limiter, Limits: setup.limits,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -3,8 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"bokat"
+	"bokat/internal/ratelimit"
 )
 
 // AuthorizationServer is the OAuth 2 authorization server (package oauth)
@@ -21,11 +23,20 @@ type AuthorizationServer interface {
 }
 
 // wrapProtocol applies what every request needs apart from the v1
-// conventions: the access log's route name and the body limit.
+// conventions: the access log's route name, the body limit, and the
+// caller's rate-limit key (its client IP, resolved as for the API, trusted
+// proxies included), which the authorization server's own budgets spend.
+// The discovery documents spend the API's reads quota, as
+// /v1/openapi.json does.
 func (s *Server) wrapProtocol(pr protocolRoute) http.Handler {
+	discovery := route{pattern: pr.pattern, contract: bokat.BookingsContractVersion, rate: rateReads}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requestInfoFrom(r.Context()).route = pr.pattern
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		if strings.HasPrefix(pr.pattern, "/.well-known/") && !s.allowRequest(w, r, discovery, bokat.Principal{}) {
+			return
+		}
+		r = r.WithContext(ratelimit.WithCaller(r.Context(), s.rateKey(r, bokat.Principal{})))
 		pr.handler.ServeHTTP(w, r)
 	})
 }

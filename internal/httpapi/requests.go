@@ -38,7 +38,7 @@ type createRequestBody struct {
 		Postcode string `json:"postcode,omitempty"`
 	} `json:"location"`
 	Timing            timingWire     `json:"timing"`
-	BudgetSEK         *int64         `json:"budget_sek,omitempty"`
+	BudgetSEK         *wholeNumber   `json:"budget_sek,omitempty"`
 	Details           map[string]any `json:"details,omitempty"`
 	CustomerNextStep  string         `json:"customer_next_step,omitempty"`
 	Source            string         `json:"source,omitempty"`
@@ -138,7 +138,7 @@ func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) err
 		Customer:  followup.Customer(in.Customer),
 		Location:  followup.Location(in.Location),
 		Timing:    followup.Timing(in.Timing),
-		BudgetSEK: in.BudgetSEK, Details: in.Details, CustomerNextStep: in.CustomerNextStep, Source: in.Source,
+		BudgetSEK: in.BudgetSEK.int64(), Details: in.Details, CustomerNextStep: in.CustomerNextStep, Source: in.Source,
 		ExternalReference: in.ExternalReference, Locale: in.Locale, Timezone: in.Timezone,
 		ConsentStatement: in.UserConsentStatement, ConsentSource: in.ConsentSource,
 	}

@@ -276,7 +276,7 @@ func TestSearchOverHTTPValidatesTheRequest(t *testing.T) {
 		{"quantity not a number", with(faucetSearch(), func(b map[string]any) {
 			b["vertical_id"], b["job_type_id"] = "cleaning", "cleaning_window"
 			b["details"] = map[string]any{"window_count": "tolv"}
-		}), "details.window_count: must be a positive number"},
+		}), "details.window_count: must be an integer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -222,8 +222,8 @@ func (s *Server) handleUnknownPath(mux *http.ServeMux) handlerFunc {
 		}
 		if len(allowed) > 0 {
 			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			return bokat.Errorf(bokat.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
+			return bokat.Errorf(bokat.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.EscapedPath())
 		}
-		return bokat.Errorf(bokat.CodeNotFound, "no operation at %s", r.URL.Path)
+		return bokat.Errorf(bokat.CodeNotFound, "no operation at %s", r.URL.EscapedPath())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"bokat"
 	"bokat/internal/auth"
@@ -130,7 +131,9 @@ func (s *Server) decodeWebhookEndpointCreate(r *http.Request, in *wireWebhookEnd
 	}
 	body, readErr := io.ReadAll(r.Body)
 	plainHTTP := ""
-	if readErr == nil {
+	// Invalid UTF-8 is left for the decoder to refuse: re-encoding would
+	// replace it.
+	if readErr == nil && utf8.Valid(body) {
 		var fields map[string]json.RawMessage
 		var u string
 		if json.Unmarshal(body, &fields) == nil && json.Unmarshal(fields["url"], &u) == nil && strings.HasPrefix(u, "http://") {

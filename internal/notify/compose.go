@@ -283,18 +283,39 @@ func (c composer) calendar(b Booking, ev bokat.EventType, m Message) (*Calendar,
 	if b.ProviderName != "" && strings.HasSuffix(m.Kind, "/"+bokat.RecipientCustomer) {
 		summary += " – " + b.ProviderName
 	}
-	e.SetSummary(summary)
+	e.SetSummary(icalText(summary, false))
 	if b.ServiceAddress != "" {
-		e.SetLocation(b.ServiceAddress)
+		e.SetLocation(icalText(b.ServiceAddress, false))
 	}
-	e.SetDescription(strings.TrimSpace(m.Text))
+	e.SetDescription(icalText(strings.TrimSpace(m.Text), true))
 	e.SetOrganizer(c.organizer, ics.WithCN("Bokat"))
 	attendee := []ics.PropertyParameter{ics.WithRSVP(false)}
-	if m.ToName != "" {
-		attendee = append(attendee, ics.WithCN(m.ToName))
+	if cn := icalParamText(m.ToName); cn != "" {
+		attendee = append(attendee, ics.WithCN(cn))
 	}
-	if m.To != "" {
+	if m.To != "" && bokat.CheckText(m.To, false) == "" {
 		e.AddAttendee(m.To, attendee...)
 	}
 	return &Calendar{Method: string(method), Data: []byte(cal.Serialize(ics.WithNewLineWindows))}, nil
 }
+
+// icalText prepares a TEXT value (RFC 5545 §3.3.11) for the iCalendar
+// writer, which escapes backslash, semicolon, comma and LF but passes every
+// other character through: control characters (a CR would end the line) are
+// removed and line breaks made LF. Input text is checked at the edge; this
+// keeps text stored before then, and supply data, from breaking the object.
+func icalText(s string, multiline bool) string {
+	return bokat.CleanText(s, multiline)
+}
+
+// icalParamText makes a display name a valid unquoted parameter value
+// (paramtext, RFC 5545 §3.1): no control characters, and none of DQUOTE,
+// ";", ":", "," — nor the backslash and apostrophe the iCalendar writer
+// would escape with a backslash, which parameter values do not know. A
+// name is only shown, so these become look-alikes or spaces.
+func icalParamText(s string) string {
+	s = bokat.CleanText(s, false)
+	return strings.Join(strings.Fields(paramReplacer.Replace(s)), " ")
+}
+
+var paramReplacer = strings.NewReplacer(`"`, "\u201d", `'`, "\u2019", ";", " ", ":", " ", ",", " ", `\`, "/")

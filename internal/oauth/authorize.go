@@ -237,23 +237,8 @@ func withLang(params url.Values, lang string) string {
 // and shows the consent page (after sign-in); POST is the consent form's
 // decision.
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
-	var params url.Values
-	switch r.Method {
-	case http.MethodGet:
-		params = r.URL.Query()
-	case http.MethodPost:
-		if err := r.ParseForm(); err != nil {
-			s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_form")
-			return
-		}
-		if !s.checkCSRF(r) {
-			s.renderError(w, r, http.StatusForbidden, "err_csrf", "invalid_csrf_token")
-			return
-		}
-		params = r.PostForm
-	default:
-		w.Header().Set("Allow", "GET, POST")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	params, ok := s.pageForm(w, r)
+	if !ok {
 		return
 	}
 	req, aerr := s.parseAuthorize(r.Context(), params)

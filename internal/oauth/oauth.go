@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"bokat"
@@ -49,8 +50,12 @@ const (
 	SignInCodeTTL = 10 * time.Minute
 	// SignInAttempts is how many times one sign-in code may be tried.
 	SignInAttempts = 5
-	// SignInSendLimit codes at most are sent to one address per SignInSendWindow.
-	SignInSendLimit  = 5
+	// SignInSendLimit codes at most are sent to one address per
+	// SignInSendWindow, from all addresses together (a bound on the mail a
+	// victim can be sent and on code guessing). Per requesting address the
+	// limiter allows fewer (Limits.SignInAddress), so that one attacker
+	// cannot spend a user's budget.
+	SignInSendLimit  = 20
 	SignInSendWindow = time.Hour
 	// SessionTTL is the lifetime of a signed-in browser session.
 	SessionTTL = 30 * time.Minute
@@ -116,6 +121,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
+	// Limiter enforces Limits; nil disables rate limiting (the store's
+	// per-address send bound still applies).
+	Limiter Limiter
+	// Limits default to DefaultLimits.
+	Limits *Limits
+	// Metrics counts rate-limit refusals and limiter failures (optional).
+	Metrics Metrics
 }
 
 // Server is the authorization server. It also verifies the access tokens
@@ -130,6 +142,11 @@ type Server struct {
 	log        *slog.Logger
 	now        func() time.Time
 	cop        *http.CrossOriginProtection
+	limiter    Limiter
+	limits     Limits
+	metrics    Metrics
+	// limiterWarned is when the last limiter warning was logged (Unix ns).
+	limiterWarned atomic.Int64
 }
 
 var _ auth.AccessTokenVerifier = (*Server)(nil)
@@ -147,6 +164,12 @@ func New(cfg Config) (*Server, error) {
 		sender:     cfg.Sender,
 		log:        cfg.Logger,
 		now:        cfg.Now,
+		limiter:    cfg.Limiter,
+		limits:     DefaultLimits(),
+		metrics:    cfg.Metrics,
+	}
+	if cfg.Limits != nil {
+		s.limits = *cfg.Limits
 	}
 	s.secure = strings.HasPrefix(s.issuer, "https://")
 	if s.now == nil {

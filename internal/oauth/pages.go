@@ -91,6 +91,8 @@ var texts = map[string]map[string]string{
 		"err_request":        "Begäran från appen är ofullständig eller felaktig. Gå tillbaka till appen och försök igen.",
 		"err_csrf":           "Formuläret kunde inte verifieras. Gå tillbaka till appen och börja om.",
 		"err_internal":       "Ett tekniskt fel uppstod. Försök igen om en stund.",
+		"err_rate":           "För många förfrågningar från din anslutning. Vänta en stund och försök igen.",
+		"signin_busy":        "Vi skickar för många koder just nu. Försök igen om en stund.",
 		"other_lang":         "English",
 	},
 	localeEN: {
@@ -123,6 +125,8 @@ var texts = map[string]map[string]string{
 		"err_request":        "The app's request is incomplete or invalid. Go back to the app and try again.",
 		"err_csrf":           "The form could not be verified. Go back to the app and start again.",
 		"err_internal":       "A technical error occurred. Try again shortly.",
+		"err_rate":           "Too many requests from your connection. Wait a moment and try again.",
+		"signin_busy":        "We are sending too many codes right now. Try again shortly.",
 		"other_lang":         "Svenska",
 	},
 }

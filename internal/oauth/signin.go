@@ -11,11 +11,13 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 )
 
@@ -40,27 +42,60 @@ func (s *Server) session(r *http.Request) (userID, email string, err error) {
 	return userID, email, err
 }
 
-// pageForm reads the parameters of a page request: the query of a GET, or
-// the CSRF-checked form of a POST. It answers the request itself and
+// pageForm admits a page request and reads its parameters: the query of a
+// GET, or the CSRF-checked form of a POST. It spends the caller's page
+// budget first (429 when spent), and refuses any parameter that is not
+// clean text (bokat.CheckText: invalid UTF-8 or a control character) with
+// 400 before anything reaches the store. It answers the request itself and
 // returns false when it cannot go on.
 func (s *Server) pageForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
-	switch r.Method {
-	case http.MethodGet:
-		return r.URL.Query(), true
-	case http.MethodPost:
-		if err := r.ParseForm(); err != nil {
-			s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_form")
-			return nil, false
-		}
-		if !s.checkCSRF(r) {
-			s.renderError(w, r, http.StatusForbidden, "err_csrf", "invalid_csrf_token")
-			return nil, false
-		}
-		return r.PostForm, true
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return nil, false
 	}
-	w.Header().Set("Allow", "GET, POST")
-	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-	return nil, false
+	if wait := s.spend(r.Context(), s.limits.Pages, ratelimit.Caller(r.Context())); wait > 0 {
+		setRetryAfter(w, wait)
+		s.renderError(w, r, http.StatusTooManyRequests, "err_rate", "rate_limited")
+		return nil, false
+	}
+	query := r.URL.Query()
+	if !cleanParams(query) {
+		s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_request")
+		return nil, false
+	}
+	if r.Method == http.MethodGet {
+		return query, true
+	}
+	if err := r.ParseForm(); err != nil {
+		s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_form")
+		return nil, false
+	}
+	if !cleanParams(r.PostForm) {
+		s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_request")
+		return nil, false
+	}
+	if !s.checkCSRF(r) {
+		s.renderError(w, r, http.StatusForbidden, "err_csrf", "invalid_csrf_token")
+		return nil, false
+	}
+	return r.PostForm, true
+}
+
+// cleanParams reports whether every parameter name and value is clean,
+// single-line text (bokat.CheckText).
+func cleanParams(v url.Values) bool {
+	for k, vs := range v {
+		if bokat.CheckText(k, false) != "" {
+			return false
+		}
+		for _, x := range vs {
+			if bokat.CheckText(x, false) != "" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
@@ -93,11 +128,17 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Email = email
+	if key, wait := s.sendBudget(r.Context(), email); wait > 0 {
+		p.Error = p.T[key]
+		setRetryAfter(w, wait)
+		s.render(w, r, http.StatusTooManyRequests, "signin", p)
+		return
+	}
 	handle, err := s.sendCode(r.Context(), email, p.Lang, browser)
 	switch {
 	case errors.Is(err, errSendLimit):
 		p.Error = p.T["too_many_codes"]
-		w.Header().Set("Retry-After", fmt.Sprint(int(SignInSendWindow.Seconds())))
+		setRetryAfter(w, SignInSendWindow)
 		s.render(w, r, http.StatusTooManyRequests, "signin", p)
 		return
 	case err != nil:
@@ -111,6 +152,27 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 }
 
 var errSendLimit = errors.New("sign-in code send limit reached")
+
+// sendBudget spends one code of the caller's sign-in budgets: per client
+// IP, per (address, client IP), then overall. It returns the text key of
+// the refusal and its Retry-After, or a zero wait when a code may be sent.
+// The address is keyed by its keyed hash, never in clear. Because the
+// per-address budget is kept per requesting IP, requests from one address
+// never spend the codes a user asks for from another; the store's bound
+// (SignInSendLimit from anywhere) caps the mail one address can receive.
+func (s *Server) sendBudget(ctx context.Context, email string) (string, time.Duration) {
+	caller := ratelimit.Caller(ctx)
+	if wait := s.spend(ctx, s.limits.SignInIP, caller); wait > 0 {
+		return "err_rate", wait
+	}
+	if wait := s.spend(ctx, s.limits.SignInAddress, s.hasher.Hash(domainEmail, email)+"|"+caller); wait > 0 {
+		return "too_many_codes", wait
+	}
+	if wait := s.spend(ctx, s.limits.SignInGlobal, "all"); wait > 0 {
+		return "signin_busy", wait
+	}
+	return "", 0
+}
 
 // sendCode creates a sign-in code for the address, bound to the browser,
 // and sends it. It returns the handle the browser keeps in a cookie.

@@ -17,6 +17,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 )
 
@@ -26,7 +27,8 @@ type tokenError struct {
 	status      int
 	code        string
 	description string
-	err         error // an internal failure, logged
+	retryAfter  time.Duration // sent as Retry-After when set
+	err         error         // an internal failure, logged
 }
 
 func errInvalidRequest(desc string) *tokenError {
@@ -55,6 +57,9 @@ func (s *Server) writeTokenError(w http.ResponseWriter, r *http.Request, e *toke
 		s.log.ErrorContext(r.Context(), "token endpoint failed", "error", e.err.Error())
 	}
 	noStore(w)
+	if e.retryAfter > 0 {
+		setRetryAfter(w, e.retryAfter)
+	}
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="bokat"`)
 	}
@@ -86,7 +91,76 @@ func parseTokenForm(r *http.Request) *tokenError {
 			return errInvalidRequest("the parameter " + safeScopeName(k) + " is repeated")
 		}
 	}
+	// Client credentials are checked by authenticateClient (invalid_client);
+	// every other parameter must be clean text before anything reads it.
+	for k, v := range r.PostForm {
+		if k == "client_id" || k == "client_secret" {
+			continue
+		}
+		if bokat.CheckText(k, false) != "" {
+			return errInvalidRequest("a parameter name is not valid text")
+		}
+		if why := bokat.CheckText(v[0], false); why != "" {
+			return errInvalidRequest("the parameter " + safeScopeName(k) + " " + why)
+		}
+	}
 	return nil
+}
+
+// errSlowDown is the refusal of a spent budget at the token and revocation
+// endpoints: 429 with Retry-After and the OAuth error slow_down (registered
+// for the token endpoint by RFC 8628: the client must wait before its next
+// request).
+func errSlowDown(wait time.Duration) *tokenError {
+	return &tokenError{status: http.StatusTooManyRequests, code: "slow_down",
+		description: "too many requests or failed client authentications; wait for Retry-After seconds",
+		retryAfter:  wait}
+}
+
+// admitClient authenticates the client of a token or revocation request
+// under the endpoints' budgets. Requests from an address, or for a client
+// id, whose failed-authentication budget is spent are refused before their
+// credentials are read; a failed authentication spends both budgets; an
+// authenticated client spends its request budget.
+func (s *Server) admitClient(r *http.Request) (sqlstore.OAuthClient, *tokenError) {
+	ctx := r.Context()
+	ipKey, clientKey := ratelimit.Caller(ctx), "client:"+claimedClientID(r)
+	if wait := max(s.peek(ctx, s.limits.AuthFailuresIP, ipKey), s.peek(ctx, s.limits.AuthFailuresClient, clientKey)); wait > 0 {
+		return sqlstore.OAuthClient{}, errSlowDown(wait)
+	}
+	c, e := s.authenticateClient(r)
+	if e == errInvalidClient {
+		wait := max(s.spend(ctx, s.limits.AuthFailuresIP, ipKey), s.spend(ctx, s.limits.AuthFailuresClient, clientKey))
+		if wait > 0 {
+			return sqlstore.OAuthClient{}, errSlowDown(wait)
+		}
+		return sqlstore.OAuthClient{}, e
+	}
+	if e != nil {
+		return sqlstore.OAuthClient{}, e
+	}
+	if wait := s.spend(ctx, s.limits.Token, "client:"+c.ID); wait > 0 {
+		return sqlstore.OAuthClient{}, errSlowDown(wait)
+	}
+	return c, nil
+}
+
+// claimedClientID is the client id a request names (Basic user name or
+// client_id), unauthenticated and cut to 100 bytes: the key of its client's
+// failure budget.
+func claimedClientID(r *http.Request) string {
+	id, _, ok := r.BasicAuth()
+	if ok {
+		if u, err := url.QueryUnescape(id); err == nil {
+			id = u
+		}
+	} else {
+		id = r.PostForm.Get("client_id")
+	}
+	if len(id) > 100 {
+		id = id[:100]
+	}
+	return id
 }
 
 // authenticateClient identifies the client of a token or revocation
@@ -112,7 +186,7 @@ func (s *Server) authenticateClient(r *http.Request) (sqlstore.OAuthClient, *tok
 	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
-	if id == "" || len(id) > 100 {
+	if id == "" || len(id) > 100 || bokat.CheckText(id, false) != "" || bokat.CheckText(secret, false) != "" {
 		return sqlstore.OAuthClient{}, errInvalidClient
 	}
 	c, err := s.store.OAuthClient(r.Context(), id)
@@ -149,7 +223,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		s.writeTokenError(w, r, e)
 		return
 	}
-	client, e := s.authenticateClient(r)
+	client, e := s.admitClient(r)
 	if e != nil {
 		s.writeTokenError(w, r, e)
 		return
@@ -192,12 +266,17 @@ func (s *Server) exchangeCode(r *http.Request, client sqlstore.OAuthClient) (tok
 	switch {
 	case code == "":
 		return tokenResponse{}, errInvalidRequest("code is required")
-	case verifier == "":
-		return tokenResponse{}, errInvalidRequest("code_verifier is required: PKCE is mandatory")
-	case !verifierRe.MatchString(verifier):
-		return tokenResponse{}, errInvalidRequest("code_verifier must be 43 to 128 unreserved characters")
 	case len(code) > 200:
 		return tokenResponse{}, errInvalidGrant("the authorization code is invalid")
+	}
+	// A missing or malformed verifier is refused only after the code is
+	// spent: any redemption attempt by the code's client burns it.
+	var badVerifier *tokenError
+	switch {
+	case verifier == "":
+		badVerifier = errInvalidRequest("code_verifier is required: PKCE is mandatory")
+	case !verifierRe.MatchString(verifier):
+		badVerifier = errInvalidRequest("code_verifier must be 43 to 128 unreserved characters")
 	}
 	var (
 		resp   tokenResponse
@@ -227,6 +306,8 @@ func (s *Server) exchangeCode(r *http.Request, client sqlstore.OAuthClient) (tok
 			return tx.RevokeGrant(ctx, g.ID, "authorization code reused", now)
 		}
 		switch {
+		case badVerifier != nil:
+			refuse = badVerifier
 		case !g.RevokedAt.IsZero():
 			refuse = errInvalidGrant("the authorization code was revoked")
 		case !now.Before(g.CodeExpiresAt):
@@ -363,7 +444,7 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 		s.writeTokenError(w, r, e)
 		return
 	}
-	client, e := s.authenticateClient(r)
+	client, e := s.admitClient(r)
 	if e != nil {
 		s.writeTokenError(w, r, e)
 		return

@@ -32,7 +32,16 @@
 //     "helgen"/"weekend"; a weekday narrows a week ("tisdag nästa vecka");
 //   - how soon: "så snart som möjligt"/"snarast"/"akut"/"asap"/"as soon as
 //     possible" (3 days), "inom en vecka"/"within a week" and other
-//     "inom N dagar/veckor", "flexibel"/"flexible" (14 days);
+//     "inom N dagar/veckor", "flexibel"/"flexible"/"inte akut" (14 days);
+//   - the calendar: holidays ("julafton", "påsk", "midsommar", "Christmas
+//     Eve"; the label says when they are days off), months and their
+//     thirds ("i december", "i mitten av december", "early January",
+//     "nästa månad"), parts of a week ("i slutet av veckan"), offsets ("om
+//     två veckor", "in 3 days"), a day of the month alone ("den 15:e", "the
+//     4th"), a weekday with a date ("fredag den 4:e");
+//   - before, after, around: "före jul"/"before Christmas", "senast
+//     fredag"/"by Friday", "efter nyår"/"after New Year", "från måndag",
+//     "kring den 15:e"/"around the 20th";
 //   - time of day: "förmiddag"/"morgon"/"morning" 08–12,
 //     "eftermiddag"/"afternoon" 12–17, "kväll"/"evening" 17–21,
 //     "efter 15"/"after 3 pm", "före 12"/"before noon",

@@ -30,6 +30,10 @@ const (
 	dayWeekend
 	dayWeekday
 	dayDate
+	dayHoliday   // "julafton", "påsk", "midsommar"
+	dayMonthSpan // "i december", "nästa månad", "i mitten av december"
+	dayWeekPart  // "i slutet av veckan", "early next week"
+	dayOffset    // "om två veckor", "in 3 days"
 )
 
 // isWeekScope reports whether k names a whole ISO week that a weekday can narrow.
@@ -85,8 +89,17 @@ type part struct {
 	weekYear  int          // dayWeekNumber when yearGiven
 
 	rel  relKind
-	n    int
-	unit relUnit
+	n    int     // relWithin, dayOffset
+	unit relUnit // relWithin, dayOffset
+
+	dayOnly   bool         // dayDate without a month ("den 15:e")
+	wdHint    time.Weekday // dayDate: the weekday written with it ("fredag den 4:e")
+	hasWdHint bool
+	hol       *holiday // dayHoliday
+	month     time.Month
+	which     which   // dayMonthSpan, dayWeekPart
+	third     third   // dayMonthSpan, dayWeekPart
+	mod       modKind // any day phrase: "före", "efter", "kring"
 
 	hasTime bool
 	time    timeKind
@@ -116,7 +129,7 @@ const (
 	// hourPattern has four groups: hour, minute, a/p, and a word for noon.
 	hourPattern = `(?:(\d{1,2})(?:[:.](\d{2}))?(?: ?([ap])\.?m\.?)?|(lunch(?:en|tid)?|noon|midday))`
 	klPattern   = `(?:kl(?:ockan|\.)?|at)`
-	numPattern  = `\d{1,3}|en|ett|tva|tre|fyra|fem|sex|sju|atta|nio|tio|elva|tolv|fjorton|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen`
+	numPattern  = `\d{1,3}|en|ett|tva|tre|fyra|fem|sex|sju|atta|nio|tio|elva|tolv|tretton|fjorton|femton|tjugo|trettio|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty`
 )
 
 var (
@@ -130,21 +143,23 @@ var (
 	reThisAfter     = regexp.MustCompile(`i ?eftermiddag|this afternoon`)
 	reThisMorning   = regexp.MustCompile(`i ?formiddag|this morning`)
 	reAfterTomorrow = regexp.MustCompile(`i ?overmorgon|overmorgon|(?:the )?day after tomorrow`)
-	reTomorrow      = regexp.MustCompile(`i ?morgon|tomorrow`)
+	reTomorrow      = regexp.MustCompile(`i ?morgon|i ?morrn|i ?morn|tomorrow|tomorow|tommorow|tommorrow|tmrw`)
 	reToday         = regexp.MustCompile(`i ?dag|today`)
-	reNextWeek      = regexp.MustCompile(`nasta vecka|nastkommande vecka|kommande vecka|next week`)
+	reNextWeek      = regexp.MustCompile(`nasta veckan?|nastkommande vecka|kommande vecka|next week`)
 	reThisWeek      = regexp.MustCompile(`denna vecka|den har veckan|i veckan|inom veckan|this week`)
 	reWeekend       = regexp.MustCompile(`helgen|helg|veckoslutet|veckoslut|weekends?`)
 	reWeekdaySv     = regexp.MustCompile(`(mandag|tisdag|onsdag|torsdag|fredag|lordag|sondag)(?:en|ar(?:na)?)?(?:s?(formiddag|morgon|eftermiddag|kvall)(?:en)?)?`)
 	reWeekdayEn     = regexp.MustCompile(`(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?`)
 
-	reASAP     = regexp.MustCompile(`sa snart som mojligt|sa fort som mojligt|snarast(?: mojligt)?|omgaende|akut|bradskande|asap|a\.s\.a\.p\.?|as soon as possible|urgent(?:ly)?`)
+	reASAP     = regexp.MustCompile(`(?:sa|so) (?:snart|fort|snabbt) som mojligt|(?:sa|so) (?:snart|fort) (?:det gar|ni kan)|snarast(?: mojligt)?|snabbast mojligt|fortast mojligt|forsta lediga(?: tid)?|omgaende|akut|bradskande|asap|a\.s\.a\.p\.?|as soon as possible|as soon as you can|earliest possible|first available(?: slot| time)?|urgent(?:ly)?`)
 	reWithin   = regexp.MustCompile(`(?:inom|within)(?: (?:de|the))?(?: (?:narmaste|kommande|next|coming))? (` + numPattern + `) (timmar|timme|dygn|dagarna|dagar|dag|veckorna|veckor|vecka|manaderna|manader|manad|hours|hour|days|day|weeks|week|months|month)`)
 	reFlexible = regexp.MustCompile(`flexibelt|flexibel|flexible|ingen bradska|no rush|no hurry|nar som helst|any ?time|whenever`)
 
 	reBetween   = regexp.MustCompile(`(mellan|between|fran|from)(?: ` + klPattern + ` ?| )` + hourPattern + `(?: (?:och|and|till|to) | ?- ?)(?:` + klPattern + ` ?)?` + hourPattern)
 	reKlRange   = regexp.MustCompile(`(kl)(?:ockan|\.)? ?` + hourPattern + ` ?- ?` + hourPattern)
 	reClockSpan = regexp.MustCompile(`()` + `(\d{1,2})[:.](\d{2})()() ?- ?(\d{1,2})[:.](\d{2})()()`)
+	reNotBefore = regexp.MustCompile(`(inte fore|inte innan|not before|no earlier than|tidigast)(?: ` + klPattern + ` ?| )` + hourPattern)
+	reNotAfter  = regexp.MustCompile(`(inte efter|inte senare an|not after|no later than)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reAfter     = regexp.MustCompile(`(efter|fran|after|from)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reBefore    = regexp.MustCompile(`(fore|innan|senast|before|by)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reMorning   = regexp.MustCompile(`formiddag(?:en|arna|ar)?|morgon(?:en)?|morgnar(?:na)?|mornings?`)
@@ -158,6 +173,10 @@ var (
 type rule struct {
 	re   *regexp.Regexp
 	make func(norm string, loc []int) (part, bool)
+	// need, when set, lists words of which every match contains at least
+	// one; a text without any of them skips the expression, which keeps the
+	// large ones (holidays, months) off the common texts.
+	need []string
 }
 
 // rules are tried in this order; a later match that overlaps an earlier
@@ -181,38 +200,55 @@ func rules() []rule {
 		return func(string, []int) (part, bool) { return part{class: classRel, rel: k}, true }
 	}
 	return []rule{
-		{reISODate, makeISODate},
-		{reDayMonth, func(s string, loc []int) (part, bool) {
+		{re: reMonthPartSv, make: makeMonthPart(1, 2, 3, 4), need: svThirdWords},
+		{re: reMonthPartEn, make: makeMonthPart(1, 2, 3, 4), need: enThirdWords},
+		{re: reWeekPart, make: makeWeekPart, need: slices.Concat(svThirdWords, enThirdWords)},
+		{re: reISODate, make: makeISODate},
+		{re: reDayMonth, make: func(s string, loc []int) (part, bool) {
 			return makeDate(group(s, loc, 1), group(s, loc, 2), group(s, loc, 3))
 		}},
-		{reMonthDay, func(s string, loc []int) (part, bool) {
+		{re: reMonthDay, make: func(s string, loc []int) (part, bool) {
 			return makeDate(group(s, loc, 2), group(s, loc, 1), group(s, loc, 3))
 		}},
-		{reSlash, makeSlashDate},
-		{reWeekNo, makeWeekNumber},
-		{reTonight, todayWith(timeEvening)},
-		{reThisAfter, todayWith(timeAfternoon)},
-		{reThisMorning, todayWith(timeMorning)},
-		{reAfterTomorrow, fixedDay(dayAfterTomorrow)},
-		{reTomorrow, fixedDay(dayTomorrow)},
-		{reToday, fixedDay(dayToday)},
-		{reNextWeek, fixedDay(dayNextWeek)},
-		{reThisWeek, fixedDay(dayThisWeek)},
-		{reWeekend, fixedDay(dayWeekend)},
-		{reWeekdaySv, makeWeekday},
-		{reWeekdayEn, makeWeekday},
-		{reASAP, rel(relASAP)},
-		{reWithin, makeWithin},
-		{reFlexible, rel(relFlexible)},
-		{reBetween, makeBetween},
-		{reKlRange, makeBetween},
-		{reClockSpan, makeBetween},
-		{reAfter, makeAfter},
-		{reBefore, makeBefore},
-		{reMorning, timeOfDay(timeMorning)},
-		{reAfternoon, timeOfDay(timeAfternoon)},
-		{reEvening, timeOfDay(timeEvening)},
-		{reDaytime, timeOfDay(timeDaytime)},
+		{re: reSlash, make: makeSlashDate},
+		{re: reDayOnly, make: makeDayOnly},
+		{re: reHoliday, make: makeHoliday, need: holidayWords},
+		{re: reMonthWhole, make: makeMonthWhole},
+		{re: reMonthRel, make: makeMonthRel, need: []string{"manad", "month"}},
+		{re: reWeekAfter, make: func(string, []int) (part, bool) {
+			return part{class: classDay, day: dayOffset, n: 2, unit: unitWeek}, true
+		}, need: []string{"nasta", "next"}},
+		{re: reWeekNo, make: makeWeekNumber},
+		{re: reTonight, make: todayWith(timeEvening)},
+		{re: reThisAfter, make: todayWith(timeAfternoon)},
+		{re: reThisMorning, make: todayWith(timeMorning)},
+		{re: reAfterTomorrow, make: fixedDay(dayAfterTomorrow)},
+		{re: reTomorrow, make: fixedDay(dayTomorrow)},
+		{re: reToday, make: fixedDay(dayToday)},
+		{re: reNextWeek, make: fixedDay(dayNextWeek)},
+		{re: reThisWeek, make: fixedDay(dayThisWeek)},
+		{re: reWeekend, make: fixedDay(dayWeekend)},
+		{re: reWeekdaySv, make: makeWeekday},
+		{re: reWeekdayEn, make: makeWeekday},
+		{re: reNotUrgent, make: rel(relFlexible), need: notUrgentWords},
+		{re: reASAP, make: rel(relASAP)},
+		{re: reWithin, make: makeWithin},
+		{re: reOffset, make: makeOffset, need: []string{"om ", "in "}},
+		{re: reFlexible, make: rel(relFlexible)},
+		{re: reBetween, make: makeBetween},
+		{re: reKlRange, make: makeBetween},
+		{re: reClockSpan, make: makeBetween},
+		{re: reAfterWork, make: func(string, []int) (part, bool) {
+			return clockPart(timeAfter, ClockRange{Start: 17 * 60, End: MinutesPerDay})
+		}},
+		{re: reNotBefore, make: makeAfter}, // "inte före 9" is from 09:00
+		{re: reNotAfter, make: makeBefore},
+		{re: reAfter, make: makeAfter},
+		{re: reBefore, make: makeBefore},
+		{re: reMorning, make: timeOfDay(timeMorning)},
+		{re: reAfternoon, make: timeOfDay(timeAfternoon)},
+		{re: reEvening, make: timeOfDay(timeEvening)},
+		{re: reDaytime, make: timeOfDay(timeDaytime)},
 	}
 }
 
@@ -222,6 +258,9 @@ func findParts(text string) []part {
 	var taken []span
 	var parts []part
 	for _, r := range rules() {
+		if len(r.need) > 0 && !slices.ContainsFunc(r.need, func(w string) bool { return strings.Contains(f.norm, w) }) {
+			continue
+		}
 	match:
 		for _, loc := range findAll(r.re, f.norm) {
 			sp := span{start: loc[0], end: loc[1]}
@@ -241,7 +280,7 @@ func findParts(text string) []part {
 	}
 	// Text order decides between phrases of one class.
 	slices.SortFunc(parts, func(a, b part) int { return a.span.start - b.span.start })
-	return parts
+	return attachPrefixes(f, parts)
 }
 
 func makeISODate(s string, loc []int) (part, bool) {
@@ -335,24 +374,8 @@ func makeWeekNumber(s string, loc []int) (part, bool) {
 }
 
 func makeWeekday(s string, loc []int) (part, bool) {
-	name := group(s, loc, 1)
-	var wd time.Weekday
-	switch name {
-	case "sondag", "sunday":
-		wd = time.Sunday
-	case "mandag", "monday":
-		wd = time.Monday
-	case "tisdag", "tuesday":
-		wd = time.Tuesday
-	case "onsdag", "wednesday":
-		wd = time.Wednesday
-	case "torsdag", "thursday":
-		wd = time.Thursday
-	case "fredag", "friday":
-		wd = time.Friday
-	case "lordag", "saturday":
-		wd = time.Saturday
-	default:
+	wd, ok := weekdayFromName(group(s, loc, 1))
+	if !ok {
 		return part{}, false
 	}
 	p := part{class: classDay, day: dayWeekday, weekday: wd}
@@ -402,7 +425,9 @@ func readNumber(s string) int {
 		"tva": 2, "two": 2, "tre": 3, "three": 3, "fyra": 4, "four": 4,
 		"fem": 5, "five": 5, "sex": 6, "six": 6, "sju": 7, "seven": 7,
 		"atta": 8, "eight": 8, "nio": 9, "nine": 9, "tio": 10, "ten": 10,
-		"elva": 11, "eleven": 11, "tolv": 12, "twelve": 12, "fjorton": 14, "fourteen": 14,
+		"elva": 11, "eleven": 11, "tolv": 12, "twelve": 12, "tretton": 13, "thirteen": 13,
+		"fjorton": 14, "fourteen": 14, "femton": 15, "fifteen": 15, "tjugo": 20, "twenty": 20,
+		"trettio": 30, "thirty": 30,
 	}
 	return words[s]
 }
@@ -450,7 +475,7 @@ func readHour(s string, loc []int, i int, english bool) (int, bool) {
 
 func isEnglishKeyword(k string) bool {
 	switch k {
-	case "after", "from", "before", "by", "between":
+	case "after", "from", "before", "by", "between", "not before", "no earlier than", "not after", "no later than":
 		return true
 	}
 	return false

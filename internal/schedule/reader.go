@@ -6,7 +6,7 @@ import (
 )
 
 // TimingReader is ParseTiming with a bounded memory of the texts it has
-// read. Finding the phrases of a text runs some thirty regular expressions,
+// read. Finding the phrases of a text runs some forty regular expressions,
 // while assistants send the same few texts ("nästa vecka", "så snart som
 // möjligt") again and again; what a text says does not depend on the time,
 // so a remembered reading gives exactly the window ParseTiming gives. It is

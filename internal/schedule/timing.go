@@ -63,7 +63,7 @@ func read(parts []part, source int) reading {
 			switch {
 			case p.day == dayWeekday && weekday == nil:
 				weekday = &p
-			case p.day.isWeekScope() && scope == nil:
+			case (p.day.isWeekScope() || p.isStretch()) && scope == nil:
 				scope = &p
 			}
 			if r.day == nil {
@@ -166,13 +166,17 @@ func resolve(r reading, now time.Time, l lang) (Window, bool) {
 	var w Window
 	switch {
 	case r.day != nil:
-		first, last, ok := r.days(today, now, clock)
-		if !ok {
+		first, last, anchorFirst, anchorLast, ok := r.days(today, now, clock)
+		if !ok || last.Before(first) {
 			return Window{}, false
 		}
 		w.Start = latest(now, first.At(clock.Start))
 		w.End = last.At(clock.End)
-		w.Label = dayLabel(r, latestDate(first, today), last, l)
+		if r.day.mod != modNone {
+			w.Label = modLabel(r, latestDate(first, today), last, anchorFirst, anchorLast, l)
+		} else {
+			w.Label = dayLabel(r, latestDate(first, today), last, l)
+		}
 	case r.rel != nil:
 		w.Start = now
 		switch r.rel.rel {
@@ -219,31 +223,88 @@ func tighten(start, end time.Time, daily ClockRange) (time.Time, time.Time) {
 
 // days returns the first and last day of r's day phrase: the next occurrence
 // whose end (last day at clock.End) is after now for phrases that repeat
-// (weekdays, weekends, week numbers and dates without a year), the named
-// days otherwise. It reports false when the days have passed.
-func (r reading) days(today Date, now time.Time, clock ClockRange) (Date, Date, bool) {
-	ahead := func(last Date) bool { return last.At(clock.End).After(now) }
+// (weekdays, weekends, week numbers, dates without a year, months, holidays),
+// the named days otherwise; a "före", "efter" or "kring" in front turns them
+// into the days before, after or around that occurrence. It also returns the
+// occurrence itself, and reports false when the days have passed.
+func (r reading) days(today Date, now time.Time, clock ClockRange) (first, last, anchorFirst, anchorLast Date, ok bool) {
+	ahead := func(_, last Date) bool { return last.At(clock.End).After(now) }
+	if r.scope != nil && r.scope.isStretch() {
+		// A weekday inside a longer stretch ("onsdag om två veckor", "en
+		// tisdag i december"): the first such day of the stretch's occurrence
+		// that is still ahead; a repeating stretch without one left rolls on
+		// ("tisdag i slutet av månaden" read on the last Monday of a month).
+		day := func(first, last Date) (Date, bool) {
+			for d := latestDate(first, today); !d.After(last); d = d.AddDays(1) {
+				if d.Weekday() == r.day.weekday && ahead(d, d) {
+					return d, true
+				}
+			}
+			return Date{}, false
+		}
+		scope := reading{day: r.scope}
+		var sf, sl Date
+		var ok bool
+		if r.scope.mod == modNone {
+			sf, sl, ok = scope.anchor(today, func(first, last Date) bool { _, found := day(first, last); return found })
+		} else {
+			sf, sl, _, _, ok = scope.days(today, now, clock)
+		}
+		d, found := day(sf, sl)
+		return d, d, d, d, ok && found
+	}
+	switch r.day.mod {
+	case modBefore:
+		// The occurrence that starts after today, so the window is not empty.
+		f, l, ok := r.anchor(today, func(first, _ Date) bool { return first.After(today) })
+		return today, f.AddDays(-1), f, l, ok
+	case modBy:
+		f, l, ok := r.anchor(today, ahead)
+		return today, l, f, l, ok
+	case modAfter:
+		f, l, ok := r.anchor(today, ahead)
+		return l.AddDays(1), l.AddDays(afterWindowDays), f, l, ok
+	case modFrom:
+		f, l, ok := r.anchor(today, ahead)
+		return f, f.AddDays(afterWindowDays - 1), f, l, ok
+	case modDayBefore:
+		f, l, ok := r.anchor(today, func(first, _ Date) bool { d := first.AddDays(-1); return ahead(d, d) })
+		return f.AddDays(-1), f.AddDays(-1), f, l, ok
+	case modDayAfter:
+		f, l, ok := r.anchor(today, func(_, last Date) bool { d := last.AddDays(1); return ahead(d, d) })
+		return l.AddDays(1), l.AddDays(1), f, l, ok
+	case modAround:
+		f, l, ok := r.anchor(today, func(_, last Date) bool { return ahead(last, last.AddDays(aroundDays)) })
+		return f.AddDays(-aroundDays), l.AddDays(aroundDays), f, l, ok
+	}
+	f, l, ok := r.anchor(today, ahead)
+	return f, l, f, l, ok
+}
+
+// anchor returns the first and last day of r's day phrase: the named days,
+// or for phrases that repeat the first occurrence for which keep holds.
+func (r reading) anchor(today Date, keep func(first, last Date) bool) (Date, Date, bool) {
 	p := r.day
 	monday := today.AddDays(1 - isoWeekday(today))
 	switch p.day {
 	case dayToday:
-		return today, today, ahead(today)
+		return today, today, keep(today, today)
 	case dayTomorrow:
 		d := today.AddDays(1)
-		return d, d, true
+		return d, d, keep(d, d)
 	case dayAfterTomorrow:
 		d := today.AddDays(2)
-		return d, d, true
+		return d, d, keep(d, d)
 	case dayThisWeek, dayNextWeek, dayWeekNumber:
 		for _, m := range weekMondays(p, monday) {
-			if last := m.AddDays(6); ahead(last) {
+			if last := m.AddDays(6); keep(m, last) {
 				return m, last, true
 			}
 		}
 		return Date{}, Date{}, false
 	case dayWeekend:
 		sat := monday.AddDays(5)
-		if !ahead(sat.AddDays(1)) {
+		if !keep(sat, sat.AddDays(1)) {
 			sat = sat.AddDays(7)
 		}
 		return sat, sat.AddDays(1), true
@@ -251,27 +312,32 @@ func (r reading) days(today Date, now time.Time, clock ClockRange) (Date, Date, 
 		offset := isoNumber(p.weekday) - 1
 		if r.scope != nil {
 			for _, m := range weekMondays(r.scope, monday) {
-				if d := m.AddDays(offset); ahead(d) {
+				if d := m.AddDays(offset); keep(d, d) {
 					return d, d, true
 				}
 			}
 			return Date{}, Date{}, false
 		}
 		d := monday.AddDays(offset)
-		for !ahead(d) || d.Before(today) {
+		for !keep(d, d) || d.Before(today) {
 			d = d.AddDays(7)
 		}
 		return d, d, true
 	case dayDate:
+		if p.dayOnly {
+			return seasonDays(p, today, keep)
+		}
 		if p.yearGiven {
-			return p.date, p.date, ahead(p.date)
+			return p.date, p.date, keep(p.date, p.date)
 		}
 		for y := today.Year; y <= today.Year+8; y++ {
 			d := Date{Year: y, Month: p.date.Month, Day: p.date.Day}
-			if d.Valid() && ahead(d) {
+			if d.Valid() && keep(d, d) {
 				return d, d, true
 			}
 		}
+	default:
+		return seasonDays(p, today, keep)
 	}
 	return Date{}, Date{}, false
 }
@@ -406,6 +472,8 @@ func dayLabel(r reading, first, last Date, l lang) string {
 		return capitalize(week) + ", " + dateRange(first, last, l)
 	case dayWeekend:
 		return pick("Helgen", "The weekend") + ", " + dateRange(first, last, l)
+	case dayHoliday, dayMonthSpan, dayWeekPart, dayOffset:
+		return seasonLabel(p, first, last, l)
 	}
 	return capitalize(longDate(first, l))
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeLimitsOAuthClientAuthentication: serve puts the OAuth endpoints
+// on its limiter, with the budgets of the flags' environment twins, and
+// counts the refusals in the metrics.
+func TestServeLimitsOAuthClientAuthentication(t *testing.T) {
+	t.Parallel()
+	base, _, logs, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")},
+		map[string]string{"BOKAT_RATE_OAUTH_AUTH_FAILURES_IP": "2/min"})
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"bkr_x"},
+		"client_id": {"oc_00000000000000000000000000000000"}, "client_secret": {"bks_wrong"}}
+	var statuses []int
+	var last *http.Response
+	for range 3 {
+		resp, err := http.PostForm(base+"/oauth/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+		last = resp
+	}
+	if statuses[0] != 401 || statuses[1] != 401 || statuses[2] != 429 || last.Header.Get("Retry-After") != "30" {
+		t.Fatalf("three failed authentications: %v, Retry-After %q; want 401 401 429 with 30", statuses, last.Header.Get("Retry-After"))
+	}
+	if m := fetch(t, base+"/metrics"); !strings.Contains(m.body, `bokat_rate_limit_rejections_total{policy="oauth-auth-failures-ip"} 1`) {
+		t.Errorf("the refusal is not counted:\n%s", m.body)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("errors logged:\n%s", logs.String())
+	}
+}
+
+func TestServeRejectsBadOAuthLimits(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--rate-oauth-pages", "--rate-oauth-token", "--rate-oauth-auth-failures-ip",
+		"--rate-oauth-auth-failures-client", "--rate-signin-ip", "--rate-signin-address", "--rate-signin-global"} {
+		var stdout, stderr bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
+			flag, "5/fortnight"}, getenvFrom(nil), &stdout, &stderr)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), flag) || exitCode(err) != 2 {
+			t.Errorf("%s 5/fortnight: err = %v, want a usage error naming the flag", flag, err)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"bokat"
+)
+
+// multilineFields are the top-level body members whose text may span lines
+// (tab, LF and CR LF allowed): free text a person wrote or was shown. Every
+// string inside details is free text too. Every other string — names,
+// phone numbers, addresses, ids, keys, member names — is one line.
+var multilineFields = map[string]bool{
+	"description":            true, // search and follow-up requests
+	"notes":                  true, // cancel
+	"user_consent_statement": true, // the statement shown to the customer, quoted
+	"details":                true, // free-form job details, any depth
+}
+
+// storedHeaders are the request headers whose values the API keeps.
+var storedHeaders = []string{"Idempotency-Key"}
+
+// maxTextIssues caps the issues one body can produce.
+const maxTextIssues = 20
+
+// checkBodyText applies bokat.CheckText to every string of a JSON body —
+// member names and values, at any depth — and reports each offender by its
+// field path. Invalid UTF-8 is found in the raw bytes, before the decoder
+// would silently replace it. body must already be one well-formed JSON value.
+func checkBodyText(body []byte) error {
+	// Fast path: all ASCII without a backslash or control byte holds no
+	// problem the walk could find.
+	if isPlainText(body) {
+		return nil
+	}
+	var issues []string
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type frame struct {
+		object  bool
+		wantKey bool
+		key     string
+		index   int
+	}
+	var stack []frame
+	path := func(member string, isKey bool) string {
+		var b strings.Builder
+		for i, f := range stack {
+			switch {
+			case isKey && i == len(stack)-1:
+				// the member being named replaces the frame's last key
+			case f.object && f.key != "":
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(printableName(f.key))
+			case !f.object:
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		if isKey {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(member)
+		}
+		if b.Len() == 0 {
+			return "(root)"
+		}
+		return b.String()
+	}
+	// A string is free text when it lies in a multi-line top-level member.
+	multiline := func() bool {
+		return len(stack) > 0 && stack[0].object && multilineFields[stack[0].key]
+	}
+	prev := int64(0)
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break // io.EOF: the body was checked to be one JSON value
+		}
+		end := dec.InputOffset()
+		raw := body[prev:end]
+		prev = end
+		top := len(stack) - 1
+		isKey := top >= 0 && stack[top].object && stack[top].wantKey
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if top >= 0 && !stack[top].object {
+					stack[top].index++
+				}
+				if top >= 0 && stack[top].object {
+					stack[top].wantKey = true
+				}
+				stack = append(stack, frame{object: t == '{', wantKey: t == '{', index: -1})
+			case '}', ']':
+				stack = stack[:top]
+			}
+			continue
+		case string:
+			if isKey {
+				msg := ""
+				if !utf8.Valid(raw) {
+					msg = "must be valid UTF-8"
+				} else {
+					msg = bokat.CheckText(t, false)
+				}
+				if msg != "" {
+					issues = append(issues, path("(member name)", true)+": "+msg)
+				}
+				stack[top].key = t
+				stack[top].wantKey = false
+				continue
+			}
+			if top >= 0 && !stack[top].object {
+				stack[top].index++
+			}
+			msg := ""
+			if !utf8.Valid(raw) {
+				msg = "must be valid UTF-8"
+			} else {
+				msg = bokat.CheckText(t, multiline())
+			}
+			if msg != "" {
+				issues = append(issues, path("", false)+": "+msg)
+			}
+		default:
+			if top >= 0 && !stack[top].object {
+				stack[top].index++
+			}
+		}
+		if top >= 0 && stack[top].object {
+			stack[top].wantKey = true
+		}
+		if len(issues) >= maxTextIssues {
+			break
+		}
+	}
+	if len(issues) == 0 {
+		return nil
+	}
+	return &bokat.Error{Code: bokat.CodeValidationFailed,
+		Detail: "Text must be valid UTF-8 without control characters (free-text fields may hold tab and line breaks); see issues.",
+		Issues: issues}
+}
+
+// isPlainText reports whether b is printable ASCII (plus the white space
+// JSON allows between tokens) without escapes.
+func isPlainText(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x7f || c == '\\' || (c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+// printableName renders a member name for an issue: names that are
+// themselves refused are not echoed.
+func printableName(name string) string {
+	if bokat.CheckText(name, false) != "" {
+		return "(member name)"
+	}
+	if len(name) > 64 {
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		return name[:cut] + "…"
+	}
+	return name
+}
+
+// checkRequestText applies bokat.CheckText to the path values of the
+// route's pattern and to the header values the API stores.
+func checkRequestText(r *http.Request, pattern string) error {
+	var issues []string
+	for rest := pattern; ; {
+		open := strings.IndexByte(rest, '{')
+		end := strings.IndexByte(rest, '}')
+		if open < 0 || end < open {
+			break
+		}
+		name := strings.TrimSuffix(rest[open+1:end], "...")
+		if msg := bokat.CheckText(r.PathValue(name), false); msg != "" {
+			issues = append(issues, name+" (path): "+msg)
+		}
+		rest = rest[end+1:]
+	}
+	for _, h := range storedHeaders {
+		for _, v := range r.Header.Values(h) {
+			if msg := bokat.CheckText(v, false); msg != "" {
+				issues = append(issues, h+" (header): "+msg)
+				break
+			}
+		}
+	}
+	if len(issues) == 0 {
+		return nil
+	}
+	return &bokat.Error{Code: bokat.CodeValidationFailed,
+		Detail: "Path and header values must be valid UTF-8 without control characters; see issues.",
+		Issues: issues}
+}

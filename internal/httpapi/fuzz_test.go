@@ -58,6 +58,10 @@ func FuzzDecode(f *testing.F) {
 	seed(2, without(validRequestBody(), "customer.name"))
 	seed(3, cancelBody("k-cancel"))
 	seed(4, rescheduleBody(option, "k-move"))
+	// Text the edge refuses (issue 11, item 1): a NUL, invalid UTF-8, a bare CR.
+	seed(0, set(validSearchBody(), "description", "Byta k\u00f6ksblandare\u0000 i l\u00e4genhet"))
+	seed(2, set(validRequestBody(), "location.address", "Drottninggatan 1\r"))
+	f.Add(uint8(0), "application/json", bytes.Replace(must(json.Marshal(validSearchBody())), []byte("Byta"), []byte("By\xffta"), 1))
 	f.Add(uint8(0), "application/json; charset=utf-8", []byte(`{"vertical_id":"vvs","budget_sek":5000.0,"details":{"n":1e400}}`))
 	f.Add(uint8(1), "text/plain", []byte(`{}`))
 	f.Add(uint8(2), "application/json", []byte(`{"description":"a\u0000b"} {}`))
@@ -177,4 +181,11 @@ func objectKeys(v any) []string {
 		}
 	}
 	return out
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -23,29 +23,71 @@ import (
 // fuzzRedirectURIs are the redirect URIs of the fuzz targets' client.
 var fuzzRedirectURIs = []string{"https://app.example.se/cb", "http://127.0.0.1:8123/callback"}
 
-// fuzzServer returns an authorization server on a fresh SQLite store with
-// one confidential and one public client.
-func fuzzServer(tb testing.TB) (s *Server, confidential, secret, public string) {
+// The fuzz targets' clients, the same on every engine.
+const (
+	fuzzConfidential = "oc_0190c0de00007000800000000000c0f1"
+	fuzzSecret       = "bks_fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz"
+	fuzzPublic       = "oc_0190c0de00007000800000000000b0b1"
+)
+
+// fuzzServers returns an authorization server for each engine the run
+// covers (see sqlstoretest.Engines), each on a fresh store holding one
+// confidential and one public client with the same ids on every engine.
+func fuzzServers(tb testing.TB) []*Server {
 	tb.Helper()
-	db := sqlstoretest.Open(tb, sqlstore.SQLite)
 	h, err := auth.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err = New(Config{BaseURL: "https://api.bokat.example", Store: db, Hasher: h, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		tb.Fatal(err)
+	engines := sqlstoretest.Engines()
+	if len(engines) == 0 {
+		tb.Fatal("no test engine selected: check BOKAT_TEST_ENGINES and " + sqlstoretest.PostgresURLEnv)
 	}
-	ctx, now := context.Background(), time.Now()
-	confidential, secret, err = CreateClient(ctx, db, h, ClientSpec{Name: "Appen", RedirectURIs: fuzzRedirectURIs, Scopes: bokat.AllScopes()}, now)
-	if err != nil {
-		tb.Fatal(err)
+	var out []*Server
+	for _, engine := range engines {
+		db := sqlstoretest.Open(tb, engine)
+		s, err := New(Config{BaseURL: "https://api.bokat.example", Store: db, Hasher: h, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ctx, now := context.Background(), time.Now()
+		for _, c := range []sqlstore.OAuthClient{
+			{ID: fuzzConfidential, Name: "Appen", RedirectURIs: fuzzRedirectURIs, Scopes: bokat.AllScopes(), SecretHash: h.Hash(domainClientSecret, fuzzSecret), CreatedAt: now},
+			{ID: fuzzPublic, Name: "Mobil", RedirectURIs: fuzzRedirectURIs[1:], Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CreatedAt: now},
+		} {
+			if err := db.CreateOAuthClient(ctx, c); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		out = append(out, s)
 	}
-	public, _, err = CreateClient(ctx, db, h, ClientSpec{Name: "Mobil", RedirectURIs: fuzzRedirectURIs[1:], Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, Public: true}, now)
-	if err != nil {
-		tb.Fatal(err)
+	return out
+}
+
+// serveAll sends the request made by newRequest to every server and
+// returns the first answer; the engines must answer alike (issue 11: both
+// engines behave alike), byte for byte for JSON and by status and
+// Location otherwise.
+func serveAll(t *testing.T, servers []*Server, handler func(*Server) http.Handler, newRequest func() *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
+	var first *httptest.ResponseRecorder
+	for i, s := range servers {
+		w := httptest.NewRecorder()
+		handler(s).ServeHTTP(w, newRequest())
+		if first == nil {
+			first = w
+			continue
+		}
+		same := w.Code == first.Code && w.Header().Get("Location") == first.Header().Get("Location")
+		if strings.HasPrefix(first.Header().Get("Content-Type"), "application/json") {
+			same = same && w.Body.String() == first.Body.String()
+		}
+		if !same {
+			t.Fatalf("engines answer differently: %d %s %s / engine %d: %d %s %s", first.Code, first.Header().Get("Location"), first.Body,
+				i, w.Code, w.Header().Get("Location"), w.Body)
+		}
 	}
-	return s, confidential, secret, public
+	return first
 }
 
 // rfc6749Text reports whether s uses only the characters RFC 6749 allows in
@@ -59,6 +101,10 @@ func rfc6749Text(s string) bool {
 	return true
 }
 
+// The OAuth fuzz targets send each request to a server on every engine the
+// run covers (BOKAT_TEST_ENGINES, BOKAT_TEST_POSTGRES_URL) and require the
+// same answer from each.
+
 // FuzzTokenForm posts arbitrary forms, content types and Authorization
 // headers to the token and revocation endpoints. Properties: they never
 // panic; every refusal is an RFC 6749 section 5.2 error (RFC 7009 for
@@ -67,7 +113,8 @@ func rfc6749Text(s string) bool {
 // invalid_client; nothing is a server error; a revocation succeeds only for
 // a client that authenticated.
 func FuzzTokenForm(f *testing.F) {
-	s, confidential, secret, public := fuzzServer(f)
+	servers := fuzzServers(f)
+	confidential, secret, public := fuzzConfidential, fuzzSecret, fuzzPublic
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(confidential)+":"+url.QueryEscape(secret)))
 	form := func(kv ...string) string {
 		v := url.Values{}
@@ -100,17 +147,20 @@ func FuzzTokenForm(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, endpoint uint8, contentType, authorization, body string) {
 		revoke := endpoint%2 == 1
-		h, path := s.Token(), "/oauth/token"
+		handler, path := (*Server).Token, "/oauth/token"
 		if revoke {
-			h, path = s.Revoke(), "/oauth/revoke"
+			handler, path = (*Server).Revoke, "/oauth/revoke"
 		}
-		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		r.Header.Set("Content-Type", contentType)
-		if authorization != "" {
-			r.Header.Set("Authorization", authorization)
+		newRequest := func() *http.Request {
+			r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			r.Header.Set("Content-Type", contentType)
+			if authorization != "" {
+				r.Header.Set("Authorization", authorization)
+			}
+			return r
 		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		w := serveAll(t, servers, handler, newRequest)
+		r := newRequest()
 		if w.Code >= 500 {
 			t.Fatalf("%s answered %d: %s", path, w.Code, w.Body)
 		}
@@ -162,7 +212,8 @@ func FuzzTokenForm(f *testing.F) {
 // state) or to the sign-in page on this origin; anything else is an error
 // page.
 func FuzzAuthorizeQuery(f *testing.F) {
-	s, confidential, _, public := fuzzServer(f)
+	servers := fuzzServers(f)
+	confidential, public := fuzzConfidential, fuzzPublic
 	challenge := strings.Repeat("c", 43)
 	q := func(kv ...string) string {
 		v := url.Values{}
@@ -186,10 +237,13 @@ func FuzzAuthorizeQuery(f *testing.F) {
 	f.Add("client_id=%00&redirect_uri=%zz")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, query string) {
-		r := httptest.NewRequest(http.MethodGet, "/oauth/authorize", nil)
-		r.URL.RawQuery = query
-		w := httptest.NewRecorder()
-		s.Authorize().ServeHTTP(w, r)
+		newRequest := func() *http.Request {
+			r := httptest.NewRequest(http.MethodGet, "/oauth/authorize", nil)
+			r.URL.RawQuery = query
+			return r
+		}
+		w := serveAll(t, servers, (*Server).Authorize, newRequest)
+		r := newRequest()
 		switch w.Code {
 		case http.StatusBadRequest:
 			if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
@@ -200,7 +254,7 @@ func FuzzAuthorizeQuery(f *testing.F) {
 				t.Fatalf("a request without a session was sent to %q, not the sign-in page", loc)
 			}
 		case http.StatusFound:
-			checkErrorRedirect(t, s, r.URL.Query(), w.Header().Get("Location"))
+			checkErrorRedirect(t, servers[0], r.URL.Query(), w.Header().Get("Location"))
 		default:
 			t.Fatalf("authorize answered %d: %s", w.Code, w.Body)
 		}

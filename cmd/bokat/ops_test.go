@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -130,6 +131,17 @@ func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 	if fmt.Sprint(statuses) != "[200 200 200 200 429 429]" {
 		t.Fatalf("statuses across two instances = %v, want the quota of 4 shared", statuses)
 	}
+	// --redis-prefix is the keys' prefix, as documented.
+	c, err := ratelimit.DialRedis(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "*"+prefix+"*").Result()
+	if err != nil || len(keys) != 1 || !strings.HasPrefix(keys[0], prefix+"reads:") {
+		t.Fatalf("keys in Redis = %v, %v; want one starting with %q", keys, err, prefix+"reads:")
+	}
+	c.Del(context.Background(), keys...)
 }
 
 func TestServeFailsOpenWhenRedisIsDown(t *testing.T) {

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/mail"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,16 +44,50 @@ type opsConfig struct {
 const defaultMailFrom = "Bokat <bokning@bokat.localhost>"
 
 func (c *opsConfig) register(fs *flagSet) {
-	fs.String(&c.RateSearch, "rate-search", "BOKAT_RATE_SEARCH", "120/min", "search quota per principal (anonymous: per client IP), e.g. 120/min, 10/10s, off")
-	fs.String(&c.RateWrites, "rate-writes", "BOKAT_RATE_WRITES", "30/min", "write quota per principal (confirm, cancel, reschedule, requests, webhooks)")
-	fs.String(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)")
-	fs.String(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)")
+	checkRate := func(s string) error { _, err := ratelimit.ParseRate("", s); return err }
+	fs.Text(&c.RateSearch, "rate-search", "BOKAT_RATE_SEARCH", "120/min", "search quota per principal (anonymous: per client IP), e.g. 120/min, 10/10s, off", checkRate)
+	fs.Text(&c.RateWrites, "rate-writes", "BOKAT_RATE_WRITES", "30/min", "write quota per principal (confirm, cancel, reschedule, requests, webhooks)", checkRate)
+	fs.Text(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)", checkRate)
+	fs.Text(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)", checkRedisURL)
 	fs.String(&c.RedisPrefix, "redis-prefix", "BOKAT_REDIS_PREFIX", ratelimit.DefaultRedisPrefix, "prefix of the rate-limit keys in Redis (instances sharing limits use the same)")
-	fs.String(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed")
-	fs.String(&c.SMTPURL, "smtp-url", "BOKAT_SMTP_URL", "", "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465; required in production")
-	fs.String(&c.MailFrom, "mail-from", "BOKAT_MAIL_FROM", defaultMailFrom, "sender of customer and provider e-mail; required in production")
+	fs.Text(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed", func(s string) error {
+		_, err := httpapi.ParseTrustedProxies(s)
+		return err
+	})
+	fs.Text(&c.SMTPURL, "smtp-url", "BOKAT_SMTP_URL", "", "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465; required in production", func(s string) error {
+		if s == "" {
+			return nil
+		}
+		return notify.CheckSMTPURL(s)
+	})
+	fs.Text(&c.MailFrom, "mail-from", "BOKAT_MAIL_FROM", defaultMailFrom, "sender of customer and provider e-mail; required in production", func(s string) error {
+		if _, err := mail.ParseAddress(s); err != nil {
+			return fmt.Errorf("%q is not an e-mail address (e.g. Bokat <bokning@example.se>)", s)
+		}
+		return nil
+	})
 	fs.String(&c.MailDir, "mail-dir", "BOKAT_MAIL_DIR", "bokat-data/mail", "without --smtp-url (development): write e-mail here as .eml files")
-	fs.String(&c.MetricsAddr, "metrics-addr", "BOKAT_METRICS_ADDR", "", "serve /metrics on this separate address instead of the API address")
+	fs.Text(&c.MetricsAddr, "metrics-addr", "BOKAT_METRICS_ADDR", "", "serve /metrics on this separate address instead of the API address", func(s string) error {
+		if s == "" {
+			return nil
+		}
+		return checkListenAddr(s)
+	})
+}
+
+// checkRedisURL accepts a redis:// or rediss:// URL. Its errors never repeat
+// the URL, which may hold a password.
+func checkRedisURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := url.Parse(s); err != nil {
+		return errors.New("not a URL (want redis://host:6379/0 or rediss://...)")
+	}
+	if _, err := redis.ParseURL(s); err != nil {
+		return errors.New("want a redis:// or rediss:// URL such as redis://host:6379/0")
+	}
+	return nil
 }
 
 func (c *opsConfig) validate(fs *flagSet, production bool) error {
@@ -65,13 +101,13 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 	} {
 		p, err := ratelimit.ParseRate(r.name, r.value)
 		if err != nil {
-			return fmt.Errorf("%w: --rate-%s: %v", errUsage, r.name, err)
+			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("rate-"+r.name), err)
 		}
 		*r.into = p
 	}
 	proxies, err := httpapi.ParseTrustedProxies(c.TrustedProxies)
 	if err != nil {
-		return fmt.Errorf("%w: --trusted-proxies: %v", errUsage, err)
+		return fmt.Errorf("%w: %s: %v", errUsage, fs.label("trusted-proxies"), err)
 	}
 	c.proxies = proxies
 	if production {

@@ -36,6 +36,7 @@ type opsConfig struct {
 	MailFrom       string
 	MailDir        string
 	MetricsAddr    string
+	MetricsPublic  bool
 
 	limits  httpapi.RateLimits
 	proxies []netip.Prefix
@@ -73,6 +74,7 @@ func (c *opsConfig) register(fs *flagSet) {
 		}
 		return checkListenAddr(s)
 	})
+	fs.Bool(&c.MetricsPublic, "metrics-public", "BOKAT_METRICS_PUBLIC", false, "serve /metrics (no credential) on the API address in production too; production requires this or --metrics-addr")
 }
 
 // checkRedisURL accepts a redis:// or rediss:// URL. Its errors never repeat
@@ -117,8 +119,36 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 		if !fs.isSet("mail-from") {
 			return fmt.Errorf("%w: production requires --mail-from (BOKAT_MAIL_FROM), an address of your domain", errUsage)
 		}
+		// /metrics has no credential: production must say where it goes.
+		if c.MetricsAddr == "" && !c.MetricsPublic {
+			return fmt.Errorf("%w: production requires --metrics-addr (BOKAT_METRICS_ADDR), a private address for /metrics, or --metrics-public (BOKAT_METRICS_PUBLIC) to serve it without a credential on the API address", errUsage)
+		}
+	}
+	if c.MetricsAddr != "" && c.MetricsPublic {
+		return fmt.Errorf("%w: --metrics-addr (BOKAT_METRICS_ADDR) and --metrics-public (BOKAT_METRICS_PUBLIC) exclude each other: /metrics is served on one address", errUsage)
 	}
 	return nil
+}
+
+// metricsOnAPI reports whether the API address serves /metrics: when no
+// --metrics-addr is set, in development always, in production only when
+// --metrics-public says so.
+func (c *opsConfig) metricsOnAPI(production bool) bool {
+	return c.MetricsAddr == "" && (c.MetricsPublic || !production)
+}
+
+// newHTTPServer returns a server for h with the timeouts and limits of every
+// listener of serve: slow or idle clients cannot hold connections open.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // ops is what `serve` runs for operations beside the API.
@@ -193,8 +223,7 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 		mux.Handle("GET /metrics", o.metrics.Handler(log))
 		o.metricsLn = ln
 		o.closers = append(o.closers, ln)
-		o.metricsServer = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		o.metricsServer = newHTTPServer(mux, log)
 	}
 	return o, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -181,6 +182,9 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 		{"bad smtp", []string{"--smtp-url", "smtp://u:supersecretpw@mail.example?starttls=maybe"}, "starttls"},
 		{"production without smtp", prod, "production requires --smtp-url"},
 		{"production without mail-from", append(prod, "--smtp-url", "smtps://u:p@mail.example"), "production requires --mail-from"},
+		{"production without a place for /metrics", append(prod, "--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se"),
+			"production requires --metrics-addr (BOKAT_METRICS_ADDR), a private address for /metrics, or --metrics-public (BOKAT_METRICS_PUBLIC)"},
+		{"metrics on two addresses", []string{"--metrics-addr", "127.0.0.1:0", "--metrics-public"}, "exclude each other"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,4 +242,51 @@ func engineNames() []string {
 		out = append(out, string(e))
 	}
 	return out
+}
+
+// In production /metrics (no credential) is on the API address only when
+// --metrics-public says so; --metrics-addr moves it to a private address.
+func TestProductionMetricsPlacement(t *testing.T) {
+	t.Parallel()
+	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	start := func(extra ...string) string {
+		addr := freeAddr(t)
+		base, _, _, _ := startServe(t, append([]string{"--env", "production", "--token-pepper", pepper, "--secret-key", pepper,
+			"--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se", "--addr", addr, "--base-url", "http://" + addr,
+			"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, extra...), nil)
+		return base
+	}
+	public := start("--metrics-public")
+	if r := fetch(t, public+"/metrics"); r.status != 200 || !strings.Contains(r.body, "bokat_outbox_lag_seconds") {
+		t.Errorf("--metrics-public: /metrics on the API address = %d", r.status)
+	}
+	metricsAddr := freeAddr(t)
+	private := start("--metrics-addr", metricsAddr)
+	if r := fetch(t, private+"/metrics"); r.status != 404 {
+		t.Errorf("--metrics-addr: /metrics on the API address = %d, want 404", r.status)
+	}
+	if r := fetch(t, "http://"+metricsAddr+"/metrics"); r.status != 200 || !strings.Contains(r.body, "bokat_outbox_lag_seconds") {
+		t.Errorf("/metrics on --metrics-addr = %d", r.status)
+	}
+}
+
+// The metrics listener has the API's timeouts: a client cannot hold a
+// connection open idle, nor trickle a request.
+func TestMetricsServerHasTimeouts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "bokat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	op, err := setupOps(ctx, opsConfig{MetricsAddr: "127.0.0.1:0", MailFrom: defaultMailFrom, MailDir: t.TempDir()}, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.close()
+	s := op.metricsServer
+	if s == nil || s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 {
+		t.Fatalf("metrics server = %+v, want every timeout and a header limit set", s)
+	}
 }

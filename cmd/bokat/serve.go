@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -260,7 +258,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		OAuth:               oauthServer,
 
 		Metrics:        op.metrics,
-		ServeMetrics:   c.MetricsAddr == "",
+		ServeMetrics:   c.metricsOnAPI(c.production()),
 		Health:         op.health,
 		RateLimiter:    op.limiter,
 		RateLimits:     &c.limits,
@@ -311,15 +309,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}()
 	}
 
-	httpServer := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	httpServer := newHTTPServer(srv.Handler(), log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 

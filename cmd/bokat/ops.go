@@ -116,6 +116,9 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 		if c.SMTPURL == "" {
 			return fmt.Errorf("%w: production requires --smtp-url (BOKAT_SMTP_URL): customers and providers must get their confirmations; the .eml folder is for development", errUsage)
 		}
+		if err := checkProductionSMTPURL(c.SMTPURL); err != nil {
+			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("smtp-url"), err)
+		}
 		if !fs.isSet("mail-from") {
 			return fmt.Errorf("%w: production requires --mail-from (BOKAT_MAIL_FROM), an address of your domain", errUsage)
 		}
@@ -126,6 +129,22 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 	}
 	if c.MetricsAddr != "" && c.MetricsPublic {
 		return fmt.Errorf("%w: --metrics-addr (BOKAT_METRICS_ADDR) and --metrics-public (BOKAT_METRICS_PUBLIC) exclude each other: /metrics is served on one address", errUsage)
+	}
+	return nil
+}
+
+// checkProductionSMTPURL refuses credentials on a connection that never
+// uses TLS (smtp:// with starttls=none): the mailer sends credentials only
+// over TLS, so every message would fail to authenticate. Its errors never
+// repeat the URL.
+func checkProductionSMTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if u.Scheme == "smtp" && u.User != nil && u.Query().Get("starttls") == "none" {
+		return errors.New("credentials with starttls=none can never authenticate (credentials are sent only over TLS): " +
+			"use STARTTLS (drop starttls=none) or smtps://, or leave the credentials out for a relay that needs none")
 	}
 	return nil
 }

@@ -184,6 +184,8 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 		{"production without mail-from", append(prod, "--smtp-url", "smtps://u:p@mail.example"), "production requires --mail-from"},
 		{"production without a place for /metrics", append(prod, "--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se"),
 			"production requires --metrics-addr (BOKAT_METRICS_ADDR), a private address for /metrics, or --metrics-public (BOKAT_METRICS_PUBLIC)"},
+		{"production smtp credentials without TLS", append(prod, "--smtp-url", "smtp://u:supersecretpw@mail.example?starttls=none", "--mail-from", "bokat@example.se", "--metrics-public"),
+			"--smtp-url: credentials with starttls=none can never authenticate"},
 		{"metrics on two addresses", []string{"--metrics-addr", "127.0.0.1:0", "--metrics-public"}, "exclude each other"},
 	}
 	for _, tc := range cases {
@@ -256,7 +258,8 @@ func TestProductionMetricsPlacement(t *testing.T) {
 			"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, extra...), nil)
 		return base
 	}
-	public := start("--metrics-public")
+	// A relay without credentials may go without TLS.
+	public := start("--metrics-public", "--smtp-url", "smtp://relay.example:25?starttls=none")
 	if r := fetch(t, public+"/metrics"); r.status != 200 || !strings.Contains(r.body, "bokat_outbox_lag_seconds") {
 		t.Errorf("--metrics-public: /metrics on the API address = %d", r.status)
 	}

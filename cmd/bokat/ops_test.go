@@ -251,9 +251,11 @@ func engineNames() []string {
 func TestProductionMetricsPlacement(t *testing.T) {
 	t.Parallel()
 	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	var logs *lockedBuffer
 	start := func(extra ...string) string {
 		addr := freeAddr(t)
-		base, _, _, _ := startServe(t, append([]string{"--env", "production", "--token-pepper", pepper, "--secret-key", pepper,
+		var base string
+		base, _, logs, _ = startServe(t, append([]string{"--env", "production", "--token-pepper", pepper, "--secret-key", pepper,
 			"--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se", "--addr", addr, "--base-url", "http://" + addr,
 			"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, extra...), nil)
 		return base
@@ -262,6 +264,9 @@ func TestProductionMetricsPlacement(t *testing.T) {
 	public := start("--metrics-public", "--smtp-url", "smtp://relay.example:25?starttls=none")
 	if r := fetch(t, public+"/metrics"); r.status != 200 || !strings.Contains(r.body, "bokat_outbox_lag_seconds") {
 		t.Errorf("--metrics-public: /metrics on the API address = %d", r.status)
+	}
+	if !strings.Contains(logs.String(), "no partner credential exists yet") {
+		t.Error("production without a partner did not say so at start-up")
 	}
 	metricsAddr := freeAddr(t)
 	private := start("--metrics-addr", metricsAddr)

@@ -177,6 +177,12 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
+	if c.production() {
+		// Announced once here; the 503s it causes are not logged per call.
+		if n, err := db.PartnerClientCount(ctx); err == nil && n == 0 {
+			log.Warn("no partner credential exists yet (bokat partner create): partner-only routes answer 503 production_token_not_configured")
+		}
+	}
 	keys, err := optionKeyring(ctx, c, db)
 	if err != nil {
 		return err

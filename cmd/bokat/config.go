@@ -37,8 +37,9 @@ type commonConfig struct {
 // read from the command line, else from its environment variable, else it
 // keeps its default; either way its text goes through the same parse
 // function, and a text that does not parse stops the program with a usage
-// error naming the flag or the variable it came from. Parse errors never
-// repeat the value: it may be a secret.
+// error naming the flag or the variable it came from. Those errors come
+// from the settings' own checks, which never repeat a secret value (the
+// flag package's message would repeat any value).
 type flagSet struct {
 	*flag.FlagSet
 	getenv func(string) string
@@ -61,7 +62,7 @@ func newFlagSet(name string, e env) *flagSet {
 // setting is a flag.Value whose text parse turns into the setting. A text
 // that does not parse is recorded as the flag set's error (labelled with its
 // source) rather than returned to the flag package, whose message would
-// repeat the value.
+// repeat the value, secret or not.
 type setting struct {
 	fs    *flagSet
 	name  string
@@ -97,7 +98,7 @@ func (v *boolSetting) String() string {
 	return v.text
 }
 
-// define registers a setting whose default text is def.
+// define registers a setting and its environment variable ("" for none).
 func (fs *flagSet) define(v flag.Value, name, envName, usage string) {
 	if envName != "" {
 		fs.envOf[name] = envName
@@ -107,7 +108,8 @@ func (fs *flagSet) define(v flag.Value, name, envName, usage string) {
 }
 
 // Text registers a string setting accepted only when check returns nil for
-// it (check may be nil). Errors of check must not repeat the value.
+// it (check may be nil). Errors of check must not repeat a value that may
+// be secret (keys, URLs with passwords).
 func (fs *flagSet) Text(p *string, name, envName, def, usage string, check func(string) error) {
 	*p = def
 	fs.define(&setting{fs: fs, name: name, text: def, parse: func(s string) error {

@@ -154,12 +154,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		if rt.needsPartner && s.production {
-			n, err := s.store.PartnerClientCount(r.Context())
+			ok, err := s.partnersConfigured(r.Context())
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
-			if n == 0 {
+			if !ok {
 				s.writeError(w, r, &bokat.Error{Code: bokat.CodeProductionTokenNotConfigured,
 					Detail: "No partner credential has been created on this server yet.", RetryAfter: time.Minute})
 				return

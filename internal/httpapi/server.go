@@ -127,6 +127,8 @@ type Server struct {
 	trustedProxies      []netip.Prefix
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
+	// partners keeps whether a partner credential exists (production).
+	partners partnerGate
 	// searchBufs recycles the buffers search responses are encoded into
 	// (tens of kilobytes each).
 	searchBufs sync.Pool

@@ -32,7 +32,26 @@ func (s *Server) newMCP(contract mcp.Contract) (*mcp.Server, error) {
 			s.operations[rt.method+" "+rt.pattern] = rt
 		}
 	}
-	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: s.auth, Backend: s, Logger: s.log})
+	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log})
+}
+
+// developmentPrincipal is the caller admitted without a credential by a
+// development server run with AuthOptional.
+func developmentPrincipal() bokat.Principal {
+	return bokat.Principal{Kind: bokat.PrincipalDevelopment, ClientID: "development", Scopes: bokat.AllScopes()}
+}
+
+// mcpAuthenticator resolves the credentials of MCP requests as the routes
+// do: on a development server run with AuthOptional, a caller without a
+// credential is the development principal.
+type mcpAuthenticator struct{ s *Server }
+
+func (a mcpAuthenticator) Authenticate(ctx context.Context, r *http.Request) (bokat.Principal, error) {
+	p, err := a.s.auth.Authenticate(ctx, r)
+	if err == nil && !p.Authenticated() && a.s.authOptional && !a.s.production {
+		return developmentPrincipal(), nil
+	}
+	return p, err
 }
 
 type clientIPKey struct{}

@@ -19,6 +19,7 @@ import (
 	"bokat"
 	"bokat/internal/booking"
 	"bokat/internal/mcp"
+	"bokat/internal/ratelimit"
 )
 
 // The MCP surface, tested with the official SDK's client over real HTTP.
@@ -370,6 +371,15 @@ func TestMCPBookingFlow(t *testing.T) {
 				s.call("create_follow_up_request", noConsentReq).problem(t, "follow-up without consent", bokat.CodeConsentRequired, 400)
 			})
 		}
+		logs := e.logs.String()
+		for _, pii := range testCustomerPII {
+			if strings.Contains(logs, pii) {
+				t.Errorf("the logs carry customer data %q", pii)
+			}
+		}
+		if !strings.Contains(logs, `"route":"/mcp"`) || strings.Contains(logs, "server connecting") {
+			t.Error("the access log lacks the /mcp requests, or the SDK's per-request lines reach the log")
+		}
 	})
 }
 
@@ -563,5 +573,45 @@ func TestMCPTransportRefusals(t *testing.T) {
 		if r.Status != 405 || r.Header.Get("Allow") != "POST" {
 			t.Errorf("%s /mcp: %d Allow %q", method, r.Status, r.Header.Get("Allow"))
 		}
+	}
+}
+
+// TestMCPRateLimits: tool calls spend the REST classes' quotas (search,
+// writes, reads), shared with the REST routes; initialize and tools/list
+// spend none.
+func TestMCPRateLimits(t *testing.T) {
+	t.Parallel()
+	clk := newTestClock()
+	e := sqliteEnv(t, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{Now: clk.Now}), smallLimits(2, 1, 3))).withDemoSupply()
+	anon := e.mcpConnect(t, mcpEras[0], "")
+	for i := 0; i < 2; i++ {
+		anon.call("search_booking_options", faucetSearch()).success(t, "search within the quota")
+	}
+	anon.call("search_booking_options", faucetSearch()).problem(t, "search past the quota", bokat.CodeRateLimited, 429)
+	if r := e.do(request{Method: "POST", Path: "/v1/booking-options", Body: faucetSearch()}); r.Status != 429 {
+		t.Errorf("REST search after the MCP searches spent the quota: %d", r.Status)
+	}
+	s := e.mcpConnect(t, mcpEras[1], e.token)
+	for i := 0; i < 3; i++ {
+		s.call("get_booking_status", map[string]any{"booking_id": "bk_nothing"}).success(t, "status within the quota")
+	}
+	s.call("get_booking_status", map[string]any{"booking_id": "bk_nothing"}).problem(t, "status past the quota", bokat.CodeRateLimited, 429)
+	cancel := with(cancelBody("rl1"), func(m map[string]any) { m["booking_id"] = "bk_nothing" })
+	s.call("cancel_booking", cancel).problem(t, "cancel within the quota", bokat.CodeBookingNotFound, 404)
+	s.call("cancel_booking", cancel).problem(t, "cancel past the quota", bokat.CodeRateLimited, 429)
+}
+
+// TestMCPDevelopmentServerAdmitsCallersWithoutCredential: with
+// AuthOptional (development only) the tools act as the development
+// principal, as the REST routes do.
+func TestMCPDevelopmentServerAdmitsCallersWithoutCredential(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t, func(c *Config) { c.AuthOptional = true }).withDemoSupply()
+	s := e.mcpConnect(t, mcpEras[2], "")
+	o := e.options(t, faucetSearch())[0]
+	created := s.call("confirm_booking", confirmBody(o, "dev1")).success(t, "confirm without a credential")
+	id := created["booking"].(map[string]any)["id"]
+	if st := s.call("get_booking_status", map[string]any{"booking_id": id}).success(t, "status"); st["found"] != true {
+		t.Errorf("status: %v", st)
 	}
 }

@@ -95,10 +95,13 @@ func New(cfg Config) (*Server, error) {
 	if version == "" {
 		version = bokat.BookingsContractVersion
 	}
+	// The SDK logs every stateless request's session at info level: only
+	// its warnings and errors are passed on (the access log has the rest).
+	sdkLog := slog.New(minLevel{log.Handler(), slog.LevelWarn})
 	srv := sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden", Version: version},
 		&sdk.ServerOptions{
 			Instructions:              Instructions,
-			Logger:                    log,
+			Logger:                    sdkLog,
 			SupportedProtocolVersions: ProtocolVersions,
 			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
@@ -111,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 		srv.AddTool(t.def, s.callTool(t))
 	}
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: log})
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog})
 	s.handler = http.NewCrossOriginProtection().Handler(s.authorize(streamable))
 	return s, nil
 }
@@ -175,3 +178,21 @@ func (s *Server) resource() string { return s.baseURL + "/mcp" }
 
 // metadataURL is the address of the resource metadata document.
 func (s *Server) metadataURL() string { return s.baseURL + "/.well-known/oauth-protected-resource/mcp" }
+
+// minLevel drops the records below a level.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
+}

@@ -615,3 +615,27 @@ func TestMCPDevelopmentServerAdmitsCallersWithoutCredential(t *testing.T) {
 		t.Errorf("status: %v", st)
 	}
 }
+
+// TestMCPBookingsBelongToTheOAuthUser: OAuth access tokens work on /mcp as
+// on REST, and a booking belongs to the signed-in user who made it.
+func TestMCPBookingsBelongToTheOAuthUser(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t).withDemoSupply()
+	e.authn.SetAccessTokenVerifier(oauthPrincipals{})
+	anna := e.mcpConnect(t, mcpEras[0], "bka_anna")
+	bo := e.mcpConnect(t, mcpEras[1], "bka_bo")
+	o := e.options(t, faucetSearch())[0]
+	id := anna.call("confirm_booking", confirmBody(o, "o1")).success(t, "confirm")["booking"].(map[string]any)["id"]
+	if st := anna.call("get_booking_status", map[string]any{"booking_id": id}).success(t, "owner's status"); st["found"] != true {
+		t.Errorf("the owner does not find the booking: %v", st)
+	}
+	if st := bo.call("get_booking_status", map[string]any{"booking_id": id}).success(t, "another user's status"); st["found"] != false {
+		t.Errorf("another user of the same client finds the booking: %v", st)
+	}
+	bo.call("reschedule_booking", with(rescheduleBody(e.nextOption(t, optionProvider(o)), "o2"), func(m map[string]any) { m["booking_id"] = id })).
+		problem(t, "another user reschedules", bokat.CodeBookingNotFound, 404)
+	// REST sees the booking the MCP call made, under the same owner.
+	if r := e.do(request{Method: "GET", Path: fmt.Sprintf("/v1/bookings/%s", id), Header: bearer("bka_anna")}); r.JSON["found"] != true {
+		t.Errorf("REST status for the owner: %s", r.Body)
+	}
+}

@@ -545,6 +545,8 @@ func TestMCPTransportRefusals(t *testing.T) {
 		{"foreign origin", map[string]string{"Origin": "https://evil.example", "MCP-Protocol-Version": "2025-11-25"}, list, 403, 0},
 		{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site", "MCP-Protocol-Version": "2025-11-25"}, list, 403, 0},
 		{"unsupported version", map[string]string{"MCP-Protocol-Version": "2024-11-05"}, list, 400, 0},
+		{"body over the REST limit", map[string]string{"MCP-Protocol-Version": "2025-11-25"},
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("a", maxBodyBytes) + `"}}`, 413, 0},
 		{"unknown method, 2025", map[string]string{"MCP-Protocol-Version": "2025-11-25"}, `{"jsonrpc":"2.0","id":1,"method":"bookings/steal"}`, 400, 0},
 		{"unknown method, 2026", map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "bookings/steal"},
 			`{"jsonrpc":"2.0","id":1,"method":"bookings/steal","params":{` + meta2026 + `}}`, 404, -32601},

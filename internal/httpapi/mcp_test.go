@@ -570,6 +570,26 @@ func TestMCPTransportRefusals(t *testing.T) {
 			}
 		})
 	}
+	// DNS rebinding: on this loopback listener only loopback hosts and the
+	// base URL's host are served.
+	for host, want := range map[string]int{"evil.example": 403, "evil.example:80": 403, "bokat.test": 200, "localhost:1": 200, "[::1]:8080": 200} {
+		r, err := http.NewRequest("POST", e.http.URL+"/mcp", strings.NewReader(list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Host = host
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
 	for _, method := range []string{"GET", "DELETE"} {
 		r := e.do(request{Method: method, Path: "/mcp", NoValidate: true})
 		if r.Status != 405 || r.Header.Get("Allow") != "POST" {

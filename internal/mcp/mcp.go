@@ -14,8 +14,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -67,6 +71,8 @@ type Config struct {
 // Server is the MCP surface.
 type Server struct {
 	baseURL string
+	// host is the base URL's host name, admitted by checkHost.
+	host    string
 	auth    Authenticator
 	backend Backend
 	log     *slog.Logger
@@ -113,10 +119,53 @@ func New(cfg Config) (*Server, error) {
 		s.tools[t.def.Name] = t
 		srv.AddTool(t.def, s.callTool(t))
 	}
+	u, err := url.Parse(s.baseURL)
+	if err != nil || u.Hostname() == "" {
+		return nil, fmt.Errorf("mcp: base URL %q has no host", cfg.BaseURL)
+	}
+	s.host = u.Hostname()
+	// The SDK's DNS-rebinding guard refuses every non-loopback Host on a
+	// loopback listener, which would lock out a reverse proxy on the same
+	// machine that keeps the public Host: checkHost does the same, but
+	// admits the base URL's host.
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog})
-	s.handler = http.NewCrossOriginProtection().Handler(s.authorize(streamable))
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog, DisableLocalhostProtection: true})
+	s.handler = s.checkHost(http.NewCrossOriginProtection().Handler(s.authorize(streamable)))
 	return s, nil
+}
+
+// checkHost refuses DNS rebinding: a request that reached a loopback
+// listener must name a loopback host or the base URL's host. A page of a
+// rebound name would otherwise pass the Origin check, its Origin and Host
+// being the same attacker-chosen name.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if local != nil && isLoopback(local.String()) && !isLoopback(r.Host) && !strings.EqualFold(hostname(r.Host), s.host) {
+			http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostname is the host of "host", "host:port" or "[ipv6]:port".
+func hostname(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// isLoopback reports whether a host (or host:port) is localhost or a
+// loopback address.
+func isLoopback(hostport string) bool {
+	h := hostname(hostport)
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
 }
 
 // Handler serves the MCP endpoint ({base_url}/mcp): POST carries the

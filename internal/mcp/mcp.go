@@ -64,8 +64,6 @@ type Config struct {
 	Auth     Authenticator
 	Backend  Backend
 	Logger   *slog.Logger
-	// Version is the server version reported to clients.
-	Version string
 }
 
 // Server is the MCP surface.
@@ -97,14 +95,11 @@ func New(cfg Config) (*Server, error) {
 		log:     log,
 		tools:   make(map[string]tool),
 	}
-	version := cfg.Version
-	if version == "" {
-		version = bokat.BookingsContractVersion
-	}
 	// The SDK logs every stateless request's session at info level: only
 	// its warnings and errors are passed on (the access log has the rest).
 	sdkLog := slog.New(minLevel{log.Handler(), slog.LevelWarn})
-	srv := sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden", Version: version},
+	srv := sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden",
+		Version: bokat.BookingsContractVersion},
 		&sdk.ServerOptions{
 			Instructions:              Instructions,
 			Logger:                    sdkLog,

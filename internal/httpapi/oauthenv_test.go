@@ -93,6 +93,8 @@ type oauthSetup struct {
 	production bool
 	// noSender leaves the server without a CodeSender.
 	noSender bool
+	// baseURL replaces the test base URL.
+	baseURL string
 }
 
 // newOAuthEnv starts the server with OAuth wired as serve wires it.
@@ -118,6 +120,11 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		c.Auth.SetAccessTokenVerifier(as)
 		c.OAuth = as
 		e.as = as
+	}
+	if setup.baseURL != "" {
+		wire = func(wire envOption) envOption {
+			return func(c *Config) { c.BaseURL = setup.baseURL; wire(c) }
+		}(wire)
 	}
 	e.testEnv = newTestEnv(t, db, append([]envOption{wire}, opts...)...)
 	return e

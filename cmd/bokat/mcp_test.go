@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -56,7 +57,7 @@ func TestServeAnswersMCP(t *testing.T) {
 		"service_location":       map[string]any{"country_code": "SE", "address": "Drottninggatan 1", "postcode": "113 45"},
 		"user_consent_confirmed": true, "booking_terms_accepted": true,
 		"booking_terms_version":     o["terms"].(map[string]any)["version"],
-		"booking_terms_accepted_at": "2026-03-02T09:15:00+01:00",
+		"booking_terms_accepted_at": time.Now().Format(time.RFC3339),
 		"idempotency_key":           "e2e-mcp-1",
 	}})
 	if err != nil || res.IsError {

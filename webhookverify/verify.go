@@ -7,7 +7,7 @@
 // during a key rotation). <sig> is HMAC-SHA256, keyed with the bytes of the
 // signing secret string exactly as shown at registration ("whsec_..."), over
 // "<Webhook-Id>.<Webhook-Timestamp>.<raw body>", encoded base64url without
-// padding.
+// padding; only that canonical encoding matches.
 //
 // Verify the raw body bytes before parsing them, reject timestamps more than
 // five minutes away from now, and deduplicate on the returned Webhook-Id.
@@ -100,7 +100,9 @@ func (v *Verifier) Verify(header http.Header, body []byte) (webhookID string, er
 		if !ok || version != "v1" {
 			continue
 		}
-		got, err := base64.RawURLEncoding.DecodeString(sig)
+		// Strict: only the canonical encoding of a signature matches; a
+		// copy with other unused low bits in its last character does not.
+		got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 		if err != nil {
 			continue
 		}

@@ -56,6 +56,7 @@ func TestVerify(t *testing.T) {
 		{name: "wrong secret only", header: headers("msg-1", now.Unix(), other), body: body, want: webhookverify.ErrNoMatchingSignature},
 		{name: "unknown version", header: headers("msg-1", now.Unix(), "v2,"+strings.TrimPrefix(good, "v1,")), body: body, want: webhookverify.ErrNoMatchingSignature},
 		{name: "standard base64 is not our encoding", header: headers("msg-1", now.Unix(), toStd(good)+"x"), body: body, want: webhookverify.ErrNoMatchingSignature},
+		{name: "unused low bits flipped", header: headers("msg-1", now.Unix(), flipUnusedBits(good)), body: body, want: webhookverify.ErrNoMatchingSignature},
 		{name: "no id", header: headers("", now.Unix(), good), body: body, want: webhookverify.ErrMissingHeader},
 		{name: "no signature", header: headers("msg-1", now.Unix(), ""), body: body, want: webhookverify.ErrMissingHeader},
 		{name: "timestamp not a number", header: func() http.Header {
@@ -93,6 +94,21 @@ func TestNewRejectsAnythingButAWholeSecret(t *testing.T) {
 
 // toStd converts a "v1,<base64url>" signature to the standard base64 with
 // padding that Standard Webhooks libraries compare.
+// flipUnusedBits returns the signature sig ("v1,<43 base64url characters>")
+// with the lowest unused bit of its last character flipped: the same bytes
+// to a lenient decoder, not the canonical encoding.
+func flipUnusedBits(sig string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, sig[len(sig)-1])
+	flipped := sig[:len(sig)-1] + string(alphabet[i^1])
+	a, err1 := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(sig, "v1,"))
+	b, err2 := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(flipped, "v1,"))
+	if err1 != nil || err2 != nil || string(a) != string(b) {
+		panic("flipUnusedBits changed the signature's bytes")
+	}
+	return flipped
+}
+
 func toStd(sig string) string {
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(sig, "v1,"))
 	if err != nil {

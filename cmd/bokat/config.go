@@ -2,13 +2,18 @@ package main
 
 import (
 	"encoding/base64"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"bokat/internal/auth"
+	"bokat/internal/sqlstore"
 )
 
 // Environments.
@@ -28,13 +33,24 @@ type commonConfig struct {
 	LogLevel    string
 }
 
-// flagSet wraps flag.FlagSet with BOKAT_* environment twins and remembers
-// which settings were given explicitly (by flag or environment).
+// flagSet wraps flag.FlagSet with BOKAT_* environment twins. A setting is
+// read from the command line, else from its environment variable, else it
+// keeps its default; either way its text goes through the same parse
+// function, and a text that does not parse stops the program with a usage
+// error naming the flag or the variable it came from. Those errors come
+// from the settings' own checks, which never repeat a secret value (the
+// flag package's message would repeat any value).
 type flagSet struct {
 	*flag.FlagSet
-	getenv  func(string) string
-	fromEnv map[string]bool
+	getenv func(string) string
+	// envOf maps a flag to its environment variable, in registration order.
 	envOf   map[string]string
+	order   []string
+	fromEnv map[string]bool
+	// inEnv is true while environment values are being applied.
+	inEnv bool
+	// errs are the parse errors of values, reported once parsing is done.
+	errs []error
 }
 
 func newFlagSet(name string, e env) *flagSet {
@@ -43,43 +59,109 @@ func newFlagSet(name string, e env) *flagSet {
 	return &flagSet{FlagSet: fs, getenv: e.getenv, fromEnv: map[string]bool{}, envOf: map[string]string{}}
 }
 
-func (fs *flagSet) envDefault(name, envName string) (string, bool) {
-	fs.envOf[name] = envName
-	if envName == "" {
-		return "", false
-	}
-	v := fs.getenv(envName)
-	if v != "" {
-		fs.fromEnv[name] = true
-		return v, true
-	}
-	return "", false
+// setting is a flag.Value whose text parse turns into the setting. A text
+// that does not parse is recorded as the flag set's error (labelled with its
+// source) rather than returned to the flag package, whose message would
+// repeat the value, secret or not.
+type setting struct {
+	fs    *flagSet
+	name  string
+	text  string
+	parse func(string) error
 }
 
+func (v *setting) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.text
+}
+
+func (v *setting) Set(s string) error {
+	if err := v.parse(s); err != nil {
+		v.fs.errs = append(v.fs.errs, fmt.Errorf("%s: %w", v.fs.label(v.name), err))
+		return nil
+	}
+	v.text = s
+	return nil
+}
+
+// boolSetting is a setting given as a bare flag (--demo).
+type boolSetting struct{ setting }
+
+func (v *boolSetting) IsBoolFlag() bool { return true }
+
+func (v *boolSetting) String() string {
+	if v == nil || v.text == "" {
+		return "false"
+	}
+	return v.text
+}
+
+// define registers a setting and its environment variable ("" for none).
+func (fs *flagSet) define(v flag.Value, name, envName, usage string) {
+	if envName != "" {
+		fs.envOf[name] = envName
+		fs.order = append(fs.order, name)
+	}
+	fs.Var(v, name, withEnv(usage, envName))
+}
+
+// Text registers a string setting accepted only when check returns nil for
+// it (check may be nil). Errors of check must not repeat a value that may
+// be secret (keys, URLs with passwords).
+func (fs *flagSet) Text(p *string, name, envName, def, usage string, check func(string) error) {
+	*p = def
+	fs.define(&setting{fs: fs, name: name, text: def, parse: func(s string) error {
+		if check != nil {
+			if err := check(s); err != nil {
+				return err
+			}
+		}
+		*p = s
+		return nil
+	}}, name, envName, usage)
+}
+
+// String registers a free-text setting.
 func (fs *flagSet) String(p *string, name, envName, def, usage string) {
-	if v, ok := fs.envDefault(name, envName); ok {
-		def = v
-	}
-	fs.StringVar(p, name, def, withEnv(usage, envName))
+	fs.Text(p, name, envName, def, usage, nil)
 }
 
+// Bool registers a boolean setting: true, false, 1, 0 (and the other forms
+// of strconv.ParseBool).
 func (fs *flagSet) Bool(p *bool, name, envName string, def bool, usage string) {
-	if v, ok := fs.envDefault(name, envName); ok {
-		b, err := strconv.ParseBool(v)
-		if err == nil {
-			def = b
+	*p = def
+	fs.define(&boolSetting{setting{fs: fs, name: name, text: strconv.FormatBool(def), parse: func(s string) error {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return errors.New("must be true or false")
 		}
-	}
-	fs.BoolVar(p, name, def, withEnv(usage, envName))
+		*p = b
+		return nil
+	}}}, name, envName, usage)
 }
 
+// Duration registers a duration setting ("90s", "15m").
 func (fs *flagSet) Duration(p *time.Duration, name, envName string, def time.Duration, usage string) {
-	if v, ok := fs.envDefault(name, envName); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			def = d
+	fs.DurationIn(p, name, envName, def, 0, 0, usage)
+}
+
+// DurationIn registers a duration setting between least and most (no bound
+// when both are zero).
+func (fs *flagSet) DurationIn(p *time.Duration, name, envName string, def, least, most time.Duration, usage string) {
+	*p = def
+	fs.define(&setting{fs: fs, name: name, text: def.String(), parse: func(s string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (write it like 90s, 15m or 1h)", s)
 		}
-	}
-	fs.DurationVar(p, name, def, withEnv(usage, envName))
+		if (least != 0 || most != 0) && (d < least || d > most) {
+			return fmt.Errorf("must be between %s and %s, got %s", least, most, d)
+		}
+		*p = d
+		return nil
+	}}, name, envName, usage)
 }
 
 func withEnv(usage, envName string) string {
@@ -89,9 +171,18 @@ func withEnv(usage, envName string) string {
 	return usage + " [$" + envName + "]"
 }
 
+// label names where a setting's value came from: its environment variable
+// or its flag.
+func (fs *flagSet) label(name string) string {
+	if fs.inEnv || fs.fromEnv[name] {
+		return "environment variable " + fs.envOf[name]
+	}
+	return "--" + name
+}
+
 // isSet reports whether the named setting was given by flag or environment.
 func (fs *flagSet) isSet(name string) bool {
-	set := fs.fromEnv[name]
+	set := false
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == name {
 			set = true
@@ -100,7 +191,9 @@ func (fs *flagSet) isSet(name string) bool {
 	return set
 }
 
-// parse parses args, allowing flags after positional arguments.
+// parse parses args, allowing flags after positional arguments, then reads
+// the environment twin of every setting the command line did not give. It
+// returns the first value that did not parse.
 func (fs *flagSet) parse(args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -109,28 +202,80 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return positional, nil
+			break
 		}
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	fs.inEnv = true
+	for _, name := range fs.order {
+		v := fs.getenv(fs.envOf[name])
+		if v == "" || onCommandLine[name] {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			fs.errs = append(fs.errs, fmt.Errorf("%s: %w", fs.label(name), err))
+		}
+		fs.fromEnv[name] = true
+	}
+	fs.inEnv = false
+	if len(fs.errs) > 0 {
+		return nil, fs.errs[0]
+	}
+	return positional, nil
 }
 
 func (c *commonConfig) register(fs *flagSet) {
-	fs.String(&c.Database, "database", "BOKAT_DATABASE_URL", "sqlite:bokat-data/bokat.db", "database URL: sqlite:PATH or postgres://...")
-	fs.String(&c.Env, "env", "BOKAT_ENV", envDevelopment, "environment: development or production")
-	fs.String(&c.TokenPepper, "token-pepper", "BOKAT_TOKEN_PEPPER", "", "base64 key (>= 32 bytes) for hashing tokens; required in production")
-	fs.String(&c.LogLevel, "log-level", "BOKAT_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	fs.Text(&c.Database, "database", "BOKAT_DATABASE_URL", "sqlite:bokat-data/bokat.db", "database URL: sqlite:PATH or postgres://...", checkDatabaseURL)
+	fs.Text(&c.Env, "env", "BOKAT_ENV", envDevelopment, "environment: development or production", oneOf(envDevelopment, envProduction))
+	fs.Text(&c.TokenPepper, "token-pepper", "BOKAT_TOKEN_PEPPER", "", "base64 key (>= 32 bytes) for hashing tokens; required in production", checkTokenPepper)
+	fs.Text(&c.LogLevel, "log-level", "BOKAT_LOG_LEVEL", "info", "log level: debug, info, warn, error", func(s string) error {
+		var l slog.Level
+		if l.UnmarshalText([]byte(s)) != nil {
+			return fmt.Errorf("%q is not a log level (debug, info, warn or error)", s)
+		}
+		return nil
+	})
 }
 
 func (c *commonConfig) validate() error {
-	switch c.Env {
-	case envDevelopment, envProduction:
-	default:
-		return fmt.Errorf("%w: --env must be development or production, got %q", errUsage, c.Env)
-	}
 	if c.Env == envProduction && c.TokenPepper == "" {
 		return fmt.Errorf("production requires BOKAT_TOKEN_PEPPER (--token-pepper): a base64 key of at least 32 bytes; secrets are never generated in production")
+	}
+	return nil
+}
+
+// oneOf returns a check accepting exactly the given words.
+func oneOf(words ...string) func(string) error {
+	return func(s string) error {
+		if slices.Contains(words, s) {
+			return nil
+		}
+		return fmt.Errorf("must be %s, got %q", strings.Join(words, " or "), s)
+	}
+}
+
+// checkDatabaseURL accepts what sqlstore.Open can open (its error redacts
+// a password).
+func checkDatabaseURL(s string) error {
+	_, _, err := sqlstore.ParseURL(s)
+	return err
+}
+
+// checkTokenPepper accepts a base64 key of at least auth.MinPepperBytes
+// bytes, or nothing (development generates one).
+func checkTokenPepper(s string) error {
+	if s == "" {
+		return nil
+	}
+	key, err := decodeKey("the token pepper", s)
+	if err != nil {
+		return err
+	}
+	if len(key) < auth.MinPepperBytes {
+		return fmt.Errorf("the token pepper must be at least %d bytes, got %d", auth.MinPepperBytes, len(key))
 	}
 	return nil
 }

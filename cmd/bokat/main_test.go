@@ -111,12 +111,12 @@ func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
 		want string
 	}{
 		{"auth-optional flag", []string{"serve", "--env", "production", "--auth-optional", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "--auth-optional is development only"},
-		{"auth-optional env", []string{"serve", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, map[string]string{"BOKAT_ENV": "production", "BOKAT_AUTH_OPTIONAL": "true"}, "--auth-optional is development only"},
+		{"auth-optional env", []string{"serve", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, map[string]string{"BOKAT_ENV": "production", "BOKAT_AUTH_OPTIONAL": "true"}, "environment variable BOKAT_AUTH_OPTIONAL is development only"},
 		{"demo flag", []string{"serve", "--env", "production", "--demo", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "--demo is development only"},
 		{"missing pepper", []string{"serve", "--env", "production", "--base-url", "https://api.example.se"}, nil, "BOKAT_TOKEN_PEPPER"},
 		{"missing base url", []string{"serve", "--env", "production", "--token-pepper", pepper}, nil, "--base-url"},
 		{"webhook-allow-private flag", []string{"serve", "--env", "production", "--webhook-allow-private", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, nil, "--webhook-allow-private is development only"},
-		{"webhook-allow-private env", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, map[string]string{"BOKAT_WEBHOOK_ALLOW_PRIVATE": "1"}, "--webhook-allow-private is development only"},
+		{"webhook-allow-private env", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, map[string]string{"BOKAT_WEBHOOK_ALLOW_PRIVATE": "1"}, "environment variable BOKAT_WEBHOOK_ALLOW_PRIVATE is development only"},
 		{"missing secret key", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "BOKAT_SECRET_KEY"},
 		{"unknown env", []string{"serve", "--env", "staging"}, nil, "development or production"},
 		{"plain http base url", []string{"serve", "--env", "production", "--token-pepper", pepper, "--secret-key", pepper, "--base-url", "http://api.example.se"}, nil, "https --base-url"},

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/mail"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +37,7 @@ type opsConfig struct {
 	MailFrom       string
 	MailDir        string
 	MetricsAddr    string
+	MetricsPublic  bool
 	// OAuth budgets (see oauth.Limits), in ParseRate form.
 	RateOAuthPages          string
 	RateOAuthToken          string
@@ -52,24 +55,59 @@ type opsConfig struct {
 const defaultMailFrom = "Bokat <bokning@bokat.localhost>"
 
 func (c *opsConfig) register(fs *flagSet) {
-	fs.String(&c.RateSearch, "rate-search", "BOKAT_RATE_SEARCH", "120/min", "search quota per principal (anonymous: per client IP), e.g. 120/min, 10/10s, off")
-	fs.String(&c.RateWrites, "rate-writes", "BOKAT_RATE_WRITES", "30/min", "write quota per principal (confirm, cancel, reschedule, requests, webhooks)")
-	fs.String(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)")
-	fs.String(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)")
+	checkRate := func(s string) error { _, err := ratelimit.ParseRate("", s); return err }
+	fs.Text(&c.RateSearch, "rate-search", "BOKAT_RATE_SEARCH", "120/min", "search quota per principal (anonymous: per client IP), e.g. 120/min, 10/10s, off", checkRate)
+	fs.Text(&c.RateWrites, "rate-writes", "BOKAT_RATE_WRITES", "30/min", "write quota per principal (confirm, cancel, reschedule, requests, webhooks)", checkRate)
+	fs.Text(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)", checkRate)
+	fs.Text(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)", checkRedisURL)
 	fs.String(&c.RedisPrefix, "redis-prefix", "BOKAT_REDIS_PREFIX", ratelimit.DefaultRedisPrefix, "prefix of the rate-limit keys in Redis (instances sharing limits use the same)")
-	fs.String(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed")
-	fs.String(&c.SMTPURL, "smtp-url", "BOKAT_SMTP_URL", "", "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465; required in production")
-	fs.String(&c.MailFrom, "mail-from", "BOKAT_MAIL_FROM", defaultMailFrom, "sender of customer and provider e-mail; required in production")
+	fs.Text(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed", func(s string) error {
+		_, err := httpapi.ParseTrustedProxies(s)
+		return err
+	})
+	fs.Text(&c.SMTPURL, "smtp-url", "BOKAT_SMTP_URL", "", "smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465; required in production", func(s string) error {
+		if s == "" {
+			return nil
+		}
+		return notify.CheckSMTPURL(s)
+	})
+	fs.Text(&c.MailFrom, "mail-from", "BOKAT_MAIL_FROM", defaultMailFrom, "sender of customer and provider e-mail; required in production", func(s string) error {
+		if _, err := mail.ParseAddress(s); err != nil {
+			return fmt.Errorf("%q is not an e-mail address (e.g. Bokat <bokning@example.se>)", s)
+		}
+		return nil
+	})
 	fs.String(&c.MailDir, "mail-dir", "BOKAT_MAIL_DIR", "bokat-data/mail", "without --smtp-url (development): write e-mail here as .eml files")
-	fs.String(&c.MetricsAddr, "metrics-addr", "BOKAT_METRICS_ADDR", "", "serve /metrics on this separate address instead of the API address")
+	fs.Text(&c.MetricsAddr, "metrics-addr", "BOKAT_METRICS_ADDR", "", "serve /metrics on this separate address instead of the API address", func(s string) error {
+		if s == "" {
+			return nil
+		}
+		return checkListenAddr(s)
+	})
+	fs.Bool(&c.MetricsPublic, "metrics-public", "BOKAT_METRICS_PUBLIC", false, "serve /metrics (no credential) on the API address in production too; production requires this or --metrics-addr")
 	d := oauth.DefaultLimits()
-	fs.String(&c.RateOAuthPages, "rate-oauth-pages", "BOKAT_RATE_OAUTH_PAGES", rateFlag(d.Pages), "OAuth sign-in and consent page requests per client IP")
-	fs.String(&c.RateOAuthToken, "rate-oauth-token", "BOKAT_RATE_OAUTH_TOKEN", rateFlag(d.Token), "/oauth/token and /oauth/revoke requests per authenticated OAuth client")
-	fs.String(&c.RateOAuthFailuresIP, "rate-oauth-auth-failures-ip", "BOKAT_RATE_OAUTH_AUTH_FAILURES_IP", rateFlag(d.AuthFailuresIP), "failed OAuth client authentications per client IP; once spent, the address gets 429")
-	fs.String(&c.RateOAuthFailuresClient, "rate-oauth-auth-failures-client", "BOKAT_RATE_OAUTH_AUTH_FAILURES_CLIENT", rateFlag(d.AuthFailuresClient), "failed OAuth client authentications per client id; once spent, the client id gets 429")
-	fs.String(&c.RateSignInIP, "rate-signin-ip", "BOKAT_RATE_SIGNIN_IP", rateFlag(d.SignInIP), "sign-in codes e-mailed per client IP")
-	fs.String(&c.RateSignInAddress, "rate-signin-address", "BOKAT_RATE_SIGNIN_ADDRESS", rateFlag(d.SignInAddress), "sign-in codes e-mailed per (e-mail address, client IP)")
-	fs.String(&c.RateSignInGlobal, "rate-signin-global", "BOKAT_RATE_SIGNIN_GLOBAL", rateFlag(d.SignInGlobal), "sign-in codes e-mailed overall (all instances sharing --redis)")
+	fs.Text(&c.RateOAuthPages, "rate-oauth-pages", "BOKAT_RATE_OAUTH_PAGES", rateFlag(d.Pages), "OAuth sign-in and consent page requests per client IP", checkRate)
+	fs.Text(&c.RateOAuthToken, "rate-oauth-token", "BOKAT_RATE_OAUTH_TOKEN", rateFlag(d.Token), "/oauth/token and /oauth/revoke requests per authenticated OAuth client", checkRate)
+	fs.Text(&c.RateOAuthFailuresIP, "rate-oauth-auth-failures-ip", "BOKAT_RATE_OAUTH_AUTH_FAILURES_IP", rateFlag(d.AuthFailuresIP), "failed OAuth client authentications per client IP; once spent, the address gets 429", checkRate)
+	fs.Text(&c.RateOAuthFailuresClient, "rate-oauth-auth-failures-client", "BOKAT_RATE_OAUTH_AUTH_FAILURES_CLIENT", rateFlag(d.AuthFailuresClient), "failed OAuth client authentications per client id; once spent, the client id gets 429", checkRate)
+	fs.Text(&c.RateSignInIP, "rate-signin-ip", "BOKAT_RATE_SIGNIN_IP", rateFlag(d.SignInIP), "sign-in codes e-mailed per client IP", checkRate)
+	fs.Text(&c.RateSignInAddress, "rate-signin-address", "BOKAT_RATE_SIGNIN_ADDRESS", rateFlag(d.SignInAddress), "sign-in codes e-mailed per (e-mail address, client IP)", checkRate)
+	fs.Text(&c.RateSignInGlobal, "rate-signin-global", "BOKAT_RATE_SIGNIN_GLOBAL", rateFlag(d.SignInGlobal), "sign-in codes e-mailed overall (all instances sharing --redis)", checkRate)
+}
+
+// checkRedisURL accepts a redis:// or rediss:// URL. Its errors never repeat
+// the URL, which may hold a password.
+func checkRedisURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := url.Parse(s); err != nil {
+		return errors.New("not a URL (want redis://host:6379/0 or rediss://...)")
+	}
+	if _, err := redis.ParseURL(s); err != nil {
+		return errors.New("want a redis:// or rediss:// URL such as redis://host:6379/0")
+	}
+	return nil
 }
 
 // rateFlag renders a default policy in the form ParseRate reads.
@@ -94,7 +132,7 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 	} {
 		p, err := ratelimit.ParseRate(r.name, r.value)
 		if err != nil {
-			return fmt.Errorf("%w: --rate-%s: %v", errUsage, r.name, err)
+			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("rate-"+r.name), err)
 		}
 		*r.into = p
 	}
@@ -113,24 +151,71 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 	} {
 		p, err := ratelimit.ParseRate(r.into.Name, r.value)
 		if err != nil {
-			return fmt.Errorf("%w: --%s: %v", errUsage, r.flag, err)
+			return fmt.Errorf("%w: %s: %v", errUsage, fs.label(r.flag), err)
 		}
 		*r.into = p
 	}
 	proxies, err := httpapi.ParseTrustedProxies(c.TrustedProxies)
 	if err != nil {
-		return fmt.Errorf("%w: --trusted-proxies: %v", errUsage, err)
+		return fmt.Errorf("%w: %s: %v", errUsage, fs.label("trusted-proxies"), err)
 	}
 	c.proxies = proxies
 	if production {
 		if c.SMTPURL == "" {
 			return fmt.Errorf("%w: production requires --smtp-url (BOKAT_SMTP_URL): customers and providers must get their confirmations; the .eml folder is for development", errUsage)
 		}
+		if err := checkProductionSMTPURL(c.SMTPURL); err != nil {
+			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("smtp-url"), err)
+		}
 		if !fs.isSet("mail-from") {
 			return fmt.Errorf("%w: production requires --mail-from (BOKAT_MAIL_FROM), an address of your domain", errUsage)
 		}
+		// /metrics has no credential: production must say where it goes.
+		if c.MetricsAddr == "" && !c.MetricsPublic {
+			return fmt.Errorf("%w: production requires --metrics-addr (BOKAT_METRICS_ADDR), a private address for /metrics, or --metrics-public (BOKAT_METRICS_PUBLIC) to serve it without a credential on the API address", errUsage)
+		}
+	}
+	if c.MetricsAddr != "" && c.MetricsPublic {
+		return fmt.Errorf("%w: --metrics-addr (BOKAT_METRICS_ADDR) and --metrics-public (BOKAT_METRICS_PUBLIC) exclude each other: /metrics is served on one address", errUsage)
 	}
 	return nil
+}
+
+// checkProductionSMTPURL refuses credentials on a connection that never
+// uses TLS (smtp:// with starttls=none): the mailer sends credentials only
+// over TLS, so every message would fail to authenticate. Its errors never
+// repeat the URL.
+func checkProductionSMTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if u.Scheme == "smtp" && u.User != nil && u.Query().Get("starttls") == "none" {
+		return errors.New("credentials with starttls=none can never authenticate (credentials are sent only over TLS): " +
+			"use STARTTLS (drop starttls=none) or smtps://, or leave the credentials out for a relay that needs none")
+	}
+	return nil
+}
+
+// metricsOnAPI reports whether the API address serves /metrics: when no
+// --metrics-addr is set, in development always, in production only when
+// --metrics-public says so.
+func (c *opsConfig) metricsOnAPI(production bool) bool {
+	return c.MetricsAddr == "" && (c.MetricsPublic || !production)
+}
+
+// newHTTPServer returns a server for h with the timeouts and limits of every
+// listener of serve: slow or idle clients cannot hold connections open.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // ops is what `serve` runs for operations beside the API.
@@ -205,8 +290,7 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 		mux.Handle("GET /metrics", o.metrics.Handler(log))
 		o.metricsLn = ln
 		o.closers = append(o.closers, ln)
-		o.metricsServer = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		o.metricsServer = newHTTPServer(mux, log)
 	}
 	return o, nil
 }

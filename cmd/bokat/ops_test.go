@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -130,6 +132,17 @@ func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 	if fmt.Sprint(statuses) != "[200 200 200 200 429 429]" {
 		t.Fatalf("statuses across two instances = %v, want the quota of 4 shared", statuses)
 	}
+	// --redis-prefix is the keys' prefix, as documented.
+	c, err := ratelimit.DialRedis(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "*"+prefix+"*").Result()
+	if err != nil || len(keys) != 1 || !strings.HasPrefix(keys[0], prefix+"reads:") {
+		t.Fatalf("keys in Redis = %v, %v; want one starting with %q", keys, err, prefix+"reads:")
+	}
+	c.Del(context.Background(), keys...)
 }
 
 func TestServeFailsOpenWhenRedisIsDown(t *testing.T) {
@@ -169,6 +182,11 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 		{"bad smtp", []string{"--smtp-url", "smtp://u:supersecretpw@mail.example?starttls=maybe"}, "starttls"},
 		{"production without smtp", prod, "production requires --smtp-url"},
 		{"production without mail-from", append(prod, "--smtp-url", "smtps://u:p@mail.example"), "production requires --mail-from"},
+		{"production without a place for /metrics", append(prod, "--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se"),
+			"production requires --metrics-addr (BOKAT_METRICS_ADDR), a private address for /metrics, or --metrics-public (BOKAT_METRICS_PUBLIC)"},
+		{"production smtp credentials without TLS", append(prod, "--smtp-url", "smtp://u:supersecretpw@mail.example?starttls=none", "--mail-from", "bokat@example.se", "--metrics-public"),
+			"--smtp-url: credentials with starttls=none can never authenticate"},
+		{"metrics on two addresses", []string{"--metrics-addr", "127.0.0.1:0", "--metrics-public"}, "exclude each other"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -226,4 +244,57 @@ func engineNames() []string {
 		out = append(out, string(e))
 	}
 	return out
+}
+
+// In production /metrics (no credential) is on the API address only when
+// --metrics-public says so; --metrics-addr moves it to a private address.
+func TestProductionMetricsPlacement(t *testing.T) {
+	t.Parallel()
+	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	var logs *lockedBuffer
+	start := func(extra ...string) string {
+		addr := freeAddr(t)
+		var base string
+		base, _, logs, _ = startServe(t, append([]string{"--env", "production", "--token-pepper", pepper, "--secret-key", pepper,
+			"--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se", "--addr", addr, "--base-url", "http://" + addr,
+			"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, extra...), nil)
+		return base
+	}
+	// A relay without credentials may go without TLS.
+	public := start("--metrics-public", "--smtp-url", "smtp://relay.example:25?starttls=none")
+	if r := fetch(t, public+"/metrics"); r.status != 200 || !strings.Contains(r.body, "bokat_outbox_lag_seconds") {
+		t.Errorf("--metrics-public: /metrics on the API address = %d", r.status)
+	}
+	if !strings.Contains(logs.String(), "no partner credential exists yet") {
+		t.Error("production without a partner did not say so at start-up")
+	}
+	metricsAddr := freeAddr(t)
+	private := start("--metrics-addr", metricsAddr)
+	if r := fetch(t, private+"/metrics"); r.status != 404 {
+		t.Errorf("--metrics-addr: /metrics on the API address = %d, want 404", r.status)
+	}
+	if r := fetch(t, "http://"+metricsAddr+"/metrics"); r.status != 200 || !strings.Contains(r.body, "bokat_outbox_lag_seconds") {
+		t.Errorf("/metrics on --metrics-addr = %d", r.status)
+	}
+}
+
+// The metrics listener has the API's timeouts: a client cannot hold a
+// connection open idle, nor trickle a request.
+func TestMetricsServerHasTimeouts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "bokat.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	op, err := setupOps(ctx, opsConfig{MetricsAddr: "127.0.0.1:0", MailFrom: defaultMailFrom, MailDir: t.TempDir()}, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.close()
+	s := op.metricsServer
+	if s == nil || s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 {
+		t.Fatalf("metrics server = %+v, want every timeout and a header limit set", s)
+	}
 }

@@ -21,7 +21,7 @@ func runProviderFeedURL(ctx context.Context, args []string, e env) error {
 	var c commonConfig
 	c.register(fs)
 	var baseURL string
-	fs.String(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "public base URL of the service, as given to serve")
+	fs.Text(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "public base URL of the service, as given to serve", checkBaseURL)
 	ids, err := fs.parse(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -45,31 +43,46 @@ type serveConfig struct {
 
 func (c *serveConfig) register(fs *flagSet) {
 	c.commonConfig.register(fs)
-	fs.String(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address")
-	fs.String(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)")
+	fs.Text(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address", checkListenAddr)
+	fs.Text(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)", checkBaseURL)
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
 	fs.Bool(&c.AuthOptional, "auth-optional", "BOKAT_AUTH_OPTIONAL", false, "admit requests without a credential (development only)")
 	fs.Duration(&c.ShutdownTimeout, "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", 15*time.Second, "how long to drain requests on shutdown")
-	fs.String(&c.OptionSigningKeys, "option-signing-keys", "BOKAT_OPTION_SIGNING_KEYS", "",
-		`booking option signing keys "kid:base64key,kid:base64key" (first signs, all verify; >= 32 bytes each); generated in development`)
-	fs.Duration(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, "lifetime of a booking option")
-	fs.String(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production")
+	fs.Text(&c.OptionSigningKeys, "option-signing-keys", "BOKAT_OPTION_SIGNING_KEYS", "",
+		`booking option signing keys "kid:base64key,kid:base64key" (first signs, all verify; >= 32 bytes each); generated in development`,
+		func(s string) error {
+			if s == "" {
+				return nil
+			}
+			_, err := booking.ParseKeyring(s)
+			return err
+		})
+	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Minute, 24*time.Hour, "lifetime of a booking option, 1m to 24h")
+	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production",
+		func(s string) error {
+			if s == "" {
+				return nil
+			}
+			_, err := parseSecretKeys(s)
+			return err
+		})
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false, "let webhooks target http:// and private or loopback addresses (development only)")
 	c.opsConfig.register(fs)
 }
-
-// developmentOnly lists the settings production refuses.
-var developmentOnly = []string{"demo", "auth-optional", "webhook-allow-private"}
 
 func (c *serveConfig) validate(fs *flagSet) error {
 	if err := c.commonConfig.validate(); err != nil {
 		return err
 	}
 	if c.production() {
+		// The settings production refuses when turned on.
 		var bad []string
-		for _, name := range developmentOnly {
-			if fs.isSet(name) {
-				bad = append(bad, "--"+name)
+		for _, s := range []struct {
+			name string
+			on   bool
+		}{{"demo", c.Demo}, {"auth-optional", c.AuthOptional}, {"webhook-allow-private", c.WebhookAllowPrivate}} {
+			if s.on {
+				bad = append(bad, fs.label(s.name))
 			}
 		}
 		if len(bad) > 0 {
@@ -79,26 +92,45 @@ func (c *serveConfig) validate(fs *flagSet) error {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
 		}
 		if err := checkProductionBaseURL(c.BaseURL); err != nil {
-			return err
+			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("base-url"), err)
 		}
 		if c.SecretKey == "" {
 			return fmt.Errorf("production requires BOKAT_SECRET_KEY (--secret-key): a base64 key of 32 bytes sealing stored secrets; secrets are never generated in production")
 		}
 	}
-	if c.OptionTTL < time.Minute || c.OptionTTL > 24*time.Hour {
-		return fmt.Errorf("%w: --option-ttl must be between 1m and 24h, got %s", errUsage, c.OptionTTL)
-	}
 	return c.opsConfig.validate(fs, c.production())
+}
+
+// checkListenAddr accepts host:port (the host may be empty: every
+// interface).
+func checkListenAddr(s string) error {
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. 127.0.0.1:8080)", s)
+	}
+	return nil
+}
+
+// checkBaseURL accepts an absolute http(s) URL, or nothing (the default is
+// derived from --addr).
+func checkBaseURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+		return fmt.Errorf("must be an absolute http(s) URL such as https://api.example.se, got %q", raw)
+	}
+	return nil
 }
 
 // checkProductionBaseURL requires the public address of a production server
 // to be https (sign-in cookies are Secure only there, and OAuth redirects and
 // webhook links name it); plain http is accepted only for a loopback host,
-// where no traffic leaves the machine.
+// where no traffic leaves the machine. raw has passed checkBaseURL.
 func checkProductionBaseURL(raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("%w: --base-url must be an absolute http(s) URL, got %q", errUsage, raw)
+	if err != nil {
+		return err
 	}
 	if u.Scheme == "https" {
 		return nil
@@ -107,7 +139,7 @@ func checkProductionBaseURL(raw string) error {
 	if ip, err := netip.ParseAddr(host); (err == nil && ip.IsLoopback()) || host == "localhost" {
 		return nil
 	}
-	return fmt.Errorf("%w: production requires an https --base-url (http only on a loopback address), got %q", errUsage, raw)
+	return fmt.Errorf("production requires an https --base-url (http only on a loopback address), got %q", raw)
 }
 
 // runServe runs the API until ctx is done, then shuts down in order: stop
@@ -145,6 +177,12 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
+	if c.production() {
+		// Announced once here; the 503s it causes are not logged per call.
+		if n, err := db.PartnerClientCount(ctx); err == nil && n == 0 {
+			log.Warn("no partner credential exists yet (bokat partner create): partner-only routes answer 503 production_token_not_configured")
+		}
+	}
 	keys, err := optionKeyring(ctx, c, db)
 	if err != nil {
 		return err
@@ -229,7 +267,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		OAuth:               oauthServer,
 
 		Metrics:        op.metrics,
-		ServeMetrics:   c.MetricsAddr == "",
+		ServeMetrics:   c.metricsOnAPI(c.production()),
 		Health:         op.health,
 		RateLimiter:    op.limiter,
 		RateLimits:     &c.limits,
@@ -280,15 +318,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}()
 	}
 
-	httpServer := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	httpServer := newHTTPServer(srv.Handler(), log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 

@@ -114,7 +114,7 @@ func TestProductionWithoutSigningKeysStartsAndAnswers503(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	baseURL, _, logs, stop := startServe(t, []string{"--env", "production", "--token-pepper", pepper,
-		"--secret-key", pepper, "--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se", "--addr", addr, "--base-url", "http://" + addr, "--database", dbURL}, nil)
+		"--secret-key", pepper, "--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se", "--addr", addr, "--base-url", "http://" + addr, "--database", dbURL, "--metrics-addr", "127.0.0.1:0"}, nil)
 	body := `{"vertical_id":"vvs","job_type_id":"install_faucet","description":"Byta köksblandare.",
 		"location":{"country_code":"SE","postcode":"113 45"},"timing":{"urgency":"snart"}}`
 	resp, err := http.Post(baseURL+"/v1/booking-options", "application/json", strings.NewReader(body))

@@ -32,6 +32,16 @@ func secretKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*webhoo
 			return nil, err
 		}
 	}
+	keys, err := parseSecretKeys(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --secret-key: %v", errUsage, err)
+	}
+	return webhook.NewKeyring(keys...)
+}
+
+// parseSecretKeys reads --secret-key: base64 keys of webhook.KeySize bytes,
+// comma-separated. Errors name a key by its position, never its value.
+func parseSecretKeys(raw string) ([][]byte, error) {
 	var keys [][]byte
 	for i, part := range strings.Split(raw, ",") {
 		key, err := decodeKey(fmt.Sprintf("secret key %d", i+1), part)
@@ -43,7 +53,7 @@ func secretKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*webhoo
 		}
 		keys = append(keys, key)
 	}
-	return webhook.NewKeyring(keys...)
+	return keys, nil
 }
 
 // setupWebhooks builds the webhook service the API serves and the two

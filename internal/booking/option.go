@@ -69,6 +69,12 @@ type OptionClaims struct {
 // the last dot.
 const tokenPrefix = "bo1"
 
+// tokenEncoding encodes the payload and signature of an option id. Decoding
+// is strict: a base64url text whose unused low bits of the last character
+// are not zero decodes to the same bytes as the canonical one, and would let
+// one issued option have several ids (each verifying), so it is refused.
+var tokenEncoding = base64.RawURLEncoding.Strict()
+
 // MinKeyBytes is the least length of an option signing key.
 const MinKeyBytes = 32
 
@@ -207,7 +213,7 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 		c.Nonce = base64.RawURLEncoding.EncodeToString(b)
 	}
 	raw := appendPayload(make([]byte, 0, 512), c)
-	enc := base64.RawURLEncoding
+	enc := tokenEncoding
 	token := make([]byte, 0, len(tokenPrefix)+len(c.KeyID)+enc.EncodedLen(len(raw))+enc.EncodedLen(sha256.Size)+3)
 	token = append(token, tokenPrefix...)
 	token = append(token, '.')
@@ -314,7 +320,7 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 	if !ok {
 		return OptionClaims{}, optionInvalid("its signing key is not known to this service (it may have been retired)")
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[3])
+	sig, err := tokenEncoding.DecodeString(parts[3])
 	if err != nil {
 		return OptionClaims{}, optionInvalid("its signature is malformed")
 	}
@@ -322,7 +328,7 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 	if subtle.ConstantTimeCompare(sig, mac(secret, signed)) != 1 {
 		return OptionClaims{}, optionInvalid("its signature does not match its content")
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[2])
+	raw, err := tokenEncoding.DecodeString(parts[2])
 	if err != nil {
 		return OptionClaims{}, optionInvalid("its content is malformed")
 	}

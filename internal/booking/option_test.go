@@ -229,3 +229,62 @@ func TestPayloadEncodingRoundTripsAnyText(t *testing.T) {
 		}
 	}
 }
+
+// flipUnusedBits returns s (unpadded base64url whose length leaves unused
+// low bits in its last character) with the lowest of those bits flipped: a
+// lenient decoder reads the same bytes from it, a strict one refuses it.
+func flipUnusedBits(t *testing.T, s string) string {
+	t.Helper()
+	if len(s)%4 == 0 {
+		t.Fatalf("%q has no unused bits", s)
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, s[len(s)-1])
+	flipped := s[:len(s)-1] + string(alphabet[i^1])
+	lenient, err1 := base64.RawURLEncoding.DecodeString(flipped)
+	canonical, err2 := base64.RawURLEncoding.DecodeString(s)
+	if err1 != nil || err2 != nil || !bytes.Equal(lenient, canonical) {
+		t.Fatalf("flipping %q to %q changed the decoded bytes (%v, %v)", s, flipped, err1, err2)
+	}
+	return flipped
+}
+
+// An option has exactly one id: another spelling of the same signature or
+// payload bytes is refused even when it is correctly signed.
+func TestVerifyRefusesNonCanonicalBase64(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	k1 := key("k1", 1)
+	k := mustKeyring(t, k1)
+	// A payload whose encoding ends in a partial group, so its last
+	// character has unused bits.
+	var token string
+	for pad := ""; ; pad += "x" {
+		c := sampleClaims(now)
+		c.Unit = pad
+		var err error
+		if token, err = k.Sign(c); err != nil {
+			t.Fatal(err)
+		}
+		if len(strings.Split(token, ".")[2])%4 != 0 {
+			break
+		}
+	}
+	if _, err := k.Verify(token, now); err != nil {
+		t.Fatalf("the issued option: %v", err)
+	}
+	parts := strings.Split(token, ".")
+
+	sigFlipped := strings.Join([]string{parts[0], parts[1], parts[2], flipUnusedBits(t, parts[3])}, ".")
+	// The payload flipped and signed anew, as if by the key holder: only the
+	// strict decoding of the payload can refuse it.
+	signed := strings.Join([]string{parts[0], parts[1], flipUnusedBits(t, parts[2])}, ".")
+	payloadFlipped := signed + "." + base64.RawURLEncoding.EncodeToString(mac(k1.Secret, signed))
+
+	for name, token := range map[string]string{"signature": sigFlipped, "payload": payloadFlipped} {
+		t.Run(name, func(t *testing.T) {
+			_, err := k.Verify(token, now)
+			wantCode(t, err, bokat.CodeBookingOptionInvalid)
+		})
+	}
+}

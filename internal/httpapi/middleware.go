@@ -154,12 +154,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		if rt.needsPartner && s.production {
-			n, err := s.store.PartnerClientCount(r.Context())
+			ok, err := s.partnersConfigured(r.Context())
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
-			if n == 0 {
+			if !ok {
 				s.writeError(w, r, &bokat.Error{Code: bokat.CodeProductionTokenNotConfigured,
 					Detail: "No partner credential has been created on this server yet.", RetryAfter: time.Minute})
 				return
@@ -201,7 +201,7 @@ func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error
 	}
 	if !p.Authenticated() {
 		if s.authOptional && !s.production && rt.auth != authPartnerOnly {
-			return bokat.Principal{Kind: bokat.PrincipalDevelopment, ClientID: "development", Scopes: bokat.AllScopes()}, nil
+			return developmentPrincipal(), nil
 		}
 		return p, bokat.Errorf(bokat.CodeUnauthorized, "This operation requires a credential: Authorization: Bearer <token> or X-Service-Requests-Token.")
 	}

@@ -96,6 +96,8 @@ type oauthSetup struct {
 	// limiter and limits enforce the authorization server's budgets.
 	limiter oauth.Limiter
 	limits  *oauth.Limits
+	// baseURL replaces the test base URL.
+	baseURL string
 }
 
 // newOAuthEnv starts the server with OAuth wired as serve wires it.
@@ -122,6 +124,11 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		c.Auth.SetAccessTokenVerifier(as)
 		c.OAuth = as
 		e.as = as
+	}
+	if setup.baseURL != "" {
+		wire = func(wire envOption) envOption {
+			return func(c *Config) { c.BaseURL = setup.baseURL; wire(c) }
+		}(wire)
 	}
 	e.testEnv = newTestEnv(t, db, append([]envOption{wire}, opts...)...)
 	return e

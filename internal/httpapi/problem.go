@@ -146,7 +146,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := asAPIError(err)
 	status := statusOf(e.Code)
 	info := requestInfoFrom(r.Context())
-	if status >= 500 {
+	if status >= 500 && !configurationState(e.Code) {
 		s.log.ErrorContext(r.Context(), "request failed", "code", string(e.Code), "error", errString(e.Err),
 			"api_request_id", info.id, "trace_id", info.traceID)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"bokat"
 )
@@ -276,7 +277,8 @@ func checkLegacyError(t *testing.T, r response, status int, code string) {
 
 func TestLegacyRequestCreationIn503UntilAPartnerExists(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t, func(c *Config) { c.Production = true })
+	clock := newLifecycleClock(time.Now())
+	e := sqliteEnv(t, func(c *Config) { c.Production = true; c.Now = clock.now })
 	if _, err := e.db.R().ExecContext(context.Background(), `UPDATE partner_clients SET revoked_at = 1`); err == nil {
 		t.Fatal("the read pool accepted a write")
 	}
@@ -287,6 +289,7 @@ func TestLegacyRequestCreationIn503UntilAPartnerExists(t *testing.T) {
 		t.Error("503 without Retry-After")
 	}
 	e.partner("first partner", bokat.ScopeRequestsCreate)
+	clock.add(partnerCheckInterval) // the server asks the store again after the interval
 	r = e.do(request{Method: "POST", Path: "/api/public/requests", Body: validRequestBody(), Header: bearer(e.token)})
 	checkLegacyError(t, r, 401, "unauthorized") // the revoked token stays refused
 

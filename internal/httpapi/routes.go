@@ -87,6 +87,11 @@ type protocolRoute struct {
 func (s *Server) protocolRoutes() []protocolRoute {
 	rts := []protocolRoute{
 		{http.MethodGet, "/.well-known/oauth-protected-resource", http.HandlerFunc(s.handleResourceMetadata)},
+		// The MCP surface (package mcp) and its RFC 9728 resource metadata.
+		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp", s.mcp.ResourceMetadata()},
+		{http.MethodPost, "/mcp", s.mcpEndpoint()},
+		{http.MethodGet, "/mcp", s.mcpEndpoint()},
+		{http.MethodDelete, "/mcp", s.mcpEndpoint()},
 	}
 	if as := s.oauth; as != nil {
 		rts = append(rts,

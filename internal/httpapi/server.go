@@ -25,6 +25,7 @@ import (
 	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
+	"bokat/internal/mcp"
 	"bokat/internal/ratelimit"
 	"bokat/internal/telemetry"
 )
@@ -34,6 +35,8 @@ type Contract interface {
 	JSON() []byte
 	// ValidateRequest returns the issues of a request body, or nil.
 	ValidateRequest(ctx context.Context, r *http.Request, body []byte) ([]string, error)
+	// mcp.Contract derives the MCP tools' schemas from the document.
+	mcp.Contract
 }
 
 // Store is what the HTTP layer needs of the store directly.
@@ -127,9 +130,15 @@ type Server struct {
 	trustedProxies      []netip.Prefix
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
+	// partners keeps whether a partner credential exists (production).
+	partners partnerGate
 	// searchBufs recycles the buffers search responses are encoded into
 	// (tens of kilobytes each).
 	searchBufs sync.Pool
+	// mcp is the MCP surface; its tools run operations (the v1 routes by
+	// "METHOD pattern") through Invoke.
+	mcp        *mcp.Server
+	operations map[string]route
 	handler    http.Handler
 }
 
@@ -178,6 +187,9 @@ func New(cfg Config) (*Server, error) {
 	s.serviceTexts = texts
 	if cfg.RateLimits != nil {
 		s.limits = *cfg.RateLimits
+	}
+	if s.mcp, err = s.newMCP(cfg.Contract); err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	rts := s.routes()

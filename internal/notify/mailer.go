@@ -89,6 +89,13 @@ func NewMailer(cfg MailerConfig) (*Mailer, error) {
 	return m, nil
 }
 
+// CheckSMTPURL reports whether NewMailer accepts raw as its SMTP URL, with
+// the error it would give (which never repeats the password).
+func CheckSMTPURL(raw string) error {
+	var m Mailer
+	return m.parseSMTPURL(raw)
+}
+
 // parseSMTPURL reads the SMTP URL into client options. Errors never repeat
 // the password.
 func (m *Mailer) parseSMTPURL(raw string) error {

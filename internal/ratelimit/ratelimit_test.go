@@ -219,7 +219,7 @@ func testRedis(tb testing.TB) (*redis.Client, string) {
 	}
 	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
 	tb.Cleanup(func() {
-		keys, _ := c.Keys(ctx, "rate:"+prefix+"*").Result()
+		keys, _ := c.Keys(ctx, prefix+"*").Result()
 		if len(keys) > 0 {
 			c.Del(ctx, keys...)
 		}
@@ -259,7 +259,7 @@ func TestRedisBurstRefusalAndRecovery(t *testing.T) {
 		t.Fatal("two requests allowed after one refill interval")
 	}
 	// Redis holds only digests of the keys.
-	keys, err := c.Keys(ctx, "rate:"+prefix+"*").Result()
+	keys, err := c.Keys(ctx, prefix+"*").Result()
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("keys = %v, %v; want 2", keys, err)
 	}
@@ -269,6 +269,33 @@ func TestRedisBurstRefusalAndRecovery(t *testing.T) {
 		}
 		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 || ttl > 2*time.Second {
 			t.Errorf("key %q TTL = %v, want it to expire within the window", k, ttl)
+		}
+	}
+}
+
+// The configured prefix starts every key in Redis: nothing of the
+// limiter's library is put before it.
+func TestRedisKeysStartWithThePrefix(t *testing.T) {
+	t.Parallel()
+	c, prefix := testRedis(t)
+	l := NewRedis(c, RedisOptions{Prefix: prefix})
+	ctx := context.Background()
+	for _, p := range []Policy{{Name: "reads", Quota: 5, Window: time.Minute}, {Name: "writes", Quota: 2, Window: time.Minute}} {
+		if _, err := l.Allow(ctx, p, "caller"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every key naming this test's prefix anywhere.
+	keys, err := c.Keys(ctx, "*"+prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 {
+		t.Fatalf("keys = %v, want 2", keys)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, prefix+"reads:5:60:") && !strings.HasPrefix(k, prefix+"writes:2:60:") {
+			t.Errorf("key %q does not start with the prefix %q and the policy", k, prefix)
 		}
 	}
 }

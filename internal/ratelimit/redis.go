@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -46,7 +47,7 @@ type RedisOptions struct {
 
 // NewRedis returns a limiter on the client.
 func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
-	r := &Redis{lim: redis_rate.NewLimiter(client), prefix: opts.Prefix, cooldown: opts.Cooldown, now: time.Now}
+	r := &Redis{lim: redis_rate.NewLimiter(ownKeys{client}), prefix: opts.Prefix, cooldown: opts.Cooldown, now: time.Now}
 	if r.prefix == "" {
 		r.prefix = DefaultRedisPrefix
 	}
@@ -102,6 +103,52 @@ func (r *Redis) Allow(ctx context.Context, p Policy, key string) (Decision, erro
 func (r *Redis) key(p Policy, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return fmt.Sprintf("%s%s:%d:%d:%s", r.prefix, p.Name, p.Quota, int64(p.Window/time.Second), hex.EncodeToString(sum[:16]))
+}
+
+// libraryKeyPrefix is what redis_rate puts before every key it is given.
+const libraryKeyPrefix = "rate:"
+
+// ownKeys is the client handed to redis_rate: it takes the library's own
+// "rate:" off every key again, so that keys in Redis start with the
+// configured prefix exactly as documented (an operator's KEYS, ACL key
+// patterns and cluster hash tags name them by that prefix). The tests list
+// the keys in Redis, so a library that changes its prefix is noticed.
+type ownKeys struct{ c redis.UniversalClient }
+
+func (o ownKeys) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return o.c.Eval(ctx, script, stripLibraryPrefix(keys), args...)
+}
+
+func (o ownKeys) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return o.c.EvalSha(ctx, sha1, stripLibraryPrefix(keys), args...)
+}
+
+func (o ownKeys) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return o.c.EvalRO(ctx, script, stripLibraryPrefix(keys), args...)
+}
+
+func (o ownKeys) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return o.c.EvalShaRO(ctx, sha1, stripLibraryPrefix(keys), args...)
+}
+
+func (o ownKeys) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
+	return o.c.ScriptExists(ctx, hashes...)
+}
+
+func (o ownKeys) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
+	return o.c.ScriptLoad(ctx, script)
+}
+
+func (o ownKeys) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return o.c.Del(ctx, stripLibraryPrefix(keys)...)
+}
+
+func stripLibraryPrefix(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = strings.TrimPrefix(k, libraryKeyPrefix)
+	}
+	return out
 }
 
 // Logger adapts a slog.Logger to go-redis's library logger (redis.SetLogger),

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// OperationSchemas are the schemas of one operation as self-contained JSON
+// Schemas (2020-12): every $ref of the document resolved in place, so that
+// a client of another surface (the MCP server's tool descriptions) can use
+// them without the document.
+type OperationSchemas struct {
+	// Body is the schema of the application/json request body; nil when the
+	// operation takes none.
+	Body map[string]any
+	// PathParams are the schemas of the path parameters, by name.
+	PathParams map[string]map[string]any
+	// PathParamDescriptions are the descriptions of the path parameters.
+	PathParamDescriptions map[string]string
+	// Responses are the schemas of the application/json bodies of the
+	// success (2xx) responses, by status.
+	Responses map[int]map[string]any
+	// Scopes are the OAuth scopes the operation's security requires.
+	Scopes []string
+	// CredentialOptional is true when the security admits callers without
+	// a credential (an empty requirement).
+	CredentialOptional bool
+}
+
+// OperationSchemas returns the schemas of the operation at method and path
+// (the path template, e.g. "/v1/bookings/{booking_id}/cancel"). It fails
+// when the document has no such operation or a reference cannot be
+// resolved.
+func (c *Contract) OperationSchemas(method, path string) (OperationSchemas, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(c.json, &doc); err != nil {
+		return OperationSchemas{}, fmt.Errorf("api: reading the JSON rendering: %w", err)
+	}
+	item, _ := lookup(doc, "/paths/"+escapePointer(path)).(map[string]any)
+	op, _ := item[strings.ToLower(method)].(map[string]any)
+	if op == nil {
+		return OperationSchemas{}, fmt.Errorf("%w: %s %s", ErrNoOperation, method, path)
+	}
+	r := resolver{doc: doc}
+	out := OperationSchemas{PathParams: map[string]map[string]any{}, PathParamDescriptions: map[string]string{},
+		Responses: map[int]map[string]any{}}
+
+	params, _ := item["parameters"].([]any)
+	opParams, _ := op["parameters"].([]any)
+	for _, raw := range append(slices.Clone(params), opParams...) {
+		p, err := r.object(raw)
+		if err != nil {
+			return OperationSchemas{}, err
+		}
+		if p["in"] != "path" {
+			continue
+		}
+		name, _ := p["name"].(string)
+		s, err := r.object(p["schema"])
+		if err != nil {
+			return OperationSchemas{}, fmt.Errorf("api: %s %s parameter %s: %w", method, path, name, err)
+		}
+		out.PathParams[name] = s
+		if d, ok := p["description"].(string); ok {
+			out.PathParamDescriptions[name] = d
+		}
+	}
+	if rb, ok := op["requestBody"]; ok {
+		body, err := r.object(rb)
+		if err != nil {
+			return OperationSchemas{}, err
+		}
+		if s := lookup(body, "/content/application~1json/schema"); s != nil {
+			if out.Body, err = r.object(s); err != nil {
+				return OperationSchemas{}, fmt.Errorf("api: %s %s request body: %w", method, path, err)
+			}
+		}
+	}
+	responses, _ := op["responses"].(map[string]any)
+	for status, raw := range responses {
+		code, err := strconv.Atoi(status)
+		if err != nil || code < 200 || code > 299 {
+			continue
+		}
+		resp, err := r.object(raw)
+		if err != nil {
+			return OperationSchemas{}, err
+		}
+		if s := lookup(resp, "/content/application~1json/schema"); s != nil {
+			if out.Responses[code], err = r.object(s); err != nil {
+				return OperationSchemas{}, fmt.Errorf("api: %s %s response %d: %w", method, path, code, err)
+			}
+		}
+	}
+	security, ok := op["security"].([]any)
+	if !ok {
+		security, _ = doc["security"].([]any)
+	}
+	for _, req := range security {
+		m, _ := req.(map[string]any)
+		if len(m) == 0 {
+			out.CredentialOptional = true
+		}
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			scopes, _ := m[name].([]any)
+			for _, s := range scopes {
+				if s, ok := s.(string); ok && !slices.Contains(out.Scopes, s) {
+					out.Scopes = append(out.Scopes, s)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// resolver inlines the references of a document.
+type resolver struct {
+	doc map[string]any
+	// stack holds the references being resolved, to refuse cycles.
+	stack []string
+}
+
+// object resolves v, which must be a JSON object, into a fresh copy without
+// references.
+func (r *resolver) object(v any) (map[string]any, error) {
+	out, err := r.resolve(v)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := out.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a JSON object, got %T", out)
+	}
+	return m, nil
+}
+
+// resolve returns a deep copy of v with every local $ref replaced by its
+// target; keywords beside a $ref (a description, say) override the
+// target's.
+func (r *resolver) resolve(v any) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		if ref, ok := v["$ref"].(string); ok {
+			if !strings.HasPrefix(ref, "#/") {
+				return nil, fmt.Errorf("reference %q is not local to the document", ref)
+			}
+			if slices.Contains(r.stack, ref) {
+				return nil, fmt.Errorf("reference %q is recursive: it cannot be inlined", ref)
+			}
+			target := lookup(r.doc, strings.TrimPrefix(ref, "#"))
+			if target == nil {
+				return nil, fmt.Errorf("reference %q names nothing", ref)
+			}
+			r.stack = append(r.stack, ref)
+			resolved, err := r.resolve(target)
+			r.stack = r.stack[:len(r.stack)-1]
+			if err != nil {
+				return nil, err
+			}
+			m, ok := resolved.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("reference %q does not name an object", ref)
+			}
+			maps.Copy(out, m)
+		}
+		for k, e := range v {
+			if k == "$ref" {
+				continue
+			}
+			e, err := r.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = e
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			e, err := r.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = e
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
+}
+
+// lookup returns the value at a JSON pointer ("/a/b~1c") in v, or nil.
+func lookup(v any, pointer string) any {
+	if pointer == "" {
+		return v
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch cur := v.(type) {
+		case map[string]any:
+			v = cur[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(cur) {
+				return nil
+			}
+			v = cur[i]
+		default:
+			return nil
+		}
+		if v == nil {
+			return nil
+		}
+	}
+	return v
+}

@@ -1,0 +1,133 @@
+package api
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// compileStandalone compiles a schema on its own, as a client holding only
+// the schema (not the document) would.
+func compileStandalone(t *testing.T, s map[string]any) *jsonschema.Schema {
+	t.Helper()
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), `"$ref"`) {
+		t.Fatalf("schema still holds a $ref: %.300s", raw)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("urn:test", v); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("urn:test")
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return sch
+}
+
+func generic(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestOperationSchemas(t *testing.T) {
+	t.Parallel()
+	c := contract(t)
+	cases := []struct {
+		method, path string
+		body         func() map[string]any
+		breakBody    func(map[string]any)
+		params       []string
+		statuses     []int
+		scopes       []string
+		optional     bool
+	}{
+		{method: "GET", path: "/v1/capabilities", statuses: []int{200}, scopes: []string{"service.capabilities.read"}, optional: true},
+		{method: "POST", path: "/v1/booking-options", body: searchBody, breakBody: func(m map[string]any) { m["vertical_id"] = 7 },
+			statuses: []int{200}, scopes: []string{"service.bookings.search"}, optional: true},
+		{method: "POST", path: "/v1/bookings", body: confirmBody, breakBody: func(m map[string]any) { delete(m, "idempotency_key") },
+			statuses: []int{200, 201}, scopes: []string{"service.bookings.confirm"}},
+		{method: "GET", path: "/v1/bookings/{booking_id}", params: []string{"booking_id"}, statuses: []int{200},
+			scopes: []string{"service.bookings.read"}},
+		{method: "POST", path: "/v1/bookings/{booking_id}/cancel", body: cancelBody, breakBody: func(m map[string]any) { m["surprise"] = true },
+			params: []string{"booking_id"}, statuses: []int{200}, scopes: []string{"service.bookings.cancel"}},
+		{method: "POST", path: "/v1/bookings/{booking_id}/reschedule", body: rescheduleBody, breakBody: func(m map[string]any) { delete(m, "booking_option_id") },
+			params: []string{"booking_id"}, statuses: []int{200}, scopes: []string{"service.bookings.reschedule"}},
+		{method: "POST", path: "/v1/requests", body: createBody, breakBody: func(m map[string]any) { m["customer"] = "Greta" },
+			statuses: []int{201}, scopes: []string{"service.requests.create"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			t.Parallel()
+			got, err := c.OperationSchemas(tc.method, tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Scopes, tc.scopes) || got.CredentialOptional != tc.optional {
+				t.Errorf("security = %v optional %v, want %v optional %v", got.Scopes, got.CredentialOptional, tc.scopes, tc.optional)
+			}
+			var params []string
+			for name, s := range got.PathParams {
+				params = append(params, name)
+				compileStandalone(t, s)
+				if got.PathParamDescriptions[name] == "" {
+					t.Errorf("path parameter %s has no description", name)
+				}
+			}
+			if !slices.Equal(params, tc.params) {
+				t.Errorf("path parameters = %v, want %v", params, tc.params)
+			}
+			var statuses []int
+			for status, s := range got.Responses {
+				statuses = append(statuses, status)
+				compileStandalone(t, s)
+			}
+			slices.Sort(statuses)
+			if !slices.Equal(statuses, tc.statuses) {
+				t.Errorf("success statuses = %v, want %v", statuses, tc.statuses)
+			}
+			if tc.body == nil {
+				if got.Body != nil {
+					t.Errorf("body schema = %v, want none", got.Body)
+				}
+				return
+			}
+			sch := compileStandalone(t, got.Body)
+			valid := tc.body()
+			if err := sch.Validate(generic(t, valid)); err != nil {
+				t.Errorf("the valid body fails the standalone schema: %v", err)
+			}
+			broken := tc.body()
+			tc.breakBody(broken)
+			if err := sch.Validate(generic(t, broken)); err == nil {
+				t.Error("the broken body passes the standalone schema")
+			}
+		})
+	}
+}
+
+func TestOperationSchemasUnknownOperation(t *testing.T) {
+	t.Parallel()
+	if _, err := contract(t).OperationSchemas("PUT", "/v1/bookings"); err == nil {
+		t.Fatal("OperationSchemas(PUT /v1/bookings) succeeded")
+	}
+}

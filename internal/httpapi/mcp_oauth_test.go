@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"bokat"
+)
+
+// hostDialer sends every connection to the test server, standing in for
+// the base URL's host, so that clients follow the
+// server's own absolute URLs (challenges, metadata) unchanged.
+func hostDialer(addr string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	return &http.Client{Transport: tr}
+}
+
+// TestMCPOAuthWithTheSDKHandler: an MCP client holding only the endpoint
+// URL and a registered public client id follows the 401 challenge to the
+// resource metadata and the authorization server, gets the user's consent
+// (driven headlessly), and books with the access token.
+func TestMCPOAuthWithTheSDKHandler(t *testing.T) {
+	t.Parallel()
+	// The SDK fetches authorization server metadata only over https or
+	// from a loopback host.
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{baseURL: "http://localhost"})
+	e.withDemoSupply()
+	conf := e.newClient("MCP-klient", true, bokat.ScopeBookingsConfirm, bokat.ScopeBookingsRead)
+	client := hostDialer(e.http.Listener.Addr().String())
+	fetched := 0
+	handler, err := sdkauth.NewAuthorizationCodeHandler(&sdkauth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient: &oauthex.ClientCredentials{ClientID: conf.ClientID},
+		RedirectURL:         callbackURI,
+		Client:              client,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *sdkauth.AuthorizationArgs) (*sdkauth.AuthorizationResult, error) {
+			fetched++
+			u, err := url.Parse(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			b := e.browser()
+			loc := e.decide(b, e.signIn(b, u.RequestURI(), "mcp-user@example.se"), "approve")
+			q := loc.Query()
+			return &sdkauth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bokat-oauth-test", Version: "1"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: client, OAuthHandler: handler},
+		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	o := e.options(t, faucetSearch())[0]
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "confirm_booking", Arguments: confirmBody(o, "oauth-1")})
+	if err != nil {
+		t.Fatalf("confirm through OAuth: %v", err)
+	}
+	if fetched != 1 {
+		t.Errorf("the user was asked %d times, want once", fetched)
+	}
+	body, _ := res.StructuredContent.(map[string]any)
+	if res.IsError || body["booking_created"] != true {
+		t.Fatalf("confirm: %v", body)
+	}
+	var owner, user string
+	id := body["booking"].(map[string]any)["id"]
+	if err := e.db.R().QueryRowContext(ctx, `SELECT owner_client_id, owner_user_id FROM bookings WHERE id = $1`, id).Scan(&owner, &user); err != nil ||
+		owner != conf.ClientID || user == "" {
+		t.Errorf("booking owner %q/%q (%v), want the OAuth client and its user", owner, user, err)
+	}
+}

@@ -1,0 +1,140 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"bokat"
+	"bokat/api"
+)
+
+var loadContract = sync.OnceValues(api.Load)
+
+// The real contract; the backend and the authenticator are never reached
+// by these tests (the HTTP surface's tests run the tools end to end).
+type unreachable struct{}
+
+func (unreachable) Invoke(context.Context, string, string, map[string]string, []byte) (int, []byte) {
+	panic("Invoke called")
+}
+
+func (unreachable) Authenticate(context.Context, *http.Request) (bokat.Principal, error) {
+	panic("Authenticate called")
+}
+
+func newServer(t *testing.T) *Server {
+	t.Helper()
+	c, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{BaseURL: "https://bokat.example/", Contract: c, Auth: unreachable{}, Backend: unreachable{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestToolsFollowTheContract(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	want := map[string]struct {
+		scope    bokat.Scope
+		optional bool
+		params   []string
+	}{
+		"get_capabilities":         {bokat.ScopeCapabilitiesRead, true, nil},
+		"search_booking_options":   {bokat.ScopeBookingsSearch, true, nil},
+		"confirm_booking":          {bokat.ScopeBookingsConfirm, false, nil},
+		"get_booking_status":       {bokat.ScopeBookingsRead, false, []string{"booking_id"}},
+		"cancel_booking":           {bokat.ScopeBookingsCancel, false, []string{"booking_id"}},
+		"reschedule_booking":       {bokat.ScopeBookingsReschedule, false, []string{"booking_id"}},
+		"create_follow_up_request": {bokat.ScopeRequestsCreate, false, nil},
+	}
+	if got := slices.Sorted(maps.Keys(s.tools)); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("tools %v", got)
+	}
+	for name, w := range want {
+		tl := s.tools[name]
+		if tl.scope != w.scope || tl.credentialOptional != w.optional || !slices.Equal(tl.pathParams, w.params) {
+			t.Errorf("%s: scope %s optional %v params %v, want %s %v %v", name, tl.scope, tl.credentialOptional, tl.pathParams, w.scope, w.optional, w.params)
+		}
+	}
+	out := s.tools["confirm_booking"].def.OutputSchema.(map[string]any)
+	if alts, ok := out["anyOf"].([]any); !ok || len(alts) != 2 {
+		t.Errorf("confirm_booking output is not any of the 200 and 201 bodies: %v", out)
+	}
+}
+
+func TestSplitArguments(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		args       string
+		params     []string
+		wantBody   string
+		wantValues map[string]string
+	}{
+		{"no arguments", ``, nil, `{}`, nil},
+		{"null", `null`, []string{"booking_id"}, `{}`, map[string]string{}},
+		{"body only", `{"a":1}`, nil, `{"a":1}`, nil},
+		{"path and body", `{"booking_id":"bk_1","reason":"x"}`, []string{"booking_id"}, `{"reason":"x"}`, map[string]string{"booking_id": "bk_1"}},
+		{"id not a string stays in the body", `{"booking_id":7}`, []string{"booking_id"}, `{"booking_id":7}`, map[string]string{}},
+		{"not an object", `[1]`, []string{"booking_id"}, `[1]`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body, values, err := splitArguments(json.RawMessage(c.args), c.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(body) != c.wantBody || !maps.Equal(values, c.wantValues) {
+				t.Errorf("got %s %v, want %s %v", body, values, c.wantBody, c.wantValues)
+			}
+		})
+	}
+}
+
+func TestScopesNeeded(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	cases := []struct {
+		name, body string
+		want       []string
+	}{
+		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil},
+		{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil},
+		{"search", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_booking_options"}}`, nil},
+		{"confirm", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_booking"}}`, []string{"service.bookings.confirm"}},
+		{"unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steal"}}`, nil},
+		{"batch", `[{"method":"tools/call","params":{"name":"cancel_booking"}},{"method":"tools/call","params":{"name":"get_booking_status"}},` +
+			`{"method":"tools/call","params":{"name":"cancel_booking"}}]`, []string{"service.bookings.cancel", "service.bookings.read"}},
+		{"not JSON", `{`, nil},
+	}
+	for _, c := range cases {
+		if got := s.scopesNeeded([]byte(c.body)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// missingOperation is a contract without the operations the tools need.
+type missingOperation struct{}
+
+func (missingOperation) OperationSchemas(method, path string) (api.OperationSchemas, error) {
+	return api.OperationSchemas{}, api.ErrNoOperation
+}
+
+func TestNewRefusesAContractWithoutTheOperations(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{BaseURL: "https://bokat.example", Contract: missingOperation{}, Auth: unreachable{}, Backend: unreachable{}})
+	if !errors.Is(err, api.ErrNoOperation) {
+		t.Fatalf("New with an empty contract: %v", err)
+	}
+}

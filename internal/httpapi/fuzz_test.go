@@ -119,8 +119,8 @@ func FuzzDecode(f *testing.F) {
 
 // checkAccepted asserts what an accepted body is: one JSON object whose
 // text is valid UTF-8 without control characters other than tab and line
-// breaks. The text part is the rule of issue 11 (item 1) that the edge
-// enforces; it holds once JSON bodies are checked with bokat.CheckText.
+// breaks: the text rule the edge enforces (bokat.CheckText, issue 11
+// item 1).
 func checkAccepted(t *testing.T, body []byte) {
 	t.Helper()
 	var v map[string]any

@@ -76,7 +76,7 @@ func TestSignAndVerifyRoundTrip(t *testing.T) {
 
 // tamper returns token with its payload rewritten by edit, keeping the
 // original signature.
-func tamper(t *testing.T, token string, edit func(map[string]any)) string {
+func tamper(t testing.TB, token string, edit func(map[string]any)) string {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	raw, err := base64.RawURLEncoding.DecodeString(parts[2])

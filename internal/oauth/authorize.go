@@ -163,17 +163,24 @@ func parseScope(raw string, allowed []bokat.Scope) ([]bokat.Scope, error) {
 	return out, nil
 }
 
-// safeScopeName keeps an echoed scope name short and printable.
+// safeScopeName keeps an echoed scope or parameter name short and within
+// the characters RFC 6749 allows in error_description (sections 4.1.2.1
+// and 5.2: printable ASCII except the double quote and the backslash); any
+// other byte is shown as '?'.
 func safeScopeName(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "…"
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
+	const limit = 60
+	b := make([]byte, 0, min(len(s), limit)+3)
+	for i := 0; i < len(s) && i < limit; i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			b = append(b, '?')
+		} else {
+			b = append(b, c)
 		}
-		return r
-	}, s)
+	}
+	if len(s) > limit {
+		b = append(b, "..."...)
+	}
+	return string(b)
 }
 
 // redirectURL adds params to a redirect URI, keeping its own query

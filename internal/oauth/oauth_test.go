@@ -251,3 +251,20 @@ func TestCreateClientValidatesAndHashesTheSecret(t *testing.T) {
 		t.Fatalf("public client stored as %+v, %v", c, err)
 	}
 }
+
+// TestSafeScopeNameKeepsRFC6749Characters: an echoed name may only use the
+// characters RFC 6749 allows in error_description (found by FuzzAuthorizeQuery).
+func TestSafeScopeNameKeepsRFC6749Characters(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"bookings:read":         "bookings:read",
+		`admin"\`:               "admin??",
+		"ä\x00\x7f":             "????", // ä is two bytes
+		strings.Repeat("a", 61): strings.Repeat("a", 60) + "...",
+	}
+	for in, want := range cases {
+		if got := safeScopeName(in); got != want || !rfc6749Text(got) {
+			t.Errorf("safeScopeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -209,7 +209,8 @@ type jobSpec struct {
 type walkState struct {
 	plan  plan
 	busy  *providerBusy
-	byDay [][]schedule.Interval // computed days, in order
+	byDay [][]schedule.Interval // by day of the window; computed when done[day]
+	done  []bool
 }
 
 func (w *searchWalk) candidates() int   { return len(w.cands.providers) }
@@ -234,8 +235,11 @@ func (w *searchWalk) at(i int) *walkState {
 
 func (w *searchWalk) slots(i, day int) []schedule.Interval {
 	st := w.at(i)
-	for len(st.byDay) <= day {
-		st.byDay = append(st.byDay, w.s.daySlots(st, w.days[len(st.byDay)], w.window.Daily))
+	if st.done == nil {
+		st.byDay, st.done = make([][]schedule.Interval, len(w.days)), make([]bool, len(w.days))
+	}
+	if !st.done[day] {
+		st.byDay[day], st.done[day] = w.s.daySlots(st, w.days[day], w.window.Daily), true
 	}
 	return st.byDay[day]
 }

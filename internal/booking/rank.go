@@ -48,8 +48,8 @@ type rankInput interface {
 	// bookings is how many bookings of candidate i overlap the window.
 	bookings(i int) int
 	// slots returns candidate i's free slots on the day-th day of the
-	// window, sorted by start. rankOptions asks for each candidate's days
-	// in increasing order, so an implementation may compute them lazily.
+	// window, sorted by start. rankOptions asks only for the days it needs,
+	// so an implementation may compute them lazily.
 	slots(i, day int) []schedule.Interval
 }
 
@@ -112,20 +112,24 @@ func rankOptions(in rankInput, days, sample, maxPer, maxTotal int) []rankPick {
 first:
 	for d := range days {
 		for part := range partsPerDay {
+			// The fewest options so far decide first: members with more
+			// are only looked at (their slots computed) when no member
+			// with fewer has a slot in the bucket.
 			best, bestSlot := -1, schedule.Interval{}
-			for m := range ms {
-				if ms[m].count >= maxPer {
-					continue
-				}
-				for _, s := range in.slots(ms[m].cand, d) {
-					if partOfDay(s.Start) != part {
+			for level := 0; level < maxPer && best < 0; level++ {
+				for m := range ms {
+					if ms[m].count != level {
 						continue
 					}
-					if best < 0 || ms[m].count < ms[best].count ||
-						ms[m].count == ms[best].count && (s.Start.Before(bestSlot.Start) || s.Start.Equal(bestSlot.Start) && better(m, best)) {
-						best, bestSlot = m, s
+					for _, s := range in.slots(ms[m].cand, d) {
+						if partOfDay(s.Start) != part {
+							continue
+						}
+						if best < 0 || s.Start.Before(bestSlot.Start) || s.Start.Equal(bestSlot.Start) && better(m, best) {
+							best, bestSlot = m, s
+						}
+						break // the earliest slot of the part is the member's best there
 					}
-					break // the earliest slot of the part is the member's best there
 				}
 			}
 			if best < 0 {
@@ -167,7 +171,7 @@ first:
 			offered[p.slot.Start.UnixNano()] = true
 			for _, b := range buckets {
 				for k := range b {
-					if b[k].m < len(ms) && ms[b[k].m].cand == p.cand && b[k].slot.Start.Equal(p.slot.Start) {
+					if ms[b[k].m].cand == p.cand && b[k].slot.Start.Equal(p.slot.Start) {
 						b[k].taken = true
 					}
 				}

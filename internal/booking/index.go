@@ -44,14 +44,19 @@ type availIndex struct {
 	busy   map[string]*providerBusy
 }
 
-// providerBusy is one provider's busy intervals, sorted by start.
+// providerBusy is one provider's busy intervals, sorted by start, as Unix
+// milliseconds: pointer-free, so the garbage collector does not scan the
+// hundreds of thousands of intervals a large supply holds.
 type providerBusy struct {
-	intervals []schedule.Interval
-	booking   []bool // whether intervals[i] is a booking (else blocked)
-	// maxLen is the longest interval: an interval overlapping a day starts
-	// at most maxLen before it.
-	maxLen time.Duration
+	spans   []span
+	booking []bool // whether spans[i] is a booking (else blocked)
+	// maxLen is the longest span: a span overlapping an instant starts at
+	// most maxLen before it.
+	maxLen int64
 }
+
+// span is [start, end) in Unix milliseconds.
+type span struct{ start, end int64 }
 
 // indexRetention is how far before the instant of a full build the index
 // keeps entries, and indexRebuild how long an index keeps past entries
@@ -123,39 +128,44 @@ func (s *Search) refreshIndex(ctx context.Context, supplyRev, calRev int64, now 
 }
 
 func newProviderBusy(entries []sqlstore.BusyEntry) *providerBusy {
-	b := &providerBusy{intervals: make([]schedule.Interval, len(entries)), booking: make([]bool, len(entries))}
-	for i, e := range entries {
-		b.intervals[i] = schedule.Interval{Start: e.Start, End: e.End}
-		b.booking[i] = e.Booking
-		b.maxLen = max(b.maxLen, e.End.Sub(e.Start))
+	idx := make([]int, len(entries))
+	for i := range idx {
+		idx[i] = i
 	}
 	// Entries come ordered by start already; keep the order whatever the
 	// reader did.
-	if !slices.IsSortedFunc(b.intervals, func(x, y schedule.Interval) int { return x.Start.Compare(y.Start) }) {
-		idx := make([]int, len(entries))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(x, y int) int { return entries[x].Start.Compare(entries[y].Start) })
-		for k, i := range idx {
-			b.intervals[k] = schedule.Interval{Start: entries[i].Start, End: entries[i].End}
-			b.booking[k] = entries[i].Booking
-		}
+	slices.SortStableFunc(idx, func(x, y int) int { return entries[x].Start.Compare(entries[y].Start) })
+	b := &providerBusy{spans: make([]span, len(entries)), booking: make([]bool, len(entries))}
+	for k, i := range idx {
+		e := entries[i]
+		b.spans[k] = span{e.Start.UnixMilli(), e.End.UnixMilli()}
+		b.booking[k] = e.Booking
+		b.maxLen = max(b.maxLen, b.spans[k].end-b.spans[k].start)
 	}
 	return b
 }
 
-// within returns the intervals that may overlap [from, to).
-func (b *providerBusy) within(from, to time.Time) []schedule.Interval {
+// within returns the spans that may overlap [from, to) (milliseconds).
+func (b *providerBusy) within(from, to int64) []span {
 	if b == nil {
 		return nil
 	}
-	lo := sort.Search(len(b.intervals), func(i int) bool { return !b.intervals[i].Start.Before(from.Add(-b.maxLen)) })
-	hi := sort.Search(len(b.intervals), func(i int) bool { return !b.intervals[i].Start.Before(to) })
+	lo := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].start >= from-b.maxLen })
+	hi := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].start >= to })
 	if lo >= hi {
 		return nil
 	}
-	return b.intervals[lo:hi]
+	return b.spans[lo:hi]
+}
+
+// intervals returns the busy intervals that may overlap [from, to).
+func (b *providerBusy) intervals(from, to time.Time) []schedule.Interval {
+	spans := b.within(from.UnixMilli(), to.UnixMilli())
+	out := make([]schedule.Interval, len(spans))
+	for i, sp := range spans {
+		out[i] = schedule.Interval{Start: time.UnixMilli(sp.start).UTC(), End: time.UnixMilli(sp.end).UTC()}
+	}
+	return out
 }
 
 // bookingsIn counts the bookings overlapping w.
@@ -163,9 +173,10 @@ func (b *providerBusy) bookingsIn(w schedule.Interval) int {
 	if b == nil {
 		return 0
 	}
+	from, to := w.Start.UnixMilli(), w.End.UnixMilli()
 	n := 0
-	for i, iv := range b.intervals {
-		if b.booking[i] && iv.Overlaps(w) {
+	for i, sp := range b.spans {
+		if b.booking[i] && sp.start < to && from < sp.end {
 			n++
 		}
 	}
@@ -244,23 +255,90 @@ func (w *searchWalk) slots(i, day int) []schedule.Interval {
 	return st.byDay[day]
 }
 
-// daySlots returns the free slots of a candidate on day d of the window.
+// daySlots returns the free slots of a candidate on day d of the window:
+// the day's template for its hours and job length, less what starts before
+// its window, notice or ends after its horizon, and what overlaps its busy
+// intervals. This is what schedule.Slots answers for that day (the property
+// test compares them), without computing wall-clock times per provider.
 func (s *Search) daySlots(st *walkState, d schedule.Date, daily schedule.ClockRange) []schedule.Interval {
 	pl := &st.plan
-	from, to := d.At(0), d.AddDays(1).At(0)
-	if pl.from.After(from) {
-		from = pl.from
-	}
-	if pl.to.Before(to) {
-		to = pl.to
-	}
-	if !from.Before(to) {
+	t := s.dayTemplate(pl.p, pl.duration, daily, d)
+	if len(t.slots) == 0 {
 		return nil
 	}
-	return schedule.Slots(schedule.SlotParams{
-		Hours: pl.p.hours, From: from, To: to, Duration: pl.duration, Step: s.step,
-		Busy: st.busy.within(from, to), Earliest: pl.earliest, Daily: daily,
-	})
+	lo, to := t.ms[0].start, t.ms[len(t.ms)-1].end
+	lo = max(lo, pl.from.UnixMilli(), pl.earliest.UnixMilli())
+	to = min(to, pl.to.UnixMilli())
+	if lo >= to {
+		return nil
+	}
+	busy := st.busy.within(lo, to)
+	out := make([]schedule.Interval, 0, len(t.slots))
+	for i, sp := range t.ms {
+		if sp.start < lo {
+			continue
+		}
+		if sp.end > to {
+			break // one job length: ends grow with starts
+		}
+		free := true
+		for _, b := range busy {
+			if b.start >= sp.end {
+				break
+			}
+			if sp.start < b.end {
+				free = false
+				break
+			}
+		}
+		if free {
+			out = append(out, t.slots[i])
+		}
+	}
+	return out
+}
+
+// templateKey names a day template: the slots of a day for working hours,
+// job length and daily range, before notice, horizon and busy intervals.
+type templateKey struct {
+	hours    string
+	duration time.Duration
+	daily    schedule.ClockRange
+	day      schedule.Date
+}
+
+// maxTemplates bounds the template memo; when it is full it starts again.
+const maxTemplates = 16384
+
+// dayTemplate holds a day's slots and the same as milliseconds.
+type dayTemplate struct {
+	slots []schedule.Interval
+	ms    []span
+}
+
+// dayTemplate returns the day template of p's hours, memoised: providers
+// with the same hours share it, so a search computes wall-clock slot times
+// once per pattern and day instead of once per provider and day.
+func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily schedule.ClockRange, d schedule.Date) *dayTemplate {
+	k := templateKey{hours: p.hoursKey, duration: duration, daily: daily, day: d}
+	s.tmplMu.Lock()
+	t, ok := s.templates[k]
+	s.tmplMu.Unlock()
+	if ok {
+		return t
+	}
+	t = &dayTemplate{slots: schedule.Slots(schedule.SlotParams{Hours: p.hours, From: d.At(0), To: d.AddDays(1).At(0),
+		Duration: duration, Step: s.step, Daily: daily})}
+	for _, iv := range t.slots {
+		t.ms = append(t.ms, span{iv.Start.UnixMilli(), iv.End.UnixMilli()})
+	}
+	s.tmplMu.Lock()
+	if len(s.templates) >= maxTemplates {
+		clear(s.templates)
+	}
+	s.templates[k] = t
+	s.tmplMu.Unlock()
+	return t
 }
 
 // windowDays lists the Stockholm dates a search looks at: from the later of
@@ -306,7 +384,7 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 		}
 		for _, iv := range schedule.Slots(schedule.SlotParams{
 			Hours: pl.p.hours, From: from, To: to, Duration: pl.duration, Step: w.s.step,
-			Busy: st.busy.within(from, to), Earliest: pl.earliest, Limit: maxNextAvailable,
+			Busy: st.busy.intervals(from, to), Earliest: pl.earliest, Limit: maxNextAvailable,
 		}) {
 			best = mergeEarliest(best, iv)
 		}

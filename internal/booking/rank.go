@@ -144,8 +144,13 @@ first:
 		}
 	}
 
-	// Later passes: every day has been seen; fill the remaining places.
-	if complete && len(picks) < maxTotal {
+	// Later passes: every day has been seen; fill the remaining places
+	// from the members below their cap.
+	open := false
+	for m := range ms {
+		open = open || ms[m].count < maxPer
+	}
+	if complete && open && len(picks) < maxTotal {
 		type entry struct {
 			m     int
 			slot  schedule.Interval
@@ -155,6 +160,9 @@ first:
 		for d := range days {
 			var day [partsPerDay][]entry
 			for m := range ms {
+				if ms[m].count >= maxPer {
+					continue
+				}
 				for _, s := range in.slots(ms[m].cand, d) {
 					p := partOfDay(s.Start)
 					day[p] = append(day[p], entry{m: m, slot: s})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,5 +147,49 @@ func BenchmarkSearchScale(b *testing.B) {
 				b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
+	}
+}
+
+// BenchmarkIndexMemory builds the index over 10,000 providers with 40 busy
+// hours each (400,000 intervals) and reports the heap it holds and the
+// time of the full build (the first search); the loop is searches.
+//
+//	go test ./internal/booking/ -run '^$' -bench IndexMemory -benchtime 200x
+func BenchmarkIndexMemory(b *testing.B) {
+	now := local(2026, 11, 23, 9, 0)
+	q := query("vvs", "install_faucet", "113 45", "inom två veckor")
+	for _, engine := range sqlstoretest.Engines() {
+		b.Run(string(engine), func(b *testing.B) {
+			db := sqlstoretest.Open(b, engine)
+			scaleSupply(b, db, 10000, 40, 2, now)
+			f := newFixture(b, db, "", now)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			if n := len(f.run(b, q).Options); n != DefaultMaxOptions {
+				b.Fatalf("%d options", n)
+			}
+			build := time.Since(start)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			var intervals int
+			for _, pb := range f.search.idx.Load().busy {
+				intervals += len(pb.spans)
+			}
+			if intervals != 400000 {
+				b.Fatalf("%d intervals in the index, want 400000", intervals)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := f.search.Search(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MB")
+			b.ReportMetric(float64(build.Milliseconds()), "build-ms")
+		})
 	}
 }

@@ -79,6 +79,9 @@ type Search struct {
 	// refresh at a time (loadMu). See index.go.
 	idx    atomic.Pointer[availIndex]
 	loadMu sync.Mutex
+	// templates memoises day templates (see dayTemplate).
+	tmplMu    sync.Mutex
+	templates map[templateKey]*dayTemplate
 }
 
 // NewSearch returns a Search for the configuration.
@@ -89,7 +92,7 @@ func NewSearch(cfg Config) (*Search, error) {
 	s := &Search{
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
 		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep,
-		timing: schedule.NewTimingReader(0),
+		timing: schedule.NewTimingReader(0), templates: map[templateKey]*dayTemplate{},
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultOptionTTL

@@ -3,6 +3,7 @@ package booking
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"sync"
 
 	"bokat"
@@ -25,6 +26,9 @@ type snapshot struct {
 type providerEntry struct {
 	supply bokat.ProviderSupply
 	hours  schedule.WeeklyHours
+	// hoursKey identifies the working hours: providers with equal hours
+	// share their day templates (see Search.dayTemplate).
+	hoursKey string
 }
 
 func newSnapshot(s sqlstore.Supply) *snapshot {
@@ -33,7 +37,7 @@ func newSnapshot(s sqlstore.Supply) *snapshot {
 		if !p.Active {
 			continue
 		}
-		e := &providerEntry{supply: p, hours: weeklyHours(p.Hours)}
+		e := &providerEntry{supply: p, hours: weeklyHours(p.Hours), hoursKey: hoursKey(p.Hours)}
 		for _, svc := range p.Services {
 			snap.byService[svc.ServiceID] = append(snap.byService[svc.ServiceID], e)
 		}
@@ -47,6 +51,20 @@ func weeklyHours(hours []bokat.WorkingRange) schedule.WeeklyHours {
 		w[h.Weekday] = append(w[h.Weekday], schedule.ClockRange{Start: h.StartMinute, End: h.EndMinute})
 	}
 	return w
+}
+
+// hoursKey encodes working hours as a map key.
+func hoursKey(hours []bokat.WorkingRange) string {
+	b := make([]byte, 0, 16*len(hours))
+	for _, h := range hours {
+		b = strconv.AppendInt(b, int64(h.Weekday), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(h.StartMinute), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(h.EndMinute), 10)
+		b = append(b, ';')
+	}
+	return string(b)
 }
 
 // candidateKey names the candidates of one search on one day: the

@@ -66,6 +66,13 @@ const (
 	indexRebuild   = 7 * 24 * time.Hour
 )
 
+// Warm builds the availability index now, so that the first search after
+// start does not pay for reading every provider's calendar.
+func (s *Search) Warm(ctx context.Context) error {
+	_, err := s.currentIndex(ctx, s.now())
+	return err
+}
+
 // currentIndex returns an index at the store's current revisions, at one
 // small read when nothing changed.
 func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, error) {

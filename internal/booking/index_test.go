@@ -430,3 +430,31 @@ func TestTwoProcessesSeeEachOthersBookings(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmBuildsTheIndex: after Warm a search finds the index at the
+// store's revisions, and Warm follows a later booking.
+func TestWarmBuildsTheIndex(t *testing.T) {
+	t.Parallel()
+	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 6, 0))
+	if f.search.idx.Load() != nil {
+		t.Fatal("an index before any search")
+	}
+	if err := f.search.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ix := f.search.idx.Load()
+	supplyRev, calRev, err := f.db.Revisions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix == nil || ix.snap.revision != supplyRev || ix.calRev != calRev || len(ix.snap.byService) == 0 {
+		t.Fatalf("index after Warm: %+v (store at %d/%d)", ix, supplyRev, calRev)
+	}
+	insertBooking(t, f.db, "prv_one", "bk_warm", local(2026, 11, 23, 8, 0), local(2026, 11, 23, 9, 0))
+	if err := f.search.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.search.idx.Load().busy["prv_one"]; got == nil || len(got.spans) != 1 || !got.booking[0] {
+		t.Errorf("the booking is not in the index after Warm: %+v", got)
+	}
+}

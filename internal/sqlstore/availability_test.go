@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -128,6 +129,42 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 			}
 			prev = rev
 		}
+		// One transaction writing several rows of two providers, interleaved:
+		// one revision, both providers marked.
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			for i, p := range []string{"prv_a", "prv_a", "prv_b", "prv_a"} {
+				s := t0.Add(time.Duration(48+2*i) * time.Hour)
+				if _, err := tx.Q().ExecContext(ctx, `INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at,
+					end_at, active, note, created_at) VALUES ($1, $2, NULL, 'blocked', $3, $4, TRUE, '', $3)`,
+					fmt.Sprintf("blk_multi_%d", i), p, sqlstore.Millis(s), sqlstore.Millis(s.Add(time.Hour))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, multi := revisions(t, db)
+		a, err = db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if multi <= prev || !slices.Equal(a.Changed, []string{"prv_a", "prv_b"}) || len(a.Entries) != 4 {
+			t.Errorf("one transaction over two providers: revision %d → %d, delta %+v", prev, multi, a)
+		}
+		if db.Engine() == sqlstore.Postgres && multi != prev+1 {
+			t.Errorf("one transaction moved the revision from %d to %d, want one step", prev, multi)
+		}
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `DELETE FROM calendar_entries WHERE id LIKE 'blk_multi_%'`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, prev = revisions(t, db)
+
 		// Nothing active is left, and a full read says so.
 		a, err = db.ReadAvailability(ctx, -1, -1, true, t0.Add(-24*time.Hour))
 		if err != nil {

@@ -27,9 +27,18 @@ CREATE FUNCTION calendar_entries_changed() RETURNS trigger LANGUAGE plpgsql AS $
 DECLARE
     r BIGINT := NULLIF(current_setting('bokat.calendar_revision', true), '')::BIGINT;
 BEGIN
+    -- A run of rows of one provider (an import writes a provider's blocked
+    -- periods together) marks it once.
+    IF r IS NOT NULL AND TG_OP = 'INSERT'
+       AND NEW.provider_id = current_setting('bokat.calendar_last_provider', true) THEN
+        RETURN NULL;
+    END IF;
     IF r IS NULL THEN
         UPDATE calendar_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision INTO r;
         PERFORM set_config('bokat.calendar_revision', r::TEXT, true);
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        PERFORM set_config('bokat.calendar_last_provider', NEW.provider_id, true);
     END IF;
     IF TG_OP <> 'INSERT' THEN
         INSERT INTO calendar_changes (provider_id, rev) VALUES (OLD.provider_id, r)

@@ -201,6 +201,11 @@ func runServe(ctx context.Context, args []string, e env) error {
 		}
 		log.Info("demo supply loaded", "result", res.String())
 	}
+	go func() { // the first searches wait for it rather than each reading the calendar
+		if err := search.Warm(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("building the search index failed; the first search retries", "error", err)
+		}
+	}()
 	op, err := setupOps(ctx, c.opsConfig, db, log)
 	if err != nil {
 		return err

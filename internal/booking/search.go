@@ -6,7 +6,6 @@
 package booking
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,13 +23,13 @@ import (
 
 // SupplyStore is what search reads from the store.
 type SupplyStore interface {
-	// SupplyRevision is the current revision of the supply tables.
-	SupplyRevision(ctx context.Context) (int64, error)
-	// LoadSupply reads every provider's supply and its revision.
-	LoadSupply(ctx context.Context) (sqlstore.Supply, error)
-	// BusyEntriesWithRevision returns the active calendar entries of the
-	// providers overlapping [from, to), and the supply revision, read together.
-	BusyEntriesWithRevision(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, int64, error)
+	// Revisions returns the supply and the calendar revision, read together.
+	Revisions(ctx context.Context) (supply, calendar int64, err error)
+	// ReadAvailability reads in one snapshot the revisions, the supply when
+	// its revision is not supplyRev, and the active calendar entries ending
+	// after endAfter of every provider (full, or calendarRev negative) or of
+	// those whose calendar changed after calendarRev.
+	ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (sqlstore.Availability, error)
 }
 
 var _ SupplyStore = (*sqlstore.DB)(nil)
@@ -75,10 +74,14 @@ type Search struct {
 	// timing reads timing texts, remembering the phrases of recent ones.
 	timing *schedule.TimingReader
 
-	// snap is the supply read at some revision; it is replaced when the
-	// store's revision moves on. Calendar entries are never cached.
-	snap   atomic.Pointer[snapshot]
+	// idx is the availability index (supply and busy intervals) at some
+	// revisions; it is replaced when the store's revisions move on, by one
+	// refresh at a time (loadMu). See index.go.
+	idx    atomic.Pointer[availIndex]
 	loadMu sync.Mutex
+	// templates memoises day templates (see dayTemplate).
+	tmplMu    sync.Mutex
+	templates map[templateKey]*dayTemplate
 }
 
 // NewSearch returns a Search for the configuration.
@@ -89,7 +92,7 @@ func NewSearch(cfg Config) (*Search, error) {
 	s := &Search{
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
 		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep,
-		timing: schedule.NewTimingReader(0),
+		timing: schedule.NewTimingReader(0), templates: map[templateKey]*dayTemplate{},
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultOptionTTL
@@ -156,6 +159,16 @@ type Result struct {
 	FallbackReason string
 	// SafeNextStep tells the assistant what it may say and do next.
 	SafeNextStep string
+	// NextAvailable, when the window has no free slot, lists the earliest
+	// free times after it (at most three, distinct starts): no provider, no
+	// option, nothing held.
+	NextAvailable []NextSlot
+}
+
+// NextSlot is a free time after an empty window.
+type NextSlot struct {
+	Slot  schedule.Interval
+	Label string
 }
 
 // CheckJobType answers unsupported_vertical (422) for a vertical that is not
@@ -239,123 +252,58 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	}
 
 	postcode, okPC := bokat.ParsePostcode(q.Postcode)
-	destination, okDest := 0, true
+	destination, okDest := -1, true
 	if q.DestinationPostcode != "" {
 		destination, okDest = bokat.ParsePostcode(q.DestinationPostcode)
 	}
 
-	type plan struct {
-		p        *providerEntry
-		offer    bokat.ProviderService
-		duration time.Duration
-		from, to time.Time
-		earliest time.Time
-	}
-	var (
-		candidates int
-		plans      []plan
-		busy       []bokat.CalendarEntry
-	)
-	// Plan on the cached supply, and read the calendar together with the
-	// supply revision; when the revision has moved on, plan again on the
-	// fresh supply. A search thus always answers from committed supply.
-	snap, err := s.cachedSupply(ctx)
+	// One index at the store's current revisions: one supply revision, one
+	// calendar revision, for the whole search.
+	ix, err := s.currentIndex(ctx, now)
 	if err != nil {
 		return Result{}, err
 	}
-	for attempt := 0; ; attempt++ {
-		candidates, plans = 0, plans[:0]
-		ids := make([]string, 0, 4)
-		var busyFrom, busyTo time.Time
-		if okPC && okDest {
-			for _, p := range snap.byService[svc.ID] {
-				if !p.supply.Covers(postcode) || (q.DestinationPostcode != "" && !p.supply.Covers(destination)) {
-					continue
-				}
-				candidates++
-				offer, _ := p.supply.Service(svc.ID)
-				pl := plan{p: p, offer: offer, duration: JobDuration(svc, offer, quantity),
-					earliest: now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute)}
-				pl.from = res.Window.Start
-				pl.to = minTime(res.Window.End, now.In(schedule.Stockholm()).AddDate(0, 0, p.supply.HorizonDays))
-				if !pl.from.Before(pl.to) {
-					continue
-				}
-				plans = append(plans, pl)
-				ids = append(ids, p.supply.ID)
-				if busyFrom.IsZero() || pl.from.Before(busyFrom) {
-					busyFrom = pl.from
-				}
-				if pl.to.After(busyTo) {
-					busyTo = pl.to
-				}
-			}
-		}
-		var rev int64
-		if len(ids) > 0 {
-			busy, rev, err = s.store.BusyEntriesWithRevision(ctx, ids, busyFrom, busyTo)
-		} else {
-			busy = nil
-			rev, err = s.store.SupplyRevision(ctx)
-		}
-		if err != nil {
-			return Result{}, err
-		}
-		if rev <= snap.revision || attempt == 2 {
-			break
-		}
-		if snap, err = s.reloadSupply(ctx, rev); err != nil {
-			return Result{}, err
-		}
+	var cands *candidateList
+	if okPC && okDest {
+		cands = ix.snap.candidates(candidateKey{service: svc.ID, postcode: postcode, destination: destination, date: schedule.DateOf(now)})
 	}
-	if candidates == 0 {
+	if cands == nil || len(cands.providers) == 0 {
 		return fallback(ReasonNoCoverage, "No provider offers this job at a fixed price for the postcode(s) given, so no direct "+
 			"booking is possible. Do not name a provider, time or price. Offer a provider follow-up request (POST /v1/requests) "+
 			"once the user consents; it is not a booking.")
 	}
-	busyOf := map[string][]schedule.Interval{}
-	for _, e := range busy {
-		busyOf[e.ProviderID] = append(busyOf[e.ProviderID], schedule.Interval{Start: e.Start, End: e.End})
-	}
-
-	type found struct {
-		pl   *plan
-		slot schedule.Interval
-	}
-	var slots []found
-	for i := range plans {
-		pl := &plans[i]
-		for _, iv := range schedule.Slots(schedule.SlotParams{
-			Hours: pl.p.hours, From: pl.from, To: pl.to, Duration: pl.duration, Step: s.step,
-			Busy: busyOf[pl.p.supply.ID], Earliest: pl.earliest, Daily: res.Window.Daily, Limit: s.maxPerProvider,
-		}) {
-			slots = append(slots, found{pl, iv})
+	walk := &searchWalk{s: s, ix: ix, cands: cands, job: jobSpec{svc: svc, quantity: quantity, now: now},
+		window: res.Window, days: windowDays(res.Window, now), state: map[int]*walkState{}}
+	picks := rankOptions(walk, len(walk.days), s.maxOptions, s.maxPerProvider, s.maxOptions)
+	if len(picks) == 0 {
+		for _, iv := range walk.nextAvailable() {
+			res.NextAvailable = append(res.NextAvailable, NextSlot{Slot: iv, Label: schedule.SlotLabel(iv, locale)})
 		}
-	}
-	if len(slots) == 0 {
+		if len(res.NextAvailable) > 0 {
+			return fallback(ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking "+
+				"is possible there. next_available lists the earliest free times after it: ask the user whether one of them "+
+				"suits, and if so search again with that time as timing.preferred_time_text; nothing is held or booked, and no "+
+				"provider or price is chosen. Otherwise offer a provider follow-up request (POST /v1/requests) once they "+
+				"consent; it is not a booking.")
+		}
 		return fallback(ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking is "+
 			"possible there. You may ask the user for another time and search again, or offer a provider follow-up request "+
 			"(POST /v1/requests) once they consent; it is not a booking.")
 	}
-	slices.SortFunc(slots, func(a, b found) int {
-		return cmp.Or(a.slot.Start.Compare(b.slot.Start), strings.Compare(a.pl.p.supply.ID, b.pl.p.supply.ID))
-	})
-	if len(slots) > s.maxOptions {
-		slots = slots[:s.maxOptions]
-	}
 
 	expires := now.Add(s.ttl)
 	postcodeKey, destKey := bokat.PostcodeKey(postcode), ""
-	if q.DestinationPostcode != "" {
+	if destination >= 0 {
 		destKey = bokat.PostcodeKey(destination)
 	}
-	res.Options = make([]Option, 0, len(slots))
-	for _, f := range slots {
-		price := PriceOf(svc, f.pl.offer, quantity)
+	res.Options = make([]Option, 0, len(picks))
+	for _, pk := range picks {
+		pl := &walk.at(pk.cand).plan
+		price := PriceOf(svc, pl.offer, quantity)
 		c := OptionClaims{
 			IssuedAt: now, ExpiresAt: expires,
-			ProviderID: f.pl.p.supply.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
-			SlotStart: f.slot.Start, SlotEnd: f.slot.End,
+			ProviderID: pl.p.supply.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
+			SlotStart: pk.slot.Start, SlotEnd: pk.slot.End,
 			AmountSEK: price.AmountSEK, PricingModel: string(price.PricingModel), PriceType: string(price.PriceType),
 			UnitPriceSEK: price.UnitPriceSEK, Quantity: price.Quantity, Unit: price.Unit, MinimumChargeSEK: price.MinimumChargeSEK,
 			TermsVersion: svc.Terms.Version, Postcode: postcodeKey, DestinationPostcode: destKey, Locale: locale,
@@ -365,8 +313,8 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 			return Result{}, err
 		}
 		res.Options = append(res.Options, Option{
-			ID: id, ExpiresAt: expires, Provider: f.pl.p.supply.Provider, Service: svc, Slot: f.slot,
-			SlotLabel: schedule.SlotLabel(f.slot, locale), Price: price, Claims: c,
+			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: pk.slot,
+			SlotLabel: schedule.SlotLabel(pk.slot, locale), Price: price, Claims: c,
 		})
 	}
 	res.SafeNextStep = "Present these options to the user as returned (provider, time, price, scope and terms) and let the " +
@@ -374,6 +322,16 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		"booking_option_id before its expires_at, with the user's consent, customer details and acceptance of that " +
 		"option's terms.version, creates a booking. Do not claim a booking, a selected provider or a booked price before that."
 	return res, nil
+}
+
+// planFor returns how candidate p is searched for the job in window w.
+func (s *Search) planFor(p *providerEntry, job jobSpec, w schedule.Window) plan {
+	offer, _ := p.supply.Service(job.svc.ID)
+	pl := plan{p: p, offer: offer, duration: JobDuration(job.svc, offer, job.quantity),
+		earliest: job.now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute),
+		horizon:  job.now.In(schedule.Stockholm()).AddDate(0, 0, p.supply.HorizonDays)}
+	pl.from, pl.to = w.Start, minTime(w.End, pl.horizon)
+	return pl
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -16,6 +16,7 @@ import (
 
 	"bokat"
 	"bokat/internal/booking"
+	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 )
@@ -287,9 +288,18 @@ func TestConfirmErrors(t *testing.T) {
 	taken := opts[len(opts)-1]
 	e.confirm(t, taken, "k-taken")
 	// An option whose provider has since changed its price.
-	changing := e.options(t, with(faucetSearch(), func(b map[string]any) {
+	var changing map[string]any
+	for _, o := range e.options(t, with(faucetSearch(), func(b map[string]any) {
 		b["vertical_id"], b["job_type_id"] = "electrician", "electrical_install_dimmer"
-	}))[0]
+	})) {
+		if optionProvider(o) == "prv_sthlm_el_1" {
+			changing = o
+			break
+		}
+	}
+	if changing == nil {
+		t.Fatal("no dimmer option of prv_sthlm_el_1")
+	}
 	cat, _ := loadCatalog()
 	if !strings.Contains(string(supply.Demo()), "{service_id: electrician_install_dimmer_standard, price_sek: 1290}") {
 		t.Fatal("the demo supply changed; update this test")
@@ -799,9 +809,21 @@ func TestSearchSeesBookings(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
 		e.withDemoSupply()
-		offered := func() map[string]bool {
+		// offered lists the options of a search narrowed to the few hours
+		// from the slot's start, where every free slot is offered (the
+		// ranking spreads a wider window's options over days and parts of
+		// day, so it need not show one particular slot).
+		offered := func(o map[string]any) map[string]bool {
+			start, err := time.Parse(time.RFC3339, optionStart(o))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start = start.In(schedule.Stockholm())
+			text := fmt.Sprintf("%s mellan %d och %d", start.Format("2006-01-02"), start.Hour(), start.Hour()+4)
 			m := map[string]bool{}
-			for _, o := range e.options(t, faucetSearch()) {
+			for _, o := range e.options(t, with(faucetSearch(), func(b map[string]any) {
+				b["timing"] = map[string]any{"preferred_time_text": text}
+			})) {
 				m[optionProvider(o)+"@"+optionStart(o)] = true
 			}
 			return m
@@ -810,7 +832,7 @@ func TestSearchSeesBookings(t *testing.T) {
 		first := opts[0]
 		slotOf := func(o map[string]any) string { return optionProvider(o) + "@" + optionStart(o) }
 		id := e.confirm(t, first, "k1")["id"].(string)
-		if offered()[slotOf(first)] {
+		if offered(first)[slotOf(first)] {
 			t.Fatal("a booked slot is offered again")
 		}
 		// Move it: the old slot comes back, the new one goes.
@@ -824,15 +846,14 @@ func TestSearchSeesBookings(t *testing.T) {
 		if r := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/reschedule", Body: rescheduleBody(target, "k2"), Header: bearer(e.token)}); r.Status != 200 {
 			t.Fatalf("reschedule: %d %s", r.Status, r.Body)
 		}
-		now := offered()
-		if !now[slotOf(first)] || now[slotOf(target)] {
-			t.Errorf("after the move: old slot offered %v, new slot offered %v", now[slotOf(first)], now[slotOf(target)])
+		if old, moved := offered(first)[slotOf(first)], offered(target)[slotOf(target)]; !old || moved {
+			t.Errorf("after the move: old slot offered %v, new slot offered %v", old, moved)
 		}
 		// Cancel it: its slot comes back.
 		if r := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/cancel", Body: cancelBody("k3"), Header: bearer(e.token)}); r.Status != 200 {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
-		if !offered()[slotOf(target)] {
+		if !offered(target)[slotOf(target)] {
 			t.Error("a cancelled booking's slot is not offered again")
 		}
 	})

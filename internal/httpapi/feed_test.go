@@ -100,9 +100,13 @@ func TestProviderCalendarFeed(t *testing.T) {
 		// unknown provider and a missing suffix all answer 404.
 		good := feedPath(e, provider)
 		token := strings.TrimSuffix(good[strings.LastIndex(good, "/")+1:], ".ics")
+		other := "prv_sthlm_vvs_2"
+		if provider == other {
+			other = "prv_sthlm_vvs_1"
+		}
 		for name, path := range map[string]string{
 			"wrong token":             "/calendar/" + provider + "/" + strings.Repeat("A", len(token)) + ".ics",
-			"another provider's":      "/calendar/" + provider + "/" + strings.TrimSuffix(feedPath(e, "prv_sthlm_vvs_2")[strings.LastIndex(feedPath(e, "prv_sthlm_vvs_2"), "/")+1:], ".ics") + ".ics",
+			"another provider's":      "/calendar/" + provider + "/" + strings.TrimSuffix(feedPath(e, other)[strings.LastIndex(feedPath(e, other), "/")+1:], ".ics") + ".ics",
 			"unknown provider":        feedPath(e, "prv_nobody"),
 			"no suffix":               "/calendar/" + provider + "/" + token,
 			"token of the wrong case": "/calendar/" + provider + "/" + strings.ToLower(token) + ".ics",

@@ -54,8 +54,11 @@ type searchResponseWire struct {
 	// Options are spliced in by encodeSearch (member "options").
 	Options             []optionWire    `json:"-"`
 	RequestedTimeWindow *timeWindowWire `json:"requested_time_window,omitempty"`
-	Fallback            *fallbackWire   `json:"fallback,omitempty"`
-	SafeNextStep        string          `json:"safe_next_step"`
+	// NextAvailable lists, for an empty window, the earliest free times
+	// after it: times only, no option, provider or price.
+	NextAvailable []timeWindowWire `json:"next_available,omitempty"`
+	Fallback      *fallbackWire    `json:"fallback,omitempty"`
+	SafeNextStep  string           `json:"safe_next_step"`
 }
 
 type timeWindowWire struct {
@@ -375,6 +378,9 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 	}
 	if len(res.Options) == 0 {
 		out.Fallback = &fallbackWire{Type: "provider_follow_up_request", Endpoint: s.baseURL + "/v1/requests", Reason: res.FallbackReason}
+		for _, n := range res.NextAvailable {
+			out.NextAvailable = append(out.NextAvailable, timeWindowWire{StartAt: wireTime(n.Slot.Start), EndAt: wireTime(n.Slot.End), Label: n.Label})
+		}
 	}
 	for _, o := range res.Options {
 		texts := s.serviceTexts[o.Service.ID]

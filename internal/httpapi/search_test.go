@@ -9,6 +9,7 @@ import (
 
 	"bokat"
 	"bokat/internal/booking"
+	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 )
@@ -190,6 +191,50 @@ func TestSearchOverHTTPFallsBack(t *testing.T) {
 				t.Errorf("safe_next_step = %q", step)
 			}
 		})
+	}
+}
+
+// TestSearchOverHTTPOffersNextAvailable: the demo providers do not work
+// weekends, so a weekend window is empty, and the response names the
+// earliest free times after it (times only), validated against the schema.
+func TestSearchOverHTTPOffersNextAvailable(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t).withDemoSupply()
+	r := e.do(request{Method: "POST", Path: "/v1/booking-options", Body: with(faucetSearch(), func(b map[string]any) {
+		b["timing"] = map[string]any{"preferred_time_text": "i helgen"}
+	})})
+	if r.Status != 200 || r.JSON["option_count"] != float64(0) || r.JSON["direct_booking_available"] != false {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	if fb, _ := r.JSON["fallback"].(map[string]any); fb["reason"] != booking.ReasonNoFreeSlot {
+		t.Errorf("fallback = %v", fb)
+	}
+	windowEnd, err := time.Parse(time.RFC3339, r.JSON["requested_time_window"].(map[string]any)["end_at"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _ := r.JSON["next_available"].([]any)
+	if len(next) == 0 || len(next) > 3 {
+		t.Fatalf("next_available = %v", r.JSON["next_available"])
+	}
+	var prev time.Time
+	for _, n := range next {
+		m := n.(map[string]any)
+		start, err := time.Parse(time.RFC3339, m["start_at"].(string))
+		if err != nil || start.Before(windowEnd) || !start.After(prev) || m["label"] == "" || len(m) != 3 {
+			t.Errorf("next_available entry %v (window ends %s)", m, windowEnd)
+		}
+		if wd := start.In(schedule.Stockholm()).Weekday(); wd == time.Saturday || wd == time.Sunday {
+			t.Errorf("next available %s falls on a weekend", start)
+		}
+		prev = start
+	}
+	if step, _ := r.JSON["safe_next_step"].(string); !strings.Contains(step, "next_available") || !strings.Contains(step, "search again") {
+		t.Errorf("safe_next_step = %q", step)
+	}
+	// A window with options carries none.
+	if r := e.do(request{Method: "POST", Path: "/v1/booking-options", Body: faucetSearch()}); r.Status != 200 || r.JSON["next_available"] != nil {
+		t.Errorf("a search with options: %d next_available %v", r.Status, r.JSON["next_available"])
 	}
 }
 

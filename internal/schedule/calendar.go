@@ -132,17 +132,35 @@ func swedishDaysOff() []dayOff {
 // "Kristi himmelsfärdsdag"). Weekends are not days off by this rule; weekly
 // working hours decide those.
 func IsNonWorkingDay(d Date) (bool, string) {
+	name, ok := daysOffIn(d.Year)[d]
+	return ok, name
+}
+
+// daysOffByYear memoises daysOffIn: the rules are evaluated once per year
+// instead of for every day a slot search walks. It holds results of a pure
+// function only, so sharing it is safe.
+var daysOffByYear sync.Map // year -> map[Date]string
+
+// daysOffIn returns the days off of a year with their names.
+func daysOffIn(year int) map[Date]string {
+	if m, ok := daysOffByYear.Load(year); ok {
+		return m.(map[Date]string)
+	}
+	m := map[Date]string{}
 	for _, h := range swedishDaysOff() {
-		actual, _ := h.rule.Calc(d.Year)
+		actual, _ := h.rule.Calc(year)
 		if actual.IsZero() {
 			continue
 		}
 		// Only the calendar fields are read: the library builds its dates
 		// in its own default location, which does not matter here.
-		y, m, day := actual.Date()
-		if y == d.Year && m == d.Month && day == d.Day {
-			return true, h.name
+		y, mo, day := actual.Date()
+		if d := (Date{Year: y, Month: mo, Day: day}); y == year {
+			if _, dup := m[d]; !dup {
+				m[d] = h.name
+			}
 		}
 	}
-	return false, ""
+	v, _ := daysOffByYear.LoadOrStore(year, m)
+	return v.(map[Date]string)
 }

@@ -64,8 +64,12 @@ func Slots(p SlotParams) []Interval {
 	if !lo.Before(p.To) {
 		return nil
 	}
-	busy := slices.Clone(p.Busy)
-	slices.SortFunc(busy, func(a, b Interval) int { return a.Start.Compare(b.Start) })
+	byStart := func(a, b Interval) int { return a.Start.Compare(b.Start) }
+	busy := p.Busy
+	if !slices.IsSortedFunc(busy, byStart) {
+		busy = slices.Clone(busy)
+		slices.SortFunc(busy, byStart)
+	}
 
 	first, last := DateOf(lo), DateOf(p.To)
 	if limit := first.AddDays(maxSlotDays); last.After(limit) {
@@ -76,7 +80,10 @@ func Slots(p SlotParams) []Interval {
 		if off, _ := IsNonWorkingDay(d); off {
 			continue
 		}
-		var day []Interval
+		// The day's slots go straight into out; working ranges may
+		// interleave and a DST change may map two wall-clock starts to one
+		// instant, so that part of out is sorted and deduplicated.
+		dayStart := len(out)
 		for _, r := range p.Hours[d.Weekday()] {
 			if r.Validate() != nil {
 				continue
@@ -101,12 +108,12 @@ func Slots(p SlotParams) []Interval {
 				if overlapsAny(busy, slot) {
 					continue
 				}
-				day = append(day, slot)
+				out = append(out, slot)
 			}
 		}
-		slices.SortFunc(day, func(a, b Interval) int { return a.Start.Compare(b.Start) })
-		day = slices.CompactFunc(day, func(a, b Interval) bool { return a.Start.Equal(b.Start) })
-		out = append(out, day...)
+		day := out[dayStart:]
+		slices.SortFunc(day, byStart)
+		out = append(out[:dayStart], slices.CompactFunc(day, func(a, b Interval) bool { return a.Start.Equal(b.Start) })...)
 		if p.Limit > 0 && len(out) >= p.Limit {
 			return out[:p.Limit]
 		}

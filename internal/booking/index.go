@@ -1,0 +1,420 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"time"
+
+	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+)
+
+// The availability index: what search needs to find free slots, kept in
+// memory and checked against the store on every search.
+//
+// It holds the supply snapshot and, per provider, the busy intervals (the
+// active calendar entries ending after the index's cutoff, a day before it
+// was first built). Every search reads the supply and the calendar revision
+// in one small statement; when both equal the index's, the index is
+// current and the search reads nothing else. When either moved on, one
+// refresh (one at a time) reads, in one read-only snapshot, the supply (if
+// its revision moved) and the entries of only the providers whose calendar
+// changed since the index's calendar revision, and publishes a new index.
+// An index is never modified once published: a refresh copies the map and
+// replaces the changed providers' slices, so a search holds one consistent
+// index (one supply revision, one calendar revision) from start to end and
+// never waits for a refresh longer than a pointer swap, unless it needs the
+// refresh itself.
+//
+// A search thus never offers a slot booked or blocked by a transaction
+// that committed before the search began, in this process or another: the
+// revision it reads covers that commit (triggers move the calendar
+// revision in the writing transaction, in commit order).
+type availIndex struct {
+	snap   *snapshot
+	calRev int64
+	// cutoff: entries ending at or before it are not held. Searches at an
+	// instant before it rebuild the index.
+	cutoff time.Time
+	busy   map[string]*providerBusy
+}
+
+// providerBusy is one provider's busy intervals, sorted by start, as Unix
+// milliseconds: pointer-free, so the garbage collector does not scan the
+// hundreds of thousands of intervals a large supply holds.
+type providerBusy struct {
+	spans   []span
+	booking []bool // whether spans[i] is a booking (else blocked)
+	// maxLen is the longest span: a span overlapping an instant starts at
+	// most maxLen before it.
+	maxLen int64
+}
+
+// span is [start, end) in Unix milliseconds.
+type span struct{ start, end int64 }
+
+// indexRetention is how far before the instant of a full build the index
+// keeps entries, and indexRebuild how long an index keeps past entries
+// before a full build drops them.
+const (
+	indexRetention = 24 * time.Hour
+	indexRebuild   = 7 * 24 * time.Hour
+)
+
+// Warm builds the availability index now, so that the first search after
+// start does not pay for reading every provider's calendar.
+func (s *Search) Warm(ctx context.Context) error {
+	_, err := s.currentIndex(ctx, s.now())
+	return err
+}
+
+// currentIndex returns an index at the store's current revisions, at one
+// small read when nothing changed.
+func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, error) {
+	ix := s.idx.Load()
+	if ix == nil || now.Before(ix.cutoff) || now.Sub(ix.cutoff) > indexRebuild {
+		return s.refreshIndex(ctx, -1, -1, now)
+	}
+	supplyRev, calRev, err := s.store.Revisions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if supplyRev == ix.snap.revision && calRev == ix.calRev {
+		return ix, nil
+	}
+	return s.refreshIndex(ctx, supplyRev, calRev, now)
+}
+
+// refreshIndex brings the index to at least the revisions given (a full
+// build when they are negative), unless a concurrent refresh already did.
+func (s *Search) refreshIndex(ctx context.Context, supplyRev, calRev int64, now time.Time) (*availIndex, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	old := s.idx.Load()
+	full := old == nil || supplyRev < 0 || calRev < 0 || now.Before(old.cutoff) || now.Sub(old.cutoff) > indexRebuild
+	if !full && old.snap.revision >= supplyRev && old.calRev >= calRev {
+		return old, nil
+	}
+	haveSupply, haveCal, cutoff := int64(-1), int64(-1), now.Add(-indexRetention)
+	if !full {
+		haveSupply, haveCal, cutoff = old.snap.revision, old.calRev, old.cutoff
+	}
+	a, err := s.store.ReadAvailability(ctx, haveSupply, haveCal, full, cutoff)
+	if err != nil {
+		return nil, fmt.Errorf("read availability: %w", err)
+	}
+	ix := &availIndex{calRev: a.CalendarRevision, cutoff: cutoff}
+	if a.Supply != nil {
+		ix.snap = newSnapshot(*a.Supply)
+	} else {
+		ix.snap = old.snap
+	}
+	if a.Full {
+		ix.busy = make(map[string]*providerBusy)
+	} else {
+		ix.busy = maps.Clone(old.busy)
+		for _, id := range a.Changed {
+			delete(ix.busy, id)
+		}
+	}
+	for i := 0; i < len(a.Entries); {
+		j := i
+		for j < len(a.Entries) && a.Entries[j].ProviderID == a.Entries[i].ProviderID {
+			j++
+		}
+		ix.busy[a.Entries[i].ProviderID] = newProviderBusy(a.Entries[i:j])
+		i = j
+	}
+	s.idx.Store(ix)
+	return ix, nil
+}
+
+func newProviderBusy(entries []sqlstore.BusyEntry) *providerBusy {
+	idx := make([]int, len(entries))
+	for i := range idx {
+		idx[i] = i
+	}
+	// Entries come ordered by start already; keep the order whatever the
+	// reader did.
+	slices.SortStableFunc(idx, func(x, y int) int { return entries[x].Start.Compare(entries[y].Start) })
+	b := &providerBusy{spans: make([]span, len(entries)), booking: make([]bool, len(entries))}
+	for k, i := range idx {
+		e := entries[i]
+		b.spans[k] = span{e.Start.UnixMilli(), e.End.UnixMilli()}
+		b.booking[k] = e.Booking
+		b.maxLen = max(b.maxLen, b.spans[k].end-b.spans[k].start)
+	}
+	return b
+}
+
+// within returns the spans that may overlap [from, to) (milliseconds).
+func (b *providerBusy) within(from, to int64) []span {
+	if b == nil {
+		return nil
+	}
+	lo := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].start >= from-b.maxLen })
+	hi := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].start >= to })
+	if lo >= hi {
+		return nil
+	}
+	return b.spans[lo:hi]
+}
+
+// intervals returns the busy intervals that may overlap [from, to).
+func (b *providerBusy) intervals(from, to time.Time) []schedule.Interval {
+	spans := b.within(from.UnixMilli(), to.UnixMilli())
+	out := make([]schedule.Interval, len(spans))
+	for i, sp := range spans {
+		out[i] = schedule.Interval{Start: time.UnixMilli(sp.start).UTC(), End: time.UnixMilli(sp.end).UTC()}
+	}
+	return out
+}
+
+// bookingsIn counts the bookings overlapping w.
+func (b *providerBusy) bookingsIn(w schedule.Interval) int {
+	if b == nil {
+		return 0
+	}
+	from, to := w.Start.UnixMilli(), w.End.UnixMilli()
+	n := 0
+	for i, sp := range b.spans {
+		if b.booking[i] && sp.start < to && from < sp.end {
+			n++
+		}
+	}
+	return n
+}
+
+// plan is how one candidate is searched: its offer, the job's duration
+// with it, and the bounds of its slots.
+type plan struct {
+	p        *providerEntry
+	offer    bokat.ProviderService
+	duration time.Duration
+	// from and to bound the slots in the window (empty when the window is
+	// past the provider's horizon); horizon is the end of its horizon.
+	from, to time.Time
+	horizon  time.Time
+	earliest time.Time
+}
+
+// searchWalk is one search's view of its candidates on one index: it
+// implements rankInput, computing each candidate's slots a day at a time
+// only when the ranking asks for them.
+type searchWalk struct {
+	s      *Search
+	ix     *availIndex
+	cands  *candidateList
+	job    jobSpec
+	window schedule.Window
+	days   []schedule.Date
+	// state of the candidates looked at, by walk position.
+	state map[int]*walkState
+}
+
+// jobSpec is what a search looks for: the service and the job's quantity.
+type jobSpec struct {
+	svc      catalog.Service
+	quantity float64
+	now      time.Time
+}
+
+type walkState struct {
+	plan  plan
+	busy  *providerBusy
+	byDay [][]schedule.Interval // by day of the window; computed when done[day]
+	done  []bool
+}
+
+func (w *searchWalk) candidates() int   { return len(w.cands.providers) }
+func (w *searchWalk) hash(i int) uint64 { return w.cands.hashes[i] }
+func (w *searchWalk) bookings(i int) int {
+	st := w.at(i)
+	return st.busy.bookingsIn(w.windowInterval())
+}
+func (w *searchWalk) windowInterval() schedule.Interval {
+	return schedule.Interval{Start: w.window.Start, End: w.window.End}
+}
+
+func (w *searchWalk) at(i int) *walkState {
+	if st, ok := w.state[i]; ok {
+		return st
+	}
+	p := w.cands.providers[i]
+	st := &walkState{plan: w.s.planFor(p, w.job, w.window), busy: w.ix.busy[p.supply.ID]}
+	w.state[i] = st
+	return st
+}
+
+func (w *searchWalk) slots(i, day int) []schedule.Interval {
+	st := w.at(i)
+	if st.done == nil {
+		st.byDay, st.done = make([][]schedule.Interval, len(w.days)), make([]bool, len(w.days))
+	}
+	if !st.done[day] {
+		st.byDay[day], st.done[day] = w.s.daySlots(st, w.days[day], w.window.Daily), true
+	}
+	return st.byDay[day]
+}
+
+// daySlots returns the free slots of a candidate on day d of the window:
+// the day's template for its hours and job length, less what starts before
+// its window, notice or ends after its horizon, and what overlaps its busy
+// intervals. This is what schedule.Slots answers for that day (the property
+// test compares them), without computing wall-clock times per provider.
+func (s *Search) daySlots(st *walkState, d schedule.Date, daily schedule.ClockRange) []schedule.Interval {
+	pl := &st.plan
+	t := s.dayTemplate(pl.p, pl.duration, daily, d)
+	if len(t.slots) == 0 {
+		return nil
+	}
+	lo, to := t.ms[0].start, t.ms[len(t.ms)-1].end
+	lo = max(lo, pl.from.UnixMilli(), pl.earliest.UnixMilli())
+	to = min(to, pl.to.UnixMilli())
+	if lo >= to {
+		return nil
+	}
+	busy := st.busy.within(lo, to)
+	out := make([]schedule.Interval, 0, len(t.slots))
+	for i, sp := range t.ms {
+		if sp.start < lo {
+			continue
+		}
+		if sp.end > to {
+			break // one job length: ends grow with starts
+		}
+		free := true
+		for _, b := range busy {
+			if b.start >= sp.end {
+				break
+			}
+			if sp.start < b.end {
+				free = false
+				break
+			}
+		}
+		if free {
+			out = append(out, t.slots[i])
+		}
+	}
+	return out
+}
+
+// templateKey names a day template: the slots of a day for working hours,
+// job length and daily range, before notice, horizon and busy intervals.
+type templateKey struct {
+	hours    string
+	duration time.Duration
+	daily    schedule.ClockRange
+	day      schedule.Date
+}
+
+// maxTemplates bounds the template memo; when it is full it starts again.
+const maxTemplates = 16384
+
+// dayTemplate holds a day's slots and the same as milliseconds.
+type dayTemplate struct {
+	slots []schedule.Interval
+	ms    []span
+}
+
+// dayTemplate returns the day template of p's hours, memoised: providers
+// with the same hours share it, so a search computes wall-clock slot times
+// once per pattern and day instead of once per provider and day.
+func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily schedule.ClockRange, d schedule.Date) *dayTemplate {
+	k := templateKey{hours: p.hoursKey, duration: duration, daily: daily, day: d}
+	s.tmplMu.Lock()
+	t, ok := s.templates[k]
+	s.tmplMu.Unlock()
+	if ok {
+		return t
+	}
+	t = &dayTemplate{slots: schedule.Slots(schedule.SlotParams{Hours: p.hours, From: d.At(0), To: d.AddDays(1).At(0),
+		Duration: duration, Step: s.step, Daily: daily})}
+	for _, iv := range t.slots {
+		t.ms = append(t.ms, span{iv.Start.UnixMilli(), iv.End.UnixMilli()})
+	}
+	s.tmplMu.Lock()
+	if len(s.templates) >= maxTemplates {
+		clear(s.templates)
+	}
+	s.templates[k] = t
+	s.tmplMu.Unlock()
+	return t
+}
+
+// windowDays lists the Stockholm dates a search looks at: from the later of
+// the window's start and now, to the window's end.
+func windowDays(w schedule.Window, now time.Time) []schedule.Date {
+	lo := w.Start
+	if now.After(lo) {
+		lo = now
+	}
+	if !lo.Before(w.End) {
+		return nil
+	}
+	var out []schedule.Date
+	last := schedule.DateOf(w.End.Add(-time.Nanosecond))
+	for d := schedule.DateOf(lo); !d.After(last); d = d.AddDays(1) {
+		out = append(out, d)
+	}
+	return out
+}
+
+// maxNextAvailable is how many free times after an empty window a search
+// reports.
+const maxNextAvailable = 3
+
+// nextAvailable returns the earliest free slots after the window's end, at
+// most maxNextAvailable, with distinct starts (of equal starts the one
+// ending first), over every candidate (within its horizon, whatever the
+// window's daily range).
+func (w *searchWalk) nextAvailable() []schedule.Interval {
+	var best []schedule.Interval
+	for i := range w.cands.providers {
+		st := w.at(i)
+		pl := &st.plan
+		from, to := w.window.End, pl.horizon
+		if len(best) == maxNextAvailable {
+			// Only a start before the last of the best can enter.
+			if last := best[len(best)-1].Start.Add(pl.duration); last.Before(to) {
+				to = last
+			}
+		}
+		if !from.Before(to) {
+			continue
+		}
+		for _, iv := range schedule.Slots(schedule.SlotParams{
+			Hours: pl.p.hours, From: from, To: to, Duration: pl.duration, Step: w.s.step,
+			Busy: st.busy.intervals(from, to), Earliest: pl.earliest, Limit: maxNextAvailable,
+		}) {
+			best = mergeEarliest(best, iv)
+		}
+	}
+	return best
+}
+
+// mergeEarliest adds iv to best (sorted by start, distinct starts, at most
+// maxNextAvailable), keeping the earliest.
+func mergeEarliest(best []schedule.Interval, iv schedule.Interval) []schedule.Interval {
+	k, found := slices.BinarySearchFunc(best, iv, func(a, b schedule.Interval) int { return a.Start.Compare(b.Start) })
+	if found {
+		if iv.End.Before(best[k].End) {
+			best[k] = iv
+		}
+		return best
+	}
+	if k >= maxNextAvailable {
+		return best
+	}
+	best = slices.Insert(best, k, iv)
+	if len(best) > maxNextAvailable {
+		best = best[:maxNextAvailable]
+	}
+	return best
+}

@@ -1,0 +1,285 @@
+package booking
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"bokat/internal/schedule"
+)
+
+// Ranking: which of the free slots a search returns. One pure function,
+// rankOptions, decides for the indexed search and for the brute-force
+// reference of the tests alike; they differ only in how they find the
+// slots it asks for. The rule (also in docs/decisions.md, "Search at
+// scale"):
+//
+//  1. Candidates are walked in today's rotation: ascending
+//     rotationHash(provider, Stockholm date of the search, postcode). The
+//     sample is the first `sample` candidates (MaxOptions) that have a free
+//     slot in the window; the others are not looked at.
+//  2. Among the sample, a provider ranks before another when it has fewer
+//     bookings overlapping the window, then by the rotation.
+//  3. Time is cut into buckets: Stockholm date × part of day (before
+//     12:00, 12:00–17:00, from 17:00, by the slot's start). The first pass
+//     walks the buckets in time order and takes one option per bucket: of
+//     the sample's slots in it, the one whose provider has the fewest
+//     options so far, then the earliest start, then the better-ranked
+//     provider.
+//  4. When every bucket has been passed and places remain, later passes
+//     walk the buckets again, one more option per bucket and pass,
+//     preferring a start instant not yet offered, then a provider with
+//     fewer options, then the earliest start, then the better-ranked
+//     provider.
+//  5. No provider gets more than maxPer options, nobody more than maxTotal
+//     in all; the options are returned sorted by start (then rank).
+//
+// Price plays no part: the options of one job are all fixed prices of the
+// same catalog service, and ranking by price would hand every search to the
+// cheapest provider, which is exactly the starvation the rotation prevents;
+// the assistant shows each option's price and the user chooses.
+
+// rankInput is what rankOptions asks about the candidates, which are
+// numbered 0..candidates()-1 in walk order (ascending rotation hash).
+type rankInput interface {
+	candidates() int
+	// hash is candidate i's rotation hash.
+	hash(i int) uint64
+	// bookings is how many bookings of candidate i overlap the window.
+	bookings(i int) int
+	// slots returns candidate i's free slots on the day-th day of the
+	// window, sorted by start. rankOptions asks only for the days it needs,
+	// so an implementation may compute them lazily.
+	slots(i, day int) []schedule.Interval
+}
+
+// rankPick is one chosen option: a candidate and one of its slots.
+type rankPick struct {
+	cand int
+	slot schedule.Interval
+}
+
+// Parts of the day of the ranking's buckets.
+const (
+	partMorning = iota
+	partAfternoon
+	partEvening
+	partsPerDay
+)
+
+// partOfDay returns the part of the day a slot starting at t belongs to.
+func partOfDay(t time.Time) int {
+	switch h := t.In(schedule.Stockholm()).Hour(); {
+	case h < 12:
+		return partMorning
+	case h < 17:
+		return partAfternoon
+	}
+	return partEvening
+}
+
+// rankOptions chooses at most maxTotal options, at most maxPer per
+// candidate, from the free slots of the first `sample` candidates that
+// have any, over `days` days; see the rule above.
+func rankOptions(in rankInput, days, sample, maxPer, maxTotal int) []rankPick {
+	type member struct {
+		cand     int
+		bookings int
+		hash     uint64
+		count    int
+	}
+	var ms []member
+	for i := 0; i < in.candidates() && len(ms) < sample; i++ {
+		for d := range days {
+			if len(in.slots(i, d)) > 0 {
+				ms = append(ms, member{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
+				break
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	// better reports whether member a ranks before member b.
+	better := func(a, b int) bool {
+		x, y := &ms[a], &ms[b]
+		return cmp.Or(cmp.Compare(x.bookings, y.bookings), cmp.Compare(x.hash, y.hash), cmp.Compare(x.cand, y.cand)) < 0
+	}
+	var picks []rankPick
+
+	// First pass: one option per bucket, in time order.
+	complete := true
+first:
+	for d := range days {
+		for part := range partsPerDay {
+			// The fewest options so far decide first: members with more
+			// are only looked at (their slots computed) when no member
+			// with fewer has a slot in the bucket.
+			best, bestSlot := -1, schedule.Interval{}
+			for level := 0; level < maxPer && best < 0; level++ {
+				for m := range ms {
+					if ms[m].count != level {
+						continue
+					}
+					for _, s := range in.slots(ms[m].cand, d) {
+						if partOfDay(s.Start) != part {
+							continue
+						}
+						if best < 0 || s.Start.Before(bestSlot.Start) || s.Start.Equal(bestSlot.Start) && better(m, best) {
+							best, bestSlot = m, s
+						}
+						break // the earliest slot of the part is the member's best there
+					}
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			picks = append(picks, rankPick{ms[best].cand, bestSlot})
+			ms[best].count++
+			if len(picks) >= maxTotal {
+				complete = false
+				break first
+			}
+		}
+	}
+
+	// Later passes: every day has been seen; fill the remaining places
+	// from the members below their cap.
+	open := false
+	for m := range ms {
+		open = open || ms[m].count < maxPer
+	}
+	if complete && open && len(picks) < maxTotal {
+		type entry struct {
+			m     int
+			slot  schedule.Interval
+			taken bool
+		}
+		var buckets [][]entry
+		for d := range days {
+			var day [partsPerDay][]entry
+			for m := range ms {
+				if ms[m].count >= maxPer {
+					continue
+				}
+				for _, s := range in.slots(ms[m].cand, d) {
+					p := partOfDay(s.Start)
+					day[p] = append(day[p], entry{m: m, slot: s})
+				}
+			}
+			for _, b := range day {
+				if len(b) > 0 {
+					buckets = append(buckets, b)
+				}
+			}
+		}
+		offered := map[int64]bool{}
+		for _, p := range picks {
+			offered[p.slot.Start.UnixNano()] = true
+			for _, b := range buckets {
+				for k := range b {
+					if ms[b[k].m].cand == p.cand && b[k].slot.Start.Equal(p.slot.Start) {
+						b[k].taken = true
+					}
+				}
+			}
+		}
+		for len(picks) < maxTotal {
+			chose := false
+			for _, b := range buckets {
+				best := -1
+				for k := range b {
+					e := &b[k]
+					if e.taken || ms[e.m].count >= maxPer {
+						continue
+					}
+					if best < 0 {
+						best = k
+						continue
+					}
+					o := &b[best]
+					eNew, oNew := !offered[e.slot.Start.UnixNano()], !offered[o.slot.Start.UnixNano()]
+					c := 0
+					switch {
+					case eNew != oNew:
+						if eNew {
+							c = -1
+						} else {
+							c = 1
+						}
+					case ms[e.m].count != ms[o.m].count:
+						c = cmp.Compare(ms[e.m].count, ms[o.m].count)
+					case !e.slot.Start.Equal(o.slot.Start):
+						c = e.slot.Start.Compare(o.slot.Start)
+					case better(e.m, o.m):
+						c = -1
+					}
+					if c < 0 {
+						best = k
+					}
+				}
+				if best < 0 {
+					continue
+				}
+				e := &b[best]
+				e.taken = true
+				ms[e.m].count++
+				offered[e.slot.Start.UnixNano()] = true
+				picks = append(picks, rankPick{ms[e.m].cand, e.slot})
+				chose = true
+				if len(picks) >= maxTotal {
+					break
+				}
+			}
+			if !chose {
+				break
+			}
+		}
+	}
+
+	rankOf := make(map[int]int, len(ms))
+	for m := range ms {
+		rankOf[ms[m].cand] = m
+	}
+	slices.SortFunc(picks, func(a, b rankPick) int {
+		if c := a.slot.Start.Compare(b.slot.Start); c != 0 {
+			return c
+		}
+		switch ma, mb := rankOf[a.cand], rankOf[b.cand]; {
+		case ma == mb:
+			return 0
+		case better(ma, mb):
+			return -1
+		}
+		return 1
+	})
+	return picks
+}
+
+// rotationHash orders the candidates of one search: a stable hash of the
+// provider, the Stockholm date of the search and the postcode (FNV-1a,
+// then a 64-bit finaliser so that similar ids spread). It changes every
+// day and per postcode, so over many searches every provider comes first.
+func rotationHash(providerID string, date schedule.Date, postcode string) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		h = (h ^ 0xff) * prime
+	}
+	add(providerID)
+	add(date.String())
+	add(postcode)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9f3fe1a85ec
+	h ^= h >> 33
+	return h
+}

@@ -1,0 +1,132 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// Revisions returns the supply and the calendar revision, read together in
+// one statement. The statement is kept prepared: a search runs it on every
+// request to check its cached supply and calendar.
+func (db *DB) Revisions(ctx context.Context) (supply, calendar int64, err error) {
+	st, err := db.readStmt(ctx, `SELECT s.revision, c.revision FROM supply_revision s, calendar_revision c
+		 WHERE s.id = 1 AND c.id = 1`)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = st.QueryRowContext(ctx).Scan(&supply, &calendar)
+	return supply, calendar, translate(err)
+}
+
+// BusyEntry is an active calendar entry as search keeps it: who is busy
+// when, and whether it is a booking (else a blocked period).
+type BusyEntry struct {
+	ProviderID string
+	Booking    bool
+	Start, End time.Time
+}
+
+// Availability is one consistent read of what search keeps in memory: the
+// revisions, the supply when it moved on, and calendar entries.
+type Availability struct {
+	SupplyRevision, CalendarRevision int64
+	// Supply is the whole supply at SupplyRevision; nil when the revision
+	// is the one the caller already holds.
+	Supply *Supply
+	// Full reports that Entries hold every provider's entries; otherwise
+	// they hold those of Changed only, and providers not in Changed are as
+	// the caller holds them.
+	Full bool
+	// Changed lists the providers whose calendar changed after the
+	// calendar revision the caller holds (when not Full).
+	Changed []string
+	// Entries are the active calendar entries ending after the asked
+	// instant, ordered by provider and start.
+	Entries []BusyEntry
+}
+
+// maxChangedProviders bounds a delta read: when more providers changed than
+// this, reading every entry once is cheaper than a long list.
+const maxChangedProviders = 2000
+
+// ReadAvailability reads, in one read-only transaction (one snapshot on
+// PostgreSQL: REPEATABLE READ), the current revisions; the supply when its
+// revision is past supplyRev; and the active calendar entries ending after
+// endAfter: of every provider when full is set or calendarRev is negative,
+// else of the providers whose calendar changed after calendarRev.
+func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (Availability, error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if db.engine == Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := db.read.BeginTx(ctx, opts)
+	if err != nil {
+		return Availability{}, translate(err)
+	}
+	defer tx.Rollback()
+	var a Availability
+	if err := tx.QueryRowContext(ctx, `SELECT s.revision, c.revision FROM supply_revision s, calendar_revision c
+		 WHERE s.id = 1 AND c.id = 1`).Scan(&a.SupplyRevision, &a.CalendarRevision); err != nil {
+		return Availability{}, translate(err)
+	}
+	if a.SupplyRevision != supplyRev {
+		s := Supply{Revision: a.SupplyRevision}
+		if s.Providers, err = loadProviders(ctx, tx, ""); err != nil {
+			return Availability{}, err
+		}
+		a.Supply = &s
+	}
+	a.Full = full || calendarRev < 0
+	if !a.Full && a.CalendarRevision != calendarRev {
+		rows, err := tx.QueryContext(ctx, `SELECT provider_id FROM calendar_changes WHERE rev > $1 ORDER BY provider_id`, calendarRev)
+		if err != nil {
+			return Availability{}, translate(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return Availability{}, translate(err)
+			}
+			a.Changed = append(a.Changed, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return Availability{}, translate(err)
+		}
+		if len(a.Changed) > maxChangedProviders {
+			a.Full, a.Changed = true, nil
+		}
+	}
+	var rows *sql.Rows
+	switch {
+	case a.Full:
+		rows, err = tx.QueryContext(ctx, `SELECT provider_id, kind, start_at, end_at FROM calendar_entries
+			 WHERE active AND end_at > $1 ORDER BY provider_id, start_at, id`, Millis(endAfter))
+	case len(a.Changed) > 0:
+		rows, err = tx.QueryContext(ctx, `SELECT c.provider_id, c.kind, c.start_at, c.end_at
+			  FROM calendar_changes ch JOIN calendar_entries c ON c.provider_id = ch.provider_id
+			 WHERE ch.rev > $1 AND c.active AND c.end_at > $2
+			 ORDER BY c.provider_id, c.start_at, c.id`, calendarRev, Millis(endAfter))
+	default:
+		return a, nil
+	}
+	if err != nil {
+		return Availability{}, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			e          BusyEntry
+			kind       string
+			start, end int64
+		)
+		if err := rows.Scan(&e.ProviderID, &kind, &start, &end); err != nil {
+			return Availability{}, translate(err)
+		}
+		e.Booking, e.Start, e.End = kind == "booking", FromMillis(start), FromMillis(end)
+		a.Entries = append(a.Entries, e)
+	}
+	return a, translate(rows.Err())
+}

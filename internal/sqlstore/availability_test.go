@@ -1,0 +1,177 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+func revisions(t *testing.T, db *sqlstore.DB) (supply, calendar int64) {
+	t.Helper()
+	s, c, err := db.Revisions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+// TestCalendarRevisionFollowsEveryWritePath checks that every kind of
+// calendar write (booking, cancel, move, blocked period import and removal)
+// moves the calendar revision once committed, never before, and that a
+// delta read returns exactly the providers changed since a revision.
+func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "prv_a")
+		withProvider(t, db, "prv_b")
+		_, rev0 := revisions(t, db)
+
+		// Not visible before commit.
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			c := bokat.BookingContact{Name: "Test", Phone: "00000", Email: "test@example.se", ServiceAddress: "Testgatan 1"}
+			if err := tx.InsertBooking(ctx, testBooking("bk_1", "prv_a", t0, 60), c, bokat.BookingConsent{}, "cal_bk_1", t0); err != nil {
+				return err
+			}
+			if _, rev := revisions(t, db); rev != rev0 {
+				t.Errorf("calendar revision %d before commit, want %d", rev, rev0)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rev1 := revisions(t, db)
+		if rev1 <= rev0 {
+			t.Fatalf("a booking left the calendar revision at %d", rev1)
+		}
+		a, err := db.ReadAvailability(ctx, 0, rev0, false, t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Full || !slices.Equal(a.Changed, []string{"prv_a"}) || a.CalendarRevision != rev1 || len(a.Entries) != 1 ||
+			!a.Entries[0].Booking || !a.Entries[0].Start.Equal(t0) {
+			t.Errorf("delta after a booking: %+v", a)
+		}
+		if a.Supply == nil || a.SupplyRevision == 0 || len(a.Supply.Providers) != 2 {
+			t.Errorf("supply asked from revision 0: %+v", a.Supply)
+		}
+
+		// A blocked period of prv_b through the supply import.
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			p, err := tx.ProviderSupply(ctx, "prv_b")
+			if err != nil {
+				return err
+			}
+			p.Blocked = []bokat.BlockedPeriod{{ID: "blk_1", Start: t0.Add(2 * time.Hour), End: t0.Add(5 * time.Hour)}}
+			_, err = tx.PutProviderSupply(ctx, p, t0)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		supplyRev, rev2 := revisions(t, db)
+		a, err = db.ReadAvailability(ctx, supplyRev, rev1, false, t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Supply != nil || !slices.Equal(a.Changed, []string{"prv_b"}) || len(a.Entries) != 1 || a.Entries[0].Booking {
+			t.Errorf("delta after a blocked period: %+v", a)
+		}
+
+		// Cancel, move, remove the blocked period: each moves the revision.
+		steps := []struct {
+			name     string
+			provider string
+			write    func(tx *sqlstore.Tx) error
+		}{
+			{"move", "prv_a", func(tx *sqlstore.Tx) error {
+				b := testBooking("bk_1", "prv_a", t0.Add(24*time.Hour), 60)
+				b.RescheduledAt, b.Sequence = t0, 1
+				return tx.MoveBooking(ctx, b, bokat.BookingContact{ServiceAddress: "Testgatan 2"}, t0)
+			}},
+			{"cancel", "prv_a", func(tx *sqlstore.Tx) error {
+				b := testBooking("bk_1", "prv_a", t0, 60)
+				b.CancelledAt, b.CancelReason, b.Sequence = t0, "customer_request", 2
+				return tx.CancelBooking(ctx, b, "", t0)
+			}},
+			{"remove blocked", "prv_b", func(tx *sqlstore.Tx) error {
+				p, err := tx.ProviderSupply(ctx, "prv_b")
+				if err != nil {
+					return err
+				}
+				p.Blocked = nil
+				_, err = tx.PutProviderSupply(ctx, p, t0)
+				return err
+			}},
+		}
+		prev := rev2
+		for _, s := range steps {
+			if err := db.InTx(ctx, s.write); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			_, rev := revisions(t, db)
+			if rev <= prev {
+				t.Errorf("%s left the calendar revision at %d", s.name, rev)
+			}
+			a, err := db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a.Changed, []string{s.provider}) || len(a.Entries) > 1 {
+				t.Errorf("%s: delta %+v, want %s only", s.name, a, s.provider)
+			}
+			prev = rev
+		}
+		// One transaction writing several rows of two providers, interleaved:
+		// one revision, both providers marked.
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			for i, p := range []string{"prv_a", "prv_a", "prv_b", "prv_a"} {
+				s := t0.Add(time.Duration(48+2*i) * time.Hour)
+				if _, err := tx.Q().ExecContext(ctx, `INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at,
+					end_at, active, note, created_at) VALUES ($1, $2, NULL, 'blocked', $3, $4, TRUE, '', $3)`,
+					fmt.Sprintf("blk_multi_%d", i), p, sqlstore.Millis(s), sqlstore.Millis(s.Add(time.Hour))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, multi := revisions(t, db)
+		a, err = db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if multi <= prev || !slices.Equal(a.Changed, []string{"prv_a", "prv_b"}) || len(a.Entries) != 4 {
+			t.Errorf("one transaction over two providers: revision %d → %d, delta %+v", prev, multi, a)
+		}
+		if db.Engine() == sqlstore.Postgres && multi != prev+1 {
+			t.Errorf("one transaction moved the revision from %d to %d, want one step", prev, multi)
+		}
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `DELETE FROM calendar_entries WHERE id LIKE 'blk_multi_%'`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, prev = revisions(t, db)
+
+		// Nothing active is left, and a full read says so.
+		a, err = db.ReadAvailability(ctx, -1, -1, true, t0.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Full || len(a.Entries) != 0 || a.CalendarRevision != prev {
+			t.Errorf("full read at the end: %+v", a)
+		}
+	})
+}

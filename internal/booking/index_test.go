@@ -96,7 +96,7 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 			tb.Fatal(err)
 		}
 		var busy []schedule.Interval
-		c := full{refCand: refCand{id: p.ID, hash: rotationHash(p.ID, schedule.DateOf(now), bokat.PostcodeKey(postcode)),
+		c := full{refCand: refCand{id: p.ID, hash: rotationHash(p.ID, rotationPeriod(now), bokat.PostcodeKey(postcode)),
 			byDay: make([][]schedule.Interval, len(days))}}
 		for _, e := range entries {
 			busy = append(busy, schedule.Interval{Start: e.Start, End: e.End})

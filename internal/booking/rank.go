@@ -2,6 +2,7 @@ package booking
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -257,11 +258,20 @@ first:
 	return picks
 }
 
+// rotationPeriod is the Stockholm quarter-hour of a search, the period of
+// the rotation: searches in the same quarter-hour walk the candidates in
+// the same order, the next quarter-hour in another.
+func rotationPeriod(now time.Time) string {
+	t := now.In(schedule.Stockholm())
+	return t.Format("2006-01-02T15:") + fmt.Sprintf("%02d", t.Minute()/15*15)
+}
+
 // rotationHash orders the candidates of one search: a stable hash of the
-// provider, the Stockholm date of the search and the postcode (FNV-1a,
-// then a 64-bit finaliser so that similar ids spread). It changes every
-// day and per postcode, so over many searches every provider comes first.
-func rotationHash(providerID string, date schedule.Date, postcode string) uint64 {
+// provider, the rotation period of the search (rotationPeriod) and the
+// postcode (FNV-1a, then a 64-bit finaliser so that similar ids spread).
+// It changes every quarter-hour and per postcode, so over many searches
+// every provider comes first.
+func rotationHash(providerID, period, postcode string) uint64 {
 	const (
 		offset = 14695981039346656037
 		prime  = 1099511628211
@@ -274,7 +284,7 @@ func rotationHash(providerID string, date schedule.Date, postcode string) uint64
 		h = (h ^ 0xff) * prime
 	}
 	add(providerID)
-	add(date.String())
+	add(period)
 	add(postcode)
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd

@@ -264,7 +264,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	var cands *candidateList
 	if okPC && okDest {
-		cands = ix.snap.candidates(candidateKey{service: svc.ID, postcode: postcode, destination: destination, date: schedule.DateOf(now)})
+		cands = ix.snap.candidates(candidateKey{service: svc.ID, postcode: postcode, destination: destination, period: rotationPeriod(now)})
 	}
 	if cands == nil || len(cands.providers) == 0 {
 		return fallback(ReasonNoCoverage, "No provider offers this job at a fixed price for the postcode(s) given, so no direct "+

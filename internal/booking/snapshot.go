@@ -73,7 +73,8 @@ func hoursKey(hours []bokat.WorkingRange) string {
 type candidateKey struct {
 	service               string
 	postcode, destination int
-	date                  schedule.Date
+	// period is the rotation period of the search (rotationPeriod).
+	period string
 }
 
 // candidateList is the candidates of a key in walk order (ascending
@@ -117,7 +118,7 @@ func (snap *snapshot) computeCandidates(k candidateKey) *candidateList {
 		if !p.supply.Covers(k.postcode) || (k.destination >= 0 && !p.supply.Covers(k.destination)) {
 			continue
 		}
-		rs = append(rs, ranked{p, rotationHash(p.supply.ID, k.date, pc)})
+		rs = append(rs, ranked{p, rotationHash(p.supply.ID, k.period, pc)})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.p.supply.ID, b.p.supply.ID))

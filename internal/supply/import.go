@@ -3,7 +3,6 @@ package supply
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"bokat"
@@ -45,7 +44,7 @@ func Store(ctx context.Context, db *sqlstore.DB, name string, providers []bokat.
 	var res Result
 	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		res = Result{}
-		outcomes, err := tx.PutSupply(ctx, slices.Clone(providers), now)
+		outcomes, err := tx.PutSupply(ctx, providers, now)
 		if err != nil {
 			return fmt.Errorf("store the providers: %w", err)
 		}

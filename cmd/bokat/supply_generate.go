@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,15 +19,15 @@ import (
 func runSupplyGenerate(_ context.Context, args []string, e env) error {
 	fs := newFlagSet("supply generate", e)
 	var (
-		providers, seed, busy, days   string
+		o                             supply.GenerateOptions
 		postcodes, services, from, to string
 	)
-	fs.String(&providers, "providers", "", "100", "number of providers")
-	fs.String(&seed, "seed", "", "1", "seed of the generator (an unsigned integer); the same seed gives the same file")
+	fs.IntVar(&o.Providers, "providers", 100, "number of providers")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the generator; the same seed gives the same file")
 	fs.String(&postcodes, "postcodes", "", strings.Join(supply.DefaultGeneratePostcodes, ","), "comma-separated postcode entries every provider covers")
 	fs.String(&services, "services", "", "", "comma-separated service ids every provider offers (default: every seeded service of the catalog)")
-	fs.String(&busy, "busy-hours", "", "40", "one-hour blocked periods per provider, inside its working hours")
-	fs.String(&days, "days", "", "14", "days from --from over which the blocked periods are spread")
+	fs.IntVar(&o.BusyHours, "busy-hours", 40, "one-hour blocked periods per provider, inside its working hours")
+	fs.IntVar(&o.Days, "days", 14, "days from --from over which the blocked periods are spread")
 	fs.String(&from, "from", "", "", "first day of the blocked periods, YYYY-MM-DD (default: today in Stockholm)")
 	fs.String(&to, "out", "", "-", "file to write, or - for standard output")
 	positional, err := fs.parse(args)
@@ -38,18 +37,8 @@ func runSupplyGenerate(_ context.Context, args []string, e env) error {
 	if len(positional) != 0 {
 		return fmt.Errorf("%w: bokat supply generate [--providers N] [--seed S] [--out FILE] takes no arguments", errUsage)
 	}
-	var o supply.GenerateOptions
-	if o.Providers, err = strconv.Atoi(providers); err != nil {
-		return fmt.Errorf("%w: --providers must be a whole number", errUsage)
-	}
-	if o.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
-		return fmt.Errorf("%w: --seed must be an unsigned whole number", errUsage)
-	}
-	if o.BusyHours, err = strconv.Atoi(busy); err != nil {
-		return fmt.Errorf("%w: --busy-hours must be a whole number", errUsage)
-	}
-	if o.Days, err = strconv.Atoi(days); err != nil || o.Days < 1 {
-		return fmt.Errorf("%w: --days must be a whole number of at least 1", errUsage)
+	if o.Days < 1 {
+		return fmt.Errorf("%w: --days must be at least 1", errUsage)
 	}
 	o.Postcodes = splitList(postcodes)
 	o.Services = splitList(services)

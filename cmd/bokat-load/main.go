@@ -17,6 +17,18 @@
 // is under 10 ms. -check makes the exit status report whether both hold.
 //
 //	go run ./cmd/bokat-load -duration 5s
+//
+// With -large N it measures search at scale instead: a demo server (the
+// demo supply) and a large server (a generated supply of N providers that
+// all cover the searched postcode, 40 one-hour blocked periods each; see
+// bokat supply generate), each on its own store (-database and
+// -large-database; fresh SQLite files by default), alternating for -rounds
+// rounds, then the large server at half its maximum rate. Targets: the large
+// rate is at least half the demo rate, and its p99 at half load is under
+// 10 ms. It also reports the peak resident memory of the whole process
+// (both servers and the load generator) from /proc.
+//
+//	go run ./cmd/bokat-load -large 5000 -workers 4 -duration 5s
 package main
 
 import (
@@ -75,6 +87,9 @@ type config struct {
 	jsonOut  bool
 	profile  string
 	rate     int
+	// large is the number of providers of the large supply (scale mode).
+	large         int
+	largeDatabase string
 }
 
 // measurement is one attack's outcome.
@@ -112,12 +127,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&c.check, "check", false, "exit with an error when a target is missed")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
 	fs.IntVar(&c.rate, "rate", 0, "only attack both servers at this constant rate (req/s) and report their latencies")
+	fs.IntVar(&c.large, "large", 0, "scale mode: compare search over the demo supply with search over a generated supply of this many providers")
+	fs.StringVar(&c.largeDatabase, "large-database", "", "scale mode: database URL of the large supply's server (default: a fresh SQLite file); -database is the demo server's")
 	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run (servers and load generator) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if c.duration <= 0 || c.duration > time.Minute || c.rounds < 1 || c.rounds > 5 || c.workers < 1 {
 		return errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
+	}
+	if c.large < 0 || c.large > supply.MaxGenerateProviders || (c.large > 0 && c.rate > 0) {
+		return fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
 	}
 
 	if c.profile != "" {
@@ -131,7 +151,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	searchURL, body, closeSearch, err := startSearchServer(ctx, c.database)
+	if c.large > 0 {
+		return runScale(ctx, c, out)
+	}
+	searchURL, body, closeSearch, err := startSearchServer(ctx, c.database, supply.DemoName, supply.Demo())
 	if err != nil {
 		return err
 	}
@@ -238,10 +261,14 @@ func attackMax(url, name string, workers int, d time.Duration) measurement {
 }
 
 // attackRate sends requests at a constant rate, whatever the answers take.
+// A rate below 1/s is kept as one request per 1/rate seconds.
 func attackRate(url, name string, rate float64, d time.Duration) measurement {
 	a := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.MaxBody(0), vegeta.Timeout(10*time.Second))
 	pacer := vegeta.Rate{Freq: max(1, int(rate)), Per: time.Second}
-	return collect(a.Attack(target(url), pacer, d, name), name, "constant", float64(pacer.Freq))
+	if rate < 1 {
+		pacer = vegeta.Rate{Freq: 1, Per: time.Duration(float64(time.Second) / max(rate, 0.01))}
+	}
+	return collect(a.Attack(target(url), pacer, d, name), name, "constant", float64(pacer.Freq)*float64(time.Second)/float64(pacer.Per))
 }
 
 func collect(results <-chan *vegeta.Result, server, mode string, rate float64) measurement {
@@ -287,9 +314,9 @@ func serve(ln net.Listener, h http.Handler) func() {
 	return func() { srv.Close() }
 }
 
-// startSearchServer serves the real handler on the demo supply and returns
-// the search URL and one response body.
-func startSearchServer(ctx context.Context, database string) (string, []byte, func(), error) {
+// startSearchServer serves the real handler on a store loaded with the
+// supply file and returns the search URL and one response body.
+func startSearchServer(ctx context.Context, database, supplyName string, supplyFile []byte) (string, []byte, func(), error) {
 	dir, err := os.MkdirTemp("", "bokat-load-")
 	if err != nil {
 		return "", nil, nil, err
@@ -316,7 +343,7 @@ func startSearchServer(ctx context.Context, database string) (string, []byte, fu
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := supply.Import(ctx, db, cat, supply.DemoName, supply.Demo(), time.Now()); err != nil {
+	if _, err := supply.Import(ctx, db, cat, supplyName, supplyFile, time.Now()); err != nil {
 		return fail(err)
 	}
 	contract, err := api.Load()

@@ -46,10 +46,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return runPartnerCreate(ctx, rest[1:], e)
 	case "supply":
-		if len(rest) == 0 || rest[0] != "import" {
-			return fmt.Errorf("%w: bokat supply import FILE", errUsage)
+		switch {
+		case len(rest) > 0 && rest[0] == "import":
+			return runSupplyImport(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "generate":
+			return runSupplyGenerate(ctx, rest[1:], e)
 		}
-		return runSupplyImport(ctx, rest[1:], e)
+		return fmt.Errorf("%w: bokat supply import FILE | bokat supply generate [--providers N] [--seed S]", errUsage)
 	case "oauth-client":
 		if len(rest) == 0 || rest[0] != "create" {
 			return fmt.Errorf("%w: bokat oauth-client create --name N --redirect-uri URI [--scopes LIST|all] [--public]", errUsage)
@@ -80,6 +83,9 @@ Commands:
                               create a partner credential; prints {"client_id","token"}
   supply import FILE          validate a supply file and import it (providers, postcodes, prices,
                               hours, blocked periods); nothing is written when it has a problem
+  supply generate [--providers N] [--seed S] [--from DATE] [--busy-hours H] [--out FILE]
+                              write a deterministic supply file of fictional providers for tests
+                              and benchmarks (the same flags give the same bytes)
   oauth-client create --name N --redirect-uri URI [--redirect-uri URI ...] [--scopes LIST|all] [--public]
                               register an OAuth client of an assistant acting for signed-in customers;
                               prints {"client_id","client_secret"} (no secret with --public)

@@ -38,7 +38,8 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("load the catalog: %w", err)
 	}
 	// Check the file before touching the database.
-	if _, err := supply.Parse(name, data, cat); err != nil {
+	providers, err := supply.Parse(name, data, cat)
+	if err != nil {
 		return reportSupplyProblems(err, e)
 	}
 	db, err := openStore(ctx, c)
@@ -46,7 +47,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	res, err := supply.Import(ctx, db, cat, name, data, time.Now())
+	res, err := supply.Store(ctx, db, name, providers, time.Now())
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}

@@ -166,3 +166,37 @@ func TestOptionSigningKeysFlag(t *testing.T) {
 	}
 	stop()
 }
+
+func TestSupplyGenerateIsReproducibleAndImports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gen.yaml")
+	args := []string{"supply", "generate", "--providers", "40", "--seed", "5", "--from", "2026-11-24"}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, getenvFrom(nil), &stdout, &stderr); err != nil {
+		t.Fatalf("generate: %v: %s", err, stderr.String())
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), append(args, "--out", file), getenvFrom(nil), &out, &stderr); err != nil {
+		t.Fatalf("generate --out: %v", err)
+	}
+	written, err := os.ReadFile(file)
+	if err != nil || !bytes.Equal(written, stdout.Bytes()) || out.String() != "wrote "+file+": 40 providers\n" {
+		t.Fatalf("file and standard output differ (%v); stdout %q", err, out.String())
+	}
+	if n := strings.Count(stdout.String(), "{start: "); n != 40*40 {
+		t.Errorf("%d blocked periods, want 1600", n)
+	}
+	out.Reset()
+	err = run(context.Background(), []string{"supply", "import", file, "--database", "sqlite:" + filepath.Join(dir, "b.db")},
+		getenvFrom(nil), &out, &stderr)
+	if err != nil || !strings.Contains(out.String(), "40 providers: 40 created") {
+		t.Fatalf("import: %v, %q", err, out.String())
+	}
+	for _, bad := range [][]string{{"--providers", "0"}, {"--seed", "-1"}, {"--from", "24/11"}, {"--busy-hours", "500"}, {"extra"}} {
+		err := run(context.Background(), append([]string{"supply", "generate"}, bad...), getenvFrom(nil), &bytes.Buffer{}, &bytes.Buffer{})
+		if exitCode(err) != 2 {
+			t.Errorf("%v: err %v, want a usage error", bad, err)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -109,17 +108,23 @@ func (tx *Tx) ProviderSupply(ctx context.Context, providerID string) (bokat.Prov
 // loadProviders reads providers (one when id is not empty) with their
 // postcodes, services and hours.
 func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSupply, error) {
-	where, args := "", []any{}
-	if id != "" {
-		where, args = " WHERE provider_id = $1", []any{id}
+	if id == "" {
+		return loadProvidersIn(ctx, q, nil)
+	}
+	return loadProvidersIn(ctx, q, []string{id})
+}
+
+// loadProvidersIn reads the providers of ids (every provider when ids is
+// nil) with their postcodes, services and hours, sorted by id.
+func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.ProviderSupply, error) {
+	where, pwhere, args := "", "", stringArgs(ids)
+	if ids != nil {
+		in := placeholders(1, len(ids))
+		where, pwhere = " WHERE provider_id IN ("+in+")", " WHERE id IN ("+in+")"
 	}
 	byID := map[string]*bokat.ProviderSupply{}
 	var order []string
 
-	pwhere := ""
-	if id != "" {
-		pwhere = " WHERE id = $1"
-	}
 	rows, err := q.QueryContext(ctx, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
 		horizon_days FROM providers`+pwhere+` ORDER BY id`, args...)
 	if err != nil {
@@ -369,108 +374,410 @@ const (
 // again writes nothing and reports ImportUnchanged. Booking entries of the
 // calendar are never touched. A change bumps the supply revision.
 func (tx *Tx) PutProviderSupply(ctx context.Context, p bokat.ProviderSupply, now time.Time) (ImportOutcome, error) {
-	p = NormalizeSupply(p)
-	old, err := tx.ProviderSupply(ctx, p.ID)
-	exists := err == nil
-	if err != nil && !errors.Is(err, bokat.ErrNotFound) {
+	out, err := tx.PutSupply(ctx, []bokat.ProviderSupply{p}, now)
+	if err != nil {
 		return "", err
 	}
-	q := tx.tx
-	changed := false
-	if !exists {
-		_, err := q.ExecContext(ctx, `INSERT INTO providers (id, name, city, rating_label, email, phone, active,
-			min_notice_minutes, horizon_days, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-			p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active, p.MinNoticeMinutes, p.HorizonDays, Millis(now))
+	return out[0], nil
+}
+
+// Batch sizes of PutSupply: providers read per query, and bound parameters
+// per multi-row statement (well below SQLite's 32,766 and PostgreSQL's
+// 65,535).
+const (
+	supplyReadBatch   = 500
+	supplyWriteParams = 6000
+)
+
+// PutSupply is PutProviderSupply for many providers at once, with one
+// outcome per provider in the order given. It reads what the store holds
+// for them in a few queries per batch of providers and writes what differs
+// with multi-row statements, so its cost grows with the rows written, not
+// with the round trips per provider. A provider id given twice is an error.
+// Any change bumps the supply revision once.
+func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time.Time) ([]ImportOutcome, error) {
+	ps = slices.Clone(ps)
+	ids := make([]string, len(ps))
+	seen := make(map[string]bool, len(ps))
+	for i := range ps {
+		ps[i] = normalizeForPut(ps[i])
+		if seen[ps[i].ID] {
+			return nil, fmt.Errorf("provider %s is given twice", ps[i].ID)
+		}
+		seen[ps[i].ID] = true
+		ids[i] = ps[i].ID
+	}
+	if tx.engine == SQLite && len(ps) > supplyReadBatch {
+		// A large import touches more pages than SQLite's default 2 MB
+		// cache holds, and would spill them to the WAL mid-transaction.
+		restore, err := tx.growCache(ctx)
 		if err != nil {
-			return "", translate(err)
+			return nil, err
 		}
-		changed = true
-	} else if old.Provider != p.Provider {
-		_, err := q.ExecContext(ctx, `UPDATE providers SET name = $2, city = $3, rating_label = $4, email = $5, phone = $6,
-			active = $7, min_notice_minutes = $8, horizon_days = $9, updated_at = $10 WHERE id = $1`,
-			p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active, p.MinNoticeMinutes, p.HorizonDays, Millis(now))
-		if err != nil {
-			return "", translate(err)
-		}
-		changed = true
+		defer restore()
 	}
-	if !slices.Equal(old.Postcodes, p.Postcodes) {
-		if _, err := q.ExecContext(ctx, `DELETE FROM provider_postcodes WHERE provider_id = $1`, p.ID); err != nil {
-			return "", translate(err)
+	old, err := tx.storedSupply(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		out        = make([]ImportOutcome, len(ps))
+		newRows    []any // providers
+		updated    []bokat.Provider
+		clearPC    []string
+		pcRows     []any
+		clearSvc   []string
+		svcRows    []any
+		clearHours []string
+		hourRows   []any
+		unblock    []string
+		blockRows  []any
+	)
+	nowMS := Millis(now)
+	for i, p := range ps {
+		o, exists := old[p.ID]
+		changed := false
+		switch {
+		case !exists:
+			newRows = append(newRows, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
+				p.MinNoticeMinutes, p.HorizonDays, nowMS, nowMS)
+			changed = true
+		case o.Provider != p.Provider:
+			updated = append(updated, p.Provider)
+			changed = true
 		}
-		for _, r := range p.Postcodes {
-			if _, err := q.ExecContext(ctx, `INSERT INTO provider_postcodes (provider_id, postcode_from, postcode_to)
-				VALUES ($1, $2, $3)`, p.ID, r.From, r.To); err != nil {
-				return "", translate(err)
+		if !slices.Equal(o.Postcodes, p.Postcodes) {
+			if exists {
+				clearPC = append(clearPC, p.ID)
 			}
-		}
-		changed = true
-	}
-	if !slices.Equal(old.Services, p.Services) {
-		if _, err := q.ExecContext(ctx, `DELETE FROM provider_services WHERE provider_id = $1`, p.ID); err != nil {
-			return "", translate(err)
-		}
-		for _, s := range p.Services {
-			if _, err := q.ExecContext(ctx, `INSERT INTO provider_services (provider_id, service_id, price_sek,
-				unit_price_sek, minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, p.ID, s.ServiceID, s.PriceSEK, s.UnitPriceSEK,
-				s.MinimumChargeSEK, s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes); err != nil {
-				return "", translate(err)
+			for _, r := range p.Postcodes {
+				pcRows = append(pcRows, p.ID, r.From, r.To)
 			}
+			changed = true
 		}
-		changed = true
-	}
-	if !slices.Equal(old.Hours, p.Hours) {
-		if _, err := q.ExecContext(ctx, `DELETE FROM provider_hours WHERE provider_id = $1`, p.ID); err != nil {
-			return "", translate(err)
-		}
-		for _, h := range p.Hours {
-			if _, err := q.ExecContext(ctx, `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute)
-				VALUES ($1, $2, $3, $4)`, p.ID, int(h.Weekday), h.StartMinute, h.EndMinute); err != nil {
-				return "", translate(err)
+		if !slices.Equal(o.Services, p.Services) {
+			if exists {
+				clearSvc = append(clearSvc, p.ID)
 			}
+			for _, s := range p.Services {
+				svcRows = append(svcRows, p.ID, s.ServiceID, s.PriceSEK, s.UnitPriceSEK, s.MinimumChargeSEK,
+					s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes)
+			}
+			changed = true
 		}
-		changed = true
-	}
-	if !blockedEqual(old.Blocked, p.Blocked) {
-		want := map[string]bool{}
-		for _, b := range p.Blocked {
-			want[b.ID] = true
+		if !slices.Equal(o.Hours, p.Hours) {
+			if exists {
+				clearHours = append(clearHours, p.ID)
+			}
+			for _, h := range p.Hours {
+				hourRows = append(hourRows, p.ID, int(h.Weekday), h.StartMinute, h.EndMinute)
+			}
+			changed = true
 		}
-		for _, b := range old.Blocked {
-			if !want[b.ID] {
-				if _, err := q.ExecContext(ctx, `DELETE FROM calendar_entries WHERE id = $1 AND kind = 'blocked'`, b.ID); err != nil {
-					return "", translate(err)
+		if !blockedEqual(o.Blocked, p.Blocked) {
+			have := make(map[string]bokat.BlockedPeriod, len(o.Blocked))
+			for _, b := range o.Blocked {
+				have[b.ID] = b
+			}
+			want := make(map[string]bool, len(p.Blocked))
+			for _, b := range p.Blocked {
+				want[b.ID] = true
+				if h, ok := have[b.ID]; ok && h.Start.Equal(b.Start) && h.End.Equal(b.End) && h.Note == b.Note {
+					continue
+				}
+				blockRows = append(blockRows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, nowMS)
+			}
+			for _, b := range o.Blocked {
+				if !want[b.ID] {
+					unblock = append(unblock, b.ID)
 				}
 			}
+			changed = true
 		}
-		have := map[string]bokat.BlockedPeriod{}
-		for _, b := range old.Blocked {
-			have[b.ID] = b
+		switch {
+		case !changed:
+			out[i] = ImportUnchanged
+		case !exists:
+			out[i] = ImportCreated
+		default:
+			out[i] = ImportUpdated
 		}
-		for _, b := range p.Blocked {
-			if o, ok := have[b.ID]; ok && o.Start.Equal(b.Start) && o.End.Equal(b.End) && o.Note == b.Note {
-				continue
-			}
-			_, err := q.ExecContext(ctx, `INSERT INTO calendar_entries (id, provider_id, booking_id, kind, start_at, end_at,
-				active, note, created_at) VALUES ($1, $2, NULL, 'blocked', $3, $4, TRUE, $5, $6)
-				ON CONFLICT (id) DO UPDATE SET start_at = excluded.start_at, end_at = excluded.end_at,
-				active = TRUE, note = excluded.note`,
-				b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, Millis(now))
-			if err != nil {
-				return "", translate(err)
-			}
-		}
-		changed = true
 	}
-	switch {
-	case !changed:
-		return ImportUnchanged, nil
-	case !exists:
-		return ImportCreated, tx.bumpSupplyRevision(ctx)
-	default:
-		return ImportUpdated, tx.bumpSupplyRevision(ctx)
+
+	if err := tx.insertRows(ctx, `INSERT INTO providers (id, name, city, rating_label, email, phone, active,
+		min_notice_minutes, horizon_days, created_at, updated_at) VALUES `, "", 11, newRows); err != nil {
+		return nil, err
 	}
+	if len(updated) > 0 {
+		st, err := tx.tx.PrepareContext(ctx, `UPDATE providers SET name = $2, city = $3, rating_label = $4, email = $5,
+			phone = $6, active = $7, min_notice_minutes = $8, horizon_days = $9, updated_at = $10 WHERE id = $1`)
+		if err != nil {
+			return nil, translate(err)
+		}
+		defer st.Close()
+		for _, p := range updated {
+			if _, err := st.ExecContext(ctx, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
+				p.MinNoticeMinutes, p.HorizonDays, nowMS); err != nil {
+				return nil, translate(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		del  string
+		keys []string
+	}{
+		{`DELETE FROM provider_postcodes WHERE provider_id IN (`, clearPC},
+		{`DELETE FROM provider_services WHERE provider_id IN (`, clearSvc},
+		{`DELETE FROM provider_hours WHERE provider_id IN (`, clearHours},
+		{`DELETE FROM calendar_entries WHERE kind = 'blocked' AND id IN (`, unblock},
+	} {
+		if err := tx.deleteIn(ctx, c.del, c.keys); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.insertRows(ctx, `INSERT INTO provider_postcodes (provider_id, postcode_from, postcode_to) VALUES `,
+		"", 3, pcRows); err != nil {
+		return nil, err
+	}
+	if err := tx.insertRows(ctx, `INSERT INTO provider_services (provider_id, service_id, price_sek, unit_price_sek,
+		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes) VALUES `, "", 8, svcRows); err != nil {
+		return nil, err
+	}
+	if err := tx.insertRows(ctx, `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute) VALUES `,
+		"", 4, hourRows); err != nil {
+		return nil, err
+	}
+	if err := tx.insertRows(ctx, `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
+		booking_id, kind, active) VALUES `, ` ON CONFLICT (id) DO UPDATE SET start_at = excluded.start_at,
+		end_at = excluded.end_at, active = TRUE, note = excluded.note`, 6, blockRows, `NULL, 'blocked', TRUE`); err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(out, func(o ImportOutcome) bool { return o != ImportUnchanged }) {
+		if err := tx.bumpSupplyRevision(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// importCacheKiB is the SQLite page cache of a large import's connection.
+const importCacheKiB = 64 << 10
+
+// growCache sets the page cache of the transaction's SQLite connection to
+// importCacheKiB and returns a function that sets it back.
+func (tx *Tx) growCache(ctx context.Context) (func(), error) {
+	var prev int64
+	if err := tx.tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&prev); err != nil {
+		return nil, translate(err)
+	}
+	if _, err := tx.tx.ExecContext(ctx, `PRAGMA cache_size = -`+strconv.Itoa(importCacheKiB)); err != nil {
+		return nil, translate(err)
+	}
+	return func() {
+		// Best effort: a failed reset leaves a larger cache, not a wrong result.
+		_, _ = tx.tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+strconv.FormatInt(prev, 10))
+	}, nil
+}
+
+// normalizeForPut is NormalizeSupply with blocked periods of one id kept
+// once (the last given wins, as a row per id is stored).
+func normalizeForPut(p bokat.ProviderSupply) bokat.ProviderSupply {
+	last := make(map[string]int, len(p.Blocked))
+	for i, b := range p.Blocked {
+		last[b.ID] = i
+	}
+	if len(last) < len(p.Blocked) {
+		kept := make([]bokat.BlockedPeriod, 0, len(last))
+		for i, b := range p.Blocked {
+			if last[b.ID] == i {
+				kept = append(kept, b)
+			}
+		}
+		p.Blocked = kept
+	}
+	return NormalizeSupply(p)
+}
+
+// storedSupply reads the stored supply (active blocked periods included) of
+// the providers of ids that exist, batch by batch.
+func (tx *Tx) storedSupply(ctx context.Context, ids []string) (map[string]bokat.ProviderSupply, error) {
+	out := make(map[string]bokat.ProviderSupply, len(ids))
+	for chunk := range slices.Chunk(ids, supplyReadBatch) {
+		ps, err := loadProvidersIn(ctx, tx.tx, chunk)
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[string]*bokat.ProviderSupply, len(ps))
+		for i := range ps {
+			byID[ps[i].ID] = &ps[i]
+		}
+		rows, err := tx.tx.QueryContext(ctx, `SELECT id, provider_id, start_at, end_at, note FROM calendar_entries
+			WHERE kind = 'blocked' AND active AND provider_id IN (`+placeholders(1, len(chunk))+`)
+			ORDER BY provider_id, start_at, id`, stringArgs(chunk)...)
+		if err != nil {
+			return nil, translate(err)
+		}
+		for rows.Next() {
+			var (
+				b          bokat.BlockedPeriod
+				pid        string
+				start, end int64
+			)
+			if err := rows.Scan(&b.ID, &pid, &start, &end, &b.Note); err != nil {
+				rows.Close()
+				return nil, translate(err)
+			}
+			b.Start, b.End = FromMillis(start), FromMillis(end)
+			if p := byID[pid]; p != nil {
+				p.Blocked = append(p.Blocked, b)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, translate(err)
+		}
+		for _, p := range ps {
+			out[p.ID] = p
+		}
+	}
+	return out, nil
+}
+
+// supplyArrayRows is the number of rows PostgreSQL gets per statement of
+// insertArrays.
+const supplyArrayRows = 50_000
+
+// insertArrays is insertRows on PostgreSQL: one array parameter per column,
+// expanded by unnest, so a statement of many rows has few parameters to
+// bind and a short text to plan. Values are string, int, int64 or bool.
+func (tx *Tx) insertArrays(ctx context.Context, head, tail string, cols int, args []any, fixed []string) error {
+	for chunk := range slices.Chunk(args, supplyArrayRows*cols) {
+		rows := len(chunk) / cols
+		arrays := make([]any, cols)
+		casts := make([]string, cols)
+		for c := range cols {
+			switch chunk[c].(type) {
+			case string:
+				a := make([]string, rows)
+				for r := range rows {
+					a[r] = chunk[r*cols+c].(string)
+				}
+				arrays[c], casts[c] = a, "text[]"
+			case int, int64:
+				a := make([]int64, rows)
+				for r := range rows {
+					switch v := chunk[r*cols+c].(type) {
+					case int:
+						a[r] = int64(v)
+					case int64:
+						a[r] = v
+					}
+				}
+				arrays[c], casts[c] = a, "int8[]"
+			case bool:
+				a := make([]bool, rows)
+				for r := range rows {
+					a[r] = chunk[r*cols+c].(bool)
+				}
+				arrays[c], casts[c] = a, "bool[]"
+			default:
+				return fmt.Errorf("insert rows: unsupported value %T", chunk[c])
+			}
+		}
+		var b strings.Builder
+		b.WriteString(strings.Replace(head, "VALUES", "SELECT u.*", 1))
+		for _, f := range fixed {
+			b.WriteString(", " + f)
+		}
+		b.WriteString(" FROM unnest(")
+		for c := range cols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("$" + strconv.Itoa(c+1) + "::" + casts[c])
+		}
+		b.WriteString(") AS u")
+		b.WriteString(tail)
+		if _, err := tx.tx.ExecContext(ctx, b.String(), arrays...); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// deleteIn runs head + "<placeholders>)" for keys, batch by batch.
+func (tx *Tx) deleteIn(ctx context.Context, head string, keys []string) error {
+	for chunk := range slices.Chunk(keys, supplyWriteParams) {
+		if _, err := tx.tx.ExecContext(ctx, head+tx.params(1, len(chunk))+")", stringArgs(chunk)...); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// params is placeholders for long statements: SQLite gets anonymous "?"
+// parameters, as its driver looks up the name of every numbered one in a
+// list as long as the statement's (quadratic in a multi-row INSERT).
+func (tx *Tx) params(first, n int) string {
+	if tx.engine != SQLite {
+		return placeholders(first, n)
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}
+
+// insertRows inserts rows of cols values each (args holds them one row after
+// another) with multi-row statements head + "(...), (...)" + tail. Each row's
+// placeholders are followed by fixed, a list of SQL literals for the
+// trailing columns, when given. The statement of a full batch is prepared
+// once.
+func (tx *Tx) insertRows(ctx context.Context, head, tail string, cols int, args []any, fixed ...string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if tx.engine == Postgres {
+		return tx.insertArrays(ctx, head, tail, cols, args, fixed)
+	}
+	perStmt := supplyWriteParams / cols
+	query := func(rows int) string {
+		var b strings.Builder
+		b.WriteString(head)
+		for r := range rows {
+			if r > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + tx.params(r*cols+1, cols))
+			for _, f := range fixed {
+				b.WriteString(", " + f)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(tail)
+		return b.String()
+	}
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			full.Close()
+		}
+	}()
+	for chunk := range slices.Chunk(args, perStmt*cols) {
+		rows := len(chunk) / cols
+		var err error
+		if rows == perStmt {
+			if full == nil {
+				if full, err = tx.tx.PrepareContext(ctx, query(rows)); err != nil {
+					return translate(err)
+				}
+			}
+			_, err = full.ExecContext(ctx, chunk...)
+		} else {
+			_, err = tx.tx.ExecContext(ctx, query(rows), chunk...)
+		}
+		if err != nil {
+			return translate(err)
+		}
+	}
+	return nil
 }
 
 func (tx *Tx) bumpSupplyRevision(ctx context.Context) error {

@@ -98,6 +98,11 @@ func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupp
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &Errors{File: name, Problems: []Problem{{Message: "the file is empty; see docs/supply-format.md"}}}
 	}
+	if n := aliasExpansion(&doc); n > MaxAliasExpansion {
+		return nil, &Errors{File: name, Problems: []Problem{{Message: fmt.Sprintf(
+			"aliases repeat more than %d YAML nodes; write such lists out, or cover postcodes with ranges (\"111-118\")",
+			MaxAliasExpansion)}}}
+	}
 	out := d.file(doc.Content[0])
 	if len(d.problems) > 0 {
 		slices.SortStableFunc(d.problems, func(a, b Problem) int {
@@ -109,6 +114,60 @@ func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupp
 		return nil, &Errors{File: name, Problems: d.problems}
 	}
 	return out, nil
+}
+
+// MaxAliasExpansion bounds the YAML nodes that aliases (*name) of a supply
+// file repeat, counted with the aliases nested in them. It keeps a small
+// file from expanding into an enormous supply ("billion laughs"), while
+// letting thousands of providers share a postcode list, hours or services.
+const MaxAliasExpansion = 5_000_000
+
+// aliasExpansion returns how many nodes the aliases of the document repeat
+// (saturating at MaxAliasExpansion+1). It visits every node once.
+func aliasExpansion(doc *yaml.Node) int {
+	limit := MaxAliasExpansion + 1
+	sizes := map[*yaml.Node]int{}
+	var size func(n *yaml.Node, depth int) int
+	size = func(n *yaml.Node, depth int) int {
+		if n == nil {
+			return 0
+		}
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+			if n == nil {
+				return 1
+			}
+		}
+		if s, ok := sizes[n]; ok {
+			return s
+		}
+		if depth > 1000 {
+			return limit // an alias cycle or absurd nesting
+		}
+		sizes[n] = limit // a cycle through n saturates
+		s := 1
+		for _, c := range n.Content {
+			s = min(s+size(c, depth+1), limit)
+		}
+		sizes[n] = s
+		return s
+	}
+	total := 0
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil || total >= limit {
+			return
+		}
+		if n.Kind == yaml.AliasNode {
+			total = min(total+size(n, 0), limit)
+			return
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return total
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -125,6 +184,28 @@ func yamlProblem(err error) Problem {
 type decoder struct {
 	cat      *catalog.Catalog
 	problems []Problem
+	// memo holds the decoded postcodes, hours and services of list and
+	// mapping nodes, so an alias of a node is decoded once (its problems
+	// are reported once, at the anchored node).
+	memo map[*yaml.Node]any
+}
+
+// memoized returns the value decoded from n before, or decodes it with fn
+// and keeps it when n is the target of an alias.
+func memoized[T any](d *decoder, n *yaml.Node, fn func() T) T {
+	r := resolve(n)
+	if r == nil || r.Anchor == "" {
+		return fn()
+	}
+	if v, ok := d.memo[r]; ok {
+		return v.(T)
+	}
+	v := fn()
+	if d.memo == nil {
+		d.memo = map[*yaml.Node]any{}
+	}
+	d.memo[r] = v
+	return v
 }
 
 func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
@@ -347,13 +428,13 @@ func (d *decoder) provider(n *yaml.Node, path string) (bokat.ProviderSupply, *ya
 		p.HorizonDays = int(v)
 	}
 	if v := d.required(fs, n, path, "postcodes"); v != nil {
-		p.Postcodes = d.postcodes(v, join(path, "postcodes"))
+		p.Postcodes = memoized(d, v, func() []bokat.PostcodeRange { return d.postcodes(v, join(path, "postcodes")) })
 	}
 	if v := d.required(fs, n, path, "hours"); v != nil {
-		p.Hours = d.hours(v, join(path, "hours"))
+		p.Hours = memoized(d, v, func() []bokat.WorkingRange { return d.hours(v, join(path, "hours")) })
 	}
 	if v := d.required(fs, n, path, "services"); v != nil {
-		p.Services = d.services(v, join(path, "services"))
+		p.Services = memoized(d, v, func() []bokat.ProviderService { return d.services(v, join(path, "services")) })
 	}
 	if f, ok := fs["blocked"]; ok {
 		p.Blocked = d.blocked(f.value, join(path, "blocked"), p.ID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/sqlstore"
 )
@@ -35,21 +36,27 @@ func Import(ctx context.Context, db *sqlstore.DB, cat *catalog.Catalog, name str
 	if err != nil {
 		return Result{}, err
 	}
+	return Store(ctx, db, name, providers, now)
+}
+
+// Store is Import of providers already parsed (by Parse) from the file name.
+func Store(ctx context.Context, db *sqlstore.DB, name string, providers []bokat.ProviderSupply, now time.Time) (Result, error) {
 	var res Result
-	err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		res = Result{}
-		for _, p := range providers {
-			outcome, err := tx.PutProviderSupply(ctx, p, now)
-			if err != nil {
-				return fmt.Errorf("store provider %s: %w", p.ID, err)
-			}
+		outcomes, err := tx.PutSupply(ctx, providers, now)
+		if err != nil {
+			return fmt.Errorf("store the providers: %w", err)
+		}
+		for i, outcome := range outcomes {
+			id := providers[i].ID
 			switch outcome {
 			case sqlstore.ImportCreated:
-				res.Created = append(res.Created, p.ID)
+				res.Created = append(res.Created, id)
 			case sqlstore.ImportUpdated:
-				res.Updated = append(res.Updated, p.ID)
+				res.Updated = append(res.Updated, id)
 			default:
-				res.Unchanged = append(res.Unchanged, p.ID)
+				res.Unchanged = append(res.Unchanged, id)
 			}
 		}
 		return nil

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"bokat/internal/catalog"
+	"bokat/internal/schedule"
+	"bokat/internal/supply"
+)
+
+// scaleReport is the outcome of scale mode (-large).
+type scaleReport struct {
+	Providers      int           `json:"providers"`
+	ImportSeconds  float64       `json:"large_import_seconds"`
+	Runs           []measurement `json:"runs"`
+	DemoMax        float64       `json:"demo_max_rps"`
+	LargeMax       float64       `json:"large_max_rps"`
+	Ratio          float64       `json:"ratio"`
+	HalfLoadTarget float64       `json:"half_load_rps"`
+	HalfLoadP99    time.Duration `json:"half_load_p99_ns"`
+	PeakRSSBytes   int64         `json:"peak_rss_bytes"`
+	TargetsMet     bool          `json:"targets_met"`
+}
+
+// largeSupply generates the large supply: c.large providers covering
+// 111 00–118 99 (the searched 113 45 included), every seeded service, 40
+// one-hour blocked periods each over the 14 days from today.
+func largeSupply(providers int) ([]byte, error) {
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = supply.Generate(&buf, cat, supply.GenerateOptions{Providers: providers, Seed: 1,
+		From: schedule.DateOf(time.Now()), BusyHours: 40})
+	return buf.Bytes(), err
+}
+
+func runScale(ctx context.Context, c config, out io.Writer) error {
+	demoURL, _, closeDemo, err := startSearchServer(ctx, c.database, supply.DemoName, supply.Demo())
+	if err != nil {
+		return fmt.Errorf("demo server: %w", err)
+	}
+	defer closeDemo()
+	file, err := largeSupply(c.large)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	largeURL, _, closeLarge, err := startSearchServer(ctx, c.largeDatabase, "generated.yaml", file)
+	if err != nil {
+		return fmt.Errorf("large server: %w", err)
+	}
+	defer closeLarge()
+	rep := scaleReport{Providers: c.large, ImportSeconds: time.Since(started).Seconds()}
+
+	warm := min(time.Second, c.duration)
+	attackMax(demoURL, "demo", c.workers, warm)
+	attackMax(largeURL, "large", c.workers, warm)
+	var demoSum, largeSum float64
+	for round := 0; round < c.rounds; round++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		d := attackMax(demoURL, "demo", c.workers, c.duration)
+		l := attackMax(largeURL, "large", c.workers, c.duration)
+		rep.Runs = append(rep.Runs, d, l)
+		demoSum += d.Throughput
+		largeSum += l.Throughput
+	}
+	rep.DemoMax, rep.LargeMax = demoSum/float64(c.rounds), largeSum/float64(c.rounds)
+	rep.Ratio = rep.LargeMax / rep.DemoMax
+	rep.HalfLoadTarget = rep.LargeMax / 2
+	half := attackRate(largeURL, "large", rep.HalfLoadTarget, c.duration)
+	rep.Runs = append(rep.Runs, half)
+	rep.HalfLoadP99 = half.P99
+	rep.TargetsMet = rep.Ratio >= 0.5 && rep.HalfLoadP99 < 10*time.Millisecond && half.Success >= 0.999
+	rep.PeakRSSBytes, _ = peakRSS()
+
+	if c.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printScaleReport(out, rep, c)
+	}
+	if c.check && !rep.TargetsMet {
+		return errors.New("targets missed: want large/demo ratio >= 0.50 and p99 < 10ms at half load")
+	}
+	return nil
+}
+
+func printScaleReport(w io.Writer, rep scaleReport, c config) {
+	fmt.Fprintf(w, "large supply: %d providers covering 113 45, 40 busy hours each (imported and served in %.1fs)\n",
+		rep.Providers, rep.ImportSeconds)
+	fmt.Fprintf(w, "%d workers; %s per attack\n\n", c.workers, c.duration)
+	fmt.Fprintf(w, "%-7s %-18s %10s %10s %10s %9s\n", "server", "mode", "req/s", "p50", "p99", "success")
+	for _, m := range rep.Runs {
+		mode := m.Mode
+		if m.Rate > 0 {
+			mode = fmt.Sprintf("%s %.2f/s", m.Mode, m.Rate)
+		}
+		fmt.Fprintf(w, "%-7s %-18s %10.1f %10s %10s %8.2f%%\n", m.Server, mode, m.Throughput,
+			m.P50.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond), m.Success*100)
+	}
+	verdict := "met"
+	if !rep.TargetsMet {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "\nlarge %.1f req/s / demo %.1f req/s = ratio %.3f (target >= 0.50)\n", rep.LargeMax, rep.DemoMax, rep.Ratio)
+	fmt.Fprintf(w, "large p99 at %.2f req/s (half its maximum): %s (target < 10ms)\n",
+		rep.HalfLoadTarget, rep.HalfLoadP99.Round(10*time.Microsecond))
+	if rep.PeakRSSBytes > 0 {
+		fmt.Fprintf(w, "peak RSS of this process (both servers and the load generator): %.0f MB\n", float64(rep.PeakRSSBytes)/(1<<20))
+	}
+	fmt.Fprintf(w, "targets %s\n", verdict)
+}
+
+// peakRSS returns the process's peak resident set size (VmHWM of
+// /proc/self/status), or an error where /proc is missing.
+func peakRSS() (int64, error) {
+	const path = "/proc/self/status"
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: VmHWM %q: %w", path, rest, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s has no VmHWM", path)
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -82,5 +83,23 @@ func TestMCPOAuthWithTheSDKHandler(t *testing.T) {
 	if err := e.db.R().QueryRowContext(ctx, `SELECT owner_client_id, owner_user_id FROM bookings WHERE id = $1`, id).Scan(&owner, &user); err != nil ||
 		owner != conf.ClientID || user == "" {
 		t.Errorf("booking owner %q/%q (%v), want the OAuth client and its user", owner, user, err)
+	}
+	// The SDK asked for the MCP resource (RFC 8707): the token is bound to
+	// /mcp and refused by the REST API.
+	var audience string
+	if err := e.db.R().QueryRowContext(ctx, `SELECT audience FROM oauth_grants WHERE client_id = $1`, conf.ClientID).Scan(&audience); err != nil ||
+		audience != string(bokat.AudienceMCP) {
+		t.Errorf("grant audience %q (%v), want mcp", audience, err)
+	}
+	ts, err := handler.TokenSource(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do(request{Method: "GET", Path: fmt.Sprintf("/v1/bookings/%s", id), Header: bearer(tok.AccessToken)}); r.Status != http.StatusUnauthorized {
+		t.Errorf("the MCP token on REST: %d %s, want 401", r.Status, r.Body)
 	}
 }

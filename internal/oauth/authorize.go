@@ -26,6 +26,7 @@ type authzRequest struct {
 	state         string
 	stateGiven    bool
 	challenge     string
+	audience      bokat.Audience
 	// params are the request's own parameters, which the sign-in and
 	// consent pages carry along and send back.
 	params url.Values
@@ -95,6 +96,20 @@ func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzReques
 	if st, ok := v["state"]; ok {
 		req.state, req.stateGiven = st[0], true
 		req.params.Set("state", st[0])
+	}
+	// RFC 8707: one resource per request; a repeated or unknown one is
+	// invalid_target.
+	if len(v["resource"]) > 1 {
+		return fail("invalid_target", "name one resource: "+s.issuer+"/mcp or "+s.issuer)
+	}
+	req.audience = bokat.AudienceAPI
+	if r, ok := v["resource"]; ok {
+		aud, known := s.audienceOf(r[0])
+		if !known {
+			return fail("invalid_target", "the resource must be "+s.issuer+"/mcp (the MCP endpoint) or "+s.issuer+" (the REST API)")
+		}
+		req.audience = aud
+		req.params.Set("resource", r[0])
 	}
 	for _, p := range authzParams {
 		if len(v[p]) > 1 {
@@ -296,6 +311,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authzReque
 		RedirectURI:      req.redirectURI,
 		RedirectURIGiven: req.redirectGiven,
 		CodeChallenge:    req.challenge,
+		Audience:         req.audience,
 		CodeExpiresAt:    now.Add(CodeTTL),
 		CreatedAt:        now,
 	}

@@ -13,6 +13,8 @@
 //   - refresh tokens rotate on every use; a replayed refresh token or a
 //     second use of an authorization code revokes the whole token family
 //     (RFC 9700 sections 2.2.2 and 4.14, OAuth 2.1);
+//   - RFC 8707 resource indicators: every grant is bound to one audience,
+//     the REST API or the MCP endpoint, and its tokens are valid only there;
 //   - RFC 7009 revocation, RFC 8414 metadata, RFC 9207 `iss` in
 //     authorization responses.
 //
@@ -238,7 +240,23 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (bokat.Pri
 		ClientID: tg.Grant.ClientID,
 		UserID:   tg.Grant.UserID,
 		Scopes:   tg.Token.Scopes,
+		Audience: tg.Grant.Audience,
 	}, nil
+}
+
+// audienceOf maps an RFC 8707 resource parameter to the audience it
+// names: {issuer}/mcp is the MCP endpoint; {issuer} (the resource of the
+// API's RFC 9728 metadata) and {issuer}/v1 are the REST API. Anything else
+// is unknown (invalid_target). A request without a resource is for the
+// REST API, so that clients written before audiences keep working.
+func (s *Server) audienceOf(resource string) (bokat.Audience, bool) {
+	switch resource {
+	case s.issuer, s.issuer + "/v1":
+		return bokat.AudienceAPI, true
+	case s.issuer + "/mcp":
+		return bokat.AudienceMCP, true
+	}
+	return "", false
 }
 
 // RunPurge deletes expired sign-in codes, sessions, tokens and spent grants

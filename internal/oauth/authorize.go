@@ -60,12 +60,16 @@ func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzReques
 	}
 	// Client and redirect URI first: until both are trusted, nothing is
 	// sent to the redirect URI.
-	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > 100 {
+	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > maxClientIDURL {
 		return nil, page(http.StatusBadRequest, "invalid_client_id", "err_unknown_client")
 	}
-	client, err := s.store.OAuthClient(ctx, v.Get("client_id"))
+	client, err := s.lookupClient(ctx, v.Get("client_id"))
 	if errors.Is(err, bokat.ErrNotFound) {
 		return nil, page(http.StatusBadRequest, "unknown_client", "err_unknown_client")
+	}
+	if documentError(err) {
+		s.log.InfoContext(ctx, "client metadata document refused", "client_id", v.Get("client_id"), "reason", err.Error())
+		return nil, page(http.StatusBadRequest, "invalid_client_metadata", "err_unknown_client")
 	}
 	if err != nil {
 		return nil, &authzError{code: "server_error", pageText: "err_internal", status: http.StatusServiceUnavailable, err: err}

@@ -26,6 +26,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -100,6 +101,7 @@ type Store interface {
 	InTx(ctx context.Context, fn func(*sqlstore.Tx) error) error
 	CreateOAuthClient(ctx context.Context, c sqlstore.OAuthClient) error
 	OAuthClient(ctx context.Context, id string) (sqlstore.OAuthClient, error)
+	PutMetadataClient(ctx context.Context, c sqlstore.OAuthClient) (sqlstore.OAuthClient, error)
 	Session(ctx context.Context, tokenHash string, now time.Time) (userID, email string, err error)
 	DeleteSession(ctx context.Context, tokenHash string) error
 	OAuthToken(ctx context.Context, kind, hash string) (sqlstore.OAuthTokenGrant, error)
@@ -130,6 +132,12 @@ type Config struct {
 	Limits *Limits
 	// Metrics counts rate-limit refusals and limiter failures (optional).
 	Metrics Metrics
+	// DocumentGuard, when set, enables Client ID Metadata Documents: https
+	// client ids whose documents are fetched through this SSRF guard (the
+	// webhooks' guard). DocumentTLS overrides the TLS configuration of
+	// those fetches (tests trust their own certificate with it).
+	DocumentGuard DocumentGuard
+	DocumentTLS   *tls.Config
 }
 
 // Server is the authorization server. It also verifies the access tokens
@@ -147,6 +155,7 @@ type Server struct {
 	limiter    Limiter
 	limits     Limits
 	metrics    Metrics
+	documents  *clientDocuments
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
 }
@@ -172,6 +181,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Limits != nil {
 		s.limits = *cfg.Limits
+	}
+	if cfg.DocumentGuard != nil {
+		s.documents = newClientDocuments(cfg.DocumentGuard, cfg.DocumentTLS)
 	}
 	s.secure = strings.HasPrefix(s.issuer, "https://")
 	if s.now == nil {
@@ -209,6 +221,10 @@ func (s *Server) SignOut() http.Handler { return s.cop.Handler(http.HandlerFunc(
 
 // Token serves POST /oauth/token.
 func (s *Server) Token() http.Handler { return http.HandlerFunc(s.handleToken) }
+
+// Register serves POST /oauth/register (RFC 7591 dynamic registration
+// of public clients).
+func (s *Server) Register() http.Handler { return http.HandlerFunc(s.handleRegister) }
 
 // Revoke serves POST /oauth/revoke (RFC 7009).
 func (s *Server) Revoke() http.Handler { return http.HandlerFunc(s.handleRevoke) }

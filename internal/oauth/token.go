@@ -209,7 +209,8 @@ func (s *Server) authenticateClient(r *http.Request) (sqlstore.OAuthClient, *tok
 	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
-	if id == "" || len(id) > 100 || bokat.CheckText(id, false) != "" || bokat.CheckText(secret, false) != "" {
+	if id == "" || len(id) > 100 && !isDocumentClientID(id) || len(id) > maxClientIDURL ||
+		bokat.CheckText(id, false) != "" || bokat.CheckText(secret, false) != "" {
 		return sqlstore.OAuthClient{}, errInvalidClient
 	}
 	c, err := s.store.OAuthClient(r.Context(), id)

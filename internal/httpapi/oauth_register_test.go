@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"bokat"
 	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
@@ -121,5 +123,30 @@ func TestAuthorizationServerMetadataAdvertisesRegistration(t *testing.T) {
 	as, _ := getJSON(t, e.http.URL+"/.well-known/oauth-authorization-server")
 	if as["registration_endpoint"] != "http://bokat.test/oauth/register" || as["client_id_metadata_document_supported"] != false {
 		t.Errorf("metadata without a guard: %v", as)
+	}
+}
+
+// TestConsentWarnsAboutSelfRegisteredClients: a self-declared name is not
+// checked by anyone, so the consent page says so and names the host the
+// customer is sent on to; an operator-registered client gets no warning.
+func TestConsentWarnsAboutSelfRegisteredClients(t *testing.T) {
+	t.Parallel()
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
+	status, body, _ := e.register("", `{"redirect_uris":["https://evil.example/cb"],"client_name":"Bokat Support"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, body)
+	}
+	dynamic := &oauth2.Config{ClientID: body["client_id"].(string), RedirectURL: "https://evil.example/cb",
+		Endpoint: oauth2.Endpoint{AuthURL: e.http.URL + "/oauth/authorize"}}
+	const warning = "This app registered itself: Bokat has not checked its name. If you approve, you are sent on to evil.example."
+	b := e.browser()
+	page := e.signIn(b, dynamic.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("lang", "en")), "kund@example.se")
+	if !strings.Contains(page, warning) || !strings.Contains(page, "Bokat Support") {
+		t.Errorf("consent page of a self-registered client lacks the warning:\n%s", page)
+	}
+	registered := e.newClient("Assistenten", true)
+	page = e.signIn(e.browser(), registered.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("lang", "en")), "kund@example.se")
+	if strings.Contains(page, "registered itself") {
+		t.Errorf("consent page of an operator-registered client warns:\n%s", page)
 	}
 }

@@ -289,6 +289,11 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, req *auth
 	p.CSRF = s.csrfToken(s.browserID(w, r))
 	p.Hidden = hiddenFields(req.params)
 	p.ClientName = req.client.Name
+	if req.client.Registration == sqlstore.ClientDynamic || req.client.Registration == sqlstore.ClientMetadata {
+		if u, err := url.Parse(req.redirectURI); err == nil {
+			p.Unverified = u.Hostname()
+		}
+	}
 	p.Email = email
 	for _, sc := range req.scopes {
 		p.Scopes = append(p.Scopes, scopeTexts[p.Lang][sc])

@@ -66,6 +66,14 @@ func TestDynamicRegistration(t *testing.T) {
 		t.Errorf("stored client %+v, %v", c, err)
 	}
 
+	// A client asking to be confidential is registered as a public one, and
+	// told so: it gets no secret and must use PKCE alone.
+	status, body, _ = e.register("", `{"redirect_uris":["https://chatgpt.com/connector_platform_oauth_redirect"],
+		"client_name":"ChatGPT","token_endpoint_auth_method":"client_secret_post"}`)
+	if status != http.StatusCreated || body["token_endpoint_auth_method"] != "none" || body["client_secret"] != nil {
+		t.Errorf("confidential request: %d %v, want a public client", status, body)
+	}
+
 	// No name: the redirect URI's host names the client to the customer.
 	status, body, _ = e.register("", `{"redirect_uris":["http://127.0.0.1:33418/callback"],"scope":"service.bookings.read"}`)
 	if status != http.StatusCreated || body["client_name"] != "127.0.0.1" || body["scope"] != "service.bookings.read" {
@@ -77,7 +85,6 @@ func TestDynamicRegistration(t *testing.T) {
 		{"http off loopback", `{"redirect_uris":["http://app.example/cb"]}`, "invalid_redirect_uri"},
 		{"fragment", `{"redirect_uris":["https://app.example/cb#x"]}`, "invalid_redirect_uri"},
 		{"custom scheme", `{"redirect_uris":["myapp:/cb"]}`, "invalid_redirect_uri"},
-		{"confidential", `{"redirect_uris":["https://app.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, "invalid_client_metadata"},
 		{"implicit", `{"redirect_uris":["https://app.example/cb"],"grant_types":["implicit"]}`, "invalid_client_metadata"},
 		{"token response", `{"redirect_uris":["https://app.example/cb"],"response_types":["token"]}`, "invalid_client_metadata"},
 		{"unknown scope", `{"redirect_uris":["https://app.example/cb"],"scope":"admin"}`, "invalid_client_metadata"},

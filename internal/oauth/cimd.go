@@ -67,6 +67,9 @@ func newClientDocuments(guard DocumentGuard, tlsConfig *tls.Config) *clientDocum
 		ResponseHeaderTimeout:  ClientDocumentTimeout,
 		MaxResponseHeaderBytes: 16 << 10,
 		DisableCompression:     true,
+		// Fetches are rare and go anywhere: no idle connections are kept,
+		// and no proxy is consulted (the guard judges the real peer).
+		DisableKeepAlives: true,
 	}
 	return &clientDocuments{
 		guard: guard,
@@ -200,7 +203,7 @@ func (d *clientDocuments) fetch(ctx context.Context, id string) (sqlstore.OAuthC
 		}
 	}
 	u, _ := url.Parse(id)
-	c, merr := m.publicClient(u.Hostname())
+	c, merr := m.publicClient(u.Hostname(), false)
 	if merr != nil {
 		return sqlstore.OAuthClient{}, 0, &errClientDocument{merr.description}
 	}

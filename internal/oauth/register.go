@@ -48,8 +48,11 @@ func (e *metadataError) Error() string { return e.code + ": " + e.description }
 // with PKCE: strict on redirect URIs (https, or http on loopback; no
 // fragment), lenient on the name (optional; cleaned to one line of at most
 // 120 characters; the first redirect URI's host stands in when there is
-// none). fallbackName names the client when the metadata does not.
-func (m clientMetadata) publicClient(fallbackName string) (sqlstore.OAuthClient, *metadataError) {
+// none). fallbackName names the client when the metadata does not. With
+// substituteAuth another token_endpoint_auth_method is replaced by none
+// (RFC 7591 section 3.2.1 lets the server substitute values; the response
+// tells the client), else it is refused.
+func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (sqlstore.OAuthClient, *metadataError) {
 	if len(m.RedirectURIs) == 0 {
 		return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", "at least one redirect URI is required"}
 	}
@@ -70,9 +73,7 @@ func (m clientMetadata) publicClient(fallbackName string) (sqlstore.OAuthClient,
 			uris = append(uris, u)
 		}
 	}
-	switch m.TokenEndpointAuthMethod {
-	case "", "none":
-	default:
+	if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" && !substituteAuth {
 		return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata",
 			"token_endpoint_auth_method must be none: self-registered clients are public and prove themselves with PKCE S256"}
 	}
@@ -153,7 +154,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c, merr := m.publicClient("")
+	c, merr := m.publicClient("", true)
 	if merr != nil {
 		fail(http.StatusBadRequest, merr.code, merr.description)
 		return

@@ -88,7 +88,21 @@ type Principal struct {
 	UserID string
 	Scopes []Scope
 	Form   CredentialForm
+	// Audience is the resource an OAuth access token was issued for (RFC
+	// 8707); empty for partner and development principals, which are valid
+	// on every surface.
+	Audience Audience
 }
+
+// Audience is a resource of this service that OAuth access tokens are
+// bound to.
+type Audience string
+
+// The audiences: the REST API and the MCP endpoint.
+const (
+	AudienceAPI Audience = "api"
+	AudienceMCP Audience = "mcp"
+)
 
 // Has reports whether the principal holds the scope.
 func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }

@@ -48,7 +48,7 @@ func TestServeLimitsOAuthClientAuthentication(t *testing.T) {
 func TestServeRejectsBadOAuthLimits(t *testing.T) {
 	t.Parallel()
 	for _, flag := range []string{"--rate-oauth-pages", "--rate-oauth-token", "--rate-oauth-auth-failures-ip",
-		"--rate-oauth-auth-failures-client", "--rate-signin-ip", "--rate-signin-address", "--rate-signin-global"} {
+		"--rate-oauth-auth-failures-client", "--rate-oauth-register", "--rate-signin-ip", "--rate-signin-address", "--rate-signin-global"} {
 		var stdout, stderr bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
@@ -57,5 +57,33 @@ func TestServeRejectsBadOAuthLimits(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), flag) || exitCode(err) != 2 {
 			t.Errorf("%s 5/fortnight: err = %v, want a usage error naming the flag", flag, err)
 		}
+	}
+}
+
+// TestServeLimitsDynamicRegistration: the real program serves RFC 7591
+// registration under its per-IP budget and advertises both ways MCP
+// clients register themselves.
+func TestServeLimitsDynamicRegistration(t *testing.T) {
+	t.Parallel()
+	base, _, _, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")},
+		map[string]string{"BOKAT_RATE_OAUTH_REGISTER": "1/h"})
+	defer stop()
+	var statuses []int
+	for range 2 {
+		resp, err := http.Post(base+"/oauth/register", "application/json",
+			strings.NewReader(`{"redirect_uris":["http://127.0.0.1:9999/cb"],"client_name":"Test"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+	}
+	if statuses[0] != 201 || statuses[1] != 429 {
+		t.Errorf("two registrations under 1/h: %v, want 201 429", statuses)
+	}
+	m := fetch(t, base+"/.well-known/oauth-authorization-server")
+	if !strings.Contains(m.body, `"registration_endpoint":"`+base+`/oauth/register"`) ||
+		!strings.Contains(m.body, `"client_id_metadata_document_supported":true`) {
+		t.Errorf("metadata: %s", m.body)
 	}
 }

@@ -43,6 +43,7 @@ type opsConfig struct {
 	RateOAuthToken          string
 	RateOAuthFailuresIP     string
 	RateOAuthFailuresClient string
+	RateOAuthRegister       string
 	RateSignInIP            string
 	RateSignInAddress       string
 	RateSignInGlobal        string
@@ -90,6 +91,7 @@ func (c *opsConfig) register(fs *flagSet) {
 	fs.Text(&c.RateOAuthToken, "rate-oauth-token", "BOKAT_RATE_OAUTH_TOKEN", rateFlag(d.Token), "/oauth/token and /oauth/revoke requests per authenticated OAuth client", checkRate)
 	fs.Text(&c.RateOAuthFailuresIP, "rate-oauth-auth-failures-ip", "BOKAT_RATE_OAUTH_AUTH_FAILURES_IP", rateFlag(d.AuthFailuresIP), "failed OAuth client authentications per client IP; once spent, the address gets 429", checkRate)
 	fs.Text(&c.RateOAuthFailuresClient, "rate-oauth-auth-failures-client", "BOKAT_RATE_OAUTH_AUTH_FAILURES_CLIENT", rateFlag(d.AuthFailuresClient), "failed OAuth client authentications per client id; once spent, the client id gets 429", checkRate)
+	fs.Text(&c.RateOAuthRegister, "rate-oauth-register", "BOKAT_RATE_OAUTH_REGISTER", rateFlag(d.Register), "dynamic OAuth client registrations (/oauth/register) per client IP", checkRate)
 	fs.Text(&c.RateSignInIP, "rate-signin-ip", "BOKAT_RATE_SIGNIN_IP", rateFlag(d.SignInIP), "sign-in codes e-mailed per client IP", checkRate)
 	fs.Text(&c.RateSignInAddress, "rate-signin-address", "BOKAT_RATE_SIGNIN_ADDRESS", rateFlag(d.SignInAddress), "sign-in codes e-mailed per (e-mail address, client IP)", checkRate)
 	fs.Text(&c.RateSignInGlobal, "rate-signin-global", "BOKAT_RATE_SIGNIN_GLOBAL", rateFlag(d.SignInGlobal), "sign-in codes e-mailed overall (all instances sharing --redis)", checkRate)
@@ -145,6 +147,7 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 		{"rate-oauth-token", c.RateOAuthToken, &c.oauthLimits.Token},
 		{"rate-oauth-auth-failures-ip", c.RateOAuthFailuresIP, &c.oauthLimits.AuthFailuresIP},
 		{"rate-oauth-auth-failures-client", c.RateOAuthFailuresClient, &c.oauthLimits.AuthFailuresClient},
+		{"rate-oauth-register", c.RateOAuthRegister, &c.oauthLimits.Register},
 		{"rate-signin-ip", c.RateSignInIP, &c.oauthLimits.SignInIP},
 		{"rate-signin-address", c.RateSignInAddress, &c.oauthLimits.SignInAddress},
 		{"rate-signin-global", c.RateSignInGlobal, &c.oauthLimits.SignInGlobal},

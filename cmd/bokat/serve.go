@@ -21,6 +21,7 @@ import (
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/webhook"
 )
 
 type serveConfig struct {
@@ -241,6 +242,10 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Limiter:    op.limiter,
 		Limits:     &c.oauthLimits,
 		Metrics:    op.metrics,
+		// Client ID Metadata Documents are fetched through the webhooks'
+		// SSRF guard (public https destinations on port 443 only, unless
+		// --webhook-allow-private in development).
+		DocumentGuard: webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate),
 	})
 	if err != nil {
 		return err

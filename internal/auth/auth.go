@@ -154,10 +154,13 @@ func Credential(r *http.Request) (token string, form bokat.CredentialForm, err e
 	return "", bokat.FormNone, nil
 }
 
-// Authenticate returns the principal of the request: anonymous when it
-// carries no credential, or ErrInvalidCredential (wrapped) when the
-// credential is not valid. A store failure is returned as it is.
-func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (bokat.Principal, error) {
+// Authenticate returns the principal of a request to the surface aud:
+// anonymous when it carries no credential, or ErrInvalidCredential
+// (wrapped) when the credential is not valid there. An OAuth access token
+// is valid only on the audience it was issued for (RFC 8707): a token for
+// the MCP endpoint is refused by the REST API and the reverse. Partner
+// tokens are valid on every surface. A store failure is returned as it is.
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, aud bokat.Audience) (bokat.Principal, error) {
 	token, form, err := Credential(r)
 	if err != nil {
 		return bokat.Principal{}, err
@@ -172,6 +175,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (boka
 		p, err := a.access.VerifyAccessToken(ctx, token)
 		if err != nil {
 			return bokat.Principal{}, err
+		}
+		if p.Audience != aud {
+			return bokat.Principal{}, fmt.Errorf("%w: the access token was issued for another resource", ErrInvalidCredential)
 		}
 		p.Form = form
 		return p, nil

@@ -860,12 +860,17 @@ func TestSearchSeesBookings(t *testing.T) {
 }
 
 // oauthPrincipals verifies test access tokens "bka_<user>" as delegated
-// tokens of one OAuth client.
+// tokens of one OAuth client for the REST API, and "bka_mcp.<user>" as
+// such tokens for the MCP endpoint.
 type oauthPrincipals struct{}
 
 func (oauthPrincipals) VerifyAccessToken(_ context.Context, token string) (bokat.Principal, error) {
-	return bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_assistant", UserID: strings.TrimPrefix(token, "bka_"),
-		Scopes: bokat.AllScopes()}, nil
+	user, aud := strings.TrimPrefix(token, "bka_"), bokat.AudienceAPI
+	if u, ok := strings.CutPrefix(user, "mcp."); ok {
+		user, aud = u, bokat.AudienceMCP
+	}
+	return bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_assistant", UserID: user,
+		Scopes: bokat.AllScopes(), Audience: aud}, nil
 }
 
 func TestBookingsBelongToTheOAuthUser(t *testing.T) {

@@ -47,7 +47,7 @@ func developmentPrincipal() bokat.Principal {
 type mcpAuthenticator struct{ s *Server }
 
 func (a mcpAuthenticator) Authenticate(ctx context.Context, r *http.Request) (bokat.Principal, error) {
-	p, err := a.s.auth.Authenticate(ctx, r)
+	p, err := a.s.auth.Authenticate(ctx, r, bokat.AudienceMCP)
 	if err == nil && !p.Authenticated() && a.s.authOptional && !a.s.production {
 		return developmentPrincipal(), nil
 	}

@@ -641,14 +641,15 @@ func TestMCPDevelopmentServerAdmitsCallersWithoutCredential(t *testing.T) {
 	}
 }
 
-// TestMCPBookingsBelongToTheOAuthUser: OAuth access tokens work on /mcp as
-// on REST, and a booking belongs to the signed-in user who made it.
+// TestMCPBookingsBelongToTheOAuthUser: OAuth access tokens for /mcp work
+// there, and a booking belongs to the signed-in user who made it, whichever
+// surface the user's client reads it through.
 func TestMCPBookingsBelongToTheOAuthUser(t *testing.T) {
 	t.Parallel()
 	e := sqliteEnv(t).withDemoSupply()
 	e.authn.SetAccessTokenVerifier(oauthPrincipals{})
-	anna := e.mcpConnect(t, mcpEras[0], "bka_anna")
-	bo := e.mcpConnect(t, mcpEras[1], "bka_bo")
+	anna := e.mcpConnect(t, mcpEras[0], "bka_mcp.anna")
+	bo := e.mcpConnect(t, mcpEras[1], "bka_mcp.bo")
 	o := e.options(t, faucetSearch())[0]
 	id := anna.call("confirm_booking", confirmBody(o, "o1")).success(t, "confirm")["booking"].(map[string]any)["id"]
 	if st := anna.call("get_booking_status", map[string]any{"booking_id": id}).success(t, "owner's status"); st["found"] != true {

@@ -189,7 +189,7 @@ func (s *Server) wrap(rt route) http.Handler {
 
 // authenticate checks the credential against the route's requirements.
 func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error) {
-	p, err := s.auth.Authenticate(r.Context(), r)
+	p, err := s.auth.Authenticate(r.Context(), r, bokat.AudienceAPI)
 	if errors.Is(err, auth.ErrInvalidCredential) {
 		return p, &bokat.Error{Code: bokat.CodeUnauthorized, Detail: "The credential is missing, malformed, unknown, expired or revoked.", Err: err}
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"html"
@@ -98,6 +99,9 @@ type oauthSetup struct {
 	limits  *oauth.Limits
 	// baseURL replaces the test base URL.
 	baseURL string
+	// guard and documentTLS enable Client ID Metadata Documents.
+	guard       oauth.DocumentGuard
+	documentTLS *tls.Config
 }
 
 // newOAuthEnv starts the server with OAuth wired as serve wires it.
@@ -117,6 +121,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 			BaseURL: c.BaseURL, Production: setup.production, Store: db, Hasher: hasher,
 			Sender: sender, Logger: c.Logger, Now: e.clock.Now,
 			Limiter: setup.limiter, Limits: setup.limits,
+			DocumentGuard: setup.guard, DocumentTLS: setup.documentTLS,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ type AuthorizationServer interface {
 	SignOut() http.Handler
 	Token() http.Handler
 	Revoke() http.Handler
+	Register() http.Handler
 }
 
 // wrapProtocol applies what every request needs apart from the v1

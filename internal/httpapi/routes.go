@@ -105,6 +105,7 @@ func (s *Server) protocolRoutes() []protocolRoute {
 			protocolRoute{http.MethodPost, "/oauth/sign-out", as.SignOut()},
 			protocolRoute{http.MethodPost, "/oauth/token", as.Token()},
 			protocolRoute{http.MethodPost, "/oauth/revoke", as.Revoke()},
+			protocolRoute{http.MethodPost, "/oauth/register", as.Register()},
 		)
 	}
 	return rts

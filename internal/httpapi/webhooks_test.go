@@ -243,8 +243,8 @@ func TestWebhookOperationsSeeOnlyTheCallersOwn(t *testing.T) {
 	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
 		acme, acmeToken := e.client("Acme", bokat.ScopeWebhooksManage)
 		_, globexToken := e.client("Globex", bokat.ScopeWebhooksManage)
-		alice := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_alice", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}}
-		bob := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_bob", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}}
+		alice := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_alice", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}, Audience: bokat.AudienceAPI}
+		bob := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_bob", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}, Audience: bokat.AudienceAPI}
 		e.authn.SetAccessTokenVerifier(fixedTokens{"bka_alice": alice, "bka_bob": bob})
 		rc := webhooktest.NewReceiver(t, nil)
 

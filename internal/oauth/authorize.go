@@ -26,6 +26,7 @@ type authzRequest struct {
 	state         string
 	stateGiven    bool
 	challenge     string
+	audience      bokat.Audience
 	// params are the request's own parameters, which the sign-in and
 	// consent pages carry along and send back.
 	params url.Values
@@ -59,12 +60,16 @@ func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzReques
 	}
 	// Client and redirect URI first: until both are trusted, nothing is
 	// sent to the redirect URI.
-	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > 100 {
+	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > maxClientIDURL {
 		return nil, page(http.StatusBadRequest, "invalid_client_id", "err_unknown_client")
 	}
-	client, err := s.store.OAuthClient(ctx, v.Get("client_id"))
+	client, err := s.lookupClient(ctx, v.Get("client_id"))
 	if errors.Is(err, bokat.ErrNotFound) {
 		return nil, page(http.StatusBadRequest, "unknown_client", "err_unknown_client")
+	}
+	if documentError(err) {
+		s.log.InfoContext(ctx, "client metadata document refused", "client_id", v.Get("client_id"), "reason", err.Error())
+		return nil, page(http.StatusBadRequest, "invalid_client_metadata", "err_unknown_client")
 	}
 	if err != nil {
 		return nil, &authzError{code: "server_error", pageText: "err_internal", status: http.StatusServiceUnavailable, err: err}
@@ -95,6 +100,20 @@ func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzReques
 	if st, ok := v["state"]; ok {
 		req.state, req.stateGiven = st[0], true
 		req.params.Set("state", st[0])
+	}
+	// RFC 8707: one resource per request; a repeated or unknown one is
+	// invalid_target.
+	if len(v["resource"]) > 1 {
+		return fail("invalid_target", "name one resource: "+s.issuer+"/mcp or "+s.issuer)
+	}
+	req.audience = bokat.AudienceAPI
+	if r, ok := v["resource"]; ok {
+		aud, known := s.audienceOf(r[0])
+		if !known {
+			return fail("invalid_target", "the resource must be "+s.issuer+"/mcp (the MCP endpoint) or "+s.issuer+" (the REST API)")
+		}
+		req.audience = aud
+		req.params.Set("resource", r[0])
 	}
 	for _, p := range authzParams {
 		if len(v[p]) > 1 {
@@ -277,6 +296,11 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, req *auth
 	p.CSRF = s.csrfToken(s.browserID(w, r))
 	p.Hidden = hiddenFields(req.params)
 	p.ClientName = req.client.Name
+	if req.client.Registration == sqlstore.ClientDynamic || req.client.Registration == sqlstore.ClientMetadata {
+		if u, err := url.Parse(req.redirectURI); err == nil {
+			p.Unverified = u.Hostname()
+		}
+	}
 	p.Email = email
 	for _, sc := range req.scopes {
 		p.Scopes = append(p.Scopes, scopeTexts[p.Lang][sc])
@@ -303,6 +327,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authzReque
 		RedirectURI:      req.redirectURI,
 		RedirectURIGiven: req.redirectGiven,
 		CodeChallenge:    req.challenge,
+		Audience:         req.audience,
 		CodeExpiresAt:    now.Add(CodeTTL),
 		CreatedAt:        now,
 	}

@@ -29,6 +29,9 @@ type ClientSpec struct {
 	// Public clients (native and browser apps) get no secret; PKCE is their
 	// only proof, as it is an additional one for every client.
 	Public bool
+	// Registration is how the client came (sqlstore.ClientOperator when
+	// empty, or sqlstore.ClientDynamic).
+	Registration string
 }
 
 // CreateClient validates and registers a client. It returns the client id
@@ -64,6 +67,7 @@ func CreateClient(ctx context.Context, store ClientStore, h *auth.Hasher, spec C
 		Name:         name,
 		RedirectURIs: uris,
 		Scopes:       spec.Scopes,
+		Registration: spec.Registration,
 		CreatedAt:    now,
 	}
 	if !spec.Public {

@@ -34,6 +34,8 @@ type Limits struct {
 	SignInIP      ratelimit.Policy
 	SignInAddress ratelimit.Policy
 	SignInGlobal  ratelimit.Policy
+	// Register: dynamic client registrations (RFC 7591) per client IP.
+	Register ratelimit.Policy
 }
 
 // DefaultLimits are the product defaults.
@@ -46,6 +48,7 @@ func DefaultLimits() Limits {
 		SignInIP:           ratelimit.Policy{Name: "signin-ip", Quota: 20, Window: time.Hour},
 		SignInAddress:      ratelimit.Policy{Name: "signin-address", Quota: 5, Window: time.Hour},
 		SignInGlobal:       ratelimit.Policy{Name: "signin-global", Quota: 1000, Window: time.Hour},
+		Register:           ratelimit.Policy{Name: "oauth-register", Quota: 20, Window: time.Hour},
 	}
 }
 

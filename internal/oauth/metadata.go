@@ -12,6 +12,8 @@ type serverMetadata struct {
 	AuthorizationEndpoint                  string   `json:"authorization_endpoint"`
 	TokenEndpoint                          string   `json:"token_endpoint"`
 	RevocationEndpoint                     string   `json:"revocation_endpoint"`
+	RegistrationEndpoint                   string   `json:"registration_endpoint"`
+	ClientIDMetadataDocumentSupported      bool     `json:"client_id_metadata_document_supported"`
 	ScopesSupported                        []string `json:"scopes_supported"`
 	ResponseTypesSupported                 []string `json:"response_types_supported"`
 	ResponseModesSupported                 []string `json:"response_modes_supported"`
@@ -36,6 +38,8 @@ func (s *Server) handleMetadata(w http.ResponseWriter, r *http.Request) {
 		AuthorizationEndpoint:                  s.issuer + "/oauth/authorize",
 		TokenEndpoint:                          s.issuer + "/oauth/token",
 		RevocationEndpoint:                     s.issuer + "/oauth/revoke",
+		RegistrationEndpoint:                   s.issuer + "/oauth/register",
+		ClientIDMetadataDocumentSupported:      s.documents != nil,
 		ScopesSupported:                        scopes,
 		ResponseTypesSupported:                 []string{"code"},
 		ResponseModesSupported:                 []string{"query"},

@@ -13,6 +13,8 @@
 //   - refresh tokens rotate on every use; a replayed refresh token or a
 //     second use of an authorization code revokes the whole token family
 //     (RFC 9700 sections 2.2.2 and 4.14, OAuth 2.1);
+//   - RFC 8707 resource indicators: every grant is bound to one audience,
+//     the REST API or the MCP endpoint, and its tokens are valid only there;
 //   - RFC 7009 revocation, RFC 8414 metadata, RFC 9207 `iss` in
 //     authorization responses.
 //
@@ -24,6 +26,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,6 +101,7 @@ type Store interface {
 	InTx(ctx context.Context, fn func(*sqlstore.Tx) error) error
 	CreateOAuthClient(ctx context.Context, c sqlstore.OAuthClient) error
 	OAuthClient(ctx context.Context, id string) (sqlstore.OAuthClient, error)
+	PutMetadataClient(ctx context.Context, c sqlstore.OAuthClient) (sqlstore.OAuthClient, error)
 	Session(ctx context.Context, tokenHash string, now time.Time) (userID, email string, err error)
 	DeleteSession(ctx context.Context, tokenHash string) error
 	OAuthToken(ctx context.Context, kind, hash string) (sqlstore.OAuthTokenGrant, error)
@@ -128,6 +132,12 @@ type Config struct {
 	Limits *Limits
 	// Metrics counts rate-limit refusals and limiter failures (optional).
 	Metrics Metrics
+	// DocumentGuard, when set, enables Client ID Metadata Documents: https
+	// client ids whose documents are fetched through this SSRF guard (the
+	// webhooks' guard). DocumentTLS overrides the TLS configuration of
+	// those fetches (tests trust their own certificate with it).
+	DocumentGuard DocumentGuard
+	DocumentTLS   *tls.Config
 }
 
 // Server is the authorization server. It also verifies the access tokens
@@ -145,6 +155,7 @@ type Server struct {
 	limiter    Limiter
 	limits     Limits
 	metrics    Metrics
+	documents  *clientDocuments
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
 }
@@ -170,6 +181,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Limits != nil {
 		s.limits = *cfg.Limits
+	}
+	if cfg.DocumentGuard != nil {
+		s.documents = newClientDocuments(cfg.DocumentGuard, cfg.DocumentTLS)
 	}
 	s.secure = strings.HasPrefix(s.issuer, "https://")
 	if s.now == nil {
@@ -208,6 +222,10 @@ func (s *Server) SignOut() http.Handler { return s.cop.Handler(http.HandlerFunc(
 // Token serves POST /oauth/token.
 func (s *Server) Token() http.Handler { return http.HandlerFunc(s.handleToken) }
 
+// Register serves POST /oauth/register (RFC 7591 dynamic registration
+// of public clients).
+func (s *Server) Register() http.Handler { return http.HandlerFunc(s.handleRegister) }
+
 // Revoke serves POST /oauth/revoke (RFC 7009).
 func (s *Server) Revoke() http.Handler { return http.HandlerFunc(s.handleRevoke) }
 
@@ -238,7 +256,23 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (bokat.Pri
 		ClientID: tg.Grant.ClientID,
 		UserID:   tg.Grant.UserID,
 		Scopes:   tg.Token.Scopes,
+		Audience: tg.Grant.Audience,
 	}, nil
+}
+
+// audienceOf maps an RFC 8707 resource parameter to the audience it
+// names: {issuer}/mcp is the MCP endpoint; {issuer} (the resource of the
+// API's RFC 9728 metadata) and {issuer}/v1 are the REST API. Anything else
+// is unknown (invalid_target). A request without a resource is for the
+// REST API, so that clients written before audiences keep working.
+func (s *Server) audienceOf(resource string) (bokat.Audience, bool) {
+	switch resource {
+	case s.issuer, s.issuer + "/v1":
+		return bokat.AudienceAPI, true
+	case s.issuer + "/mcp":
+		return bokat.AudienceMCP, true
+	}
+	return "", false
 }
 
 // RunPurge deletes expired sign-in codes, sessions, tokens and spent grants

@@ -80,6 +80,7 @@ var texts = map[string]map[string]string{
 		"consent_title":      "Godkänn åtkomst",
 		"consent_intro":      "%s vill kunna göra följande åt dig i Bokat:",
 		"consent_note":       "Godkänn bara om du känner igen och litar på %s. Ingen bokning görs utan att du först har godkänt alternativet, priset och villkoren.",
+		"consent_unverified": "Appen har registrerat sig själv: Bokat har inte kontrollerat dess namn. Godkänner du skickas du vidare till %s.",
 		"signed_in_as":       "Inloggad som %s.",
 		"approve":            "Godkänn",
 		"deny":               "Neka",
@@ -114,6 +115,7 @@ var texts = map[string]map[string]string{
 		"consent_title":      "Approve access",
 		"consent_intro":      "%s wants to do the following for you in Bokat:",
 		"consent_note":       "Only approve if you recognise and trust %s. Nothing is booked until you have approved the option, the price and the terms.",
+		"consent_unverified": "This app registered itself: Bokat has not checked its name. If you approve, you are sent on to %s.",
 		"signed_in_as":       "Signed in as %s.",
 		"approve":            "Approve",
 		"deny":               "Deny",
@@ -216,7 +218,8 @@ var pageTemplates = func() map[string]*template.Template {
 		"consent": `{{define "content"}}<p>{{printf (index .T "consent_intro") .ClientName}}</p>
 <ul class="scopes">{{range .Scopes}}<li>{{.}}</li>
 {{end}}</ul>
-<p class="muted">{{printf (index .T "consent_note") .ClientName}}</p>
+{{if .Unverified}}<p class="error">{{printf (index .T "consent_unverified") .Unverified}}</p>
+{{end}}<p class="muted">{{printf (index .T "consent_note") .ClientName}}</p>
 <form method="post" action="/oauth/authorize">
 {{template "hidden" .}}
 <button type="submit" name="decision" value="approve">{{index .T "approve"}}</button>
@@ -253,6 +256,9 @@ type page struct {
 	Hidden       []field
 
 	ClientName string
+	// Unverified is, for a client that registered itself, the host the
+	// customer is sent on to.
+	Unverified string
 	Email      string
 	Scopes     []string
 	SignInURL  string

@@ -39,6 +39,29 @@ func errInvalidGrant(desc string) *tokenError {
 	return &tokenError{status: http.StatusBadRequest, code: "invalid_grant", description: desc}
 }
 
+// errInvalidTarget refuses a resource parameter (RFC 8707 section 2).
+func errInvalidTarget(desc string) *tokenError {
+	return &tokenError{status: http.StatusBadRequest, code: "invalid_target", description: desc}
+}
+
+// checkResource checks the resource parameter of a token request against
+// the audience of the grant: it may be left out, and may name the grant's
+// audience, but never another one.
+func (s *Server) checkResource(r *http.Request, aud bokat.Audience) *tokenError {
+	raw, ok := r.PostForm["resource"]
+	if !ok {
+		return nil
+	}
+	got, known := s.audienceOf(raw[0])
+	switch {
+	case !known:
+		return errInvalidTarget("the resource must be " + s.issuer + "/mcp (the MCP endpoint) or " + s.issuer + " (the REST API)")
+	case got != aud:
+		return errInvalidTarget("the grant is for another resource; a token request may not change it")
+	}
+	return nil
+}
+
 var errInvalidClient = &tokenError{status: http.StatusUnauthorized, code: "invalid_client",
 	description: "client authentication failed"}
 
@@ -186,7 +209,8 @@ func (s *Server) authenticateClient(r *http.Request) (sqlstore.OAuthClient, *tok
 	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
-	if id == "" || len(id) > 100 || bokat.CheckText(id, false) != "" || bokat.CheckText(secret, false) != "" {
+	if id == "" || len(id) > 100 && !isDocumentClientID(id) || len(id) > maxClientIDURL ||
+		bokat.CheckText(id, false) != "" || bokat.CheckText(secret, false) != "" {
 		return sqlstore.OAuthClient{}, errInvalidClient
 	}
 	c, err := s.store.OAuthClient(r.Context(), id)
@@ -317,6 +341,8 @@ func (s *Server) exchangeCode(r *http.Request, client sqlstore.OAuthClient) (tok
 			refuse = errInvalidGrant("redirect_uri differs from the authorization request")
 		case subtle.ConstantTimeCompare([]byte(s256(verifier)), []byte(g.CodeChallenge)) != 1:
 			refuse = errInvalidGrant("code_verifier does not match the code_challenge")
+		default:
+			refuse = s.checkResource(r, g.Audience)
 		}
 		if refuse != nil {
 			// The code is spent: a failed redemption burns it, so a stolen
@@ -379,6 +405,9 @@ func (s *Server) refresh(r *http.Request, client sqlstore.OAuthClient) (tokenRes
 		if !now.Before(tg.Token.ExpiresAt) {
 			refuse = errInvalidGrant("the refresh token has expired")
 			return nil
+		}
+		if refuse = s.checkResource(r, tg.Grant.Audience); refuse != nil {
+			return errRollback
 		}
 		accessScopes := tg.Token.Scopes
 		if raw, ok := r.PostForm["scope"]; ok {

@@ -19,7 +19,24 @@ type OAuthClient struct {
 	SecretHash   string
 	RedirectURIs []string
 	Scopes       []bokat.Scope
+	// Registration says how the client was registered (ClientOperator,
+	// ClientDynamic or ClientMetadata); empty means ClientOperator.
+	Registration string
 	CreatedAt    time.Time
+}
+
+// How OAuth clients are registered.
+const (
+	ClientOperator = "operator"
+	ClientDynamic  = "dynamic"
+	ClientMetadata = "metadata"
+)
+
+func registrationOf(c OAuthClient) string {
+	if c.Registration == "" {
+		return ClientOperator
+	}
+	return c.Registration
 }
 
 // Public reports whether the client has no secret.
@@ -34,11 +51,31 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c OAuthClient) error {
 	}
 	return db.InTx(ctx, func(tx *Tx) error {
 		_, err := tx.tx.ExecContext(ctx,
-			`INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, scopes, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6)`,
-			c.ID, c.Name, secret, strings.Join(c.RedirectURIs, " "), joinScopes(c.Scopes), Millis(c.CreatedAt))
-		return err
+			`INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, scopes, registration, created_at)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			c.ID, c.Name, secret, strings.Join(c.RedirectURIs, " "), joinScopes(c.Scopes), registrationOf(c), Millis(c.CreatedAt))
+		return translate(err)
 	})
+}
+
+// PutMetadataClient stores or refreshes the public client of a Client ID
+// Metadata Document (its id is the document's URL) and returns it as
+// stored. A revoked client stays revoked: it returns bokat.ErrNotFound, and
+// so does an id already held by a client registered another way.
+func (db *DB) PutMetadataClient(ctx context.Context, c OAuthClient) (OAuthClient, error) {
+	err := db.InTx(ctx, func(tx *Tx) error {
+		return affectedOne(tx.tx.ExecContext(ctx,
+			`INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, scopes, registration, created_at)
+			 VALUES ($1, $2, NULL, $3, $4, 'metadata', $5)
+			 ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris,
+			        scopes = excluded.scopes
+			  WHERE oauth_clients.revoked_at IS NULL AND oauth_clients.registration = 'metadata'`,
+			c.ID, c.Name, strings.Join(c.RedirectURIs, " "), joinScopes(c.Scopes), Millis(c.CreatedAt)))
+	})
+	if err != nil {
+		return OAuthClient{}, err
+	}
+	return db.OAuthClient(ctx, c.ID)
 }
 
 // OAuthClient returns the active client with the id, or bokat.ErrNotFound.
@@ -51,9 +88,9 @@ func (db *DB) OAuthClient(ctx context.Context, id string) (OAuthClient, error) {
 		creation int64
 	)
 	err := db.read.QueryRowContext(ctx,
-		`SELECT id, name, secret_hash, redirect_uris, scopes, created_at
+		`SELECT id, name, secret_hash, redirect_uris, scopes, registration, created_at
 		   FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`, id).
-		Scan(&c.ID, &c.Name, &secret, &uris, &scopes, &creation)
+		Scan(&c.ID, &c.Name, &secret, &uris, &scopes, &c.Registration, &creation)
 	if err != nil {
 		return OAuthClient{}, translate(err)
 	}
@@ -171,10 +208,12 @@ type OAuthGrant struct {
 	RedirectURI      string
 	RedirectURIGiven bool
 	CodeChallenge    string
-	CodeExpiresAt    time.Time
-	CodeUsedAt       time.Time // zero while unused
-	CreatedAt        time.Time
-	RevokedAt        time.Time // zero while active
+	// Audience is the resource the grant's tokens are for (RFC 8707).
+	Audience      bokat.Audience
+	CodeExpiresAt time.Time
+	CodeUsedAt    time.Time // zero while unused
+	CreatedAt     time.Time
+	RevokedAt     time.Time // zero while active
 }
 
 // InsertGrant stores a grant with its authorization code.
@@ -183,23 +222,27 @@ func (tx *Tx) InsertGrant(ctx context.Context, g OAuthGrant) error {
 	if g.RedirectURIGiven {
 		given = 1
 	}
+	if g.Audience == "" {
+		return errors.New("insert grant: no audience")
+	}
 	_, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO oauth_grants (id, client_id, user_id, scopes, code_hash, redirect_uri, redirect_uri_given,
-		        code_challenge, code_expires_at, created_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		        code_challenge, audience, code_expires_at, created_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		g.ID, g.ClientID, g.UserID, joinScopes(g.Scopes), g.CodeHash, g.RedirectURI, given,
-		g.CodeChallenge, Millis(g.CodeExpiresAt), Millis(g.CreatedAt))
+		g.CodeChallenge, string(g.Audience), Millis(g.CodeExpiresAt), Millis(g.CreatedAt))
 	return translate(err)
 }
 
 const grantColumns = `g.id, g.client_id, g.user_id, g.scopes, g.code_hash, g.redirect_uri, g.redirect_uri_given,
-	g.code_challenge, g.code_expires_at, g.code_used_at, g.created_at, g.revoked_at`
+	g.code_challenge, g.audience, g.code_expires_at, g.code_used_at, g.created_at, g.revoked_at`
 
 // grantRow scans the grantColumns into an OAuthGrant.
 type grantRow struct {
 	g        *OAuthGrant
 	scopes   string
 	given    int
+	audience string
 	codeExp  int64
 	codeUsed sql.NullInt64
 	created  int64
@@ -209,13 +252,14 @@ type grantRow struct {
 func (r *grantRow) targets() []any {
 	g := r.g
 	return []any{&g.ID, &g.ClientID, &g.UserID, &r.scopes, &g.CodeHash, &g.RedirectURI, &r.given,
-		&g.CodeChallenge, &r.codeExp, &r.codeUsed, &r.created, &r.revoked}
+		&g.CodeChallenge, &r.audience, &r.codeExp, &r.codeUsed, &r.created, &r.revoked}
 }
 
 func (r *grantRow) finish() {
 	g := r.g
 	g.Scopes = splitScopes(r.scopes)
 	g.RedirectURIGiven = r.given != 0
+	g.Audience = bokat.Audience(r.audience)
 	g.CodeExpiresAt = FromMillis(r.codeExp)
 	g.CodeUsedAt = FromNullMillis(r.codeUsed)
 	g.CreatedAt = FromMillis(r.created)

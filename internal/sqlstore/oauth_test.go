@@ -24,7 +24,7 @@ func grantFixture(t *testing.T, db *sqlstore.DB, now time.Time) sqlstore.OAuthGr
 		t.Fatal(err)
 	}
 	g := sqlstore.OAuthGrant{ID: "g1", ClientID: "oc_1", Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CodeHash: "code-h",
-		RedirectURI: "https://a.example/cb", RedirectURIGiven: true, CodeChallenge: "ch", CodeExpiresAt: now.Add(time.Minute), CreatedAt: now}
+		RedirectURI: "https://a.example/cb", RedirectURIGiven: true, CodeChallenge: "ch", Audience: bokat.AudienceMCP, CodeExpiresAt: now.Add(time.Minute), CreatedAt: now}
 	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		uid, err := tx.SignInUser(ctx, "usr_1", "kund@example.se", now)
 		if err != nil {
@@ -57,7 +57,7 @@ func TestOAuthRecordsRoundTrip(t *testing.T) {
 		want := grantFixture(t, db, now)
 
 		c, err := db.OAuthClient(ctx, "oc_1")
-		if err != nil || c.Name != "Appen" || len(c.RedirectURIs) != 2 || c.RedirectURIs[1] != "http://127.0.0.1/cb" || len(c.Scopes) != 8 {
+		if err != nil || c.Name != "Appen" || c.Registration != sqlstore.ClientOperator || len(c.RedirectURIs) != 2 || c.RedirectURIs[1] != "http://127.0.0.1/cb" || len(c.Scopes) != 8 {
 			t.Fatalf("client = %+v, %v", c, err)
 		}
 		if _, err := db.OAuthClient(ctx, "oc_nope"); !errors.Is(err, bokat.ErrNotFound) {
@@ -69,7 +69,7 @@ func TestOAuthRecordsRoundTrip(t *testing.T) {
 		}
 		g := tg.Grant
 		if g.ID != want.ID || g.ClientID != "oc_1" || g.UserID != "usr_1" || !g.RedirectURIGiven || g.RedirectURI != want.RedirectURI ||
-			g.CodeChallenge != "ch" || !g.CodeExpiresAt.Equal(want.CodeExpiresAt) || !g.CodeUsedAt.IsZero() || !g.RevokedAt.IsZero() ||
+			g.CodeChallenge != "ch" || g.Audience != bokat.AudienceMCP || !g.CodeExpiresAt.Equal(want.CodeExpiresAt) || !g.CodeUsedAt.IsZero() || !g.RevokedAt.IsZero() ||
 			!tg.ClientActive || tg.Token.Kind != sqlstore.TokenAccess || !tg.Token.ExpiresAt.Equal(now.Add(15*time.Minute)) {
 			t.Fatalf("token and grant = %+v", tg)
 		}
@@ -194,6 +194,45 @@ func TestPurgeOAuthKeepsWhatMayStillBeUsed(t *testing.T) {
 		var grants int
 		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_grants`).Scan(&grants); err != nil || grants != 0 {
 			t.Fatalf("%d grants left (err %v)", grants, err)
+		}
+	})
+}
+
+// TestMetadataClients: a Client ID Metadata Document's client is stored
+// under its URL and refreshed from the document, but never revives a
+// revoked client nor takes over a client registered another way.
+func TestMetadataClients(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := time.UnixMilli(1_790_000_000_123).UTC()
+		const id = "https://app.example/client.json"
+		c := sqlstore.OAuthClient{ID: id, Name: "Appen", RedirectURIs: []string{"https://app.example/cb"},
+			Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CreatedAt: now}
+		got, err := db.PutMetadataClient(ctx, c)
+		if err != nil || got.Registration != sqlstore.ClientMetadata || !got.Public() || got.Name != "Appen" {
+			t.Fatalf("first put = %+v, %v", got, err)
+		}
+		c.Name, c.RedirectURIs = "Appen 2", []string{"https://app.example/cb2", "http://127.0.0.1/cb"}
+		got, err = db.PutMetadataClient(ctx, c)
+		if err != nil || got.Name != "Appen 2" || len(got.RedirectURIs) != 2 || !got.CreatedAt.Equal(now) {
+			t.Fatalf("refresh = %+v, %v", got, err)
+		}
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `UPDATE oauth_clients SET revoked_at = 1 WHERE id = $1`, id)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.PutMetadataClient(ctx, c); !errors.Is(err, bokat.ErrNotFound) {
+			t.Fatalf("put over a revoked client: %v, want not found", err)
+		}
+		if err := db.CreateOAuthClient(ctx, sqlstore.OAuthClient{ID: "https://op.example/c", Name: "Op",
+			RedirectURIs: []string{"https://op.example/cb"}, Scopes: bokat.AllScopes(), CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		c.ID = "https://op.example/c"
+		if _, err := db.PutMetadataClient(ctx, c); !errors.Is(err, bokat.ErrNotFound) {
+			t.Fatalf("put over an operator client: %v, want not found", err)
 		}
 	})
 }

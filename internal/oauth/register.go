@@ -1,0 +1,181 @@
+package oauth
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"bokat"
+	"bokat/internal/ratelimit"
+	"bokat/internal/sqlstore"
+)
+
+// SelfRegisteredScopes are the scopes a client that registered itself
+// (RFC 7591, or a Client ID Metadata Document) may ask the customer for
+// when its metadata names none: every scope an assistant acting for a
+// customer uses. Webhook management stays with operator-registered
+// clients.
+func SelfRegisteredScopes() []bokat.Scope {
+	return slices.DeleteFunc(bokat.AllScopes(), func(s bokat.Scope) bool { return s == bokat.ScopeWebhooksManage })
+}
+
+// clientMetadata is the client metadata of RFC 7591 section 2 that this
+// server reads, in a registration request or a Client ID Metadata
+// Document; other members are ignored (RFC 7591 section 2).
+type clientMetadata struct {
+	ClientID                string   `json:"client_id"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	ClientName              string   `json:"client_name"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	Scope                   string   `json:"scope"`
+}
+
+// metadataError is an RFC 7591 section 3.2.2 error.
+type metadataError struct {
+	code        string // invalid_redirect_uri or invalid_client_metadata
+	description string
+}
+
+func (e *metadataError) Error() string { return e.code + ": " + e.description }
+
+// publicClient validates self-declared client metadata for a public client
+// with PKCE: strict on redirect URIs (https, or http on loopback; no
+// fragment), lenient on the name (optional; cleaned to one line of at most
+// 120 characters; the first redirect URI's host stands in when there is
+// none). fallbackName names the client when the metadata does not. With
+// substituteAuth another token_endpoint_auth_method is replaced by none
+// (RFC 7591 section 3.2.1 lets the server substitute values; the response
+// tells the client), else it is refused.
+func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (sqlstore.OAuthClient, *metadataError) {
+	if len(m.RedirectURIs) == 0 {
+		return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", "at least one redirect URI is required"}
+	}
+	if len(m.RedirectURIs) > 10 {
+		return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", "at most 10 redirect URIs are accepted"}
+	}
+	var uris []string
+	for _, u := range m.RedirectURIs {
+		if err := ValidateRedirectURI(u); err != nil {
+			var be *bokat.Error
+			desc := "a redirect URI is not valid"
+			if errors.As(err, &be) {
+				desc = be.Detail
+			}
+			return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", desc}
+		}
+		if !slices.Contains(uris, u) {
+			uris = append(uris, u)
+		}
+	}
+	if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" && !substituteAuth {
+		return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata",
+			"token_endpoint_auth_method must be none: self-registered clients are public and prove themselves with PKCE S256"}
+	}
+	for _, g := range m.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata", "grant_types may hold only authorization_code and refresh_token"}
+		}
+	}
+	for _, rt := range m.ResponseTypes {
+		if rt != "code" {
+			return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata", "response_types may hold only code"}
+		}
+	}
+	scopes := SelfRegisteredScopes()
+	if strings.TrimSpace(m.Scope) != "" {
+		var err error
+		if scopes, err = parseScope(strings.Join(strings.Fields(m.Scope), " "), scopes); err != nil {
+			return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata", err.Error()}
+		}
+	}
+	name := cleanClientName(m.ClientName)
+	if name == "" {
+		name = fallbackName
+	}
+	if name == "" {
+		if u, err := url.Parse(uris[0]); err == nil {
+			name = u.Hostname()
+		}
+	}
+	return sqlstore.OAuthClient{Name: name, RedirectURIs: uris, Scopes: scopes}, nil
+}
+
+// cleanClientName makes a self-declared client name fit the consent page:
+// text cleaned by the bokat.CleanText rules, white space collapsed, at most
+// 120 characters.
+func cleanClientName(raw string) string {
+	name := strings.Join(strings.Fields(bokat.CleanText(raw, false)), " ")
+	if utf8.RuneCountInString(name) > 120 {
+		name = strings.TrimSpace(string([]rune(name)[:120]))
+	}
+	return name
+}
+
+// registrationResponse is the RFC 7591 section 3.2.1 success body.
+type registrationResponse struct {
+	ClientID                string   `json:"client_id"`
+	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	Scope                   string   `json:"scope"`
+}
+
+// handleRegister is the RFC 7591 dynamic client registration endpoint. It
+// registers public clients only (token_endpoint_auth_method none, PKCE
+// S256 as for every client), under a per-IP budget.
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+	fail := func(status int, code, desc string) {
+		noStore(w)
+		writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+	}
+	if wait := s.spend(r.Context(), s.limits.Register, ratelimit.Caller(r.Context())); wait > 0 {
+		setRetryAfter(w, wait)
+		fail(http.StatusTooManyRequests, "slow_down", "too many registrations from this address; wait for Retry-After seconds")
+		return
+	}
+	var m clientMetadata
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&m); err != nil || dec.More() {
+		fail(http.StatusBadRequest, "invalid_client_metadata", "the body must be one JSON object of client metadata (RFC 7591)")
+		return
+	}
+	for _, u := range append([]string{m.TokenEndpointAuthMethod, m.Scope}, m.RedirectURIs...) {
+		if bokat.CheckText(u, false) != "" {
+			fail(http.StatusBadRequest, "invalid_client_metadata", "the metadata holds text that is not valid")
+			return
+		}
+	}
+	c, merr := m.publicClient("", true)
+	if merr != nil {
+		fail(http.StatusBadRequest, merr.code, merr.description)
+		return
+	}
+	now := s.now()
+	id, _, err := CreateClient(r.Context(), s.store, s.hasher, ClientSpec{Name: c.Name, RedirectURIs: c.RedirectURIs,
+		Scopes: c.Scopes, Public: true, Registration: sqlstore.ClientDynamic}, now)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "dynamic client registration failed", "error", err.Error())
+		fail(http.StatusServiceUnavailable, "temporarily_unavailable", "the client could not be registered; retry later")
+		return
+	}
+	noStore(w)
+	writeJSON(w, http.StatusCreated, registrationResponse{
+		ClientID:                id,
+		ClientIDIssuedAt:        now.Unix(),
+		ClientName:              c.Name,
+		RedirectURIs:            c.RedirectURIs,
+		TokenEndpointAuthMethod: "none",
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		Scope:                   scopeString(c.Scopes),
+	})
+}

@@ -77,8 +77,17 @@ func (s *Search) Warm(ctx context.Context) error {
 // small read when nothing changed.
 func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, error) {
 	ix := s.idx.Load()
-	if ix == nil || now.Before(ix.cutoff) || now.Sub(ix.cutoff) > indexRebuild {
-		return s.refreshIndex(ctx, -1, -1, now)
+	if ix == nil || ix.stale(now) {
+		built, fresh, err := s.buildIndex(ctx, now)
+		if err != nil || fresh {
+			// A build by this search read the store after the search began:
+			// it needs no revision check.
+			return built, err
+		}
+		// A concurrent search (or the warm-up) built it while this one
+		// waited, from a read that may predate this search: check it like
+		// any cached index, rather than building a second one.
+		ix = built
 	}
 	supplyRev, calRev, err := s.store.Revisions(ctx)
 	if err != nil {
@@ -90,13 +99,30 @@ func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, 
 	return s.refreshIndex(ctx, supplyRev, calRev, now)
 }
 
+// buildIndex builds the index in full, unless a concurrent call built a
+// usable one while this one waited; fresh says whether this call built it.
+func (s *Search) buildIndex(ctx context.Context, now time.Time) (ix *availIndex, fresh bool, err error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if old := s.idx.Load(); old != nil && !old.stale(now) {
+		return old, false, nil
+	}
+	ix, err = s.refreshLocked(ctx, -1, -1, now)
+	return ix, true, err
+}
+
 // refreshIndex brings the index to at least the revisions given (a full
 // build when they are negative), unless a concurrent refresh already did.
 func (s *Search) refreshIndex(ctx context.Context, supplyRev, calRev int64, now time.Time) (*availIndex, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
+	return s.refreshLocked(ctx, supplyRev, calRev, now)
+}
+
+// refreshLocked is refreshIndex with loadMu held.
+func (s *Search) refreshLocked(ctx context.Context, supplyRev, calRev int64, now time.Time) (*availIndex, error) {
 	old := s.idx.Load()
-	full := old == nil || supplyRev < 0 || calRev < 0 || now.Before(old.cutoff) || now.Sub(old.cutoff) > indexRebuild
+	full := old == nil || supplyRev < 0 || calRev < 0 || old.stale(now)
 	if !full && old.snap.revision >= supplyRev && old.calRev >= calRev {
 		return old, nil
 	}
@@ -132,6 +158,12 @@ func (s *Search) refreshIndex(ctx context.Context, supplyRev, calRev int64, now 
 	}
 	s.idx.Store(ix)
 	return ix, nil
+}
+
+// stale reports whether the index must be built again at now: the clock
+// went back before its cutoff, or its past entries are too old to keep.
+func (ix *availIndex) stale(now time.Time) bool {
+	return now.Before(ix.cutoff) || now.Sub(ix.cutoff) > indexRebuild
 }
 
 func newProviderBusy(entries []sqlstore.BusyEntry) *providerBusy {

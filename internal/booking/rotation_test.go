@@ -1,7 +1,10 @@
 package booking
 
 import (
+	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,5 +55,61 @@ func TestRotationShowsEveryProviderOverADay(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("%d of %d providers never shown in a day of searches: %v", len(missing), providers, missing)
+	}
+}
+
+// countingStore counts the full availability reads of a Search.
+type countingStore struct {
+	*sqlstore.DB
+	full atomic.Int32
+}
+
+func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (sqlstore.Availability, error) {
+	if full {
+		c.full.Add(1)
+		time.Sleep(50 * time.Millisecond) // a build takes a while: let the others queue behind it
+	}
+	return c.DB.ReadAvailability(ctx, supplyRev, calendarRev, full, endAfter)
+}
+
+// Searches that arrive while the index is being built (at start, during the
+// warm-up) wait for that build and check it against the store's revisions;
+// they never build a second index (each build holds the whole calendar in
+// memory once more).
+func TestConcurrentFirstSearchesBuildTheIndexOnce(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 9, 0)
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	scaleSupply(t, db, 30, 5, 1, now)
+	store := &countingStore{DB: db}
+	s, err := NewSearch(Config{Catalog: testCatalog(t), Store: store, Keys: mustKeyring(t, key("test", 3)), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := query("vvs", "install_faucet", "11345", "nästa vecka")
+	var wg sync.WaitGroup
+	errs := make(chan error, 9)
+	wg.Add(1)
+	go func() { defer wg.Done(); errs <- s.Warm(context.Background()) }()
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Search(context.Background(), q)
+			if err == nil && len(res.Options) == 0 {
+				err = fmt.Errorf("no options: %s", res.FallbackReason)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.full.Load(); n != 1 {
+		t.Errorf("%d full index builds for one warm-up and 8 concurrent first searches, want 1", n)
 	}
 }

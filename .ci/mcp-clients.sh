@@ -139,7 +139,11 @@ for era in legacy modern; do
   out=$WORK/list-$era.json
   inspector "$era" --strict --method tools/list >"$out" 2>"$WORK/list-$era.err" ||
     { rc=$?; cat "$WORK/list-$era.err" >&2; fail "$era tools/list --strict exited $rc"; }
+  # --strict puts every finding, warnings included, in schemaFindings (and
+  # on stderr); exit 6 covers only errors: the script refuses both.
   [ ! -s "$WORK/list-$era.err" ] || { cat "$WORK/list-$era.err" >&2; fail "$era tools/list --strict reported problems"; }
+  jq -e 'has("schemaFindings") | not' "$out" >/dev/null ||
+    fail "$era tools/list --strict: schema findings $(jq -c .schemaFindings "$out")"
   names=$(jq -r '[.result.tools[].name] | sort | join(" ")' "$out")
   want="cancel_booking confirm_booking create_follow_up_request get_booking_status get_capabilities reschedule_booking search_booking_options"
   [ "$names" = "$want" ] || fail "$era tools/list: got tools [$names], want [$want]"

@@ -172,6 +172,27 @@ for era in legacy modern; do
   jq -e '(.result.content[0].text | fromjson) == .result.structuredContent' "$out" >/dev/null ||
     fail "$era confirm_booking: the text block differs from structuredContent"
   pass "$era tools/call confirm_booking: booking_created true ($(jq -r '.result.structuredContent.booking.id' "$out"))"
+  booking_id=$(jq -r '.result.structuredContent.booking.id' "$out")
+
+  # A retry with the same key and body is the stored answer, not a second booking.
+  out=$WORK/replay-$era.json
+  inspector "$era" --method tools/call --tool-name confirm_booking --tool-args-json "$confirm" >"$out" ||
+    fail "$era confirm_booking replay exited $?: $(head -c 2000 "$out")"
+  jq -e --arg id "$booking_id" '.result.structuredContent | .idempotent_replay == true and .booking.id == $id' "$out" >/dev/null ||
+    fail "$era confirm_booking replay is not the stored booking: $(head -c 2000 "$out")"
+  pass "$era tools/call confirm_booking replay: idempotent_replay true, same booking"
+
+  # A business error is an isError result carrying the Problem (the
+  # Inspector exits 5 for it), never a protocol error.
+  refused=$(jq -c --arg key "mcp-clients-$era-refused-$$" '.user_consent_confirmed = false | .idempotency_key = $key' <<<"$confirm")
+  out=$WORK/refused-$era.json
+  rc=0
+  inspector "$era" --method tools/call --tool-name confirm_booking --tool-args-json "$refused" >"$out" 2>"$WORK/refused-$era.err" || rc=$?
+  [ "$rc" -eq 5 ] || fail "$era confirm_booking without consent: Inspector exit $rc, want 5 (isError): $(head -c 2000 "$out")"
+  jq -e '.result.isError == true and .result.structuredContent.code == "consent_required"
+      and .result.structuredContent.status == 400 and (.result.structuredContent.booking_created // false) == false' "$out" >/dev/null ||
+    fail "$era confirm_booking without consent: not the consent_required Problem: $(head -c 2000 "$out")"
+  pass "$era tools/call confirm_booking without consent: isError, the consent_required Problem"
 done
 
 say "MCP conformance $CONFORMANCE_VERSION, server scenarios"

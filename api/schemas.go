@@ -24,6 +24,10 @@ type OperationSchemas struct {
 	// Responses are the schemas of the application/json bodies of the
 	// success (2xx) responses, by status.
 	Responses map[int]map[string]any
+	// Problem is the schema of the operation's error bodies (the
+	// application/problem+json of its 4xx, 5xx and default responses): one
+	// schema, or anyOf the distinct ones. Nil when it declares none.
+	Problem map[string]any
 	// Scopes are the OAuth scopes the operation's security requires.
 	Scopes []string
 	// CredentialOptional is true when the security admits callers without
@@ -81,9 +85,27 @@ func (c *Contract) OperationSchemas(method, path string) (OperationSchemas, erro
 		}
 	}
 	responses, _ := op["responses"].(map[string]any)
-	for status, raw := range responses {
+	var problems []any
+	for _, status := range slices.Sorted(maps.Keys(responses)) {
+		raw := responses[status]
 		code, err := strconv.Atoi(status)
 		if err != nil || code < 200 || code > 299 {
+			if status != "default" && (err != nil || code < 400) {
+				continue
+			}
+			resp, err := r.object(raw)
+			if err != nil {
+				return OperationSchemas{}, err
+			}
+			if ps := lookup(resp, "/content/application~1problem+json/schema"); ps != nil {
+				p, err := r.object(ps)
+				if err != nil {
+					return OperationSchemas{}, fmt.Errorf("api: %s %s response %s: %w", method, path, status, err)
+				}
+				if !slices.ContainsFunc(problems, func(q any) bool { return sameJSON(q, p) }) {
+					problems = append(problems, p)
+				}
+			}
 			continue
 		}
 		resp, err := r.object(raw)
@@ -95,6 +117,13 @@ func (c *Contract) OperationSchemas(method, path string) (OperationSchemas, erro
 				return OperationSchemas{}, fmt.Errorf("api: %s %s response %d: %w", method, path, code, err)
 			}
 		}
+	}
+	switch len(problems) {
+	case 0:
+	case 1:
+		out.Problem = problems[0].(map[string]any)
+	default:
+		out.Problem = map[string]any{"type": "object", "anyOf": problems}
 	}
 	security, ok := op["security"].([]any)
 	if !ok {
@@ -218,4 +247,11 @@ func lookup(v any, pointer string) any {
 		}
 	}
 	return v
+}
+
+// sameJSON reports whether two resolved schemas are the same document.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }

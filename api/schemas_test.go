@@ -105,6 +105,22 @@ func TestOperationSchemas(t *testing.T) {
 			if !slices.Equal(statuses, tc.statuses) {
 				t.Errorf("success statuses = %v, want %v", statuses, tc.statuses)
 			}
+			// Every operation answers errors as the contract's Problem.
+			if got.Problem == nil {
+				t.Fatal("no Problem schema for the error responses")
+			}
+			problem := compileStandalone(t, got.Problem)
+			problemBody := map[string]any{"type": "http://x/problems/consent_required", "title": "Consent required", "status": 400,
+				"detail": "d", "instance": "/v1/bookings", "code": "consent_required", "ok": false, "booking_created": false,
+				"api_request_id": "6f1c4f0e-7c37-4a53-9d2b-0c6d1f5f8a11", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+				"contract_version": "public_bookings_api_v1", "server_time": "2026-05-04T10:00:00Z"}
+			if err := problem.Validate(generic(t, problemBody)); err != nil {
+				t.Errorf("a Problem fails the error schema: %v", err)
+			}
+			problemBody["ok"] = true
+			if err := problem.Validate(generic(t, problemBody)); err == nil {
+				t.Error("a body with ok true passes the error schema")
+			}
 			if tc.body == nil {
 				if got.Body != nil {
 					t.Errorf("body schema = %v, want none", got.Body)

@@ -124,8 +124,9 @@ type toolResult struct {
 }
 
 // call calls a tool and checks the result's shape: the text block is the
-// structured content's JSON, a success validates against the tool's
-// outputSchema, and an error carries the Problem fields.
+// structured content's JSON, the structured content (a success or a
+// Problem) validates against the tool's outputSchema, which clients check
+// on errors too, and an error carries the Problem fields.
 func (s *mcpSession) call(name string, args any) toolResult {
 	s.t.Helper()
 	res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
@@ -152,16 +153,15 @@ func (s *mcpSession) call(name string, args any) toolResult {
 		if content["ok"] != false {
 			s.t.Errorf("%s: error result has ok %v", name, content["ok"])
 		}
-		return toolResult{isError: true, content: content}
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(mustJSON(s.t, content)))
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	if err := s.outputs[name].Validate(inst); err != nil {
-		s.t.Errorf("%s: structuredContent does not validate against the outputSchema: %v", name, err)
+		s.t.Errorf("%s: structuredContent (isError %v) does not validate against the outputSchema: %v", name, res.IsError, err)
 	}
-	return toolResult{content: content}
+	return toolResult{isError: res.IsError, content: content}
 }
 
 // success fails unless r is a success, and returns its content.

@@ -67,8 +67,12 @@ func TestToolsFollowTheContract(t *testing.T) {
 		}
 	}
 	out := s.tools["confirm_booking"].def.OutputSchema.(map[string]any)
+	if alts, ok := out["anyOf"].([]any); !ok || len(alts) != 3 {
+		t.Errorf("confirm_booking output is not any of the 200 and 201 bodies and the Problem: %v", out)
+	}
+	out = s.tools["get_booking_status"].def.OutputSchema.(map[string]any)
 	if alts, ok := out["anyOf"].([]any); !ok || len(alts) != 2 {
-		t.Errorf("confirm_booking output is not any of the 200 and 201 bodies: %v", out)
+		t.Errorf("get_booking_status output is not any of the 200 body and the Problem: %v", out)
 	}
 }
 

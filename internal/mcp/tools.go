@@ -122,7 +122,7 @@ func buildTool(spec toolSpec, c Contract) (tool, error) {
 	if len(params) > 0 {
 		input = withPathParams(input, params, ops)
 	}
-	output, err := outputSchema(ops.Responses)
+	output, err := outputSchema(ops.Responses, ops.Problem)
 	if err != nil {
 		return tool{}, fmt.Errorf("mcp: tool %s: %w", spec.name, err)
 	}
@@ -173,23 +173,24 @@ func withPathParams(body map[string]any, params []string, ops api.OperationSchem
 	return out
 }
 
-// outputSchema is the schema of the success bodies: the one success
-// response's, or any of several (confirm answers 201, or 200 on a replay).
-func outputSchema(responses map[int]map[string]any) (map[string]any, error) {
+// outputSchema is the schema of every structuredContent the tool returns:
+// any of the success bodies (confirm answers 201, or 200 on a replay) and
+// the Problem of an isError result. The Problem is part of it because
+// clients validate structuredContent against the outputSchema whether or
+// not the result is an error (the MCP Inspector does), and would otherwise
+// replace the Problem with a schema error.
+func outputSchema(responses map[int]map[string]any, problem map[string]any) (map[string]any, error) {
 	if len(responses) == 0 {
 		return nil, fmt.Errorf("the operation declares no JSON success response")
 	}
-	statuses := slices.Sorted(maps.Keys(responses))
-	if len(statuses) == 1 {
-		out := maps.Clone(responses[statuses[0]])
-		out["type"] = "object"
-		return out, nil
+	if problem == nil {
+		return nil, fmt.Errorf("the operation declares no problem+json error response")
 	}
 	var anyOf []any
-	for _, st := range statuses {
+	for _, st := range slices.Sorted(maps.Keys(responses)) {
 		anyOf = append(anyOf, responses[st])
 	}
-	return map[string]any{"type": "object", "anyOf": anyOf}, nil
+	return map[string]any{"type": "object", "anyOf": append(anyOf, problem)}, nil
 }
 
 // callTool runs a tool's operation through the backend and turns its

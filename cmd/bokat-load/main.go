@@ -187,26 +187,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return nil
 	}
-	attackMax(searchURL, "search", c.workers, warm)
-	attackMax(bareURL, "bare", c.workers, warm)
-	var bareSum, searchSum float64
-	for round := 0; round < c.rounds; round++ {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		b := attackMax(bareURL, "bare", c.workers, c.duration)
-		s := attackMax(searchURL, "search", c.workers, c.duration)
-		rep.Runs = append(rep.Runs, b, s)
-		bareSum += b.Throughput
-		searchSum += s.Throughput
+	cmp, err := compare(ctx, c, bareURL, "bare", searchURL, "search")
+	if err != nil {
+		return err
 	}
-	rep.BareMax, rep.SearchMax = bareSum/float64(c.rounds), searchSum/float64(c.rounds)
-	rep.Ratio = rep.SearchMax / rep.BareMax
-	rep.HalfLoadTarget = rep.SearchMax / 2
-	half := attackRate(searchURL, "search", rep.HalfLoadTarget, c.duration)
-	rep.Runs = append(rep.Runs, half)
-	rep.HalfLoadP99 = half.P99
-	rep.TargetsMet = rep.Ratio >= 0.5 && rep.HalfLoadP99 < 10*time.Millisecond && half.Success >= 0.999
+	rep.Runs, rep.BareMax, rep.SearchMax, rep.Ratio = cmp.runs, cmp.refMax, cmp.subjectMax, cmp.ratio
+	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
 
 	if c.jsonOut {
 		enc := json.NewEncoder(out)
@@ -221,6 +207,46 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("targets missed: want ratio >= 0.50 and p99 < 10ms at half load")
 	}
 	return nil
+}
+
+// comparison is the outcome of compare.
+type comparison struct {
+	runs                      []measurement
+	refMax, subjectMax, ratio float64
+	halfTarget                float64
+	halfP99                   time.Duration
+	met                       bool
+}
+
+// compare warms both servers, runs c.rounds alternating maximum-throughput
+// attacks of the reference and the subject, then attacks the subject at
+// half its mean maximum rate. The targets: the subject reaches at least half
+// the reference's rate, and its p99 at half load is under 10 ms with every
+// request answered.
+func compare(ctx context.Context, c config, refURL, refName, subjectURL, subjectName string) (comparison, error) {
+	warm := min(time.Second, c.duration)
+	attackMax(subjectURL, subjectName, c.workers, warm)
+	attackMax(refURL, refName, c.workers, warm)
+	var cmp comparison
+	var refSum, subjectSum float64
+	for round := 0; round < c.rounds; round++ {
+		if ctx.Err() != nil {
+			return cmp, ctx.Err()
+		}
+		r := attackMax(refURL, refName, c.workers, c.duration)
+		s := attackMax(subjectURL, subjectName, c.workers, c.duration)
+		cmp.runs = append(cmp.runs, r, s)
+		refSum += r.Throughput
+		subjectSum += s.Throughput
+	}
+	cmp.refMax, cmp.subjectMax = refSum/float64(c.rounds), subjectSum/float64(c.rounds)
+	cmp.ratio = cmp.subjectMax / cmp.refMax
+	cmp.halfTarget = cmp.subjectMax / 2
+	half := attackRate(subjectURL, subjectName, cmp.halfTarget, c.duration)
+	cmp.runs = append(cmp.runs, half)
+	cmp.halfP99 = half.P99
+	cmp.met = cmp.ratio >= 0.5 && cmp.halfP99 < 10*time.Millisecond && half.Success >= 0.999
+	return cmp, nil
 }
 
 func printReport(w io.Writer, rep report, c config) {

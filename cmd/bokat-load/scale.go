@@ -64,27 +64,12 @@ func runScale(ctx context.Context, c config, out io.Writer) error {
 	defer closeLarge()
 	rep := scaleReport{Providers: c.large, ImportSeconds: time.Since(started).Seconds()}
 
-	warm := min(time.Second, c.duration)
-	attackMax(demoURL, "demo", c.workers, warm)
-	attackMax(largeURL, "large", c.workers, warm)
-	var demoSum, largeSum float64
-	for round := 0; round < c.rounds; round++ {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		d := attackMax(demoURL, "demo", c.workers, c.duration)
-		l := attackMax(largeURL, "large", c.workers, c.duration)
-		rep.Runs = append(rep.Runs, d, l)
-		demoSum += d.Throughput
-		largeSum += l.Throughput
+	cmp, err := compare(ctx, c, demoURL, "demo", largeURL, "large")
+	if err != nil {
+		return err
 	}
-	rep.DemoMax, rep.LargeMax = demoSum/float64(c.rounds), largeSum/float64(c.rounds)
-	rep.Ratio = rep.LargeMax / rep.DemoMax
-	rep.HalfLoadTarget = rep.LargeMax / 2
-	half := attackRate(largeURL, "large", rep.HalfLoadTarget, c.duration)
-	rep.Runs = append(rep.Runs, half)
-	rep.HalfLoadP99 = half.P99
-	rep.TargetsMet = rep.Ratio >= 0.5 && rep.HalfLoadP99 < 10*time.Millisecond && half.Success >= 0.999
+	rep.Runs, rep.DemoMax, rep.LargeMax, rep.Ratio = cmp.runs, cmp.refMax, cmp.subjectMax, cmp.ratio
+	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
 	rep.PeakRSSBytes, _ = peakRSS()
 
 	if c.jsonOut {

@@ -3,9 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -87,28 +85,7 @@ func (e *oauthEnv) browserAt(ip string) *browser {
 // postFrom is e.post from the address ip.
 func (e *oauthEnv) postFrom(ip, path string, form url.Values, basicID, basicSecret string) (int, map[string]any, http.Header) {
 	e.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.http.URL+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Forwarded-For", ip)
-	if basicID != "" {
-		req.SetBasicAuth(url.QueryEscape(basicID), url.QueryEscape(basicSecret))
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var body map[string]any
-	if len(strings.TrimSpace(string(raw))) > 0 {
-		if err := json.Unmarshal(raw, &body); err != nil {
-			e.t.Fatalf("%s: body is not JSON: %s", path, raw)
-		}
-	}
-	return resp.StatusCode, body, resp.Header
+	return e.postWith(map[string]string{"X-Forwarded-For": ip}, path, form, basicID, basicSecret)
 }
 
 // retryAfter returns the Retry-After seconds of a refusal, failing unless

@@ -353,11 +353,21 @@ func (e *oauthEnv) tokenRequest(form url.Values, basicID, basicSecret string) (i
 
 func (e *oauthEnv) post(path string, form url.Values, basicID, basicSecret string) (int, map[string]any, http.Header) {
 	e.t.Helper()
+	return e.postWith(nil, path, form, basicID, basicSecret)
+}
+
+// postWith posts form to path with the extra request headers and returns the
+// status and the JSON body.
+func (e *oauthEnv) postWith(header map[string]string, path string, form url.Values, basicID, basicSecret string) (int, map[string]any, http.Header) {
+	e.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.http.URL+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	if basicID != "" {
 		req.SetBasicAuth(url.QueryEscape(basicID), url.QueryEscape(basicSecret))
 	}

@@ -124,25 +124,17 @@ func rateFlag(p ratelimit.Policy) string {
 }
 
 func (c *opsConfig) validate(fs *flagSet, production bool) error {
-	for _, r := range []struct {
-		name, value string
-		into        *ratelimit.Policy
-	}{
-		{"search", c.RateSearch, &c.limits.Search},
-		{"writes", c.RateWrites, &c.limits.Writes},
-		{"reads", c.RateReads, &c.limits.Reads},
-	} {
-		p, err := ratelimit.ParseRate(r.name, r.value)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("rate-"+r.name), err)
-		}
-		*r.into = p
-	}
+	// Every policy: the API's route classes (named by class) and the OAuth
+	// budgets (keeping their default names).
 	c.oauthLimits = oauth.DefaultLimits()
+	c.limits.Search.Name, c.limits.Writes.Name, c.limits.Reads.Name = "search", "writes", "reads"
 	for _, r := range []struct {
 		flag, value string
 		into        *ratelimit.Policy
 	}{
+		{"rate-search", c.RateSearch, &c.limits.Search},
+		{"rate-writes", c.RateWrites, &c.limits.Writes},
+		{"rate-reads", c.RateReads, &c.limits.Reads},
 		{"rate-oauth-pages", c.RateOAuthPages, &c.oauthLimits.Pages},
 		{"rate-oauth-token", c.RateOAuthToken, &c.oauthLimits.Token},
 		{"rate-oauth-auth-failures-ip", c.RateOAuthFailuresIP, &c.oauthLimits.AuthFailuresIP},

@@ -58,7 +58,7 @@ func (c *serveConfig) register(fs *flagSet) {
 			return err
 		})
 	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Minute, 24*time.Hour, "lifetime of a booking option, 1m to 24h")
-	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production",
+	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets and customer contact data; comma-separated to rotate, the first seals; required in production",
 		func(s string) error {
 			if s == "" {
 				return nil
@@ -174,6 +174,9 @@ func runServe(ctx context.Context, args []string, e env) error {
 	defer db.Close()
 	hasher, err := tokenHasher(ctx, c.commonConfig, db)
 	if err != nil {
+		return err
+	}
+	if err := setupVault(ctx, c, db, hasher); err != nil {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
@@ -297,7 +300,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	background = append(background, webhookWorkers...)
 	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
-	}})
+	}}, resealWorker(db, log, time.Hour))
 	// Customer and provider messages about bookings (and follow-up requests).
 	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
 		return err

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat/internal/notify/notifytest"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// TestContactDataIsSealedAtRest confirms a booking and creates a follow-up
+// request with distinctive contact data through the real program, sees the
+// customer and provider messages carry it (so the server opens what it
+// sealed) and status still answers, then looks for every piece of it in
+// the raw database: the SQLite database and WAL files, or a pg_dump of the
+// PostgreSQL database. None may be there.
+func TestContactDataIsSealedAtRest(t *testing.T) {
+	t.Parallel()
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			smtpServer := notifytest.NewServer(t, notifytest.Options{})
+			dir := t.TempDir()
+			dbURL := sqlstoretest.URL(t, engine)
+			if engine == sqlstore.SQLite {
+				dbURL = "sqlite:" + filepath.Join(dir, "bokat.db")
+			}
+			baseURL, token, logs, stop := startServe(t, []string{"--demo", "--database", dbURL,
+				"--smtp-url", "smtp://" + smtpServer.Addr + "?starttls=none", "--mail-from", "Bokat <bokning@mail.bokat.example>"}, nil)
+			f := &e2eFlow{t: t, baseURL: baseURL, token: token, smtp: smtpServer, client: &http.Client{Timeout: 10 * time.Second}}
+
+			const (
+				name      = "Quintessa Zwyrblewska-Okvist"
+				phone     = "+46 70 999 41 37"
+				email     = "quintessa.zwk.4137@kund.example"
+				address   = "Zinkensdamms bakgard 19C"
+				statement = "Kunden QZ-samtycke-7781 godkande bokningen"
+				reqFirst  = "Ottiliana"
+				reqLast   = "Brzeczyszczykiewicz"
+				reqPhone  = "073-888 26 54"
+				reqEmail  = "ottiliana.brz.2654@kund.example"
+				reqAddr   = "Yxsmedsgrand 23B"
+				reqStmt   = "Samtycke OB-samtycke-5512 att dela uppgifterna"
+			)
+			o := f.option("sv-SE", "prv_sthlm_vvs_1")
+			body := e2eCustomer{name, phone, email, address}.confirm(o, "privacy-confirm")
+			body["user_consent_statement"] = statement
+			id := f.call("POST", "/v1/bookings", body)["booking"].(map[string]any)["id"].(string)
+			toCustomer := f.message(email, id, "Bokningsbekräftelse: ")
+			checkText(t, "confirmation", toCustomer, []string{"Hej " + name, address}, nil)
+			f.statuses(id, "sent", "sent")
+
+			res := f.call("POST", "/v1/requests", map[string]any{
+				"vertical_id": "vvs", "job_type_id": "install_faucet",
+				"description":            "Kranen droppar; fråga efter " + reqFirst + " i porten.",
+				"user_consent_confirmed": true, "user_consent_statement": reqStmt,
+				"customer": map[string]any{"first_name": reqFirst, "last_name": reqLast, "phone": reqPhone, "email": reqEmail},
+				"location": map[string]any{"address": reqAddr, "postcode": "113 45"},
+				"timing":   map[string]any{"preferred_time_text": "nästa vecka"},
+			})
+			requestID := res["request"].(map[string]any)["id"].(string)
+			f.requestMessage(requestID, reqPhone)
+
+			pii := []string{name, "Quintessa", "Zwyrblewska", phone, strings.ReplaceAll(phone, " ", ""), "709994137",
+				email, "quintessa.zwk", address, "Zinkensdamm", "QZ-samtycke-7781",
+				reqFirst, reqLast, reqPhone, "0738882654", reqEmail, "ottiliana.brz", reqAddr, "Yxsmedsgrand", "OB-samtycke-5512"}
+			var raw []byte
+			switch engine {
+			case sqlstore.SQLite:
+				for _, suffix := range []string{"", "-wal"} {
+					b, err := os.ReadFile(filepath.Join(dir, "bokat.db"+suffix))
+					if err != nil {
+						t.Fatal(err)
+					}
+					raw = append(raw, b...)
+				}
+				if len(raw) < 4096 {
+					t.Fatalf("the database files hold %d bytes; the check would prove nothing", len(raw))
+				}
+			case sqlstore.Postgres:
+				out, err := exec.Command("pg_dump", "--dbname", dbURL).Output()
+				if err != nil {
+					t.Fatalf("pg_dump: %v", err)
+				}
+				if !bytes.Contains(out, []byte(id)) || !bytes.Contains(out, []byte(requestID)) {
+					t.Fatalf("the dump lacks the booking or request id; the check would prove nothing")
+				}
+				raw = out
+			}
+			for _, s := range pii {
+				if bytes.Contains(bytes.ToLower(raw), bytes.ToLower([]byte(s))) {
+					t.Errorf("the raw database holds %q", s)
+				}
+			}
+			if status := f.call("GET", "/v1/bookings/"+id, nil); status["found"] != true {
+				t.Errorf("status after sealing: %v", status)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range pii {
+				if strings.Contains(logs.String(), s) {
+					t.Errorf("the log holds %q", s)
+				}
+			}
+		})
+	}
+}
+
+// requestMessage waits for a provider message about the follow-up request
+// that carries want (the customer's contact data).
+func (f *e2eFlow) requestMessage(requestID, want string) {
+	f.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range f.smtp.Messages() {
+			m := notifytest.Parse(f.t, r.Data)
+			if strings.HasPrefix(m.Subject, "Ny förfrågan: ") && strings.Contains(m.Text, requestID) && strings.Contains(m.Text, want) {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.t.Fatalf("no provider message about request %s with the customer's contact data", requestID)
+}

@@ -1,0 +1,187 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/webhook"
+)
+
+func TestNormalisePhone(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"070-123 45 67", "+46701234567"},
+		{"+46 70 123 45 67", "+46701234567"},
+		{"0046701234567", "+46701234567"},
+		{"(08) 12 34 56", "+468123456"},
+		{"+1 (555) 010-0199", "+15550100199"},
+		{"  ", ""},
+	}
+	for _, tc := range tests {
+		if got := sqlstore.NormalisePhone(tc.in); got != tc.want {
+			t.Errorf("NormalisePhone(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// contactRow reads a booking's stored contact columns, key id and index.
+func contactRow(t *testing.T, db *sqlstore.DB, id string) (values []string, keyID, emailIndex, phoneIndex string) {
+	t.Helper()
+	values = make([]string, 8)
+	dest := []any{}
+	for i := range values {
+		dest = append(dest, &values[i])
+	}
+	var key *string
+	dest = append(dest, &key, &emailIndex, &phoneIndex)
+	err := db.R().QueryRowContext(context.Background(), `SELECT customer_name, customer_first_name, customer_last_name,
+		customer_phone, customer_email, service_address, destination_address, consent_statement,
+		contact_key_id, customer_email_index, customer_phone_index FROM bookings WHERE id = $1`, id).Scan(dest...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != nil {
+		keyID = *key
+	}
+	return values, keyID, emailIndex, phoneIndex
+}
+
+func TestContactDataIsSealedAndReSealed(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		oldKey, newKey, pepper := make([]byte, webhook.KeySize), make([]byte, webhook.KeySize), make([]byte, 32)
+		rand.Read(oldKey)
+		rand.Read(newKey)
+		rand.Read(pepper)
+		oldVault := sqlstoretest.VaultWith(t, pepper, oldKey)
+		db.SetVault(oldVault)
+		withProvider(t, db, "p1")
+		if err := insert(t, db, testBooking("bkg_sealed", "p1", t0, 60)); err != nil {
+			t.Fatal(err)
+		}
+		values, keyID, emailIndex, phoneIndex := contactRow(t, db, "bkg_sealed")
+		if keyID != webhook.KeyID(oldKey) {
+			t.Errorf("contact_key_id %q, want the sealing key's id", keyID)
+		}
+		for _, v := range values {
+			for _, plain := range []string{"Greta", "+46701234567", "greta@", "Drottninggatan", "ja tack"} {
+				if strings.Contains(v, plain) {
+					t.Errorf("stored column %q holds %q", v, plain)
+				}
+			}
+		}
+		if emailIndex != oldVault.EmailIndex(" GRETA@example.se") || phoneIndex != oldVault.PhoneIndex("070-123 45 67") {
+			t.Errorf("blind index %q %q does not match the normalised address and number", emailIndex, phoneIndex)
+		}
+
+		// A row written before sealing: plain text, no key id, no index.
+		if err := insert(t, db, testBooking("bkg_legacy", "p1", t0.Add(2*time.Hour), 60)); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `UPDATE bookings SET customer_name = 'Greta Gåsfot', customer_phone = '+46701234567',
+				customer_email = 'greta@example.se', service_address = 'Drottninggatan 1', consent_statement = 'ja tack',
+				contact_key_id = NULL, customer_email_index = '', customer_phone_index = '' WHERE id = 'bkg_legacy'`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb, err := db.NotificationBooking(ctx, "bkg_legacy")
+		if err != nil || nb.Contact != testContact {
+			t.Fatalf("legacy row before re-sealing: %+v %v", nb.Contact, err)
+		}
+		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 1 {
+			t.Fatalf("re-seal the legacy row: %d %v, want 1", n, err)
+		}
+		values, keyID, emailIndex, _ = contactRow(t, db, "bkg_legacy")
+		if keyID != webhook.KeyID(oldKey) || values[0] == "Greta Gåsfot" || emailIndex == "" {
+			t.Errorf("legacy row after re-sealing: key %q name %q index %q", keyID, values[0], emailIndex)
+		}
+		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 0 {
+			t.Errorf("second re-seal: %d %v, want nothing left", n, err)
+		}
+
+		// Rotation: the new key seals, the old one still opens, re-sealing
+		// moves every row to the new key, after which the old key can go.
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
+		if n, err := db.ResealContacts(ctx, 1); err != nil || n != 1 {
+			t.Fatalf("first re-seal batch: %d %v, want 1", n, err)
+		}
+		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 1 {
+			t.Fatalf("second re-seal batch: %d %v, want 1", n, err)
+		}
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey))
+		for _, id := range []string{"bkg_sealed", "bkg_legacy"} {
+			if _, keyID, newIndex, _ := contactRow(t, db, id); keyID != webhook.KeyID(newKey) || newIndex != emailIndex {
+				t.Errorf("%s after rotation: key %q, index changed %v", id, keyID, newIndex != emailIndex)
+			}
+			nb, err := db.NotificationBooking(ctx, id)
+			if err != nil || nb.Contact != testContact {
+				t.Errorf("%s opens after rotation as %+v, %v", id, nb.Contact, err)
+			}
+		}
+
+		// Without the key a row was sealed with, reading fails and says why.
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, oldKey))
+		if _, err := db.NotificationBooking(ctx, "bkg_sealed"); !errors.Is(err, webhook.ErrUnknownKey) {
+			t.Errorf("read with a keyring lacking the key: %v, want ErrUnknownKey", err)
+		}
+	})
+}
+
+func TestRequestContactDataIsSealed(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		r := sqlstore.FollowUpRequest{ID: "req_1", SessionID: "s", OwnerClientID: "pc_1", VerticalID: "vvs",
+			JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen hos Greta droppar",
+			CustomerJSON: []byte(`{"name":"Greta Gåsfot","phone":"070-123 45 67","email":"Greta@Example.se"}`),
+			LocationJSON: []byte(`{"address":"Drottninggatan 1","postcode":"111 22"}`), Postcode: "111 22",
+			TimingJSON: []byte(`{}`), CustomerNextStep: "vänta", Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm",
+			ConsentStatement: "ja tack", CreatedAt: t0}
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.InsertFollowUpRequest(ctx, r) }); err != nil {
+			t.Fatal(err)
+		}
+		var raw, emailIndex, phoneIndex string
+		err := db.R().QueryRowContext(ctx, `SELECT customer_json || location_json || description || consent_statement,
+			customer_email_index, customer_phone_index FROM follow_up_requests WHERE id = 'req_1'`).Scan(&raw, &emailIndex, &phoneIndex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, plain := range []string{"Greta", "070", "Drottninggatan", "ja tack", "droppar"} {
+			if strings.Contains(raw, plain) {
+				t.Errorf("stored request holds %q", plain)
+			}
+		}
+		v := sqlstoretest.Vault(t)
+		if emailIndex == "" || phoneIndex == "" || emailIndex == v.EmailIndex("greta@example.se") {
+			t.Errorf("blind index %q %q: empty, or not keyed with the store's own vault", emailIndex, phoneIndex)
+		}
+		got, err := db.FollowUpRequest(ctx, "req_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.CustomerJSON) != string(r.CustomerJSON) || string(got.LocationJSON) != string(r.LocationJSON) ||
+			got.Description != r.Description || got.ConsentStatement != r.ConsentStatement {
+			t.Errorf("request opens as %s %s %q %q", got.CustomerJSON, got.LocationJSON, got.Description, got.ConsentStatement)
+		}
+	})
+}
+
+func TestNoVaultNoContactWrites(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	db.SetVault(nil)
+	withProvider(t, db, "p1")
+	if err := insert(t, db, testBooking("bkg_x", "p1", t0, 60)); !errors.Is(err, sqlstore.ErrNoVault) {
+		t.Errorf("insert without a vault: %v, want ErrNoVault", err)
+	}
+}

@@ -26,6 +26,7 @@ import (
 type serveConfig struct {
 	commonConfig
 	opsConfig
+	retentionConfig
 	Addr            string
 	BaseURL         string
 	Demo            bool
@@ -43,6 +44,7 @@ type serveConfig struct {
 
 func (c *serveConfig) register(fs *flagSet) {
 	c.commonConfig.register(fs)
+	c.retentionConfig.register(fs)
 	fs.Text(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address", checkListenAddr)
 	fs.Text(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)", checkBaseURL)
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
@@ -300,7 +302,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	background = append(background, webhookWorkers...)
 	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
-	}}, resealWorker(db, log, time.Hour))
+	}}, resealWorker(db, log, time.Hour), retentionWorker(db, log, time.Now, c.retentionConfig, time.Hour))
 	// Customer and provider messages about bookings (and follow-up requests).
 	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
 		return err

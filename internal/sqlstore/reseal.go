@@ -13,7 +13,8 @@ import (
 // it until that is 0. A row sealed with a key the vault lacks fails with an
 // error wrapping the Sealer's (webhook.ErrUnknownKey), naming the key id
 // and row id only. Several processes may run it at once: a row is written
-// only if nobody re-sealed it in between.
+// only if nobody re-sealed it in between. Rows whose contact data was
+// erased are left alone.
 func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
 	v, err := db.contactVault()
 	if err != nil {
@@ -24,7 +25,7 @@ func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
 	for _, table := range []string{"bookings", "follow_up_requests"} {
 		var ids []string
 		rows, err := db.read.QueryContext(ctx, `SELECT id FROM `+table+`
-			WHERE contact_key_id IS NULL OR contact_key_id <> $1 ORDER BY id LIMIT $2`, sealID, limit)
+			WHERE (contact_key_id IS NULL OR contact_key_id <> $1) AND contact_erased_at IS NULL ORDER BY id LIMIT $2`, sealID, limit)
 		if err != nil {
 			return total, translate(err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -156,4 +157,211 @@ func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c 
 			}
 		}
 	}}
+}
+
+// privacyConfig is the configuration of `bokat privacy`: the store, and the
+// keys that open sealed contact data and key the blind index.
+type privacyConfig struct {
+	commonConfig
+	SecretKey string
+	Email     string
+	Phone     string
+}
+
+func (c *privacyConfig) register(fs *flagSet) {
+	c.commonConfig.register(fs)
+	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing customer contact data, as given to serve; comma-separated when rotating",
+		func(s string) error {
+			_, err := parseSecretKeys(s)
+			return err
+		})
+	fs.String(&c.Email, "email", "", "", "the person's e-mail address")
+	fs.String(&c.Phone, "phone", "", "", "the person's phone number")
+}
+
+// openPrivacy opens the store with the vault of serve, and a logger that
+// records the command with keyed hashes of the address and number only.
+func openPrivacy(ctx context.Context, name string, args []string, e env) (*sqlstore.DB, privacyConfig, *slog.Logger, error) {
+	fs := newFlagSet("privacy "+name, e)
+	var c privacyConfig
+	c.register(fs)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return nil, c, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(rest) > 0 {
+		return nil, c, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
+	}
+	if strings.TrimSpace(c.Email) == "" && strings.TrimSpace(c.Phone) == "" {
+		return nil, c, nil, fmt.Errorf("%w: bokat privacy %s needs --email ADDRESS and/or --phone NUMBER", errUsage, name)
+	}
+	if err := c.validate(); err != nil {
+		return nil, c, nil, err
+	}
+	log, err := newLogger(e.stderr, c.LogLevel)
+	if err != nil {
+		return nil, c, nil, err
+	}
+	db, err := openStore(ctx, c.commonConfig)
+	if err != nil {
+		return nil, c, nil, err
+	}
+	hasher, err := tokenHasher(ctx, c.commonConfig, db)
+	if err != nil {
+		db.Close()
+		return nil, c, nil, err
+	}
+	if err := setupVault(ctx, serveConfig{commonConfig: c.commonConfig, SecretKey: c.SecretKey}, db, hasher); err != nil {
+		db.Close()
+		return nil, c, nil, err
+	}
+	log = log.With("command", "privacy "+name,
+		"email_hash", keyedOrEmpty(hasher, "privacy-log-email", sqlstore.NormaliseEmail(c.Email)),
+		"phone_hash", keyedOrEmpty(hasher, "privacy-log-phone", sqlstore.NormalisePhone(c.Phone)))
+	return db, c, log, nil
+}
+
+func keyedOrEmpty(h *auth.Hasher, domain, value string) string {
+	if value == "" {
+		return ""
+	}
+	return h.Hash(domain, value)[:16]
+}
+
+// runPrivacyExport prints, as one JSON document, everything held for a
+// person: bookings, follow-up requests (with their contact data and consent
+// opened) and sign-in accounts.
+func runPrivacyExport(ctx context.Context, args []string, e env) error {
+	db, c, log, err := openPrivacy(ctx, "export", args, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	recs, err := db.PersonRecords(ctx, c.Email, c.Phone)
+	if err != nil {
+		return err
+	}
+	doc := exportDocument(recs, time.Now())
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	log.Info("personal data exported", "bookings", len(doc.Bookings), "requests", len(doc.Requests), "accounts", len(doc.Accounts))
+	return nil
+}
+
+// Wire types of `bokat privacy export`.
+type (
+	exportWire struct {
+		ExportedAt time.Time           `json:"exported_at"`
+		Bookings   []exportBookingWire `json:"bookings"`
+		Requests   []exportRequestWire `json:"follow_up_requests"`
+		Accounts   []exportAccountWire `json:"sign_in_accounts"`
+	}
+	exportCustomerWire struct {
+		Name      string `json:"name,omitempty"`
+		FirstName string `json:"first_name,omitempty"`
+		LastName  string `json:"last_name,omitempty"`
+		Phone     string `json:"phone,omitempty"`
+		Email     string `json:"email,omitempty"`
+	}
+	exportConsentWire struct {
+		Statement   string     `json:"statement,omitempty"`
+		Source      string     `json:"source,omitempty"`
+		CollectedAt *time.Time `json:"collected_at,omitempty"`
+	}
+	exportBookingWire struct {
+		ID                 string             `json:"id"`
+		RequestID          string             `json:"request_id"`
+		Status             string             `json:"status"`
+		ProviderID         string             `json:"provider_id"`
+		ProviderName       string             `json:"provider_name"`
+		ServiceID          string             `json:"service_id"`
+		Service            string             `json:"service"`
+		SlotStart          time.Time          `json:"slot_start_at"`
+		SlotEnd            time.Time          `json:"slot_end_at"`
+		PriceSEK           int64              `json:"price_sek"`
+		TermsVersion       string             `json:"terms_version"`
+		TermsAcceptedAt    time.Time          `json:"terms_accepted_at"`
+		Customer           exportCustomerWire `json:"customer"`
+		ServiceAddress     string             `json:"service_address,omitempty"`
+		Postcode           string             `json:"postcode"`
+		DestinationAddress string             `json:"destination_address,omitempty"`
+		Consent            exportConsentWire  `json:"consent"`
+		ConfirmedAt        time.Time          `json:"confirmed_at"`
+		CancelledAt        *time.Time         `json:"cancelled_at,omitempty"`
+		CancelNotes        string             `json:"cancel_notes,omitempty"`
+		ContactErasedAt    *time.Time         `json:"contact_erased_at,omitempty"`
+	}
+	exportRequestWire struct {
+		ID          string            `json:"id"`
+		Status      string            `json:"status"`
+		VerticalID  string            `json:"vertical_id"`
+		JobTypeID   string            `json:"job_type_id"`
+		Description string            `json:"description,omitempty"`
+		Customer    json.RawMessage   `json:"customer"`
+		Location    json.RawMessage   `json:"location"`
+		Timing      json.RawMessage   `json:"timing"`
+		Details     json.RawMessage   `json:"details"`
+		Consent     exportConsentWire `json:"consent"`
+		ProviderIDs []string          `json:"provider_ids"`
+		CreatedAt   time.Time         `json:"created_at"`
+	}
+	exportAccountWire struct {
+		ID           string     `json:"id"`
+		Email        string     `json:"email"`
+		CreatedAt    time.Time  `json:"created_at"`
+		LastSignInAt *time.Time `json:"last_sign_in_at,omitempty"`
+	}
+)
+
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func rawOrEmpty(b []byte) json.RawMessage {
+	if !json.Valid(b) {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(b)
+}
+
+func exportDocument(recs sqlstore.PersonRecords, now time.Time) exportWire {
+	doc := exportWire{ExportedAt: now.UTC().Truncate(time.Second), Bookings: []exportBookingWire{},
+		Requests: []exportRequestWire{}, Accounts: []exportAccountWire{}}
+	for _, b := range recs.Bookings {
+		doc.Bookings = append(doc.Bookings, exportBookingWire{
+			ID: b.ID, RequestID: b.RequestID, Status: string(b.Status), ProviderID: b.ProviderID, ProviderName: b.ProviderName,
+			ServiceID: b.ServiceID, Service: b.ServiceLabelSV, SlotStart: b.SlotStart, SlotEnd: b.SlotEnd, PriceSEK: b.PriceSEK,
+			TermsVersion: b.TermsVersion, TermsAcceptedAt: b.TermsAcceptedAt,
+			Customer: exportCustomerWire{Name: b.Contact.Name, FirstName: b.Contact.FirstName, LastName: b.Contact.LastName,
+				Phone: b.Contact.Phone, Email: b.Contact.Email},
+			ServiceAddress: b.Contact.ServiceAddress, Postcode: b.Postcode, DestinationAddress: b.Contact.DestinationAddress,
+			Consent: exportConsentWire{Statement: b.Consent.Statement, Source: b.Consent.Source,
+				CollectedAt: optionalTime(b.Consent.CollectedAt)},
+			ConfirmedAt: b.ConfirmedAt, CancelledAt: optionalTime(b.CancelledAt), CancelNotes: b.CancelNotes,
+			ContactErasedAt: optionalTime(b.ContactErasedAt),
+		})
+	}
+	for _, r := range recs.Requests {
+		w := exportRequestWire{ID: r.ID, Status: r.Status, VerticalID: r.VerticalID, JobTypeID: r.JobTypeID,
+			Description: r.Description, Customer: rawOrEmpty(r.CustomerJSON), Location: rawOrEmpty(r.LocationJSON),
+			Timing: rawOrEmpty(r.TimingJSON), Details: rawOrEmpty(r.DetailsJSON),
+			Consent: exportConsentWire{Statement: r.ConsentStatement, Source: r.ConsentSource,
+				CollectedAt: optionalTime(r.ConsentCollectedAt)},
+			ProviderIDs: []string{}, CreatedAt: r.CreatedAt}
+		for _, c := range r.Candidates {
+			w.ProviderIDs = append(w.ProviderIDs, c.ProviderID)
+		}
+		doc.Requests = append(doc.Requests, w)
+	}
+	for _, a := range recs.Accounts {
+		doc.Accounts = append(doc.Accounts, exportAccountWire{ID: a.ID, Email: a.Email, CreatedAt: a.CreatedAt,
+			LastSignInAt: optionalTime(a.LastSignInAt)})
+	}
+	return doc
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -102,6 +103,37 @@ func TestContactDataIsSealedAtRest(t *testing.T) {
 			if status := f.call("GET", "/v1/bookings/"+id, nil); status["found"] != true {
 				t.Errorf("status after sealing: %v", status)
 			}
+
+			// The export finds the person by the blind index (any spelling of
+			// the address or number) and returns exactly what was given.
+			doc, exportLog := privacyExport(t, dbURL, "--email", "  "+strings.ToUpper(email))
+			if len(doc.Bookings) != 1 || len(doc.Requests) != 0 {
+				t.Fatalf("export by e-mail: %d bookings, %d requests; want the one booking", len(doc.Bookings), len(doc.Requests))
+			}
+			b := doc.Bookings[0]
+			if b.ID != id || b.Customer != (exportCustomerWire{Name: name, Phone: phone, Email: email}) ||
+				b.ServiceAddress != address || b.Consent.Statement != statement || b.Postcode != "11345" {
+				t.Errorf("exported booking %+v", b)
+			}
+			doc, phoneLog := privacyExport(t, dbURL, "--phone", "+46 73 888 26 54")
+			if len(doc.Bookings) != 0 || len(doc.Requests) != 1 || doc.Requests[0].ID != requestID {
+				t.Fatalf("export by phone: %+v", doc)
+			}
+			r := doc.Requests[0]
+			var cust map[string]string
+			if err := json.Unmarshal(r.Customer, &cust); err != nil || cust["first_name"] != reqFirst || cust["last_name"] != reqLast ||
+				cust["phone"] != reqPhone || cust["email"] != reqEmail || !strings.Contains(string(r.Location), reqAddr) ||
+				r.Consent.Statement != reqStmt || !strings.Contains(r.Description, reqFirst) {
+				t.Errorf("exported request %+v (%s, %s)", r, r.Customer, r.Location)
+			}
+			for _, s := range pii {
+				if strings.Contains(exportLog+phoneLog, s) {
+					t.Errorf("the export's log holds %q", s)
+				}
+			}
+			if !strings.Contains(exportLog, `"email_hash":"`) || !strings.Contains(exportLog, `"bookings":1`) {
+				t.Errorf("the export's log does not record it: %s", exportLog)
+			}
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -165,4 +197,18 @@ func TestServeRefusesAShortRetention(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error()+stderr.String(), "retain-requests") {
 		t.Errorf("serve with --retain-requests 10m: %v %s", err, stderr.String())
 	}
+}
+
+// privacyExport runs `bokat privacy export` and decodes its document.
+func privacyExport(t *testing.T, dbURL string, args ...string) (exportWire, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), append([]string{"privacy", "export", "--database", dbURL}, args...), getenvFrom(nil), &out, &errOut); err != nil {
+		t.Fatalf("privacy export: %v\n%s", err, errOut.String())
+	}
+	var doc exportWire
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("privacy export printed no JSON document: %v\n%s", err, out.String())
+	}
+	return doc, errOut.String()
 }

@@ -60,6 +60,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
 		}
 		return runProviderFeedURL(ctx, rest[1:], e)
+	case "privacy":
+		if len(rest) == 0 || rest[0] != "export" {
+			return fmt.Errorf("%w: bokat privacy export --email ADDRESS [--phone NUMBER]", errUsage)
+		}
+		return runPrivacyExport(ctx, rest[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -86,6 +91,9 @@ Commands:
   provider feed-url [PROVIDER_ID...]
                               print each provider's secret calendar feed address (all providers
                               when none is named); use the --base-url and secrets serve uses
+  privacy export --email ADDRESS [--phone NUMBER]
+                              print as JSON everything held for a person (bookings, follow-up requests,
+                              consent, sign-in account); use the secrets serve uses
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -206,3 +206,49 @@ func BenchmarkSealBookingContact(b *testing.B) {
 		_ = v.PhoneIndex(testContact.Phone)
 	}
 }
+
+func TestPersonRecords(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "p1")
+		if err := insert(t, db, testBooking("bkg_greta", "p1", t0, 60)); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.SignInUser(ctx, "usr_greta", "greta@example.se", t0)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name            string
+			email, phone    string
+			bookings, users int
+		}{
+			{"e-mail in another spelling", " Greta@EXAMPLE.se ", "", 1, 1},
+			{"phone in national form", "", "070-123 45 67", 1, 0},
+			{"both", "greta@example.se", "+46701234567", 1, 1},
+			{"someone else", "gustav@example.se", "+46709999999", 0, 0},
+		}
+		for _, tc := range tests {
+			got, err := db.PersonRecords(ctx, tc.email, tc.phone)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if len(got.Bookings) != tc.bookings || len(got.Accounts) != tc.users {
+				t.Errorf("%s: %d bookings, %d accounts; want %d, %d", tc.name, len(got.Bookings), len(got.Accounts), tc.bookings, tc.users)
+			}
+			if len(got.Bookings) == 1 && (got.Bookings[0].Contact != testContact || got.Bookings[0].Consent.Statement != "ja tack") {
+				t.Errorf("%s: booking opens as %+v %+v", tc.name, got.Bookings[0].Contact, got.Bookings[0].Consent)
+			}
+			if len(got.Accounts) == 1 && (got.Accounts[0].ID != "usr_greta" || got.Accounts[0].Email != "greta@example.se") {
+				t.Errorf("%s: account %+v", tc.name, got.Accounts[0])
+			}
+		}
+		if _, err := db.PersonRecords(ctx, " ", ""); err == nil {
+			t.Error("no e-mail and no phone: want an error")
+		}
+	})
+}

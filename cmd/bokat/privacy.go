@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 )
 
@@ -181,10 +183,13 @@ func (c *privacyConfig) register(fs *flagSet) {
 
 // openPrivacy opens the store with the vault of serve, and a logger that
 // records the command with keyed hashes of the address and number only.
-func openPrivacy(ctx context.Context, name string, args []string, e env) (*sqlstore.DB, privacyConfig, *slog.Logger, error) {
+func openPrivacy(ctx context.Context, name string, args []string, e env, more ...func(*flagSet)) (*sqlstore.DB, privacyConfig, *slog.Logger, error) {
 	fs := newFlagSet("privacy "+name, e)
 	var c privacyConfig
 	c.register(fs)
+	for _, register := range more {
+		register(fs)
+	}
 	rest, err := fs.parse(args)
 	if err != nil {
 		return nil, c, nil, fmt.Errorf("%w: %v", errUsage, err)
@@ -364,4 +369,59 @@ func exportDocument(recs sqlstore.PersonRecords, now time.Time) exportWire {
 			LastSignInAt: optionalTime(a.LastSignInAt)})
 	}
 	return doc
+}
+
+// eraseCancelReason is the cancellation reason of a future booking cancelled
+// by an erasure: one of the contract's reasons, as the customer gave none.
+const eraseCancelReason = "other"
+
+// runPrivacyErase erases everything held for a person in one transaction
+// and prints what it erased: ids and counts, no personal data. A future
+// confirmed booking refuses the erasure unless --cancel-future is given.
+func runPrivacyErase(ctx context.Context, args []string, e env) error {
+	var cancelFuture bool
+	db, c, log, err := openPrivacy(ctx, "erase", args, e, func(fs *flagSet) {
+		fs.Bool(&cancelFuture, "cancel-future", "", false, "cancel the person's confirmed bookings still to come (with the usual events and notifications) before erasing")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var cancel func(context.Context, *sqlstore.Tx, bokat.Booking) error
+	if cancelFuture {
+		cancel = func(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking) error {
+			return booking.CancelInTx(ctx, tx, b, eraseCancelReason, time.Now().UTC())
+		}
+	}
+	out, err := db.ErasePerson(ctx, c.Email, c.Phone, time.Now().UTC(), cancel)
+	if err != nil {
+		log.Warn("personal data not erased", "error", err.Error())
+		return err
+	}
+	doc := eraseWire{Bookings: orEmpty(out.Bookings), Requests: orEmpty(out.Requests), Accounts: orEmpty(out.Accounts),
+		Cancelled: orEmpty(out.Cancelled), DroppedNotifications: out.DroppedNotifications}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	log.Info("personal data erased", "bookings", len(out.Bookings), "requests", len(out.Requests),
+		"accounts", len(out.Accounts), "cancelled", len(out.Cancelled), "dropped_notifications", out.DroppedNotifications)
+	return nil
+}
+
+// eraseWire is what `bokat privacy erase` prints.
+type eraseWire struct {
+	Bookings             []string `json:"erased_booking_ids"`
+	Requests             []string `json:"erased_follow_up_request_ids"`
+	Accounts             []string `json:"deleted_sign_in_account_ids"`
+	Cancelled            []string `json:"cancelled_booking_ids"`
+	DroppedNotifications int      `json:"dropped_notifications"`
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -7,13 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"bokat/internal/catalog"
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 )
 
 // TestContactDataIsSealedAtRest confirms a booking and creates a follow-up
@@ -53,7 +56,8 @@ func TestContactDataIsSealedAtRest(t *testing.T) {
 			o := f.option("sv-SE", "prv_sthlm_vvs_1")
 			body := e2eCustomer{name, phone, email, address}.confirm(o, "privacy-confirm")
 			body["user_consent_statement"] = statement
-			id := f.call("POST", "/v1/bookings", body)["booking"].(map[string]any)["id"].(string)
+			confirmed := f.call("POST", "/v1/bookings", body)
+			id, bookingRequestID := confirmed["booking"].(map[string]any)["id"].(string), confirmed["request_id"].(string)
 			toCustomer := f.message(email, id, "Bokningsbekräftelse: ")
 			checkText(t, "confirmation", toCustomer, []string{"Hej " + name, address}, nil)
 			f.statuses(id, "sent", "sent")
@@ -134,6 +138,56 @@ func TestContactDataIsSealedAtRest(t *testing.T) {
 			if !strings.Contains(exportLog, `"email_hash":"`) || !strings.Contains(exportLog, `"bookings":1`) {
 				t.Errorf("the export's log does not record it: %s", exportLog)
 			}
+			// Erasure refuses while the booking is still to come, then, with
+			// --cancel-future, cancels it (event, provider message) and erases
+			// everything; status by booking id and request id still answers.
+			if _, errOut, err := privacyErase(t, dbURL, "--email", email); err == nil ||
+				!strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "--cancel-future") {
+				t.Fatalf("erase with a booking to come: %v (%s)", err, errOut)
+			}
+			if doc, _ := privacyExport(t, dbURL, "--email", email); len(doc.Bookings) != 1 || doc.Bookings[0].Customer.Email != email {
+				t.Fatalf("a refused erasure changed the data: %+v", doc)
+			}
+			erased, eraseLog, err := privacyErase(t, dbURL, "--email", email, "--phone", reqPhone, "--cancel-future")
+			if err != nil {
+				t.Fatalf("erase --cancel-future: %v (%s)", err, eraseLog)
+			}
+			if !slices.Equal(erased.Bookings, []string{id}) || !slices.Equal(erased.Cancelled, []string{id}) ||
+				!slices.Equal(erased.Requests, []string{requestID}) {
+				t.Errorf("erased %+v, want booking %s (cancelled) and request %s", erased, id, requestID)
+			}
+			f.message(providerEmail(t, "prv_sthlm_vvs_1"), id, "Avbokat uppdrag: ")
+			f.statuses(id, "skipped", "sent") // the customer's address is gone
+			for _, ref := range []string{id, bookingRequestID} {
+				res := f.call("GET", "/v1/bookings/"+ref, nil)
+				if res["found"] != true || res["booking"].(map[string]any)["status"] != "cancelled" {
+					t.Errorf("status of %s after erasure: %v", ref, res)
+				}
+			}
+			if doc, _ := privacyExport(t, dbURL, "--email", email, "--phone", reqPhone); len(doc.Bookings)+len(doc.Requests) != 0 {
+				t.Errorf("export after erasure: %+v", doc)
+			}
+			db, err := sqlstore.Open(t.Context(), dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var sealed string
+			if err := db.R().QueryRowContext(t.Context(), `SELECT customer_name || customer_phone || customer_email || service_address
+				|| consent_statement FROM bookings WHERE id = $1`, id).Scan(&sealed); err != nil || sealed != "" {
+				t.Errorf("the erased booking still holds %d bytes of sealed contact data (%v)", len(sealed), err)
+			}
+			var events int
+			if err := db.R().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM outbox_events WHERE booking_id = $1
+				AND event_type = 'booking.cancelled'`, id).Scan(&events); err != nil || events != 1 {
+				t.Errorf("%d booking.cancelled events (%v), want 1", events, err)
+			}
+			for _, s := range pii {
+				if strings.Contains(eraseLog, s) {
+					t.Errorf("the erasure's log holds %q", s)
+				}
+			}
+
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -211,4 +265,38 @@ func privacyExport(t *testing.T, dbURL string, args ...string) (exportWire, stri
 		t.Fatalf("privacy export printed no JSON document: %v\n%s", err, out.String())
 	}
 	return doc, errOut.String()
+}
+
+// privacyErase runs `bokat privacy erase` and decodes what it printed.
+func privacyErase(t *testing.T, dbURL string, args ...string) (eraseWire, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), append([]string{"privacy", "erase", "--database", dbURL}, args...), getenvFrom(nil), &out, &errOut)
+	var doc eraseWire
+	if err == nil {
+		if jerr := json.Unmarshal(out.Bytes(), &doc); jerr != nil {
+			t.Fatalf("privacy erase printed no JSON document: %v\n%s", jerr, out.String())
+		}
+	}
+	return doc, errOut.String(), err
+}
+
+// providerEmail returns the e-mail address of a demo provider.
+func providerEmail(t *testing.T, id string) string {
+	t.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	providers, err := supply.Parse(supply.DemoName, supply.Demo(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range providers {
+		if p.ID == id {
+			return p.Email
+		}
+	}
+	t.Fatalf("no demo provider %s", id)
+	return ""
 }

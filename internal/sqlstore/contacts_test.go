@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"bokat"
 
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -249,6 +252,88 @@ func TestPersonRecords(t *testing.T) {
 		}
 		if _, err := db.PersonRecords(ctx, " ", ""); err == nil {
 			t.Error("no e-mail and no phone: want an error")
+		}
+	})
+}
+
+func TestErasePerson(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "p1")
+		now := t0.Add(24 * time.Hour)
+		for _, b := range []bokat.Booking{testBooking("bkg_past", "p1", t0, 60), testBooking("bkg_future", "p1", now.Add(time.Hour), 60)} {
+			if err := insert(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other := testBooking("bkg_other", "p1", t0.Add(2*time.Hour), 60)
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			c := testContact
+			c.Email, c.Phone = "gustav@example.se", "+46709999999"
+			if err := tx.InsertBooking(ctx, other, c, bokat.BookingConsent{}, "cal_other", t0); err != nil {
+				return err
+			}
+			if _, err := tx.SignInUser(ctx, "usr_greta", "greta@example.se", t0); err != nil {
+				return err
+			}
+			for _, q := range []string{
+				`INSERT INTO oauth_sessions (token_hash, user_id, created_at, expires_at) VALUES ('sess', 'usr_greta', 0, 1)`,
+				`INSERT INTO oauth_signin_codes (id, email, email_hash, browser_hash, code_hash, created_at, expires_at)
+				 VALUES ('code', 'greta@example.se', 'h', 'b', 'c', 0, 1)`,
+			} {
+				if _, err := tx.Q().ExecContext(ctx, q); err != nil {
+					return err
+				}
+			}
+			return tx.InsertFollowUpRequest(ctx, sqlstore.FollowUpRequest{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
+				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
+				CustomerJSON: []byte(`{"phone":"070-123 45 67","email":"other@example.se"}`), LocationJSON: []byte(`{}`),
+				TimingJSON: []byte(`{}`), CustomerNextStep: "vänta", Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm",
+				CreatedAt: t0})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Without a cancel function, the booking still to come refuses it all.
+		_, err = db.ErasePerson(ctx, "greta@example.se", "", now, nil)
+		var future *sqlstore.FutureBookingsError
+		if !errors.As(err, &future) || len(future.IDs) != 1 || future.IDs[0] != "bkg_future" {
+			t.Fatalf("erase with a future booking: %v", err)
+		}
+		if got, _ := db.PersonRecords(ctx, "greta@example.se", ""); len(got.Bookings) != 2 || len(got.Accounts) != 1 {
+			t.Fatalf("a refused erasure changed something: %d bookings, %d accounts", len(got.Bookings), len(got.Accounts))
+		}
+
+		var cancelled []string
+		out, err := db.ErasePerson(ctx, "greta@example.se", "0701234567", now, func(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking) error {
+			cancelled = append(cancelled, b.ID)
+			b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, "other"
+			return tx.CancelBooking(ctx, b, "", now)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Bookings, []string{"bkg_future", "bkg_past"}) || !slices.Equal(out.Cancelled, []string{"bkg_future"}) ||
+			!slices.Equal(cancelled, out.Cancelled) || !slices.Equal(out.Requests, []string{"req_greta"}) ||
+			!slices.Equal(out.Accounts, []string{"usr_greta"}) {
+			t.Errorf("erased %+v", out)
+		}
+		if got, _ := db.PersonRecords(ctx, "greta@example.se", "+46701234567"); len(got.Bookings)+len(got.Requests)+len(got.Accounts) != 0 {
+			t.Errorf("after erasure the person still has %+v", got)
+		}
+		for _, q := range []string{`SELECT COUNT(*) FROM oauth_sessions`, `SELECT COUNT(*) FROM oauth_signin_codes`, `SELECT COUNT(*) FROM users`} {
+			var n int
+			if err := db.R().QueryRowContext(ctx, q).Scan(&n); err != nil || n != 0 {
+				t.Errorf("%s: %d (%v)", q, n, err)
+			}
+		}
+		if nb, err := db.NotificationBooking(ctx, "bkg_other"); err != nil || nb.Contact.Email != "gustav@example.se" {
+			t.Errorf("someone else's booking: %+v %v", nb.Contact, err)
+		}
+		if nb, err := db.NotificationBooking(ctx, "bkg_future"); err != nil || nb.Status != bokat.BookingCancelled || nb.PriceSEK != 1890 {
+			t.Errorf("the cancelled booking keeps its facts: %+v %v", nb.Booking, err)
 		}
 	})
 }

@@ -79,12 +79,12 @@ func (db *DB) EraseExpiredContacts(ctx context.Context, now, bookingsBefore, req
 // them and meets cond (SQL over the booking's columns, its argument $3),
 // and skips the booking's pending notification jobs. It reports whether
 // it erased the booking.
-func (tx *Tx) eraseBooking(ctx context.Context, id string, now time.Time, cond string, arg any) (bool, int, error) {
+func (tx *Tx) eraseBooking(ctx context.Context, id string, now time.Time, cond string, arg ...any) (bool, int, error) {
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET customer_name = '', customer_first_name = '',
 		customer_last_name = '', customer_phone = '', customer_email = '', service_address = '',
 		destination_address = '', consent_statement = '', cancel_notes = '', customer_email_index = '',
 		customer_phone_index = '', contact_erased_at = $2
-		WHERE id = $1 AND contact_erased_at IS NULL `+cond, id, Millis(now), arg)
+		WHERE id = $1 AND contact_erased_at IS NULL `+cond, append([]any{id, Millis(now)}, arg...)...)
 	if err != nil {
 		return false, 0, translate(err)
 	}
@@ -97,11 +97,11 @@ func (tx *Tx) eraseBooking(ctx context.Context, id string, now time.Time, cond s
 
 // eraseRequest is eraseBooking for a follow-up request: customer and
 // location become {}, description, details and consent statement empty.
-func (tx *Tx) eraseRequest(ctx context.Context, id string, now time.Time, cond string, arg any) (bool, int, error) {
+func (tx *Tx) eraseRequest(ctx context.Context, id string, now time.Time, cond string, arg ...any) (bool, int, error) {
 	res, err := tx.tx.ExecContext(ctx, `UPDATE follow_up_requests SET customer_json = '{}', location_json = '{}',
 		description = '', details_json = '{}', consent_statement = '', contact_key_id = NULL,
 		customer_email_index = '', customer_phone_index = '', contact_erased_at = $2
-		WHERE id = $1 AND contact_erased_at IS NULL `+cond, id, Millis(now), arg)
+		WHERE id = $1 AND contact_erased_at IS NULL `+cond, append([]any{id, Millis(now)}, arg...)...)
 	if err != nil {
 		return false, 0, translate(err)
 	}

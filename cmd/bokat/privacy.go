@@ -12,6 +12,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
+	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 )
 
@@ -379,9 +380,13 @@ const eraseCancelReason = "other"
 // and prints what it erased: ids and counts, no personal data. A future
 // confirmed booking refuses the erasure unless --cancel-future is given.
 func runPrivacyErase(ctx context.Context, args []string, e env) error {
-	var cancelFuture bool
+	var (
+		cancelFuture bool
+		mailDir      string
+	)
 	db, c, log, err := openPrivacy(ctx, "erase", args, e, func(fs *flagSet) {
 		fs.Bool(&cancelFuture, "cancel-future", "", false, "cancel the person's confirmed bookings still to come (with the usual events and notifications) before erasing")
+		fs.String(&mailDir, "mail-dir", "BOKAT_MAIL_DIR", "bokat-data/mail", "the development mail folder serve writes .eml files to: the person's messages there are removed too")
 	})
 	if err != nil {
 		return err
@@ -398,15 +403,22 @@ func runPrivacyErase(ctx context.Context, args []string, e env) error {
 		log.Warn("personal data not erased", "error", err.Error())
 		return err
 	}
+	ids := append(append(append([]string(nil), out.Bookings...), out.Requests...), out.Cancelled...)
+	files, err := notify.EraseFolderMessages(mailDir, []string{c.Email}, ids)
+	if err != nil {
+		log.Warn("the mail folder was not cleared of the person's messages", "error", "cannot read or remove a file in --mail-dir")
+		return fmt.Errorf("erased in the database, but the mail folder %s could not be cleared: %w", mailDir, err)
+	}
 	doc := eraseWire{Bookings: orEmpty(out.Bookings), Requests: orEmpty(out.Requests), Accounts: orEmpty(out.Accounts),
-		Cancelled: orEmpty(out.Cancelled), DroppedNotifications: out.DroppedNotifications}
+		Cancelled: orEmpty(out.Cancelled), DroppedNotifications: out.DroppedNotifications, MailFiles: files}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		return err
 	}
 	log.Info("personal data erased", "bookings", len(out.Bookings), "requests", len(out.Requests),
-		"accounts", len(out.Accounts), "cancelled", len(out.Cancelled), "dropped_notifications", out.DroppedNotifications)
+		"accounts", len(out.Accounts), "cancelled", len(out.Cancelled), "dropped_notifications", out.DroppedNotifications,
+		"removed_mail_files", files)
 	return nil
 }
 
@@ -417,6 +429,7 @@ type eraseWire struct {
 	Accounts             []string `json:"deleted_sign_in_account_ids"`
 	Cancelled            []string `json:"cancelled_booking_ids"`
 	DroppedNotifications int      `json:"dropped_notifications"`
+	MailFiles            int      `json:"removed_mail_files"`
 }
 
 func orEmpty(s []string) []string {

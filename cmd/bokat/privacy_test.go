@@ -271,7 +271,8 @@ func privacyExport(t *testing.T, dbURL string, args ...string) (exportWire, stri
 func privacyErase(t *testing.T, dbURL string, args ...string) (eraseWire, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(t.Context(), append([]string{"privacy", "erase", "--database", dbURL}, args...), getenvFrom(nil), &out, &errOut)
+	err := run(t.Context(), append([]string{"privacy", "erase", "--database", dbURL, "--mail-dir", t.TempDir()}, args...),
+		getenvFrom(nil), &out, &errOut)
 	var doc eraseWire
 	if err == nil {
 		if jerr := json.Unmarshal(out.Bytes(), &doc); jerr != nil {
@@ -299,4 +300,55 @@ func providerEmail(t *testing.T, id string) string {
 	}
 	t.Fatalf("no demo provider %s", id)
 	return ""
+}
+
+// TestEraseClearsTheDevelopmentMailFolder: in development serve writes
+// messages as .eml files; an erasure removes the person's, and what serve
+// writes afterwards (the provider's cancellation) carries none of their data.
+func TestEraseClearsTheDevelopmentMailFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mailDir := filepath.Join(dir, "mail")
+	dbURL := "sqlite:" + filepath.Join(dir, "bokat.db")
+	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL, "--mail-dir", mailDir}, nil)
+	defer stop()
+	f := &e2eFlow{t: t, baseURL: baseURL, token: token, client: &http.Client{Timeout: 10 * time.Second}}
+	c := e2eCustomer{"Rasmine Fjällbrink", "+46 70 444 19 08", "rasmine.fj.1908@kund.example", "Krukmakargatan 3"}
+	id := f.call("POST", "/v1/bookings", c.confirm(f.option("sv-SE", "prv_sthlm_vvs_1"), "mail-dir"))["booking"].(map[string]any)["id"].(string)
+	f.statuses(id, "sent", "sent")
+	files := func() []string {
+		entries, _ := os.ReadDir(mailDir)
+		var out []string
+		for _, e := range entries {
+			raw, err := os.ReadFile(filepath.Join(mailDir, e.Name()))
+			if err == nil {
+				out = append(out, string(raw))
+			}
+		}
+		return out
+	}
+	if n := len(files()); n != 2 {
+		t.Fatalf("%d .eml files before erasure, want the customer's and the provider's", n)
+	}
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"privacy", "erase", "--database", dbURL, "--mail-dir", mailDir, "--email", c.email, "--cancel-future"},
+		getenvFrom(nil), &out, &errOut); err != nil {
+		t.Fatalf("erase: %v %s", err, errOut.String())
+	}
+	var erased eraseWire
+	if err := json.Unmarshal(out.Bytes(), &erased); err != nil || erased.MailFiles != 2 {
+		t.Errorf("erase printed %s (%v); want 2 removed mail files", out.String(), err)
+	}
+	f.statuses(id, "skipped", "sent") // serve has written the provider's cancellation by now
+	left := files()
+	if len(left) != 1 {
+		t.Errorf("%d .eml files after erasure, want the provider's cancellation only", len(left))
+	}
+	for _, raw := range left {
+		for _, s := range append(c.pii(), "Rasmine", "rasmine") {
+			if strings.Contains(raw, s) {
+				t.Errorf("a message written after the erasure holds %q", s)
+			}
+		}
+	}
 }

@@ -132,10 +132,30 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 			}
 		}
 
-		// Without the key a row was sealed with, reading fails and says why.
+		// Without the key a row was sealed with, reading fails and says why,
+		// and re-sealing skips the row, names it, and re-seals the others.
 		db.SetVault(sqlstoretest.VaultWith(t, pepper, oldKey))
 		if _, err := db.NotificationBooking(ctx, "bkg_sealed"); !errors.Is(err, webhook.ErrUnknownKey) {
 			t.Errorf("read with a keyring lacking the key: %v, want ErrUnknownKey", err)
+		}
+		if err := insert(t, db, testBooking("bkg_later", "p1", t0.Add(4*time.Hour), 60)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `UPDATE bookings SET customer_name = 'Greta Gåsfot', contact_key_id = NULL,
+				customer_email = 'greta@example.se', customer_phone = '+46701234567', service_address = 'Drottninggatan 1',
+				consent_statement = 'ja tack' WHERE id = 'bkg_later'`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := db.ResealContacts(ctx, 10)
+		if n != 1 || !errors.Is(err, webhook.ErrUnknownKey) || !strings.Contains(err.Error(), "bkg_sealed") ||
+			strings.Contains(err.Error(), "Greta") {
+			t.Errorf("re-seal beside unopenable rows: %d, %v; want 1 and an error naming bkg_sealed", n, err)
+		}
+		if nb, err := db.NotificationBooking(ctx, "bkg_later"); err != nil || nb.Contact != testContact {
+			t.Errorf("the openable row after re-sealing: %+v %v", nb.Contact, err)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -10,9 +11,10 @@ import (
 // bookings and of follow-up requests whose contact data is in plain text
 // (written before sealing) or sealed with another key (after a rotation),
 // and fills their blind index. It returns how many rows it re-sealed; call
-// it until that is 0. A row sealed with a key the vault lacks fails with an
-// error wrapping the Sealer's (webhook.ErrUnknownKey), naming the key id
-// and row id only. Several processes may run it at once: a row is written
+// it until that is 0. A row that does not open (sealed with a key the vault
+// lacks, or altered) is skipped and reported in the returned error, which
+// wraps the Sealer's (webhook.ErrUnknownKey) and names key and row ids
+// only; the other rows are re-sealed all the same. Several processes may run it at once: a row is written
 // only if nobody re-sealed it in between. Rows whose contact data was
 // erased are left alone.
 func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
@@ -22,6 +24,7 @@ func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
 	}
 	sealID := v.Keys.SealingKeyID()
 	total := 0
+	var skipped []error
 	for _, table := range []string{"bookings", "follow_up_requests"} {
 		var ids []string
 		rows, err := db.read.QueryContext(ctx, `SELECT id FROM `+table+`
@@ -44,9 +47,12 @@ func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
 		if len(ids) == 0 {
 			continue
 		}
-		var done int
+		var (
+			done     int
+			unopened []error
+		)
 		err = db.InTx(ctx, func(tx *Tx) error {
-			done = 0
+			done, unopened = 0, nil
 			for _, id := range ids {
 				var (
 					n   int64
@@ -56,6 +62,11 @@ func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
 					n, err = tx.resealBooking(ctx, v, id)
 				} else {
 					n, err = tx.resealRequest(ctx, v, id)
+				}
+				var bad *unopenable
+				if errors.As(err, &bad) {
+					unopened = append(unopened, bad.err)
+					continue
 				}
 				if err != nil {
 					return err
@@ -68,9 +79,19 @@ func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
 			return total, fmt.Errorf("re-seal %s: %w", table, err)
 		}
 		total += done
+		skipped = append(skipped, unopened...)
+	}
+	if len(skipped) > 0 {
+		return total, fmt.Errorf("re-seal: %d row(s) do not open: %w", len(skipped), errors.Join(skipped...))
 	}
 	return total, nil
 }
+
+// unopenable marks a row whose sealed values do not open.
+type unopenable struct{ err error }
+
+func (u *unopenable) Error() string { return u.err.Error() }
+func (u *unopenable) Unwrap() error { return u.err }
 
 func (tx *Tx) resealBooking(ctx context.Context, v *Vault, id string) (int64, error) {
 	var s sealedBooking
@@ -84,7 +105,7 @@ func (tx *Tx) resealBooking(ctx context.Context, v *Vault, id string) (int64, er
 	}
 	plain, err := v.openBooking(id, s)
 	if err != nil {
-		return 0, err
+		return 0, &unopenable{err}
 	}
 	fresh, err := v.sealBooking(id, plain)
 	if err != nil {
@@ -119,7 +140,7 @@ func (tx *Tx) resealRequest(ctx context.Context, v *Vault, id string) (int64, er
 	}
 	r.ID, r.CustomerJSON, r.LocationJSON = id, []byte(customer), []byte(location)
 	if err := v.openRequest(&r, keyID.String); err != nil {
-		return 0, err
+		return 0, &unopenable{err}
 	}
 	fresh, emailIndex, phoneIndex, err := v.sealRequest(&r)
 	if err != nil {

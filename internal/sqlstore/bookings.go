@@ -69,17 +69,17 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 	sv := sealed.Values
 	_, err = tx.tx.ExecContext(ctx, `INSERT INTO bookings (`+bookingColumns+`, `+sealedBookingColumns+`,
 		contact_key_id, customer_email_index, customer_phone_index,
-		consent_source, consent_collected_at, cancel_notes, currency, updated_at)
+		consent_source, consent_collected_at, currency, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
-		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, '', 'SEK', $50)`,
+		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, 'SEK', $51)`,
 		b.ID, b.RequestID, b.OwnerClientID, b.OwnerUserID, b.Status, b.ProviderID, b.ProviderName,
 		b.ServiceID, b.VerticalID, b.JobTypeID, b.ServiceLabelSV, b.ServiceLabelEN,
 		Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType, b.UnitPriceSEK,
 		b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
 		b.DestinationPostcode, b.Locale, b.Source, b.ExternalReference, Millis(b.ConfirmedAt), NullMillis(b.RescheduledAt),
 		NullMillis(b.CancelledAt), b.CancelReason, b.Sequence, b.CustomerConfirmationStatus, b.ProviderConfirmationStatus,
-		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7],
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8],
 		sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex,
 		consent.Source, NullMillis(consent.CollectedAt), Millis(now))
 	if err != nil {
@@ -134,10 +134,24 @@ func (tx *Tx) OwnedBookingForUpdate(ctx context.Context, id, ownerClientID, owne
 // booking's calendar entry becomes inactive. It returns
 // bokat.ErrNotFound unless b is a confirmed booking.
 func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, now time.Time) error {
+	v, plain, err := tx.bookingSecrets(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	plain.Notes = notes
+	sealed, err := v.sealBooking(b.ID, plain)
+	if err != nil {
+		return err
+	}
+	sv := sealed.Values
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET status = 'cancelled', cancelled_at = $2, cancel_reason = $3,
-		cancel_notes = $4, sequence = $5, customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $6
+		sequence = $4, customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $5,
+		customer_name = $6, customer_first_name = $7, customer_last_name = $8, customer_phone = $9,
+		customer_email = $10, service_address = $11, destination_address = $12, consent_statement = $13,
+		cancel_notes = $14, contact_key_id = $15, customer_email_index = $16, customer_phone_index = $17
 		WHERE id = $1 AND status = 'confirmed'`,
-		b.ID, Millis(b.CancelledAt), b.CancelReason, notes, b.Sequence, Millis(now))
+		b.ID, Millis(b.CancelledAt), b.CancelReason, b.Sequence, Millis(now),
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex)
 	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}
@@ -170,12 +184,12 @@ func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingC
 		customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $18,
 		customer_name = $19, customer_first_name = $20, customer_last_name = $21, customer_phone = $22,
 		customer_email = $23, service_address = $24, destination_address = $25, consent_statement = $26,
-		contact_key_id = $27, customer_email_index = $28, customer_phone_index = $29
+		cancel_notes = $27, contact_key_id = $28, customer_email_index = $29, customer_phone_index = $30
 		WHERE id = $1 AND status = 'confirmed'`,
 		b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType,
 		b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
 		b.DestinationPostcode, Millis(b.RescheduledAt), b.Sequence, Millis(now),
-		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex)
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex)
 	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}

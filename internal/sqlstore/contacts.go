@@ -150,32 +150,35 @@ func contactContext(table, id, column string) string {
 // sealedBookingColumns are the sealed columns of bookings, in the order of
 // bookingSecrets' fields.
 const sealedBookingColumns = `customer_name, customer_first_name, customer_last_name, customer_phone, customer_email,
-	service_address, destination_address, consent_statement`
+	service_address, destination_address, consent_statement, cancel_notes`
 
 var sealedBookingNames = [...]string{"customer_name", "customer_first_name", "customer_last_name", "customer_phone",
-	"customer_email", "service_address", "destination_address", "consent_statement"}
+	"customer_email", "service_address", "destination_address", "consent_statement", "cancel_notes"}
 
-// bookingSecrets is the plain contact data and consent statement of a booking.
+// bookingSecrets is the plain contact data, consent statement and cancel
+// notes (free text that may name a person) of a booking.
 type bookingSecrets struct {
 	Contact   bokat.BookingContact
 	Statement string
+	Notes     string
 }
 
-func (s *bookingSecrets) fields() [8]*string {
+func (s *bookingSecrets) fields() [9]*string {
 	c := &s.Contact
-	return [8]*string{&c.Name, &c.FirstName, &c.LastName, &c.Phone, &c.Email, &c.ServiceAddress, &c.DestinationAddress, &s.Statement}
+	return [9]*string{&c.Name, &c.FirstName, &c.LastName, &c.Phone, &c.Email, &c.ServiceAddress, &c.DestinationAddress,
+		&s.Statement, &s.Notes}
 }
 
 // sealedBooking is a booking's sealed columns as stored.
 type sealedBooking struct {
 	KeyID      sql.NullString
-	Values     [8]string
+	Values     [9]string
 	EmailIndex string
 	PhoneIndex string
 }
 
 func (s *sealedBooking) dest() []any {
-	out := make([]any, 0, 9)
+	out := make([]any, 0, len(s.Values)+1)
 	for i := range s.Values {
 		out = append(out, &s.Values[i])
 	}

@@ -53,7 +53,7 @@ func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRec
 	match := `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))`
 	var out PersonRecords
 	rows, err := db.read.QueryContext(ctx, `SELECT `+bookingColumns+`, `+sealedBookingColumns+`, contact_key_id,
-		consent_source, consent_collected_at, cancel_notes, contact_erased_at
+		consent_source, consent_collected_at, contact_erased_at
 		FROM bookings WHERE `+match+` ORDER BY confirmed_at, id`, emailIndex, phoneIndex)
 	if err != nil {
 		return PersonRecords{}, translate(err)
@@ -65,7 +65,7 @@ func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRec
 			pb                  PersonBooking
 			collected, erasedAt sql.NullInt64
 		)
-		b, err := scanBooking(rows, append(s.dest(), &pb.Consent.Source, &collected, &pb.CancelNotes, &erasedAt)...)
+		b, err := scanBooking(rows, append(s.dest(), &pb.Consent.Source, &collected, &erasedAt)...)
 		if err != nil {
 			return PersonRecords{}, err
 		}
@@ -73,7 +73,7 @@ func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRec
 		if err != nil {
 			return PersonRecords{}, err
 		}
-		pb.Booking, pb.Contact, pb.Consent.Statement = b, plain.Contact, plain.Statement
+		pb.Booking, pb.Contact, pb.Consent.Statement, pb.CancelNotes = b, plain.Contact, plain.Statement, plain.Notes
 		pb.Consent.CollectedAt, pb.ContactErasedAt = FromNullMillis(collected), FromNullMillis(erasedAt)
 		out.Bookings = append(out.Bookings, pb)
 	}

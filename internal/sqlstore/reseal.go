@@ -114,10 +114,10 @@ func (tx *Tx) resealBooking(ctx context.Context, v *Vault, id string) (int64, er
 	sv := fresh.Values
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET customer_name = $2, customer_first_name = $3,
 		customer_last_name = $4, customer_phone = $5, customer_email = $6, service_address = $7,
-		destination_address = $8, consent_statement = $9, contact_key_id = $10, customer_email_index = $11,
-		customer_phone_index = $12
-		WHERE id = $1 AND contact_key_id IS NOT DISTINCT FROM $13`,
-		id, sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], fresh.KeyID, fresh.EmailIndex, fresh.PhoneIndex, s.KeyID)
+		destination_address = $8, consent_statement = $9, cancel_notes = $10, contact_key_id = $11,
+		customer_email_index = $12, customer_phone_index = $13
+		WHERE id = $1 AND contact_key_id IS NOT DISTINCT FROM $14`,
+		id, sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], fresh.KeyID, fresh.EmailIndex, fresh.PhoneIndex, s.KeyID)
 	if err != nil {
 		return 0, translate(err)
 	}

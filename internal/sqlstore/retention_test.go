@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +124,17 @@ func (f retentionFixture) check(t *testing.T, db *sqlstore.DB) {
 		}
 		if expired != (statement == "" && notes == "" && emailIndex == "" && erasedAt != nil && *erasedAt == sqlstore.Millis(f.now)) {
 			t.Errorf("%s: statement %q notes %q index %q erased at %v; expired %v", id, statement, notes, emailIndex, erasedAt, expired)
+		}
+		if id == "bkg_cancelled_recently" {
+			// Cancel notes are sealed like the contact data, and open again.
+			recs, err := db.PersonRecords(ctx, testContact.Email, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(recs.Bookings, func(b sqlstore.PersonBooking) bool { return b.ID == id })
+			if notes == "" || strings.Contains(notes, "Greta") || i < 0 || recs.Bookings[i].CancelNotes != "Ring Greta" {
+				t.Errorf("%s: stored notes %q; opened %v", id, notes, i >= 0 && recs.Bookings[i].CancelNotes == "Ring Greta")
+			}
 		}
 		f.checkJob(t, db, id, expired)
 	}

@@ -1,6 +1,9 @@
 -- +goose Up
 -- Customer contact data is sealed at rest (AES-256-GCM under the server's
 -- --secret-key, like webhook signing secrets): each contact column of a row
+-- (bookings: customer_*, *_address, consent_statement, cancel_notes;
+-- follow_up_requests: customer_json, location_json, description,
+-- consent_statement)
 -- holds base64 of nonce || ciphertext, bound to the table, row id and
 -- column, under the key contact_key_id names. contact_key_id NULL marks a
 -- row written before sealing (plain text), which `serve` re-seals; an

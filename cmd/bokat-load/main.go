@@ -60,6 +60,7 @@ import (
 	"bokat/internal/httpapi"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/webhook"
 )
 
 // searchBody is the request both servers receive: a faucet installation in
@@ -380,6 +381,13 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
+	sealKey := make([]byte, webhook.KeySize)
+	rand.Read(sealKey)
+	sealer, err := webhook.NewKeyring(sealKey)
+	if err != nil {
+		return fail(err)
+	}
+	db.SetVault(&sqlstore.Vault{Keys: sealer, Index: hasher.Hash})
 	keys, err := booking.NewKeyring(booking.Key{ID: "load", Secret: []byte(rand.Text() + rand.Text())})
 	if err != nil {
 		return fail(err)

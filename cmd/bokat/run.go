@@ -63,6 +63,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
 		}
 		return runProviderFeedURL(ctx, rest[1:], e)
+	case "privacy":
+		switch {
+		case len(rest) > 0 && rest[0] == "export":
+			return runPrivacyExport(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "erase":
+			return runPrivacyErase(ctx, rest[1:], e)
+		}
+		return fmt.Errorf("%w: bokat privacy export|erase --email ADDRESS [--phone NUMBER] [--cancel-future]", errUsage)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -92,6 +100,12 @@ Commands:
   provider feed-url [PROVIDER_ID...]
                               print each provider's secret calendar feed address (all providers
                               when none is named); use the --base-url and secrets serve uses
+  privacy export --email ADDRESS [--phone NUMBER]
+                              print as JSON everything held for a person (bookings, follow-up requests,
+                              consent, sign-in account); use the secrets serve uses
+  privacy erase --email ADDRESS [--phone NUMBER] [--cancel-future]
+                              erase all of it in one transaction; prints the ids erased; refuses a
+                              booking still to come unless --cancel-future (which cancels it first)
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -27,6 +27,7 @@ import (
 type serveConfig struct {
 	commonConfig
 	opsConfig
+	retentionConfig
 	Addr            string
 	BaseURL         string
 	Demo            bool
@@ -44,6 +45,7 @@ type serveConfig struct {
 
 func (c *serveConfig) register(fs *flagSet) {
 	c.commonConfig.register(fs)
+	c.retentionConfig.register(fs)
 	fs.Text(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address", checkListenAddr)
 	fs.Text(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)", checkBaseURL)
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
@@ -59,7 +61,7 @@ func (c *serveConfig) register(fs *flagSet) {
 			return err
 		})
 	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Minute, 24*time.Hour, "lifetime of a booking option, 1m to 24h")
-	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production",
+	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets and customer contact data; comma-separated to rotate, the first seals; required in production",
 		func(s string) error {
 			if s == "" {
 				return nil
@@ -175,6 +177,9 @@ func runServe(ctx context.Context, args []string, e env) error {
 	defer db.Close()
 	hasher, err := tokenHasher(ctx, c.commonConfig, db)
 	if err != nil {
+		return err
+	}
+	if err := setupVault(ctx, c, db, hasher); err != nil {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
@@ -307,7 +312,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	background = append(background, webhookWorkers...)
 	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
-	}})
+	}}, resealWorker(db, log, time.Hour), retentionWorker(db, log, time.Now, c.retentionConfig, time.Hour))
 	// Customer and provider messages about bookings (and follow-up requests).
 	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
 		return err

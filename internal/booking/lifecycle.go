@@ -408,6 +408,22 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 	})
 }
 
+// CancelInTx cancels the confirmed booking b inside tx for the operator
+// (no principal, no idempotency key), as Cancel does for its owner: status
+// cancelled with reason, the sequence raised, the slot freed, and the
+// booking.cancelled event and the customer and provider notifications
+// queued. It returns bokat.ErrNotFound unless b is confirmed. It serves
+// the erasure of a person's data (`bokat privacy erase --cancel-future`).
+func CancelInTx(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, reason string, now time.Time) error {
+	b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, reason
+	b.Sequence++
+	b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
+	if err := tx.CancelBooking(ctx, b, "", now); err != nil {
+		return err
+	}
+	return queue(ctx, tx, b, bokat.EventBookingCancelled, now)
+}
+
 // RescheduleInput is a reschedule request, already checked against the
 // schema.
 type RescheduleInput struct {

@@ -24,10 +24,6 @@ const bookingColumns = `id, request_id, owner_client_id, owner_user_id, status, 
 	external_reference, confirmed_at, rescheduled_at, cancelled_at, cancel_reason, sequence,
 	customer_confirmation_status, provider_confirmation_status`
 
-// contactColumns are the customer contact columns, read only for notifications.
-const contactColumns = `customer_name, customer_first_name, customer_last_name, customer_phone, customer_email,
-	service_address, destination_address`
-
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanBooking(row rowScanner, extra ...any) (bokat.Booking, error) {
@@ -62,19 +58,30 @@ func scanBooking(row rowScanner, extra ...any) (bokat.Booking, error) {
 // transaction is then aborted and must be rolled back.
 func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.BookingContact, consent bokat.BookingConsent,
 	entryID string, now time.Time) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO bookings (`+bookingColumns+`, `+contactColumns+`,
-		consent_statement, consent_source, consent_collected_at, cancel_notes, currency, updated_at)
+	v, err := tx.db.contactVault()
+	if err != nil {
+		return fmt.Errorf("insert booking: %w", err)
+	}
+	sealed, err := v.sealBooking(b.ID, bookingSecrets{Contact: c, Statement: consent.Statement})
+	if err != nil {
+		return fmt.Errorf("insert booking: %w", err)
+	}
+	sv := sealed.Values
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO bookings (`+bookingColumns+`, `+sealedBookingColumns+`,
+		contact_key_id, customer_email_index, customer_phone_index,
+		consent_source, consent_collected_at, currency, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
-		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, '', 'SEK', $47)`,
+		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, 'SEK', $51)`,
 		b.ID, b.RequestID, b.OwnerClientID, b.OwnerUserID, b.Status, b.ProviderID, b.ProviderName,
 		b.ServiceID, b.VerticalID, b.JobTypeID, b.ServiceLabelSV, b.ServiceLabelEN,
 		Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType, b.UnitPriceSEK,
 		b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
 		b.DestinationPostcode, b.Locale, b.Source, b.ExternalReference, Millis(b.ConfirmedAt), NullMillis(b.RescheduledAt),
 		NullMillis(b.CancelledAt), b.CancelReason, b.Sequence, b.CustomerConfirmationStatus, b.ProviderConfirmationStatus,
-		c.Name, c.FirstName, c.LastName, c.Phone, c.Email, c.ServiceAddress, c.DestinationAddress,
-		consent.Statement, consent.Source, NullMillis(consent.CollectedAt), Millis(now))
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8],
+		sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex,
+		consent.Source, NullMillis(consent.CollectedAt), Millis(now))
 	if err != nil {
 		return fmt.Errorf("insert booking: %w", translate(err))
 	}
@@ -127,10 +134,24 @@ func (tx *Tx) OwnedBookingForUpdate(ctx context.Context, id, ownerClientID, owne
 // booking's calendar entry becomes inactive. It returns
 // bokat.ErrNotFound unless b is a confirmed booking.
 func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, now time.Time) error {
+	v, plain, err := tx.bookingSecrets(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	plain.Notes = notes
+	sealed, err := v.sealBooking(b.ID, plain)
+	if err != nil {
+		return err
+	}
+	sv := sealed.Values
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET status = 'cancelled', cancelled_at = $2, cancel_reason = $3,
-		cancel_notes = $4, sequence = $5, customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $6
+		sequence = $4, customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $5,
+		customer_name = $6, customer_first_name = $7, customer_last_name = $8, customer_phone = $9,
+		customer_email = $10, service_address = $11, destination_address = $12, consent_statement = $13,
+		cancel_notes = $14, contact_key_id = $15, customer_email_index = $16, customer_phone_index = $17
 		WHERE id = $1 AND status = 'confirmed'`,
-		b.ID, Millis(b.CancelledAt), b.CancelReason, notes, b.Sequence, Millis(now))
+		b.ID, Millis(b.CancelledAt), b.CancelReason, b.Sequence, Millis(now),
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex)
 	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}
@@ -146,15 +167,29 @@ func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, 
 // entry of the provider fails with ErrSlotTaken. It returns
 // bokat.ErrNotFound unless b is a confirmed booking.
 func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingContact, now time.Time) error {
+	v, plain, err := tx.bookingSecrets(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	plain.Contact.ServiceAddress, plain.Contact.DestinationAddress = c.ServiceAddress, c.DestinationAddress
+	sealed, err := v.sealBooking(b.ID, plain)
+	if err != nil {
+		return err
+	}
+	sv := sealed.Values
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET slot_start_at = $2, slot_end_at = $3, slot_label = $4,
 		price_sek = $5, pricing_model = $6, price_type = $7, unit_price_sek = $8, quantity = $9, unit = $10,
 		minimum_charge_sek = $11, terms_version = $12, terms_accepted_at = $13, postcode = $14, destination_postcode = $15,
-		service_address = $16, destination_address = $17, rescheduled_at = $18, sequence = $19,
-		customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $20
+		rescheduled_at = $16, sequence = $17,
+		customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $18,
+		customer_name = $19, customer_first_name = $20, customer_last_name = $21, customer_phone = $22,
+		customer_email = $23, service_address = $24, destination_address = $25, consent_statement = $26,
+		cancel_notes = $27, contact_key_id = $28, customer_email_index = $29, customer_phone_index = $30
 		WHERE id = $1 AND status = 'confirmed'`,
 		b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType,
 		b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
-		b.DestinationPostcode, c.ServiceAddress, c.DestinationAddress, Millis(b.RescheduledAt), b.Sequence, Millis(now))
+		b.DestinationPostcode, Millis(b.RescheduledAt), b.Sequence, Millis(now),
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex)
 	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}
@@ -192,10 +227,29 @@ func (tx *Tx) BookingByID(ctx context.Context, id string) (bokat.Booking, error)
 // BookingAddresses returns the stored service and destination addresses of
 // a booking (the only fields of the contact it sets), or bokat.ErrNotFound.
 func (tx *Tx) BookingAddresses(ctx context.Context, bookingID string) (bokat.BookingContact, error) {
-	var c bokat.BookingContact
-	err := tx.tx.QueryRowContext(ctx, `SELECT service_address, destination_address FROM bookings WHERE id = $1`, bookingID).
-		Scan(&c.ServiceAddress, &c.DestinationAddress)
-	return c, translate(err)
+	_, plain, err := tx.bookingSecrets(ctx, bookingID)
+	if err != nil {
+		return bokat.BookingContact{}, err
+	}
+	return bokat.BookingContact{ServiceAddress: plain.Contact.ServiceAddress,
+		DestinationAddress: plain.Contact.DestinationAddress}, nil
+}
+
+// bookingSecrets reads and opens a booking's sealed columns inside the
+// transaction, or returns bokat.ErrNotFound.
+func (tx *Tx) bookingSecrets(ctx context.Context, bookingID string) (*Vault, bookingSecrets, error) {
+	v, err := tx.db.contactVault()
+	if err != nil {
+		return nil, bookingSecrets{}, err
+	}
+	var s sealedBooking
+	err = tx.tx.QueryRowContext(ctx, `SELECT `+sealedBookingColumns+`, contact_key_id FROM bookings WHERE id = $1`,
+		bookingID).Scan(s.dest()...)
+	if err != nil {
+		return nil, bookingSecrets{}, translate(err)
+	}
+	plain, err := v.openBooking(bookingID, s)
+	return v, plain, err
 }
 
 // ProviderName returns the name of a provider, or bokat.ErrNotFound.
@@ -248,14 +302,21 @@ type NotificationBooking struct {
 // NotificationBooking reads the current state of a booking for a
 // notification, or returns an error wrapping bokat.ErrNotFound.
 func (db *DB) NotificationBooking(ctx context.Context, bookingID string) (NotificationBooking, error) {
-	var c bokat.BookingContact
-	b, err := scanBooking(db.read.QueryRowContext(ctx, `SELECT `+bookingColumns+`, `+contactColumns+`
-		FROM bookings WHERE id = $1`, bookingID),
-		&c.Name, &c.FirstName, &c.LastName, &c.Phone, &c.Email, &c.ServiceAddress, &c.DestinationAddress)
+	v, err := db.contactVault()
+	if err != nil {
+		return NotificationBooking{}, err
+	}
+	var s sealedBooking
+	b, err := scanBooking(db.read.QueryRowContext(ctx, `SELECT `+bookingColumns+`, `+sealedBookingColumns+`, contact_key_id
+		FROM bookings WHERE id = $1`, bookingID), s.dest()...)
 	if err != nil {
 		return NotificationBooking{}, fmt.Errorf("booking %s: %w", bookingID, err)
 	}
-	return NotificationBooking{Booking: b, Contact: c}, nil
+	plain, err := v.openBooking(bookingID, s)
+	if err != nil {
+		return NotificationBooking{}, err
+	}
+	return NotificationBooking{Booking: b, Contact: plain.Contact}, nil
 }
 
 // SetConfirmationStatus records, inside tx, the delivery outcome of the

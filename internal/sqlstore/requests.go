@@ -9,6 +9,8 @@ import (
 
 // FollowUpRequest is a stored provider follow-up request. CustomerJSON holds
 // the customer's contact data: it is never returned by the API or logged.
+// CustomerJSON, LocationJSON, Description and ConsentStatement are sealed at
+// rest (see Vault); this struct holds them in plain text.
 type FollowUpRequest struct {
 	ID                 string
 	SessionID          string
@@ -56,16 +58,25 @@ func (tx *Tx) InsertFollowUpRequest(ctx context.Context, r FollowUpRequest) erro
 	if len(details) == 0 {
 		details = []byte("{}")
 	}
-	_, err := tx.tx.ExecContext(ctx,
+	v, err := tx.db.contactVault()
+	if err != nil {
+		return fmt.Errorf("insert request: %w", err)
+	}
+	keyID, emailIndex, phoneIndex, err := v.sealRequest(&r)
+	if err != nil {
+		return fmt.Errorf("insert request: %w", err)
+	}
+	_, err = tx.tx.ExecContext(ctx,
 		`INSERT INTO follow_up_requests (id, session_id, owner_client_id, owner_user_id, vertical_id, job_type_id, status,
 		        description, customer_json, location_json, postcode, timing_json, details_json, budget_sek,
 		        customer_next_step, source, external_reference, locale, timezone, consent_statement, consent_source,
-		        consent_collected_at, candidate_count, created_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+		        consent_collected_at, candidate_count, created_at, contact_key_id, customer_email_index, customer_phone_index)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
+		         $25, $26, $27)`,
 		r.ID, r.SessionID, r.OwnerClientID, r.OwnerUserID, r.VerticalID, r.JobTypeID, r.Status,
 		r.Description, string(r.CustomerJSON), string(r.LocationJSON), r.Postcode, string(r.TimingJSON), string(details), budget,
 		r.CustomerNextStep, r.Source, r.ExternalReference, r.Locale, r.Timezone, r.ConsentStatement, r.ConsentSource,
-		NullMillis(r.ConsentCollectedAt), len(r.Candidates), Millis(r.CreatedAt))
+		NullMillis(r.ConsentCollectedAt), len(r.Candidates), Millis(r.CreatedAt), keyID, emailIndex, phoneIndex)
 	if err != nil {
 		return translate(err)
 	}
@@ -81,24 +92,34 @@ func (tx *Tx) InsertFollowUpRequest(ctx context.Context, r FollowUpRequest) erro
 
 // FollowUpRequest reads a request by id, or returns bokat.ErrNotFound.
 func (db *DB) FollowUpRequest(ctx context.Context, id string) (FollowUpRequest, error) {
+	v, err := db.contactVault()
+	if err != nil {
+		return FollowUpRequest{}, err
+	}
 	var (
 		r                       FollowUpRequest
 		customer, loc, tim, det string
 		budget, consentAt       sql.NullInt64
 		created                 int64
+		keyID                   sql.NullString
 	)
-	err := db.read.QueryRowContext(ctx,
+	err = db.read.QueryRowContext(ctx,
 		`SELECT id, session_id, owner_client_id, owner_user_id, vertical_id, job_type_id, status, description,
 		        customer_json, location_json, postcode, timing_json, details_json, budget_sek, customer_next_step,
-		        source, external_reference, locale, timezone, consent_statement, consent_source, consent_collected_at, created_at
+		        source, external_reference, locale, timezone, consent_statement, consent_source, consent_collected_at, created_at,
+		        contact_key_id
 		   FROM follow_up_requests WHERE id = $1`, id).Scan(
 		&r.ID, &r.SessionID, &r.OwnerClientID, &r.OwnerUserID, &r.VerticalID, &r.JobTypeID, &r.Status, &r.Description,
 		&customer, &loc, &r.Postcode, &tim, &det, &budget, &r.CustomerNextStep,
-		&r.Source, &r.ExternalReference, &r.Locale, &r.Timezone, &r.ConsentStatement, &r.ConsentSource, &consentAt, &created)
+		&r.Source, &r.ExternalReference, &r.Locale, &r.Timezone, &r.ConsentStatement, &r.ConsentSource, &consentAt, &created,
+		&keyID)
 	if err != nil {
 		return FollowUpRequest{}, translate(err)
 	}
 	r.CustomerJSON, r.LocationJSON, r.TimingJSON, r.DetailsJSON = []byte(customer), []byte(loc), []byte(tim), []byte(det)
+	if err := v.openRequest(&r, keyID.String); err != nil {
+		return FollowUpRequest{}, err
+	}
 	if budget.Valid {
 		b := budget.Int64
 		r.BudgetSEK = &b

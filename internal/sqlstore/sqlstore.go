@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -44,6 +45,8 @@ type DB struct {
 	// stmts holds prepared statements of hot read queries on the read pool,
 	// by query text (see readStmt).
 	stmts sync.Map
+	// vault seals customer contact data (SetVault).
+	vault atomic.Pointer[Vault]
 }
 
 // ParseURL returns the engine and the driver data source of a --database URL:
@@ -160,6 +163,7 @@ type Reader interface {
 type Tx struct {
 	tx     *sql.Tx
 	engine Engine
+	db     *DB
 }
 
 // Engine reports the engine of the transaction.
@@ -197,7 +201,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(*Tx) error) (err error) {
 	if err != nil {
 		return translate(err)
 	}
-	tx := &Tx{tx: sqlTx, engine: db.engine}
+	tx := &Tx{tx: sqlTx, engine: db.engine, db: db}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()

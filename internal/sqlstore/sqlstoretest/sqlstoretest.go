@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/auth"
 	"bokat/internal/sqlstore"
+	"bokat/internal/webhook"
 )
 
 // PostgresURLEnv names the variable holding the PostgreSQL server URL used by tests.
@@ -71,7 +73,33 @@ func Open(tb testing.TB, engine sqlstore.Engine) *sqlstore.DB {
 	if err := db.Migrate(context.Background()); err != nil {
 		tb.Fatalf("migrate %s store: %v", engine, err)
 	}
+	db.SetVault(Vault(tb))
 	return db
+}
+
+// Vault returns a contact vault under a fresh random secret key and blind
+// index key, as serve builds from --secret-key and the token pepper.
+func Vault(tb testing.TB, extraKeys ...[]byte) *sqlstore.Vault {
+	tb.Helper()
+	key, pepper := make([]byte, webhook.KeySize), make([]byte, 32)
+	rand.Read(key)
+	rand.Read(pepper)
+	return VaultWith(tb, pepper, append([][]byte{key}, extraKeys...)...)
+}
+
+// VaultWith returns a contact vault sealing with keys (keys[0] seals) and
+// indexing with pepper.
+func VaultWith(tb testing.TB, pepper []byte, keys ...[]byte) *sqlstore.Vault {
+	tb.Helper()
+	ring, err := webhook.NewKeyring(keys...)
+	if err != nil {
+		tb.Fatalf("keyring: %v", err)
+	}
+	h, err := auth.NewHasher(pepper)
+	if err != nil {
+		tb.Fatalf("hasher: %v", err)
+	}
+	return &sqlstore.Vault{Keys: ring, Index: h.Hash}
 }
 
 // URL returns the --database URL of a fresh, empty-or-migrated database of

@@ -1,0 +1,439 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"bokat"
+	"bokat/internal/auth"
+	"bokat/internal/booking"
+	"bokat/internal/notify"
+	"bokat/internal/sqlstore"
+)
+
+// setupVault gives the store the vault sealing customer contact data: the
+// --secret-key keyring (as for webhook signing secrets) and the blind
+// index keyed with the token pepper.
+func setupVault(ctx context.Context, c serveConfig, db *sqlstore.DB, hasher *auth.Hasher) error {
+	keys, err := secretKeyring(ctx, c, db)
+	if err != nil {
+		return err
+	}
+	db.SetVault(&sqlstore.Vault{Keys: keys, Index: hasher.Hash})
+	return nil
+}
+
+// resealBatch is how many rows of each table one re-seal transaction takes.
+const resealBatch = 200
+
+// resealWorker re-seals contact data written in plain text (before sealing,
+// or by an older binary during a rolling upgrade) or sealed with a key that
+// is no longer the first of --secret-key: at once, batch after batch until
+// none is left, then every interval. Several processes may run it.
+func resealWorker(db *sqlstore.DB, log *slog.Logger, interval time.Duration) worker {
+	return worker{name: "contact-reseal", run: func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			total := 0
+			for ctx.Err() == nil {
+				n, err := db.ResealContacts(ctx, resealBatch)
+				total += n
+				if err != nil && ctx.Err() == nil {
+					// Rows that do not open are skipped and named (ids only);
+					// the others are re-sealed all the same.
+					log.Warn("contact re-seal incomplete", "error", err.Error(), "resealed_rows", total)
+				}
+				if n == 0 {
+					break
+				}
+			}
+			if total > 0 {
+				log.Info("contact data re-sealed", "rows", total)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}}
+}
+
+// Retention defaults (docs/privacy.md): booking contact data is kept for the
+// consumer-services complaint period after the slot ended or the booking
+// was cancelled; follow-up request contact data for the weeks in which
+// providers answer.
+const (
+	defaultRetainBookings = 3 * 365 * 24 * time.Hour
+	defaultRetainRequests = 30 * 24 * time.Hour
+)
+
+// retentionConfig holds how long customer contact data is kept.
+type retentionConfig struct {
+	RetainBookings time.Duration
+	RetainRequests time.Duration
+}
+
+func (c *retentionConfig) register(fs *flagSet) {
+	c.RetainBookings, c.RetainRequests = defaultRetainBookings, defaultRetainRequests
+	fs.Text(new(string), "retain-bookings", "BOKAT_RETAIN_BOOKINGS", "1095d",
+		"how long a booking's customer contact data is kept after its slot ended or it was cancelled (Go duration or days, e.g. 1095d)",
+		retentionSetter(&c.RetainBookings))
+	fs.Text(new(string), "retain-requests", "BOKAT_RETAIN_REQUESTS", "30d",
+		"how long a follow-up request's customer contact data is kept after it was created (Go duration or days, e.g. 30d)",
+		retentionSetter(&c.RetainRequests))
+}
+
+func retentionSetter(p *time.Duration) func(string) error {
+	return func(s string) error {
+		d, err := parseRetention(s)
+		if err != nil {
+			return err
+		}
+		*p = d
+		return nil
+	}
+}
+
+// parseRetention reads a retention period: a Go duration ("720h") or whole
+// days ("30d"), at least one hour.
+func parseRetention(s string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, fmt.Errorf("must be a whole number of days (like 30d) or a Go duration (like 720h)")
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("must be a whole number of days (like 30d) or a Go duration (like 720h)")
+		}
+	}
+	if d < time.Hour {
+		return 0, fmt.Errorf("must be at least 1h")
+	}
+	return d, nil
+}
+
+// retentionBatch is how many rows of each table one erasure transaction takes.
+const retentionBatch = 200
+
+// retentionWorker erases expired customer contact data (EraseExpiredContacts)
+// at once and then every interval, batch after batch until none is left.
+// Several processes may run it. It logs counts only.
+func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, interval time.Duration) worker {
+	return worker{name: "contact-retention", run: func(ctx context.Context) error {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			bookings, requests, dropped := 0, 0, 0
+			for ctx.Err() == nil {
+				at := now()
+				e, err := db.EraseExpiredContacts(ctx, at, at.Add(-c.RetainBookings), at.Add(-c.RetainRequests), retentionBatch)
+				if err != nil {
+					if ctx.Err() == nil {
+						log.Warn("contact retention failed", "error", err.Error())
+					}
+					break
+				}
+				bookings, requests, dropped = bookings+len(e.Bookings), requests+len(e.Requests), dropped+e.DroppedNotifications
+				if len(e.Bookings) == 0 && len(e.Requests) == 0 {
+					break
+				}
+			}
+			if bookings+requests > 0 {
+				log.Info("expired contact data erased", "bookings", bookings, "requests", requests, "dropped_notifications", dropped)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}}
+}
+
+// privacyConfig is the configuration of `bokat privacy`: the store, and the
+// keys that open sealed contact data and key the blind index.
+type privacyConfig struct {
+	commonConfig
+	SecretKey string
+	Email     string
+	Phone     string
+}
+
+func (c *privacyConfig) register(fs *flagSet) {
+	c.commonConfig.register(fs)
+	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing customer contact data, as given to serve; comma-separated when rotating",
+		func(s string) error {
+			_, err := parseSecretKeys(s)
+			return err
+		})
+	fs.String(&c.Email, "email", "", "", "the person's e-mail address")
+	fs.String(&c.Phone, "phone", "", "", "the person's phone number")
+}
+
+// openPrivacy opens the store with the vault of serve, and a logger that
+// records the command with keyed hashes of the address and number only.
+func openPrivacy(ctx context.Context, name string, args []string, e env, more ...func(*flagSet)) (*sqlstore.DB, privacyConfig, *slog.Logger, error) {
+	fs := newFlagSet("privacy "+name, e)
+	var c privacyConfig
+	c.register(fs)
+	for _, register := range more {
+		register(fs)
+	}
+	rest, err := fs.parse(args)
+	if err != nil {
+		return nil, c, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(rest) > 0 {
+		return nil, c, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
+	}
+	if strings.TrimSpace(c.Email) == "" && strings.TrimSpace(c.Phone) == "" {
+		return nil, c, nil, fmt.Errorf("%w: bokat privacy %s needs --email ADDRESS and/or --phone NUMBER", errUsage, name)
+	}
+	if err := c.validate(); err != nil {
+		return nil, c, nil, err
+	}
+	log, err := newLogger(e.stderr, c.LogLevel)
+	if err != nil {
+		return nil, c, nil, err
+	}
+	db, err := openStore(ctx, c.commonConfig)
+	if err != nil {
+		return nil, c, nil, err
+	}
+	hasher, err := tokenHasher(ctx, c.commonConfig, db)
+	if err != nil {
+		db.Close()
+		return nil, c, nil, err
+	}
+	if err := setupVault(ctx, serveConfig{commonConfig: c.commonConfig, SecretKey: c.SecretKey}, db, hasher); err != nil {
+		db.Close()
+		return nil, c, nil, err
+	}
+	log = log.With("command", "privacy "+name,
+		"email_hash", keyedOrEmpty(hasher, "privacy-log-email", sqlstore.NormaliseEmail(c.Email)),
+		"phone_hash", keyedOrEmpty(hasher, "privacy-log-phone", sqlstore.NormalisePhone(c.Phone)))
+	return db, c, log, nil
+}
+
+func keyedOrEmpty(h *auth.Hasher, domain, value string) string {
+	if value == "" {
+		return ""
+	}
+	return h.Hash(domain, value)[:16]
+}
+
+// runPrivacyExport prints, as one JSON document, everything held for a
+// person: bookings, follow-up requests (with their contact data and consent
+// opened) and sign-in accounts.
+func runPrivacyExport(ctx context.Context, args []string, e env) error {
+	db, c, log, err := openPrivacy(ctx, "export", args, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	recs, err := db.PersonRecords(ctx, c.Email, c.Phone)
+	if err != nil {
+		return err
+	}
+	doc := exportDocument(recs, time.Now())
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	log.Info("personal data exported", "bookings", len(doc.Bookings), "requests", len(doc.Requests), "accounts", len(doc.Accounts))
+	return nil
+}
+
+// Wire types of `bokat privacy export`.
+type (
+	exportWire struct {
+		ExportedAt time.Time           `json:"exported_at"`
+		Bookings   []exportBookingWire `json:"bookings"`
+		Requests   []exportRequestWire `json:"follow_up_requests"`
+		Accounts   []exportAccountWire `json:"sign_in_accounts"`
+	}
+	exportCustomerWire struct {
+		Name      string `json:"name,omitempty"`
+		FirstName string `json:"first_name,omitempty"`
+		LastName  string `json:"last_name,omitempty"`
+		Phone     string `json:"phone,omitempty"`
+		Email     string `json:"email,omitempty"`
+	}
+	exportConsentWire struct {
+		Statement   string     `json:"statement,omitempty"`
+		Source      string     `json:"source,omitempty"`
+		CollectedAt *time.Time `json:"collected_at,omitempty"`
+	}
+	exportBookingWire struct {
+		ID                 string             `json:"id"`
+		RequestID          string             `json:"request_id"`
+		Status             string             `json:"status"`
+		ProviderID         string             `json:"provider_id"`
+		ProviderName       string             `json:"provider_name"`
+		ServiceID          string             `json:"service_id"`
+		Service            string             `json:"service"`
+		SlotStart          time.Time          `json:"slot_start_at"`
+		SlotEnd            time.Time          `json:"slot_end_at"`
+		PriceSEK           int64              `json:"price_sek"`
+		TermsVersion       string             `json:"terms_version"`
+		TermsAcceptedAt    time.Time          `json:"terms_accepted_at"`
+		Customer           exportCustomerWire `json:"customer"`
+		ServiceAddress     string             `json:"service_address,omitempty"`
+		Postcode           string             `json:"postcode"`
+		DestinationAddress string             `json:"destination_address,omitempty"`
+		Consent            exportConsentWire  `json:"consent"`
+		ConfirmedAt        time.Time          `json:"confirmed_at"`
+		CancelledAt        *time.Time         `json:"cancelled_at,omitempty"`
+		CancelNotes        string             `json:"cancel_notes,omitempty"`
+		ContactErasedAt    *time.Time         `json:"contact_erased_at,omitempty"`
+	}
+	exportRequestWire struct {
+		ID          string            `json:"id"`
+		Status      string            `json:"status"`
+		VerticalID  string            `json:"vertical_id"`
+		JobTypeID   string            `json:"job_type_id"`
+		Description string            `json:"description,omitempty"`
+		Customer    json.RawMessage   `json:"customer"`
+		Location    json.RawMessage   `json:"location"`
+		Timing      json.RawMessage   `json:"timing"`
+		Details     json.RawMessage   `json:"details"`
+		Consent     exportConsentWire `json:"consent"`
+		ProviderIDs []string          `json:"provider_ids"`
+		CreatedAt   time.Time         `json:"created_at"`
+	}
+	exportAccountWire struct {
+		ID           string     `json:"id"`
+		Email        string     `json:"email"`
+		CreatedAt    time.Time  `json:"created_at"`
+		LastSignInAt *time.Time `json:"last_sign_in_at,omitempty"`
+	}
+)
+
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func rawOrEmpty(b []byte) json.RawMessage {
+	if !json.Valid(b) {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(b)
+}
+
+func exportDocument(recs sqlstore.PersonRecords, now time.Time) exportWire {
+	doc := exportWire{ExportedAt: now.UTC().Truncate(time.Second), Bookings: []exportBookingWire{},
+		Requests: []exportRequestWire{}, Accounts: []exportAccountWire{}}
+	for _, b := range recs.Bookings {
+		doc.Bookings = append(doc.Bookings, exportBookingWire{
+			ID: b.ID, RequestID: b.RequestID, Status: string(b.Status), ProviderID: b.ProviderID, ProviderName: b.ProviderName,
+			ServiceID: b.ServiceID, Service: b.ServiceLabelSV, SlotStart: b.SlotStart, SlotEnd: b.SlotEnd, PriceSEK: b.PriceSEK,
+			TermsVersion: b.TermsVersion, TermsAcceptedAt: b.TermsAcceptedAt,
+			Customer: exportCustomerWire{Name: b.Contact.Name, FirstName: b.Contact.FirstName, LastName: b.Contact.LastName,
+				Phone: b.Contact.Phone, Email: b.Contact.Email},
+			ServiceAddress: b.Contact.ServiceAddress, Postcode: b.Postcode, DestinationAddress: b.Contact.DestinationAddress,
+			Consent: exportConsentWire{Statement: b.Consent.Statement, Source: b.Consent.Source,
+				CollectedAt: optionalTime(b.Consent.CollectedAt)},
+			ConfirmedAt: b.ConfirmedAt, CancelledAt: optionalTime(b.CancelledAt), CancelNotes: b.CancelNotes,
+			ContactErasedAt: optionalTime(b.ContactErasedAt),
+		})
+	}
+	for _, r := range recs.Requests {
+		w := exportRequestWire{ID: r.ID, Status: r.Status, VerticalID: r.VerticalID, JobTypeID: r.JobTypeID,
+			Description: r.Description, Customer: rawOrEmpty(r.CustomerJSON), Location: rawOrEmpty(r.LocationJSON),
+			Timing: rawOrEmpty(r.TimingJSON), Details: rawOrEmpty(r.DetailsJSON),
+			Consent: exportConsentWire{Statement: r.ConsentStatement, Source: r.ConsentSource,
+				CollectedAt: optionalTime(r.ConsentCollectedAt)},
+			ProviderIDs: []string{}, CreatedAt: r.CreatedAt}
+		for _, c := range r.Candidates {
+			w.ProviderIDs = append(w.ProviderIDs, c.ProviderID)
+		}
+		doc.Requests = append(doc.Requests, w)
+	}
+	for _, a := range recs.Accounts {
+		doc.Accounts = append(doc.Accounts, exportAccountWire{ID: a.ID, Email: a.Email, CreatedAt: a.CreatedAt,
+			LastSignInAt: optionalTime(a.LastSignInAt)})
+	}
+	return doc
+}
+
+// eraseCancelReason is the cancellation reason of a future booking cancelled
+// by an erasure: one of the contract's reasons, as the customer gave none.
+const eraseCancelReason = "other"
+
+// runPrivacyErase erases everything held for a person in one transaction
+// and prints what it erased: ids and counts, no personal data. A future
+// confirmed booking refuses the erasure unless --cancel-future is given.
+func runPrivacyErase(ctx context.Context, args []string, e env) error {
+	var (
+		cancelFuture bool
+		mailDir      string
+	)
+	db, c, log, err := openPrivacy(ctx, "erase", args, e, func(fs *flagSet) {
+		fs.Bool(&cancelFuture, "cancel-future", "", false, "cancel the person's confirmed bookings still to come (with the usual events and notifications) before erasing")
+		fs.String(&mailDir, "mail-dir", "BOKAT_MAIL_DIR", "bokat-data/mail", "the development mail folder serve writes .eml files to: the person's messages there are removed too")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var cancel func(context.Context, *sqlstore.Tx, bokat.Booking) error
+	if cancelFuture {
+		cancel = func(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking) error {
+			return booking.CancelInTx(ctx, tx, b, eraseCancelReason, time.Now().UTC())
+		}
+	}
+	out, err := db.ErasePerson(ctx, c.Email, c.Phone, time.Now().UTC(), cancel)
+	if err != nil {
+		log.Warn("personal data not erased", "error", err.Error())
+		return err
+	}
+	ids := append(append(append([]string(nil), out.Bookings...), out.Requests...), out.Cancelled...)
+	files, err := notify.EraseFolderMessages(mailDir, []string{c.Email}, ids)
+	if err != nil {
+		log.Warn("the mail folder was not cleared of the person's messages", "error", "cannot read or remove a file in --mail-dir")
+		return fmt.Errorf("erased in the database, but the mail folder %s could not be cleared: %w", mailDir, err)
+	}
+	doc := eraseWire{Bookings: orEmpty(out.Bookings), Requests: orEmpty(out.Requests), Accounts: orEmpty(out.Accounts),
+		Cancelled: orEmpty(out.Cancelled), DroppedNotifications: out.DroppedNotifications, MailFiles: files}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	log.Info("personal data erased", "bookings", len(out.Bookings), "requests", len(out.Requests),
+		"accounts", len(out.Accounts), "cancelled", len(out.Cancelled), "dropped_notifications", out.DroppedNotifications,
+		"removed_mail_files", files)
+	return nil
+}
+
+// eraseWire is what `bokat privacy erase` prints.
+type eraseWire struct {
+	Bookings             []string `json:"erased_booking_ids"`
+	Requests             []string `json:"erased_follow_up_request_ids"`
+	Accounts             []string `json:"deleted_sign_in_account_ids"`
+	Cancelled            []string `json:"cancelled_booking_ids"`
+	DroppedNotifications int      `json:"dropped_notifications"`
+	MailFiles            int      `json:"removed_mail_files"`
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,157 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ResealContacts seals, with the vault's sealing key, up to limit rows of
+// bookings and of follow-up requests whose contact data is in plain text
+// (written before sealing) or sealed with another key (after a rotation),
+// and fills their blind index. It returns how many rows it re-sealed; call
+// it until that is 0. A row that does not open (sealed with a key the vault
+// lacks, or altered) is skipped and reported in the returned error, which
+// wraps the Sealer's (webhook.ErrUnknownKey) and names key and row ids
+// only; the other rows are re-sealed all the same. Several processes may run it at once: a row is written
+// only if nobody re-sealed it in between. Rows whose contact data was
+// erased are left alone.
+func (db *DB) ResealContacts(ctx context.Context, limit int) (int, error) {
+	v, err := db.contactVault()
+	if err != nil {
+		return 0, err
+	}
+	sealID := v.Keys.SealingKeyID()
+	total := 0
+	var skipped []error
+	for _, table := range []string{"bookings", "follow_up_requests"} {
+		var ids []string
+		rows, err := db.read.QueryContext(ctx, `SELECT id FROM `+table+`
+			WHERE (contact_key_id IS NULL OR contact_key_id <> $1) AND contact_erased_at IS NULL ORDER BY id LIMIT $2`, sealID, limit)
+		if err != nil {
+			return total, translate(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return total, translate(err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return total, translate(err)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		var (
+			done     int
+			unopened []error
+		)
+		err = db.InTx(ctx, func(tx *Tx) error {
+			done, unopened = 0, nil
+			for _, id := range ids {
+				var (
+					n   int64
+					err error
+				)
+				if table == "bookings" {
+					n, err = tx.resealBooking(ctx, v, id)
+				} else {
+					n, err = tx.resealRequest(ctx, v, id)
+				}
+				var bad *unopenable
+				if errors.As(err, &bad) {
+					unopened = append(unopened, bad.err)
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				done += int(n)
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("re-seal %s: %w", table, err)
+		}
+		total += done
+		skipped = append(skipped, unopened...)
+	}
+	if len(skipped) > 0 {
+		return total, fmt.Errorf("re-seal: %d row(s) do not open: %w", len(skipped), errors.Join(skipped...))
+	}
+	return total, nil
+}
+
+// unopenable marks a row whose sealed values do not open.
+type unopenable struct{ err error }
+
+func (u *unopenable) Error() string { return u.err.Error() }
+func (u *unopenable) Unwrap() error { return u.err }
+
+func (tx *Tx) resealBooking(ctx context.Context, v *Vault, id string) (int64, error) {
+	var s sealedBooking
+	err := tx.tx.QueryRowContext(ctx, `SELECT `+sealedBookingColumns+`, contact_key_id FROM bookings WHERE id = $1`,
+		id).Scan(s.dest()...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	if s.KeyID.Valid && s.KeyID.String == v.Keys.SealingKeyID() {
+		return 0, nil
+	}
+	plain, err := v.openBooking(id, s)
+	if err != nil {
+		return 0, &unopenable{err}
+	}
+	fresh, err := v.sealBooking(id, plain)
+	if err != nil {
+		return 0, err
+	}
+	sv := fresh.Values
+	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET customer_name = $2, customer_first_name = $3,
+		customer_last_name = $4, customer_phone = $5, customer_email = $6, service_address = $7,
+		destination_address = $8, consent_statement = $9, cancel_notes = $10, contact_key_id = $11,
+		customer_email_index = $12, customer_phone_index = $13
+		WHERE id = $1 AND contact_key_id IS NOT DISTINCT FROM $14`,
+		id, sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], fresh.KeyID, fresh.EmailIndex, fresh.PhoneIndex, s.KeyID)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}
+
+func (tx *Tx) resealRequest(ctx context.Context, v *Vault, id string) (int64, error) {
+	var (
+		r                  FollowUpRequest
+		customer, location string
+		keyID              sql.NullString
+	)
+	err := tx.tx.QueryRowContext(ctx, `SELECT customer_json, location_json, description, consent_statement, contact_key_id
+		FROM follow_up_requests WHERE id = $1`, id).Scan(&customer, &location, &r.Description, &r.ConsentStatement, &keyID)
+	if err != nil {
+		return 0, translate(err)
+	}
+	if keyID.Valid && keyID.String == v.Keys.SealingKeyID() {
+		return 0, nil
+	}
+	r.ID, r.CustomerJSON, r.LocationJSON = id, []byte(customer), []byte(location)
+	if err := v.openRequest(&r, keyID.String); err != nil {
+		return 0, &unopenable{err}
+	}
+	fresh, emailIndex, phoneIndex, err := v.sealRequest(&r)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.tx.ExecContext(ctx, `UPDATE follow_up_requests SET customer_json = $2, location_json = $3,
+		description = $4, consent_statement = $5, contact_key_id = $6, customer_email_index = $7, customer_phone_index = $8
+		WHERE id = $1 AND contact_key_id IS NOT DISTINCT FROM $9`,
+		id, string(r.CustomerJSON), string(r.LocationJSON), r.Description, r.ConsentStatement, fresh, emailIndex, phoneIndex, keyID)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}

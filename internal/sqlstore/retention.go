@@ -1,0 +1,141 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Erased is what an erasure of contact data touched: ids only.
+type Erased struct {
+	Bookings []string
+	Requests []string
+	// DroppedNotifications counts unsent notification jobs of the erased
+	// bookings and requests, now skipped: nothing more goes to the person.
+	DroppedNotifications int
+}
+
+// erasedLastError is the last_error of a notification job dropped because
+// the contact data it needed was erased.
+const erasedLastError = "contact data erased"
+
+// EraseExpiredContacts erases, at now, the contact data of up to limit
+// bookings whose slot ended (confirmed) or that were cancelled before
+// bookingsBefore, and of up to limit follow-up requests created before
+// requestsBefore, and drops their unsent notification jobs, in one
+// transaction. It keeps what is not personal (ids, provider, service,
+// slot, price, status, times, terms version, consent source and time,
+// postcodes). Call it until it erases nothing. Several processes may run
+// it at once: a row is erased only if it still holds contact data when the
+// transaction writes it.
+func (db *DB) EraseExpiredContacts(ctx context.Context, now, bookingsBefore, requestsBefore time.Time, limit int) (Erased, error) {
+	bookings, err := db.ids(ctx, `SELECT id FROM bookings WHERE contact_erased_at IS NULL
+		AND ((status = 'confirmed' AND slot_end_at < $1) OR (status = 'cancelled' AND cancelled_at < $1))
+		ORDER BY id LIMIT $2`, Millis(bookingsBefore), limit)
+	if err != nil {
+		return Erased{}, err
+	}
+	requests, err := db.ids(ctx, `SELECT id FROM follow_up_requests WHERE contact_erased_at IS NULL AND created_at < $1
+		ORDER BY id LIMIT $2`, Millis(requestsBefore), limit)
+	if err != nil {
+		return Erased{}, err
+	}
+	var out Erased
+	if len(bookings) == 0 && len(requests) == 0 {
+		return out, nil
+	}
+	err = db.InTx(ctx, func(tx *Tx) error {
+		out = Erased{}
+		for _, id := range bookings {
+			ok, dropped, err := tx.eraseBooking(ctx, id, now, `AND ((status = 'confirmed' AND slot_end_at < $3)
+				OR (status = 'cancelled' AND cancelled_at < $3))`, Millis(bookingsBefore))
+			if err != nil {
+				return err
+			}
+			if ok {
+				out.Bookings = append(out.Bookings, id)
+				out.DroppedNotifications += dropped
+			}
+		}
+		for _, id := range requests {
+			ok, dropped, err := tx.eraseRequest(ctx, id, now, `AND created_at < $3`, Millis(requestsBefore))
+			if err != nil {
+				return err
+			}
+			if ok {
+				out.Requests = append(out.Requests, id)
+				out.DroppedNotifications += dropped
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Erased{}, fmt.Errorf("erase expired contact data: %w", err)
+	}
+	return out, nil
+}
+
+// eraseBooking empties the contact columns of a booking that still holds
+// them and meets cond (SQL over the booking's columns, its argument $3),
+// and skips the booking's pending notification jobs. It reports whether
+// it erased the booking.
+func (tx *Tx) eraseBooking(ctx context.Context, id string, now time.Time, cond string, arg ...any) (bool, int, error) {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET customer_name = '', customer_first_name = '',
+		customer_last_name = '', customer_phone = '', customer_email = '', service_address = '',
+		destination_address = '', consent_statement = '', cancel_notes = '', customer_email_index = '',
+		customer_phone_index = '', contact_erased_at = $2
+		WHERE id = $1 AND contact_erased_at IS NULL `+cond, append([]any{id, Millis(now)}, arg...)...)
+	if err != nil {
+		return false, 0, translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, 0, translate(err)
+	}
+	dropped, err := tx.dropPendingNotifications(ctx, "booking_id", id, now)
+	return true, dropped, err
+}
+
+// eraseRequest is eraseBooking for a follow-up request: customer and
+// location become {}, description, details and consent statement empty.
+func (tx *Tx) eraseRequest(ctx context.Context, id string, now time.Time, cond string, arg ...any) (bool, int, error) {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE follow_up_requests SET customer_json = '{}', location_json = '{}',
+		description = '', details_json = '{}', consent_statement = '', contact_key_id = NULL,
+		customer_email_index = '', customer_phone_index = '', contact_erased_at = $2
+		WHERE id = $1 AND contact_erased_at IS NULL `+cond, append([]any{id, Millis(now)}, arg...)...)
+	if err != nil {
+		return false, 0, translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, 0, translate(err)
+	}
+	dropped, err := tx.dropPendingNotifications(ctx, "request_id", id, now)
+	return true, dropped, err
+}
+
+func (tx *Tx) dropPendingNotifications(ctx context.Context, column, id string, now time.Time) (int, error) {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE notification_jobs SET status = 'skipped', last_error = $2, updated_at = $3
+		WHERE `+column+` = $1 AND status = 'pending'`, id, erasedLastError, Millis(now))
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), translate(err)
+}
+
+// ids runs a query returning one id column.
+func (db *DB) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, id)
+	}
+	return out, translate(rows.Err())
+}

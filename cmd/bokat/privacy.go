@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -41,16 +42,19 @@ func resealWorker(db *sqlstore.DB, log *slog.Logger, interval time.Duration) wor
 		defer t.Stop()
 		for {
 			total := 0
-			for ctx.Err() == nil {
-				n, err := db.ResealContacts(ctx, resealBatch)
+			// One pass visits every row once, in id order: rows that do not
+			// open are passed over, never retried within the pass.
+			var cur sqlstore.ResealCursor
+			for ctx.Err() == nil && !cur.Done() {
+				n, err := db.ResealContacts(ctx, &cur, resealBatch)
 				total += n
 				if err != nil && ctx.Err() == nil {
 					// Rows that do not open are skipped and named (ids only);
 					// the others are re-sealed all the same.
 					log.Warn("contact re-seal incomplete", "error", err.Error(), "resealed_rows", total)
 				}
-				if n == 0 {
-					break
+				if err != nil && !errors.Is(err, sqlstore.ErrDoNotOpen) {
+					break // the store failed: try again next round
 				}
 			}
 			if total > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -101,24 +102,24 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 		if err != nil || nb.Contact != testContact {
 			t.Fatalf("legacy row before re-sealing: %+v %v", nb.Contact, err)
 		}
-		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 1 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 1 {
 			t.Fatalf("re-seal the legacy row: %d %v, want 1", n, err)
 		}
 		values, keyID, emailIndex, _ = contactRow(t, db, "bkg_legacy")
 		if keyID != webhook.KeyID(oldKey) || values[0] == "Greta Gåsfot" || emailIndex == "" {
 			t.Errorf("legacy row after re-sealing: key %q name %q index %q", keyID, values[0], emailIndex)
 		}
-		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 0 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 0 {
 			t.Errorf("second re-seal: %d %v, want nothing left", n, err)
 		}
 
 		// Rotation: the new key seals, the old one still opens, re-sealing
 		// moves every row to the new key, after which the old key can go.
 		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
-		if n, err := db.ResealContacts(ctx, 1); err != nil || n != 1 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 1); err != nil || n != 1 {
 			t.Fatalf("first re-seal batch: %d %v, want 1", n, err)
 		}
-		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 1 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 1 {
 			t.Fatalf("second re-seal batch: %d %v, want 1", n, err)
 		}
 		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey))
@@ -149,13 +150,79 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		n, err := db.ResealContacts(ctx, 10)
+		n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10)
 		if n != 1 || !errors.Is(err, webhook.ErrUnknownKey) || !strings.Contains(err.Error(), "bkg_sealed") ||
 			strings.Contains(err.Error(), "Greta") {
 			t.Errorf("re-seal beside unopenable rows: %d, %v; want 1 and an error naming bkg_sealed", n, err)
 		}
 		if nb, err := db.NotificationBooking(ctx, "bkg_later"); err != nil || nb.Contact != testContact {
 			t.Errorf("the openable row after re-sealing: %+v %v", nb.Contact, err)
+		}
+	})
+}
+
+// TestResealPassesOverUnopenableRows: rows sealed with a key no longer
+// given, more of them than a batch and first in id order, do not keep a
+// pass from re-sealing the rows after them, and the pass ends.
+func TestResealPassesOverUnopenableRows(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		lostKey, key, pepper := make([]byte, webhook.KeySize), make([]byte, webhook.KeySize), make([]byte, 32)
+		rand.Read(lostKey)
+		rand.Read(key)
+		rand.Read(pepper)
+		withProvider(t, db, "p1")
+		const batch, unopenable = 4, 11 // more than two batches of rows that do not open
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, lostKey))
+		for i := range unopenable {
+			if err := insert(t, db, testBooking(fmt.Sprintf("bkg_a%02d", i), "p1", t0.Add(time.Duration(i)*time.Hour), 60)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var legacy []string
+		for i := range 3 {
+			id := fmt.Sprintf("bkg_z%02d", i)
+			legacy = append(legacy, id)
+			if err := insert(t, db, testBooking(id, "p1", t0.Add(time.Duration(100+i)*time.Hour), 60)); err != nil {
+				t.Fatal(err)
+			}
+			// Written before sealing: plain text, no key id, no index.
+			if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				_, err := tx.Q().ExecContext(ctx, `UPDATE bookings SET customer_name = 'Greta Gåsfot', contact_key_id = NULL,
+					customer_email = 'greta@example.se', customer_phone = '+46701234567', service_address = 'Drottninggatan 1',
+					consent_statement = 'ja tack', customer_email_index = '', customer_phone_index = '' WHERE id = $1`, id)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, key)) // lostKey is gone
+		var (
+			cur     sqlstore.ResealCursor
+			total   int
+			skipped int
+		)
+		for calls := 0; !cur.Done(); calls++ {
+			if calls > unopenable+len(legacy) {
+				t.Fatal("the re-seal pass does not end")
+			}
+			n, err := db.ResealContacts(ctx, &cur, batch)
+			if err != nil && !errors.Is(err, sqlstore.ErrDoNotOpen) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				skipped += strings.Count(err.Error(), "bkg_a")
+			}
+			total += n
+		}
+		if total != len(legacy) || skipped != unopenable {
+			t.Errorf("pass re-sealed %d rows and passed over %d; want %d and %d", total, skipped, len(legacy), unopenable)
+		}
+		for _, id := range legacy {
+			if _, keyID, emailIndex, _ := contactRow(t, db, id); keyID != webhook.KeyID(key) || emailIndex == "" {
+				t.Errorf("%s after the pass: key %q index %q, want re-sealed with the current key", id, keyID, emailIndex)
+			}
 		}
 	})
 }

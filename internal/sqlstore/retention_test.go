@@ -200,7 +200,7 @@ func TestRetentionErasesExpiredContactDataOnly(t *testing.T) {
 		}
 		f.check(t, db)
 		// Erased rows are not re-sealed and not erased again.
-		if n, err := db.ResealContacts(ctx, 100); err != nil || n != 0 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 100); err != nil || n != 0 {
 			t.Errorf("re-seal after erasure: %d %v", n, err)
 		}
 		if e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100); err != nil ||

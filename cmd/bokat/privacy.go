@@ -130,32 +130,14 @@ func parseRetention(s string) (time.Duration, error) {
 // retentionBatch is how many rows of each table one erasure transaction takes.
 const retentionBatch = 200
 
-// retentionWorker erases expired customer contact data (EraseExpiredContacts)
-// at once and then every interval, batch after batch until none is left.
-// Several processes may run it. It logs counts only.
-func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, interval time.Duration) worker {
+// retentionWorker erases expired customer contact data (eraseExpired) at
+// once and then every interval. Several processes may run it.
+func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, mailDir string, interval time.Duration) worker {
 	return worker{name: "contact-retention", run: func(ctx context.Context) error {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			bookings, requests, dropped := 0, 0, 0
-			for ctx.Err() == nil {
-				at := now()
-				e, err := db.EraseExpiredContacts(ctx, at, at.Add(-c.RetainBookings), at.Add(-c.RetainRequests), retentionBatch)
-				if err != nil {
-					if ctx.Err() == nil {
-						log.Warn("contact retention failed", "error", err.Error())
-					}
-					break
-				}
-				bookings, requests, dropped = bookings+len(e.Bookings), requests+len(e.Requests), dropped+e.DroppedNotifications
-				if len(e.Bookings) == 0 && len(e.Requests) == 0 {
-					break
-				}
-			}
-			if bookings+requests > 0 {
-				log.Info("expired contact data erased", "bookings", bookings, "requests", requests, "dropped_notifications", dropped)
-			}
+			eraseExpired(ctx, db, log, now, c, mailDir)
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -163,6 +145,59 @@ func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c 
 			}
 		}
 	}}
+}
+
+// devMailDir is the development mail folder serve writes .eml files to, or
+// "" when mail goes by SMTP.
+func (c opsConfig) devMailDir() string {
+	if c.SMTPURL != "" {
+		return ""
+	}
+	return c.MailDir
+}
+
+// eraseExpired runs the retention job once: EraseExpiredContacts batch after
+// batch until none is left. With mailDir (the development mail folder;
+// empty when mail goes by SMTP) each batch also removes, before it commits,
+// the .eml files of the messages about the erased bookings and requests:
+// every booking message names its booking id, every request message its
+// request id (notify.EraseFolderMessages). It logs counts only.
+func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, mailDir string) {
+	bookings, requests, dropped, files := 0, 0, 0, 0
+	for ctx.Err() == nil {
+		var (
+			copies  func([]string) error
+			removed int
+		)
+		if mailDir != "" {
+			copies = func(ids []string) error {
+				var err error
+				removed, err = notify.EraseFolderMessages(mailDir, nil, ids)
+				if err != nil {
+					// The error names a file path, never its content; still,
+					// say only what failed.
+					return errors.New("cannot read or remove a file in the mail folder")
+				}
+				return nil
+			}
+		}
+		at := now()
+		e, err := db.EraseExpiredContacts(ctx, at, at.Add(-c.RetainBookings), at.Add(-c.RetainRequests), retentionBatch, copies)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("contact retention failed", "error", err.Error())
+			}
+			break
+		}
+		bookings, requests, dropped, files = bookings+len(e.Bookings), requests+len(e.Requests), dropped+e.DroppedNotifications, files+removed
+		if len(e.Bookings) == 0 && len(e.Requests) == 0 {
+			break
+		}
+	}
+	if bookings+requests > 0 {
+		log.Info("expired contact data erased", "bookings", bookings, "requests", requests, "dropped_notifications", dropped,
+			"removed_mail_files", files)
+	}
 }
 
 // privacyConfig is the configuration of `bokat privacy`: the store, and the

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -350,5 +352,104 @@ func TestEraseClearsTheDevelopmentMailFolder(t *testing.T) {
 				t.Errorf("a message written after the erasure holds %q", s)
 			}
 		}
+	}
+}
+
+// TestRetentionClearsTheDevelopmentMailFolder: in development serve writes
+// messages as .eml files; the retention job removes those about the
+// bookings and requests whose contact data it erases, and only those.
+func TestRetentionClearsTheDevelopmentMailFolder(t *testing.T) {
+	t.Parallel()
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			mailDir := filepath.Join(dir, "mail")
+			dbURL := sqlstoretest.URL(t, engine)
+			if engine == sqlstore.SQLite {
+				dbURL = "sqlite:" + filepath.Join(dir, "bokat.db")
+			}
+			baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL, "--mail-dir", mailDir}, nil)
+			f := &e2eFlow{t: t, baseURL: baseURL, token: token, client: &http.Client{Timeout: 10 * time.Second}}
+			gone := e2eCustomer{"Wilhelmina Oxenstierna", "+46 70 555 31 17", "wilhelmina.ox.3117@kund.example", "Lusasgrand 7"}
+			kept := e2eCustomer{"Torbjorn Kvarnstrom", "+46 70 666 42 28", "torbjorn.kv.4228@kund.example", "Hornsgatan 88"}
+			first := f.option("sv-SE", "prv_sthlm_vvs_1")
+			cancelled := f.call("POST", "/v1/bookings", gone.confirm(first, "retention-gone"))["booking"].(map[string]any)["id"].(string)
+			f.statuses(cancelled, "sent", "sent")
+			f.call("POST", "/v1/bookings/"+cancelled+"/cancel", map[string]any{
+				"user_confirmation_confirmed": true, "reason": "timing_no_longer_works", "idempotency_key": "retention-cancel"})
+			second := f.option("sv-SE", "prv_sthlm_vvs_1", first["slot"].(map[string]any)["start_at"].(string))
+			confirmed := f.call("POST", "/v1/bookings", kept.confirm(second, "retention-kept"))["booking"].(map[string]any)["id"].(string)
+			request := f.call("POST", "/v1/requests", map[string]any{
+				"vertical_id": "vvs", "job_type_id": "install_faucet", "description": "Kranen droppar.",
+				"user_consent_confirmed": true, "user_consent_statement": "Ja, dela mina uppgifter",
+				"customer": map[string]any{"first_name": "Ingegerd", "last_name": "Svartsjo", "phone": "073-777 53 39",
+					"email": "ingegerd.sv.5339@kund.example"},
+				"location": map[string]any{"address": "Sankt Paulsgatan 5", "postcode": "113 45"},
+				"timing":   map[string]any{"preferred_time_text": "nästa vecka"},
+			})["request"].(map[string]any)["id"].(string)
+
+			// naming returns how many .eml files name each id.
+			naming := func() map[string]int {
+				out := map[string]int{}
+				entries, _ := os.ReadDir(mailDir)
+				for _, e := range entries {
+					raw, err := os.ReadFile(filepath.Join(mailDir, e.Name()))
+					if err != nil || !strings.HasSuffix(e.Name(), ".eml") {
+						continue
+					}
+					for _, id := range []string{cancelled, confirmed, request} {
+						if strings.Contains(string(raw), id) {
+							out[id]++
+						}
+					}
+				}
+				return out
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for n := naming(); n[cancelled] < 4 || n[confirmed] < 2 || n[request] < 1; n = naming() {
+				if time.Now().After(deadline) {
+					t.Fatalf("messages in the mail folder: %v; want 4 about %s, 2 about %s, 1 about %s", n, cancelled, confirmed, request)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			before := naming()
+
+			// Two hours on, with periods of one hour: the cancelled booking and
+			// the request expired; the confirmed booking's slot is still to come.
+			db, err := openStore(t.Context(), commonConfig{Database: dbURL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+			eraseExpired(t.Context(), db, log, later, retentionConfig{RetainBookings: time.Hour, RetainRequests: time.Hour}, mailDir)
+
+			after := naming()
+			if after[cancelled] != 0 || after[request] != 0 || after[confirmed] != before[confirmed] {
+				t.Errorf("messages naming each id: before %v, after %v; want those of %s and %s gone, %s's kept",
+					before, after, cancelled, request, confirmed)
+			}
+			entries, _ := os.ReadDir(mailDir)
+			for _, e := range entries {
+				raw, err := os.ReadFile(filepath.Join(mailDir, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range append(gone.pii(), "Ingegerd", "Svartsjo", "ingegerd.sv", "Sankt Paulsgatan") {
+					if strings.Contains(string(raw), s) {
+						t.Errorf("%s still holds %q", e.Name(), s)
+					}
+				}
+			}
+			if !strings.Contains(logs.String(), `"removed_mail_files":`+strconv.Itoa(before[cancelled]+before[request])) {
+				t.Errorf("retention log %s; want the count of removed mail files", logs.String())
+			}
+		})
 	}
 }

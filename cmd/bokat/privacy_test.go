@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -449,6 +451,96 @@ func TestRetentionClearsTheDevelopmentMailFolder(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), `"removed_mail_files":`+strconv.Itoa(before[cancelled]+before[request])) {
 				t.Errorf("retention log %s; want the count of removed mail files", logs.String())
+			}
+		})
+	}
+}
+
+// TestCorrectOnRequest corrects a person's contact data through the real
+// program: every booking and follow-up request of theirs changes in one
+// go, the person is found by the new address only, nothing personal is
+// printed or logged, and the next message goes to the corrected address.
+func TestCorrectOnRequest(t *testing.T) {
+	t.Parallel()
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			smtpServer := notifytest.NewServer(t, notifytest.Options{})
+			dbURL := sqlstoretest.URL(t, engine)
+			if engine == sqlstore.SQLite {
+				dbURL = "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+			}
+			baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL,
+				"--smtp-url", "smtp://" + smtpServer.Addr + "?starttls=none", "--mail-from", "Bokat <bokning@mail.bokat.example>"}, nil)
+			defer stop()
+			f := &e2eFlow{t: t, baseURL: baseURL, token: token, smtp: smtpServer, client: &http.Client{Timeout: 10 * time.Second}}
+			old := e2eCustomer{"Hjalmarina Stolpe", "+46 70 111 27 93", "hjalmarina.st.2793@kund.example", "Ringvagen 12"}
+			id := f.call("POST", "/v1/bookings", old.confirm(f.option("sv-SE", "prv_sthlm_vvs_1"), "correct-confirm"))["booking"].(map[string]any)["id"].(string)
+			f.statuses(id, "sent", "sent")
+			requestID := f.call("POST", "/v1/requests", map[string]any{
+				"vertical_id": "vvs", "job_type_id": "install_faucet", "description": "Kranen droppar.",
+				"user_consent_confirmed": true, "user_consent_statement": "Ja, dela mina uppgifter",
+				"customer": map[string]any{"first_name": "Hjalmarina", "last_name": "Stolpe", "phone": "070-111 27 93", "email": old.email},
+				"location": map[string]any{"address": old.address, "postcode": "113 45"},
+				"timing":   map[string]any{"preferred_time_text": "nästa vecka"},
+			})["request"].(map[string]any)["id"].(string)
+
+			const (
+				newName  = "Hjalmarina Brandt"
+				newPhone = "+46 73 222 38 04"
+				newEmail = "hjalmarina.br.3804@kund.example"
+			)
+			var out, errOut bytes.Buffer
+			err := run(t.Context(), []string{"privacy", "correct", "--database", dbURL, "--email", strings.ToUpper(old.email),
+				"--set-name", newName, "--set-phone", newPhone, "--set-email", newEmail}, getenvFrom(nil), &out, &errOut)
+			if err != nil {
+				t.Fatalf("correct: %v\n%s", err, errOut.String())
+			}
+			var got correctWire
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil || !slices.Equal(got.Bookings, []string{id}) ||
+				!slices.Equal(got.Requests, []string{requestID}) || !slices.Equal(got.Fields, []string{"name", "phone", "email"}) {
+				t.Errorf("correct printed %s (%v)", out.String(), err)
+			}
+			for _, s := range append(old.pii(), newName, "Brandt", newPhone, "732223804", newEmail, "hjalmarina.br") {
+				if strings.Contains(strings.ToLower(out.String()+errOut.String()), strings.ToLower(s)) {
+					t.Errorf("correct printed or logged %q", s)
+				}
+			}
+			if !strings.Contains(errOut.String(), "email_hash") {
+				t.Errorf("correct log %s; want a keyed hash of the address", errOut.String())
+			}
+
+			if doc, _ := privacyExport(t, dbURL, "--email", old.email); len(doc.Bookings)+len(doc.Requests) != 0 {
+				t.Errorf("found by the old address after the correction: %+v", doc)
+			}
+			doc, _ := privacyExport(t, dbURL, "--phone", "073-222 38 04")
+			if len(doc.Bookings) != 1 || len(doc.Requests) != 1 {
+				t.Fatalf("by the new number: %d bookings, %d requests; want 1 and 1", len(doc.Bookings), len(doc.Requests))
+			}
+			if b := doc.Bookings[0]; b.Customer != (exportCustomerWire{Name: newName, Phone: newPhone, Email: newEmail}) ||
+				b.ServiceAddress != old.address {
+				t.Errorf("corrected booking %+v", b)
+			}
+			var cust map[string]string
+			if err := json.Unmarshal(doc.Requests[0].Customer, &cust); err != nil ||
+				!maps.Equal(cust, map[string]string{"name": newName, "phone": newPhone, "email": newEmail}) {
+				t.Errorf("corrected request customer %s", doc.Requests[0].Customer)
+			}
+
+			// The next message about the booking goes to the corrected address.
+			f.call("POST", "/v1/bookings/"+id+"/cancel", map[string]any{
+				"user_confirmation_confirmed": true, "reason": "timing_no_longer_works", "idempotency_key": "correct-cancel"})
+			checkText(t, "cancellation after the correction", f.message(newEmail, id, "Avbokning: "), []string{"Hej " + newName}, nil)
+
+			var bad bytes.Buffer
+			err = run(t.Context(), []string{"privacy", "correct", "--database", dbURL, "--email", newEmail, "--set-email", "not an address"},
+				getenvFrom(nil), &bad, &bad)
+			if !errors.Is(err, errUsage) || strings.Contains(err.Error(), "not an address") {
+				t.Errorf("a bad --set-email: %v, want a usage error not repeating the value", err)
+			}
+			if err := run(t.Context(), []string{"privacy", "correct", "--database", dbURL, "--email", newEmail},
+				getenvFrom(nil), &bad, &bad); !errors.Is(err, errUsage) {
+				t.Errorf("nothing to correct: %v, want a usage error", err)
 			}
 		})
 	}

@@ -3,8 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -421,6 +423,89 @@ func TestErasePerson(t *testing.T) {
 		}
 		if nb, err := db.NotificationBooking(ctx, "bkg_future"); err != nil || nb.Status != bokat.BookingCancelled || nb.PriceSEK != 1890 {
 			t.Errorf("the cancelled booking keeps its facts: %+v %v", nb.Booking, err)
+		}
+	})
+}
+
+func TestCorrectPerson(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "p1")
+		for _, b := range []bokat.Booking{testBooking("bkg_one", "p1", t0, 60), testBooking("bkg_two", "p1", t0.Add(2*time.Hour), 60)} {
+			if err := insert(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other := testBooking("bkg_other", "p1", t0.Add(4*time.Hour), 60)
+		gustav := testContact
+		gustav.Email, gustav.Phone = "gustav@example.se", "+46709999999"
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			if err := tx.InsertBooking(ctx, other, gustav, bokat.BookingConsent{}, "cal_other", t0); err != nil {
+				return err
+			}
+			if err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: "nj_one", BookingID: "bkg_one",
+				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
+				NextAttemptAt: t0, CreatedAt: t0}); err != nil {
+				return err
+			}
+			return tx.InsertFollowUpRequest(ctx, sqlstore.FollowUpRequest{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
+				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
+				CustomerJSON: []byte(`{"first_name":"Greta","last_name":"Gåsfot","phone":"070-123 45 67","email":"greta@example.se"}`),
+				LocationJSON: []byte(`{"address":"Drottninggatan 1"}`), TimingJSON: []byte(`{}`), CustomerNextStep: "vänta",
+				Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm", CreatedAt: t0})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CorrectPerson(ctx, "greta@example.se", "", sqlstore.ContactCorrection{}); err == nil {
+			t.Error("a correction setting nothing: want an error")
+		}
+
+		name, email, phone := "Greta Nyberg", "greta.nyberg@example.se", "073-000 11 22"
+		out, err := db.CorrectPerson(ctx, " GRETA@example.se", "", sqlstore.ContactCorrection{Name: &name, Email: &email, Phone: &phone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Bookings, []string{"bkg_one", "bkg_two"}) || !slices.Equal(out.Requests, []string{"req_greta"}) {
+			t.Errorf("corrected %+v, want bkg_one, bkg_two and req_greta", out)
+		}
+		if got, err := db.PersonRecords(ctx, "greta@example.se", "0701234567"); err != nil || len(got.Bookings)+len(got.Requests) != 0 {
+			t.Errorf("found by the old address or number after the correction: %+v %v", got, err)
+		}
+		got, err := db.PersonRecords(ctx, "", "+46730001122")
+		if err != nil || len(got.Bookings) != 2 || len(got.Requests) != 1 {
+			t.Fatalf("found by the new number: %+v %v", got, err)
+		}
+		want := testContact
+		want.Name, want.Email, want.Phone = name, email, phone
+		for _, b := range got.Bookings {
+			if b.Contact != want || b.Consent.Statement != "ja tack" {
+				t.Errorf("%s after the correction: %+v %q, want %+v", b.ID, b.Contact, b.Consent.Statement, want)
+			}
+		}
+		var cust map[string]string
+		if err := json.Unmarshal(got.Requests[0].CustomerJSON, &cust); err != nil ||
+			!maps.Equal(cust, map[string]string{"name": name, "phone": phone, "email": email}) ||
+			string(got.Requests[0].LocationJSON) != `{"address":"Drottninggatan 1"}` {
+			t.Errorf("request after the correction: %s %s (%v); the whole name replaced, the location kept",
+				got.Requests[0].CustomerJSON, got.Requests[0].LocationJSON, err)
+		}
+		// The queued message reads the booking when it is sent: it goes to
+		// the corrected address.
+		if nb, err := db.NotificationBooking(ctx, "bkg_one"); err != nil || nb.Contact.Email != email {
+			t.Errorf("the booking a queued message reads: %+v %v", nb.Contact, err)
+		}
+		for _, id := range []string{"bkg_one", "bkg_two"} {
+			values, _, _, _ := contactRow(t, db, id)
+			for _, v := range values {
+				if strings.Contains(v, "Nyberg") || strings.Contains(v, "nyberg@") || strings.Contains(v, "0001122") {
+					t.Errorf("%s stores the correction in plain text: %q", id, v)
+				}
+			}
+		}
+		if nb, err := db.NotificationBooking(ctx, "bkg_other"); err != nil || nb.Contact != gustav {
+			t.Errorf("someone else's booking: %+v %v", nb.Contact, err)
 		}
 	})
 }

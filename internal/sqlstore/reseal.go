@@ -118,18 +118,30 @@ func (u *unopenable) Error() string { return u.err.Error() }
 func (u *unopenable) Unwrap() error { return u.err }
 
 func (tx *Tx) resealBooking(ctx context.Context, v *Vault, id string) (int64, error) {
+	return tx.rewriteBooking(ctx, v, id, nil)
+}
+
+// rewriteBooking opens a booking's sealed columns, applies edit (nil: none,
+// and a row already sealed with the sealing key is left as it is), and
+// writes them back sealed with the sealing key, blind index recomputed,
+// if nobody re-sealed the row in between. A row that does not open is
+// *unopenable.
+func (tx *Tx) rewriteBooking(ctx context.Context, v *Vault, id string, edit func(*bookingSecrets)) (int64, error) {
 	var s sealedBooking
 	err := tx.tx.QueryRowContext(ctx, `SELECT `+sealedBookingColumns+`, contact_key_id FROM bookings WHERE id = $1`,
 		id).Scan(s.dest()...)
 	if err != nil {
 		return 0, translate(err)
 	}
-	if s.KeyID.Valid && s.KeyID.String == v.Keys.SealingKeyID() {
+	if edit == nil && s.KeyID.Valid && s.KeyID.String == v.Keys.SealingKeyID() {
 		return 0, nil
 	}
 	plain, err := v.openBooking(id, s)
 	if err != nil {
 		return 0, &unopenable{err}
+	}
+	if edit != nil {
+		edit(&plain)
 	}
 	fresh, err := v.sealBooking(id, plain)
 	if err != nil {
@@ -149,6 +161,12 @@ func (tx *Tx) resealBooking(ctx context.Context, v *Vault, id string) (int64, er
 }
 
 func (tx *Tx) resealRequest(ctx context.Context, v *Vault, id string) (int64, error) {
+	return tx.rewriteRequest(ctx, v, id, nil)
+}
+
+// rewriteRequest is rewriteBooking for a follow-up request; edit gets the
+// request with its sealed columns opened.
+func (tx *Tx) rewriteRequest(ctx context.Context, v *Vault, id string, edit func(*FollowUpRequest) error) (int64, error) {
 	var (
 		r                  FollowUpRequest
 		customer, location string
@@ -159,12 +177,17 @@ func (tx *Tx) resealRequest(ctx context.Context, v *Vault, id string) (int64, er
 	if err != nil {
 		return 0, translate(err)
 	}
-	if keyID.Valid && keyID.String == v.Keys.SealingKeyID() {
+	if edit == nil && keyID.Valid && keyID.String == v.Keys.SealingKeyID() {
 		return 0, nil
 	}
 	r.ID, r.CustomerJSON, r.LocationJSON = id, []byte(customer), []byte(location)
 	if err := v.openRequest(&r, keyID.String); err != nil {
 		return 0, &unopenable{err}
+	}
+	if edit != nil {
+		if err := edit(&r); err != nil {
+			return 0, err
+		}
 	}
 	fresh, emailIndex, phoneIndex, err := v.sealRequest(&r)
 	if err != nil {

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/mail"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"bokat"
 	"bokat/internal/auth"
@@ -41,16 +44,19 @@ func resealWorker(db *sqlstore.DB, log *slog.Logger, interval time.Duration) wor
 		defer t.Stop()
 		for {
 			total := 0
-			for ctx.Err() == nil {
-				n, err := db.ResealContacts(ctx, resealBatch)
+			// One pass visits every row once, in id order: rows that do not
+			// open are passed over, never retried within the pass.
+			var cur sqlstore.ResealCursor
+			for ctx.Err() == nil && !cur.Done() {
+				n, err := db.ResealContacts(ctx, &cur, resealBatch)
 				total += n
 				if err != nil && ctx.Err() == nil {
 					// Rows that do not open are skipped and named (ids only);
 					// the others are re-sealed all the same.
 					log.Warn("contact re-seal incomplete", "error", err.Error(), "resealed_rows", total)
 				}
-				if n == 0 {
-					break
+				if err != nil && !errors.Is(err, sqlstore.ErrDoNotOpen) {
+					break // the store failed: try again next round
 				}
 			}
 			if total > 0 {
@@ -126,32 +132,14 @@ func parseRetention(s string) (time.Duration, error) {
 // retentionBatch is how many rows of each table one erasure transaction takes.
 const retentionBatch = 200
 
-// retentionWorker erases expired customer contact data (EraseExpiredContacts)
-// at once and then every interval, batch after batch until none is left.
-// Several processes may run it. It logs counts only.
-func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, interval time.Duration) worker {
+// retentionWorker erases expired customer contact data (eraseExpired) at
+// once and then every interval. Several processes may run it.
+func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, mailDir string, interval time.Duration) worker {
 	return worker{name: "contact-retention", run: func(ctx context.Context) error {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			bookings, requests, dropped := 0, 0, 0
-			for ctx.Err() == nil {
-				at := now()
-				e, err := db.EraseExpiredContacts(ctx, at, at.Add(-c.RetainBookings), at.Add(-c.RetainRequests), retentionBatch)
-				if err != nil {
-					if ctx.Err() == nil {
-						log.Warn("contact retention failed", "error", err.Error())
-					}
-					break
-				}
-				bookings, requests, dropped = bookings+len(e.Bookings), requests+len(e.Requests), dropped+e.DroppedNotifications
-				if len(e.Bookings) == 0 && len(e.Requests) == 0 {
-					break
-				}
-			}
-			if bookings+requests > 0 {
-				log.Info("expired contact data erased", "bookings", bookings, "requests", requests, "dropped_notifications", dropped)
-			}
+			eraseExpired(ctx, db, log, now, c, mailDir)
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -159,6 +147,59 @@ func retentionWorker(db *sqlstore.DB, log *slog.Logger, now func() time.Time, c 
 			}
 		}
 	}}
+}
+
+// devMailDir is the development mail folder serve writes .eml files to, or
+// "" when mail goes by SMTP.
+func (c opsConfig) devMailDir() string {
+	if c.SMTPURL != "" {
+		return ""
+	}
+	return c.MailDir
+}
+
+// eraseExpired runs the retention job once: EraseExpiredContacts batch after
+// batch until none is left. With mailDir (the development mail folder;
+// empty when mail goes by SMTP) each batch also removes, before it commits,
+// the .eml files of the messages about the erased bookings and requests:
+// every booking message names its booking id, every request message its
+// request id (notify.EraseFolderMessages). It logs counts only.
+func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, mailDir string) {
+	bookings, requests, dropped, files := 0, 0, 0, 0
+	for ctx.Err() == nil {
+		var (
+			copies  func([]string) error
+			removed int
+		)
+		if mailDir != "" {
+			copies = func(ids []string) error {
+				var err error
+				removed, err = notify.EraseFolderMessages(mailDir, nil, ids)
+				if err != nil {
+					// The error names a file path, never its content; still,
+					// say only what failed.
+					return errors.New("cannot read or remove a file in the mail folder")
+				}
+				return nil
+			}
+		}
+		at := now()
+		e, err := db.EraseExpiredContacts(ctx, at, at.Add(-c.RetainBookings), at.Add(-c.RetainRequests), retentionBatch, copies)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("contact retention failed", "error", err.Error())
+			}
+			break
+		}
+		bookings, requests, dropped, files = bookings+len(e.Bookings), requests+len(e.Requests), dropped+e.DroppedNotifications, files+removed
+		if len(e.Bookings) == 0 && len(e.Requests) == 0 {
+			break
+		}
+	}
+	if bookings+requests > 0 {
+		log.Info("expired contact data erased", "bookings", bookings, "requests", requests, "dropped_notifications", dropped,
+			"removed_mail_files", files)
+	}
 }
 
 // privacyConfig is the configuration of `bokat privacy`: the store, and the
@@ -436,4 +477,87 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// correctionFlags registers the --set-* flags of `bokat privacy correct`
+// into c: a flag given sets its field (validated; errors never repeat the
+// value).
+func correctionFlags(c *sqlstore.ContactCorrection) func(*flagSet) {
+	return func(fs *flagSet) {
+		text := func(p **string, name, usage string, check func(string) (string, error)) {
+			fs.Text(new(string), name, "", "", usage, func(s string) error {
+				v, err := check(s)
+				if err != nil {
+					return err
+				}
+				*p = &v
+				return nil
+			})
+		}
+		name := func(s string) (string, error) {
+			s = strings.TrimSpace(s)
+			if s == "" || len(s) > 200 || strings.ContainsFunc(s, unicode.IsControl) {
+				return "", errors.New("must be a name of 1 to 200 characters, without control characters")
+			}
+			return s, nil
+		}
+		text(&c.Name, "set-name", "the corrected full name (replaces first and last name)", name)
+		text(&c.FirstName, "set-first-name", "the corrected first name (with --set-last-name; replaces the full name)", name)
+		text(&c.LastName, "set-last-name", "the corrected last name (with --set-first-name; replaces the full name)", name)
+		text(&c.Phone, "set-phone", "the corrected phone number", func(s string) (string, error) {
+			s = strings.TrimSpace(s)
+			digits := len(strings.TrimPrefix(sqlstore.NormalisePhone(s), "+"))
+			if digits < 7 || digits > 15 || strings.ContainsFunc(s, func(r rune) bool { return !strings.ContainsRune("+0123456789 -()", r) }) {
+				return "", errors.New("must be a phone number: digits, spaces, dashes and parentheses, optionally a leading +")
+			}
+			return s, nil
+		})
+		text(&c.Email, "set-email", "the corrected e-mail address", func(s string) (string, error) {
+			s = strings.TrimSpace(s)
+			a, err := mail.ParseAddress(s)
+			if err != nil || a.Address != s || a.Name != "" {
+				return "", errors.New("must be a bare e-mail address, like name@example.se")
+			}
+			return s, nil
+		})
+	}
+}
+
+// runPrivacyCorrect corrects the customer contact data of every booking
+// and follow-up request of a person in one transaction and prints what it
+// corrected: ids and the names of the fields, no personal data. Messages
+// still queued go to the corrected address (they read the booking when
+// sent); messages already sent, and the development mail folder, are
+// records of what was sent and stay as they are.
+func runPrivacyCorrect(ctx context.Context, args []string, e env) error {
+	var corr sqlstore.ContactCorrection
+	db, c, log, err := openPrivacy(ctx, "correct", args, e, correctionFlags(&corr))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if len(corr.Fields()) == 0 {
+		return fmt.Errorf("%w: bokat privacy correct needs at least one of --set-name, --set-first-name, --set-last-name, --set-phone, --set-email", errUsage)
+	}
+	out, err := db.CorrectPerson(ctx, c.Email, c.Phone, corr)
+	if err != nil {
+		log.Warn("personal data not corrected", "error", err.Error())
+		return err
+	}
+	doc := correctWire{Bookings: orEmpty(out.Bookings), Requests: orEmpty(out.Requests), Fields: corr.Fields()}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	log.Info("personal data corrected", "bookings", len(out.Bookings), "requests", len(out.Requests),
+		"fields", strings.Join(doc.Fields, ","))
+	return nil
+}
+
+// correctWire is what `bokat privacy correct` prints.
+type correctWire struct {
+	Bookings []string `json:"corrected_booking_ids"`
+	Requests []string `json:"corrected_follow_up_request_ids"`
+	Fields   []string `json:"corrected_fields"`
 }

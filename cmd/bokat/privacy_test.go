@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -350,5 +354,194 @@ func TestEraseClearsTheDevelopmentMailFolder(t *testing.T) {
 				t.Errorf("a message written after the erasure holds %q", s)
 			}
 		}
+	}
+}
+
+// TestRetentionClearsTheDevelopmentMailFolder: in development serve writes
+// messages as .eml files; the retention job removes those about the
+// bookings and requests whose contact data it erases, and only those.
+func TestRetentionClearsTheDevelopmentMailFolder(t *testing.T) {
+	t.Parallel()
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			mailDir := filepath.Join(dir, "mail")
+			dbURL := sqlstoretest.URL(t, engine)
+			if engine == sqlstore.SQLite {
+				dbURL = "sqlite:" + filepath.Join(dir, "bokat.db")
+			}
+			baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL, "--mail-dir", mailDir}, nil)
+			f := &e2eFlow{t: t, baseURL: baseURL, token: token, client: &http.Client{Timeout: 10 * time.Second}}
+			gone := e2eCustomer{"Wilhelmina Oxenstierna", "+46 70 555 31 17", "wilhelmina.ox.3117@kund.example", "Lusasgrand 7"}
+			kept := e2eCustomer{"Torbjorn Kvarnstrom", "+46 70 666 42 28", "torbjorn.kv.4228@kund.example", "Hornsgatan 88"}
+			first := f.option("sv-SE", "prv_sthlm_vvs_1")
+			cancelled := f.call("POST", "/v1/bookings", gone.confirm(first, "retention-gone"))["booking"].(map[string]any)["id"].(string)
+			f.statuses(cancelled, "sent", "sent")
+			f.call("POST", "/v1/bookings/"+cancelled+"/cancel", map[string]any{
+				"user_confirmation_confirmed": true, "reason": "timing_no_longer_works", "idempotency_key": "retention-cancel"})
+			second := f.option("sv-SE", "prv_sthlm_vvs_1", first["slot"].(map[string]any)["start_at"].(string))
+			confirmed := f.call("POST", "/v1/bookings", kept.confirm(second, "retention-kept"))["booking"].(map[string]any)["id"].(string)
+			request := f.call("POST", "/v1/requests", map[string]any{
+				"vertical_id": "vvs", "job_type_id": "install_faucet", "description": "Kranen droppar.",
+				"user_consent_confirmed": true, "user_consent_statement": "Ja, dela mina uppgifter",
+				"customer": map[string]any{"first_name": "Ingegerd", "last_name": "Svartsjo", "phone": "073-777 53 39",
+					"email": "ingegerd.sv.5339@kund.example"},
+				"location": map[string]any{"address": "Sankt Paulsgatan 5", "postcode": "113 45"},
+				"timing":   map[string]any{"preferred_time_text": "nästa vecka"},
+			})["request"].(map[string]any)["id"].(string)
+
+			// naming returns how many .eml files name each id.
+			naming := func() map[string]int {
+				out := map[string]int{}
+				entries, _ := os.ReadDir(mailDir)
+				for _, e := range entries {
+					raw, err := os.ReadFile(filepath.Join(mailDir, e.Name()))
+					if err != nil || !strings.HasSuffix(e.Name(), ".eml") {
+						continue
+					}
+					for _, id := range []string{cancelled, confirmed, request} {
+						if strings.Contains(string(raw), id) {
+							out[id]++
+						}
+					}
+				}
+				return out
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for n := naming(); n[cancelled] < 4 || n[confirmed] < 2 || n[request] < 1; n = naming() {
+				if time.Now().After(deadline) {
+					t.Fatalf("messages in the mail folder: %v; want 4 about %s, 2 about %s, 1 about %s", n, cancelled, confirmed, request)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			before := naming()
+
+			// Two hours on, with periods of one hour: the cancelled booking and
+			// the request expired; the confirmed booking's slot is still to come.
+			db, err := openStore(t.Context(), commonConfig{Database: dbURL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var logs bytes.Buffer
+			log := slog.New(slog.NewJSONHandler(&logs, nil))
+			later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+			eraseExpired(t.Context(), db, log, later, retentionConfig{RetainBookings: time.Hour, RetainRequests: time.Hour}, mailDir)
+
+			after := naming()
+			if after[cancelled] != 0 || after[request] != 0 || after[confirmed] != before[confirmed] {
+				t.Errorf("messages naming each id: before %v, after %v; want those of %s and %s gone, %s's kept",
+					before, after, cancelled, request, confirmed)
+			}
+			entries, _ := os.ReadDir(mailDir)
+			for _, e := range entries {
+				raw, err := os.ReadFile(filepath.Join(mailDir, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range append(gone.pii(), "Ingegerd", "Svartsjo", "ingegerd.sv", "Sankt Paulsgatan") {
+					if strings.Contains(string(raw), s) {
+						t.Errorf("%s still holds %q", e.Name(), s)
+					}
+				}
+			}
+			if !strings.Contains(logs.String(), `"removed_mail_files":`+strconv.Itoa(before[cancelled]+before[request])) {
+				t.Errorf("retention log %s; want the count of removed mail files", logs.String())
+			}
+		})
+	}
+}
+
+// TestCorrectOnRequest corrects a person's contact data through the real
+// program: every booking and follow-up request of theirs changes in one
+// go, the person is found by the new address only, nothing personal is
+// printed or logged, and the next message goes to the corrected address.
+func TestCorrectOnRequest(t *testing.T) {
+	t.Parallel()
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			smtpServer := notifytest.NewServer(t, notifytest.Options{})
+			dbURL := sqlstoretest.URL(t, engine)
+			if engine == sqlstore.SQLite {
+				dbURL = "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+			}
+			baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL,
+				"--smtp-url", "smtp://" + smtpServer.Addr + "?starttls=none", "--mail-from", "Bokat <bokning@mail.bokat.example>"}, nil)
+			defer stop()
+			f := &e2eFlow{t: t, baseURL: baseURL, token: token, smtp: smtpServer, client: &http.Client{Timeout: 10 * time.Second}}
+			old := e2eCustomer{"Hjalmarina Stolpe", "+46 70 111 27 93", "hjalmarina.st.2793@kund.example", "Ringvagen 12"}
+			id := f.call("POST", "/v1/bookings", old.confirm(f.option("sv-SE", "prv_sthlm_vvs_1"), "correct-confirm"))["booking"].(map[string]any)["id"].(string)
+			f.statuses(id, "sent", "sent")
+			requestID := f.call("POST", "/v1/requests", map[string]any{
+				"vertical_id": "vvs", "job_type_id": "install_faucet", "description": "Kranen droppar.",
+				"user_consent_confirmed": true, "user_consent_statement": "Ja, dela mina uppgifter",
+				"customer": map[string]any{"first_name": "Hjalmarina", "last_name": "Stolpe", "phone": "070-111 27 93", "email": old.email},
+				"location": map[string]any{"address": old.address, "postcode": "113 45"},
+				"timing":   map[string]any{"preferred_time_text": "nästa vecka"},
+			})["request"].(map[string]any)["id"].(string)
+
+			const (
+				newName  = "Hjalmarina Brandt"
+				newPhone = "+46 73 222 38 04"
+				newEmail = "hjalmarina.br.3804@kund.example"
+			)
+			var out, errOut bytes.Buffer
+			err := run(t.Context(), []string{"privacy", "correct", "--database", dbURL, "--email", strings.ToUpper(old.email),
+				"--set-name", newName, "--set-phone", newPhone, "--set-email", newEmail}, getenvFrom(nil), &out, &errOut)
+			if err != nil {
+				t.Fatalf("correct: %v\n%s", err, errOut.String())
+			}
+			var got correctWire
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil || !slices.Equal(got.Bookings, []string{id}) ||
+				!slices.Equal(got.Requests, []string{requestID}) || !slices.Equal(got.Fields, []string{"name", "phone", "email"}) {
+				t.Errorf("correct printed %s (%v)", out.String(), err)
+			}
+			for _, s := range append(old.pii(), newName, "Brandt", newPhone, "732223804", newEmail, "hjalmarina.br") {
+				if strings.Contains(strings.ToLower(out.String()+errOut.String()), strings.ToLower(s)) {
+					t.Errorf("correct printed or logged %q", s)
+				}
+			}
+			if !strings.Contains(errOut.String(), "email_hash") {
+				t.Errorf("correct log %s; want a keyed hash of the address", errOut.String())
+			}
+
+			if doc, _ := privacyExport(t, dbURL, "--email", old.email); len(doc.Bookings)+len(doc.Requests) != 0 {
+				t.Errorf("found by the old address after the correction: %+v", doc)
+			}
+			doc, _ := privacyExport(t, dbURL, "--phone", "073-222 38 04")
+			if len(doc.Bookings) != 1 || len(doc.Requests) != 1 {
+				t.Fatalf("by the new number: %d bookings, %d requests; want 1 and 1", len(doc.Bookings), len(doc.Requests))
+			}
+			if b := doc.Bookings[0]; b.Customer != (exportCustomerWire{Name: newName, Phone: newPhone, Email: newEmail}) ||
+				b.ServiceAddress != old.address {
+				t.Errorf("corrected booking %+v", b)
+			}
+			var cust map[string]string
+			if err := json.Unmarshal(doc.Requests[0].Customer, &cust); err != nil ||
+				!maps.Equal(cust, map[string]string{"name": newName, "phone": newPhone, "email": newEmail}) {
+				t.Errorf("corrected request customer %s", doc.Requests[0].Customer)
+			}
+
+			// The next message about the booking goes to the corrected address.
+			f.call("POST", "/v1/bookings/"+id+"/cancel", map[string]any{
+				"user_confirmation_confirmed": true, "reason": "timing_no_longer_works", "idempotency_key": "correct-cancel"})
+			checkText(t, "cancellation after the correction", f.message(newEmail, id, "Avbokning: "), []string{"Hej " + newName}, nil)
+
+			var bad bytes.Buffer
+			err = run(t.Context(), []string{"privacy", "correct", "--database", dbURL, "--email", newEmail, "--set-email", "not an address"},
+				getenvFrom(nil), &bad, &bad)
+			if !errors.Is(err, errUsage) || strings.Contains(err.Error(), "not an address") {
+				t.Errorf("a bad --set-email: %v, want a usage error not repeating the value", err)
+			}
+			if err := run(t.Context(), []string{"privacy", "correct", "--database", dbURL, "--email", newEmail},
+				getenvFrom(nil), &bad, &bad); !errors.Is(err, errUsage) {
+				t.Errorf("nothing to correct: %v, want a usage error", err)
+			}
+		})
 	}
 }

@@ -69,8 +69,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runPrivacyExport(ctx, rest[1:], e)
 		case len(rest) > 0 && rest[0] == "erase":
 			return runPrivacyErase(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "correct":
+			return runPrivacyCorrect(ctx, rest[1:], e)
 		}
-		return fmt.Errorf("%w: bokat privacy export|erase --email ADDRESS [--phone NUMBER] [--cancel-future]", errUsage)
+		return fmt.Errorf("%w: bokat privacy export|erase|correct --email ADDRESS [--phone NUMBER] [--cancel-future] [--set-email ...]", errUsage)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return nil
@@ -106,6 +108,10 @@ Commands:
   privacy erase --email ADDRESS [--phone NUMBER] [--cancel-future]
                               erase all of it in one transaction; prints the ids erased; refuses a
                               booking still to come unless --cancel-future (which cancels it first)
+  privacy correct --email ADDRESS [--phone NUMBER] [--set-name N | --set-first-name N --set-last-name N]
+                  [--set-phone NUMBER] [--set-email ADDRESS]
+                              correct the person's contact data in every booking and follow-up request
+                              in one transaction; prints the ids corrected
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

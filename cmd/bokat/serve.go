@@ -312,7 +312,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	background = append(background, webhookWorkers...)
 	background = append(background, worker{name: "oauth-purge", run: func(ctx context.Context) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
-	}}, resealWorker(db, log, time.Hour), retentionWorker(db, log, time.Now, c.retentionConfig, time.Hour))
+	}}, resealWorker(db, log, time.Hour), retentionWorker(db, log, time.Now, c.retentionConfig, c.devMailDir(), time.Hour))
 	// Customer and provider messages about bookings (and follow-up requests).
 	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
 		return err

@@ -3,7 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -101,24 +104,24 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 		if err != nil || nb.Contact != testContact {
 			t.Fatalf("legacy row before re-sealing: %+v %v", nb.Contact, err)
 		}
-		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 1 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 1 {
 			t.Fatalf("re-seal the legacy row: %d %v, want 1", n, err)
 		}
 		values, keyID, emailIndex, _ = contactRow(t, db, "bkg_legacy")
 		if keyID != webhook.KeyID(oldKey) || values[0] == "Greta Gåsfot" || emailIndex == "" {
 			t.Errorf("legacy row after re-sealing: key %q name %q index %q", keyID, values[0], emailIndex)
 		}
-		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 0 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 0 {
 			t.Errorf("second re-seal: %d %v, want nothing left", n, err)
 		}
 
 		// Rotation: the new key seals, the old one still opens, re-sealing
 		// moves every row to the new key, after which the old key can go.
 		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
-		if n, err := db.ResealContacts(ctx, 1); err != nil || n != 1 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 1); err != nil || n != 1 {
 			t.Fatalf("first re-seal batch: %d %v, want 1", n, err)
 		}
-		if n, err := db.ResealContacts(ctx, 10); err != nil || n != 1 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 1 {
 			t.Fatalf("second re-seal batch: %d %v, want 1", n, err)
 		}
 		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey))
@@ -149,13 +152,79 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		n, err := db.ResealContacts(ctx, 10)
+		n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10)
 		if n != 1 || !errors.Is(err, webhook.ErrUnknownKey) || !strings.Contains(err.Error(), "bkg_sealed") ||
 			strings.Contains(err.Error(), "Greta") {
 			t.Errorf("re-seal beside unopenable rows: %d, %v; want 1 and an error naming bkg_sealed", n, err)
 		}
 		if nb, err := db.NotificationBooking(ctx, "bkg_later"); err != nil || nb.Contact != testContact {
 			t.Errorf("the openable row after re-sealing: %+v %v", nb.Contact, err)
+		}
+	})
+}
+
+// TestResealPassesOverUnopenableRows: rows sealed with a key no longer
+// given, more of them than a batch and first in id order, do not keep a
+// pass from re-sealing the rows after them, and the pass ends.
+func TestResealPassesOverUnopenableRows(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		lostKey, key, pepper := make([]byte, webhook.KeySize), make([]byte, webhook.KeySize), make([]byte, 32)
+		rand.Read(lostKey)
+		rand.Read(key)
+		rand.Read(pepper)
+		withProvider(t, db, "p1")
+		const batch, unopenable = 4, 11 // more than two batches of rows that do not open
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, lostKey))
+		for i := range unopenable {
+			if err := insert(t, db, testBooking(fmt.Sprintf("bkg_a%02d", i), "p1", t0.Add(time.Duration(i)*time.Hour), 60)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var legacy []string
+		for i := range 3 {
+			id := fmt.Sprintf("bkg_z%02d", i)
+			legacy = append(legacy, id)
+			if err := insert(t, db, testBooking(id, "p1", t0.Add(time.Duration(100+i)*time.Hour), 60)); err != nil {
+				t.Fatal(err)
+			}
+			// Written before sealing: plain text, no key id, no index.
+			if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				_, err := tx.Q().ExecContext(ctx, `UPDATE bookings SET customer_name = 'Greta Gåsfot', contact_key_id = NULL,
+					customer_email = 'greta@example.se', customer_phone = '+46701234567', service_address = 'Drottninggatan 1',
+					consent_statement = 'ja tack', customer_email_index = '', customer_phone_index = '' WHERE id = $1`, id)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.SetVault(sqlstoretest.VaultWith(t, pepper, key)) // lostKey is gone
+		var (
+			cur     sqlstore.ResealCursor
+			total   int
+			skipped int
+		)
+		for calls := 0; !cur.Done(); calls++ {
+			if calls > unopenable+len(legacy) {
+				t.Fatal("the re-seal pass does not end")
+			}
+			n, err := db.ResealContacts(ctx, &cur, batch)
+			if err != nil && !errors.Is(err, sqlstore.ErrDoNotOpen) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				skipped += strings.Count(err.Error(), "bkg_a")
+			}
+			total += n
+		}
+		if total != len(legacy) || skipped != unopenable {
+			t.Errorf("pass re-sealed %d rows and passed over %d; want %d and %d", total, skipped, len(legacy), unopenable)
+		}
+		for _, id := range legacy {
+			if _, keyID, emailIndex, _ := contactRow(t, db, id); keyID != webhook.KeyID(key) || emailIndex == "" {
+				t.Errorf("%s after the pass: key %q index %q, want re-sealed with the current key", id, keyID, emailIndex)
+			}
 		}
 	})
 }
@@ -354,6 +423,89 @@ func TestErasePerson(t *testing.T) {
 		}
 		if nb, err := db.NotificationBooking(ctx, "bkg_future"); err != nil || nb.Status != bokat.BookingCancelled || nb.PriceSEK != 1890 {
 			t.Errorf("the cancelled booking keeps its facts: %+v %v", nb.Booking, err)
+		}
+	})
+}
+
+func TestCorrectPerson(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "p1")
+		for _, b := range []bokat.Booking{testBooking("bkg_one", "p1", t0, 60), testBooking("bkg_two", "p1", t0.Add(2*time.Hour), 60)} {
+			if err := insert(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other := testBooking("bkg_other", "p1", t0.Add(4*time.Hour), 60)
+		gustav := testContact
+		gustav.Email, gustav.Phone = "gustav@example.se", "+46709999999"
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			if err := tx.InsertBooking(ctx, other, gustav, bokat.BookingConsent{}, "cal_other", t0); err != nil {
+				return err
+			}
+			if err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: "nj_one", BookingID: "bkg_one",
+				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
+				NextAttemptAt: t0, CreatedAt: t0}); err != nil {
+				return err
+			}
+			return tx.InsertFollowUpRequest(ctx, sqlstore.FollowUpRequest{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
+				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
+				CustomerJSON: []byte(`{"first_name":"Greta","last_name":"Gåsfot","phone":"070-123 45 67","email":"greta@example.se"}`),
+				LocationJSON: []byte(`{"address":"Drottninggatan 1"}`), TimingJSON: []byte(`{}`), CustomerNextStep: "vänta",
+				Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm", CreatedAt: t0})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CorrectPerson(ctx, "greta@example.se", "", sqlstore.ContactCorrection{}); err == nil {
+			t.Error("a correction setting nothing: want an error")
+		}
+
+		name, email, phone := "Greta Nyberg", "greta.nyberg@example.se", "073-000 11 22"
+		out, err := db.CorrectPerson(ctx, " GRETA@example.se", "", sqlstore.ContactCorrection{Name: &name, Email: &email, Phone: &phone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Bookings, []string{"bkg_one", "bkg_two"}) || !slices.Equal(out.Requests, []string{"req_greta"}) {
+			t.Errorf("corrected %+v, want bkg_one, bkg_two and req_greta", out)
+		}
+		if got, err := db.PersonRecords(ctx, "greta@example.se", "0701234567"); err != nil || len(got.Bookings)+len(got.Requests) != 0 {
+			t.Errorf("found by the old address or number after the correction: %+v %v", got, err)
+		}
+		got, err := db.PersonRecords(ctx, "", "+46730001122")
+		if err != nil || len(got.Bookings) != 2 || len(got.Requests) != 1 {
+			t.Fatalf("found by the new number: %+v %v", got, err)
+		}
+		want := testContact
+		want.Name, want.Email, want.Phone = name, email, phone
+		for _, b := range got.Bookings {
+			if b.Contact != want || b.Consent.Statement != "ja tack" {
+				t.Errorf("%s after the correction: %+v %q, want %+v", b.ID, b.Contact, b.Consent.Statement, want)
+			}
+		}
+		var cust map[string]string
+		if err := json.Unmarshal(got.Requests[0].CustomerJSON, &cust); err != nil ||
+			!maps.Equal(cust, map[string]string{"name": name, "phone": phone, "email": email}) ||
+			string(got.Requests[0].LocationJSON) != `{"address":"Drottninggatan 1"}` {
+			t.Errorf("request after the correction: %s %s (%v); the whole name replaced, the location kept",
+				got.Requests[0].CustomerJSON, got.Requests[0].LocationJSON, err)
+		}
+		// The queued message reads the booking when it is sent: it goes to
+		// the corrected address.
+		if nb, err := db.NotificationBooking(ctx, "bkg_one"); err != nil || nb.Contact.Email != email {
+			t.Errorf("the booking a queued message reads: %+v %v", nb.Contact, err)
+		}
+		for _, id := range []string{"bkg_one", "bkg_two"} {
+			values, _, _, _ := contactRow(t, db, id)
+			for _, v := range values {
+				if strings.Contains(v, "Nyberg") || strings.Contains(v, "nyberg@") || strings.Contains(v, "0001122") {
+					t.Errorf("%s stores the correction in plain text: %q", id, v)
+				}
+			}
+		}
+		if nb, err := db.NotificationBooking(ctx, "bkg_other"); err != nil || nb.Contact != gustav {
+			t.Errorf("someone else's booking: %+v %v", nb.Contact, err)
 		}
 	})
 }

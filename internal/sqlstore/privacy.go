@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -285,4 +287,177 @@ func (tx *Tx) eraseAccount(ctx context.Context, email string) ([]string, error) 
 		return nil, translate(err)
 	}
 	return ids, nil
+}
+
+// ContactCorrection is a correction of a person's contact data; a nil field
+// is left as it is. A name correction replaces the whole name: when any of
+// Name, FirstName and LastName is set, those not set are emptied, so no
+// part of the old name survives beside the new one.
+type ContactCorrection struct {
+	Name, FirstName, LastName *string
+	Phone, Email              *string
+}
+
+// Fields names the fields the correction sets (customer field names, no
+// values), in a fixed order.
+func (c ContactCorrection) Fields() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"name", c.Name}, {"first_name", c.FirstName}, {"last_name", c.LastName}, {"phone", c.Phone}, {"email", c.Email}} {
+		if f.v != nil {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+func (c ContactCorrection) renames() bool {
+	return c.Name != nil || c.FirstName != nil || c.LastName != nil
+}
+
+func valueOf(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// apply corrects a booking's contact data.
+func (c ContactCorrection) apply(b *bokat.BookingContact) {
+	if c.renames() {
+		b.Name, b.FirstName, b.LastName = valueOf(c.Name), valueOf(c.FirstName), valueOf(c.LastName)
+	}
+	if c.Phone != nil {
+		b.Phone = *c.Phone
+	}
+	if c.Email != nil {
+		b.Email = *c.Email
+	}
+}
+
+// applyJSON corrects a follow-up request's customer JSON object, keeping
+// any other member.
+func (c ContactCorrection) applyJSON(customer []byte) ([]byte, error) {
+	m := map[string]any{}
+	if len(customer) > 0 {
+		if err := json.Unmarshal(customer, &m); err != nil {
+			return nil, errors.New("the customer is not a JSON object")
+		}
+	}
+	set := func(key string, p *string) {
+		if p != nil && *p != "" {
+			m[key] = *p
+		} else {
+			delete(m, key)
+		}
+	}
+	if c.renames() {
+		set("name", c.Name)
+		set("first_name", c.FirstName)
+		set("last_name", c.LastName)
+	}
+	if c.Phone != nil {
+		m["phone"] = *c.Phone
+	}
+	if c.Email != nil {
+		m["email"] = *c.Email
+	}
+	return json.Marshal(m)
+}
+
+// PersonCorrection is what a correction touched: ids only.
+type PersonCorrection struct {
+	Bookings []string
+	Requests []string
+}
+
+// CorrectPerson corrects, in one transaction, the customer contact data of
+// every booking and follow-up request of the person with the e-mail address
+// and/or phone number (found as PersonRecords finds them; rows whose
+// contact data was erased hold none to correct). Each row is re-sealed with
+// the sealing key and its blind index recomputed, so the person is found by
+// the corrected address and number afterwards, and no longer by the old
+// ones. Pending notification jobs read the booking or request when they
+// send, so unsent messages go to the corrected address. A row that does not
+// open (sealed with a key no longer given) fails the whole correction,
+// naming the row. A correction that sets nothing is an error.
+func (db *DB) CorrectPerson(ctx context.Context, email, phone string, c ContactCorrection) (PersonCorrection, error) {
+	v, err := db.contactVault()
+	if err != nil {
+		return PersonCorrection{}, err
+	}
+	if len(c.Fields()) == 0 {
+		return PersonCorrection{}, errors.New("correct: nothing to correct")
+	}
+	emailIndex, phoneIndex := v.EmailIndex(email), v.PhoneIndex(phone)
+	if emailIndex == "" && phoneIndex == "" {
+		return PersonCorrection{}, fmt.Errorf("correct: an e-mail address or a phone number is required")
+	}
+	match := `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))
+		AND contact_erased_at IS NULL`
+	lock := ""
+	if db.engine == Postgres {
+		lock = " FOR UPDATE"
+	}
+	var out PersonCorrection
+	err = db.InTx(ctx, func(tx *Tx) error {
+		out = PersonCorrection{}
+		bookings, err := tx.ids(ctx, `SELECT id FROM bookings WHERE `+match+` ORDER BY id`+lock, emailIndex, phoneIndex)
+		if err != nil {
+			return err
+		}
+		requests, err := tx.ids(ctx, `SELECT id FROM follow_up_requests WHERE `+match+` ORDER BY id`+lock, emailIndex, phoneIndex)
+		if err != nil {
+			return err
+		}
+		for _, id := range bookings {
+			n, err := tx.rewriteBooking(ctx, v, id, func(s *bookingSecrets) { c.apply(&s.Contact) })
+			if err != nil {
+				return fmt.Errorf("booking %s: %w", id, err)
+			}
+			if n != 1 {
+				return fmt.Errorf("booking %s changed during the correction", id)
+			}
+			out.Bookings = append(out.Bookings, id)
+		}
+		for _, id := range requests {
+			n, err := tx.rewriteRequest(ctx, v, id, func(r *FollowUpRequest) error {
+				customer, err := c.applyJSON(r.CustomerJSON)
+				r.CustomerJSON = customer
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("follow-up request %s: %w", id, err)
+			}
+			if n != 1 {
+				return fmt.Errorf("follow-up request %s changed during the correction", id)
+			}
+			out.Requests = append(out.Requests, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return PersonCorrection{}, fmt.Errorf("correct: %w", err)
+	}
+	return out, nil
+}
+
+// ids runs a query returning one id column inside the transaction.
+func (tx *Tx) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := tx.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, id)
+	}
+	return out, translate(rows.Err())
 }

@@ -28,7 +28,15 @@ const erasedLastError = "contact data erased"
 // postcodes). Call it until it erases nothing. Several processes may run
 // it at once: a row is erased only if it still holds contact data when the
 // transaction writes it.
-func (db *DB) EraseExpiredContacts(ctx context.Context, now, bookingsBefore, requestsBefore time.Time, limit int) (Erased, error) {
+//
+// copies, when not nil, erases the copies of the erased rows' messages held
+// outside the database (the development mail folder): it is called inside
+// the transaction, after the rows are erased and before the commit, with
+// the ids of exactly the bookings and requests this call erased; an error
+// from it rolls the erasure back, so the rows stay to be erased (and their
+// copies tried again) next time, and a crash after it leaves no copy behind.
+func (db *DB) EraseExpiredContacts(ctx context.Context, now, bookingsBefore, requestsBefore time.Time, limit int,
+	copies func(ids []string) error) (Erased, error) {
 	bookings, err := db.ids(ctx, `SELECT id FROM bookings WHERE contact_erased_at IS NULL
 		AND ((status = 'confirmed' AND slot_end_at < $1) OR (status = 'cancelled' AND cancelled_at < $1))
 		ORDER BY id LIMIT $2`, Millis(bookingsBefore), limit)
@@ -65,6 +73,11 @@ func (db *DB) EraseExpiredContacts(ctx context.Context, now, bookingsBefore, req
 			if ok {
 				out.Requests = append(out.Requests, id)
 				out.DroppedNotifications += dropped
+			}
+		}
+		if ids := append(append([]string(nil), out.Bookings...), out.Requests...); copies != nil && len(ids) > 0 {
+			if err := copies(ids); err != nil {
+				return fmt.Errorf("copies outside the database: %w", err)
 			}
 		}
 		return nil

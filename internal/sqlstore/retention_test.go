@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -181,7 +182,7 @@ func TestRetentionErasesExpiredContactDataOnly(t *testing.T) {
 		// Batches of one: the caller loops until nothing is left.
 		var got sqlstore.Erased
 		for {
-			e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1)
+			e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,13 +201,52 @@ func TestRetentionErasesExpiredContactDataOnly(t *testing.T) {
 		}
 		f.check(t, db)
 		// Erased rows are not re-sealed and not erased again.
-		if n, err := db.ResealContacts(ctx, 100); err != nil || n != 0 {
+		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 100); err != nil || n != 0 {
 			t.Errorf("re-seal after erasure: %d %v", n, err)
 		}
-		if e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100); err != nil ||
+		if e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, nil); err != nil ||
 			len(e.Bookings)+len(e.Requests) != 0 {
 			t.Errorf("second run erased %+v, %v", e, err)
 		}
+	})
+}
+
+// TestRetentionErasesCopiesInTheTransaction: the copies hook gets exactly
+// the erased ids, and its failure leaves every row to be erased next time.
+func TestRetentionErasesCopiesInTheTransaction(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		f := newRetentionFixture(t, db)
+		failing := func([]string) error { return errors.New("the mail folder is read-only") }
+		if e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, failing); err == nil ||
+			len(e.Bookings)+len(e.Requests) != 0 {
+			t.Fatalf("erasure whose copies could not be removed: %+v %v, want an error and nothing erased", e, err)
+		}
+		if n, err := db.R().QueryContext(ctx, `SELECT id FROM bookings WHERE contact_erased_at IS NOT NULL
+			UNION SELECT id FROM follow_up_requests WHERE contact_erased_at IS NOT NULL`); err != nil {
+			t.Fatal(err)
+		} else {
+			if n.Next() {
+				t.Errorf("a failed removal of copies left rows erased")
+			}
+			n.Close()
+		}
+		var got []string
+		e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, func(ids []string) error {
+			got = append(got, ids...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(append([]string(nil), e.Bookings...), e.Requests...)
+		slices.Sort(got)
+		slices.Sort(want)
+		if all := append(slices.Clone(f.expiredBookings), f.expiredRequests...); !slices.Equal(got, want) || len(got) != len(all) {
+			t.Errorf("copies removed for %v; erased %v, want %v", got, want, all)
+		}
+		f.check(t, db)
 	})
 }
 
@@ -248,7 +288,7 @@ func TestRetentionSharedByProcesses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1)
+				e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1, nil)
 				if err != nil {
 					t.Error(err)
 					return

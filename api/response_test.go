@@ -153,7 +153,7 @@ func TestValidateResponse(t *testing.T) {
 		"current_confirmation_active": true, "provider_selected": true, "availability_checked": true,
 		"rescheduled_at": "2026-03-02T09:00:00Z", "idempotent_replay": false}, "public_bookings_api_v1")
 	endpointCreated := withMeta(map[string]any{"ok": true, "endpoint": webhookEndpoint(),
-		"signing_secret": "whsec_" + strings.Repeat("A", 43), "signing_secret_shown_once": true}, "public_bookings_api_v1")
+		"signing_secret": "whsec_" + strings.Repeat("A", 43) + "=", "signing_secret_shown_once": true}, "public_bookings_api_v1")
 	replay := withMeta(map[string]any{"ok": true, "replay": map[string]any{"id": "5f0c8f4e-5b1a-4c1e-9f55-2f1d3c4b5a69",
 		"booking_id": "bk_123", "event_type": "booking.confirmed", "status": "pending", "created_at": "2026-03-02T09:00:00Z"}},
 		"public_bookings_api_v1")

@@ -122,7 +122,7 @@ func (e *webhookEnv) pump() {
 	}
 }
 
-var secretRe = regexp.MustCompile(`^whsec_[A-Za-z0-9_-]{43}$`)
+var secretRe = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`)
 
 func TestWebhookEndpointRegistrationDeliveryReplayAndDeletion(t *testing.T) {
 	t.Parallel()

@@ -25,6 +25,8 @@ func TestBadSettingsStopTheProgramFromFlagOrEnvironment(t *testing.T) {
 		{"duration without unit", "serve", "option-ttl", "BOKAT_OPTION_TTL", "5", "not a duration"},
 		{"duration out of range", "serve", "option-ttl", "BOKAT_OPTION_TTL", "30s", "between 1m0s and 24h0m0s"},
 		{"duration", "serve", "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", "soon", "not a duration"},
+		{"date", "serve", "legacy-sunset", "BOKAT_LEGACY_SUNSET", "30 June 2027", "not a date"},
+		{"date", "serve", "legacy-sunset", "BOKAT_LEGACY_SUNSET", "2027-02-30", "not a date"},
 		{"bool", "serve", "demo", "BOKAT_DEMO", "yes", "must be true or false"},
 		{"bool", "serve", "auth-optional", "BOKAT_AUTH_OPTIONAL", "on", "must be true or false"},
 		{"bool", "serve", "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", "maybe", "must be true or false"},
@@ -102,7 +104,7 @@ func TestBadSettingsStopTheProgramFromFlagOrEnvironment(t *testing.T) {
 func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 	t.Parallel()
 	baseURL, token, logs, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"), "--log-level", "debug"},
-		map[string]string{"BOKAT_DEMO": "1", "BOKAT_OPTION_TTL": "5m", "BOKAT_LOG_LEVEL": "error"})
+		map[string]string{"BOKAT_DEMO": "1", "BOKAT_OPTION_TTL": "5m", "BOKAT_LOG_LEVEL": "error", "BOKAT_LEGACY_SUNSET": "2027-06-30"})
 	if !strings.HasPrefix(token, "bkp_") {
 		t.Fatalf("BOKAT_DEMO=1 printed no development token (%q)", token)
 	}
@@ -126,6 +128,14 @@ func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 	// The API rounds instants to the second.
 	if ttl := got.Options[0].ExpiresAt.Sub(before); ttl < 5*time.Minute-time.Second || ttl > 5*time.Minute+2*time.Second {
 		t.Errorf("expires_at is %v after the search, want BOKAT_OPTION_TTL=5m", ttl)
+	}
+	legacy, err := http.Get(baseURL + "/api/public/requests/capabilities")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy.Body.Close()
+	if got := legacy.Header.Get("Sunset"); got != "Wed, 30 Jun 2027 00:00:00 GMT" {
+		t.Errorf("legacy Sunset = %q, want BOKAT_LEGACY_SUNSET=2027-06-30 as an HTTP-date", got)
 	}
 	fetch(t, baseURL+"/healthz")
 	if err := stop(); err != nil {

@@ -39,6 +39,9 @@ type serveConfig struct {
 	// the first sealing (rotation). Required in production.
 	SecretKey           string
 	WebhookAllowPrivate bool
+	// LegacySunset is the announced removal date of the deprecated paths
+	// ("" for none), as accepted by parseSunset.
+	LegacySunset string
 }
 
 func (c *serveConfig) register(fs *flagSet) {
@@ -67,6 +70,12 @@ func (c *serveConfig) register(fs *flagSet) {
 			return err
 		})
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false, "let webhooks target http:// and private or loopback addresses (development only)")
+	fs.Text(&c.LegacySunset, "legacy-sunset", "BOKAT_LEGACY_SUNSET", "",
+		"removal date of the deprecated /api/public paths, YYYY-MM-DD (midnight UTC) or RFC 3339; sent as the Sunset header on every response of theirs",
+		func(s string) error {
+			_, err := parseSunset(s)
+			return err
+		})
 	c.opsConfig.register(fs)
 }
 
@@ -99,6 +108,22 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 	}
 	return c.opsConfig.validate(fs, c.production())
+}
+
+// parseSunset reads a --legacy-sunset value: a date (YYYY-MM-DD, taken as
+// midnight UTC) or an RFC 3339 instant. "" is the zero time: no sunset.
+func parseSunset(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date (write it like 2027-06-30 or 2027-06-30T00:00:00Z)", s)
 }
 
 // checkListenAddr accepts host:port (the host may be empty: every
@@ -250,8 +275,13 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 
+	legacySunset, err := parseSunset(c.LegacySunset) // checked when parsed
+	if err != nil {
+		return err
+	}
 	srv, err := httpapi.New(httpapi.Config{
 		BaseURL:      baseURL,
+		LegacySunset: legacySunset,
 		Production:   c.production(),
 		AuthOptional: c.AuthOptional,
 		Logger:       log,

@@ -52,6 +52,10 @@ type Config struct {
 	BaseURL string
 	// Production disables every development convenience.
 	Production bool
+	// LegacySunset, when set, is announced as the removal date of the
+	// deprecated /api/public paths: every response on them carries it as an
+	// RFC 8594 Sunset header.
+	LegacySunset time.Time
 	// AuthOptional admits callers without a credential as a development
 	// principal (development only).
 	AuthOptional bool
@@ -106,8 +110,10 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	baseURL      string
-	production   bool
+	baseURL    string
+	production bool
+	// sunset is the Sunset header value of legacy responses ("" for none).
+	sunset       string
 	authOptional bool
 	log          *slog.Logger
 	now          func() time.Time
@@ -156,6 +162,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		baseURL:      strings.TrimRight(cfg.BaseURL, "/"),
 		production:   cfg.Production,
+		sunset:       sunsetHeader(cfg.LegacySunset),
 		authOptional: cfg.AuthOptional,
 		log:          cfg.Logger,
 		now:          cfg.Now,
@@ -238,4 +245,13 @@ func (s *Server) handleUnknownPath(mux *http.ServeMux) handlerFunc {
 		}
 		return bokat.Errorf(bokat.CodeNotFound, "no operation at %s", r.URL.EscapedPath())
 	}
+}
+
+// sunsetHeader returns the RFC 8594 Sunset value (an HTTP-date) of t, or ""
+// for the zero time.
+func sunsetHeader(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(http.TimeFormat)
 }

@@ -60,7 +60,8 @@ func (c *serveConfig) register(fs *flagSet) {
 			_, err := booking.ParseKeyring(s)
 			return err
 		})
-	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Minute, 24*time.Hour, "lifetime of a booking option, 1m to 24h")
+	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Second, 24*time.Hour,
+		"lifetime of a booking option, 1m to 24h (down to 1s in development, to exercise expiry)")
 	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets; comma-separated to rotate, the first seals; required in production",
 		func(s string) error {
 			if s == "" {
@@ -79,6 +80,10 @@ func (c *serveConfig) register(fs *flagSet) {
 	c.opsConfig.register(fs)
 }
 
+// productionMinOptionTTL is the shortest option lifetime production takes:
+// an assistant needs time to show an option and ask for consent.
+const productionMinOptionTTL = time.Minute
+
 func (c *serveConfig) validate(fs *flagSet) error {
 	if err := c.commonConfig.validate(); err != nil {
 		return err
@@ -96,6 +101,10 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 		if len(bad) > 0 {
 			return fmt.Errorf("%w: %s is development only and refused in production", errUsage, strings.Join(bad, ", "))
+		}
+		if c.OptionTTL < productionMinOptionTTL {
+			return fmt.Errorf("%w: %s: must be at least %s in production (shorter lifetimes are development only), got %s",
+				errUsage, fs.label("option-ttl"), productionMinOptionTTL, c.OptionTTL)
 		}
 		if c.BaseURL == "" {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)

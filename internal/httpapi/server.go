@@ -126,7 +126,9 @@ type Server struct {
 	bookings     *booking.Lifecycle
 	feed         *calfeed.Feed
 	serviceTexts map[string]serviceTexts
-	oauth        AuthorizationServer
+	// llmsText is the body of /llms.txt, built once in New.
+	llmsText []byte
+	oauth    AuthorizationServer
 
 	webhooks            Webhooks
 	webhookAllowPrivate bool
@@ -207,6 +209,9 @@ func New(cfg Config) (*Server, error) {
 			return slices.ContainsFunc(extra, func(x route) bool { return x.method == rt.method && x.pattern == rt.pattern })
 		})
 		rts = append(rts, extra...)
+	}
+	if s.llmsText, err = buildLLMsText(cfg.Contract.JSON(), cfg.Catalog, rts, s.baseURL); err != nil {
+		return nil, err
 	}
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))

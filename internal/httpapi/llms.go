@@ -146,6 +146,7 @@ func buildLLMsText(doc []byte, cat *catalog.Catalog, rts []route, baseURL string
 		b.WriteString(line)
 	}
 	b.WriteString("\n## Optional\n\n")
+	fmt.Fprintf(&b, "- [API reference](%s/docs): the OpenAPI document as one HTML page\n", baseURL)
 	fmt.Fprintf(&b, "- [OpenAPI document](%s/v1/openapi.json): the full contract, JSON\n", baseURL)
 	fmt.Fprintf(&b, "- [Capabilities](%s/v1/capabilities): verticals, job types, auth and the agent contract, JSON\n", baseURL)
 	fmt.Fprintf(&b, "- [Error codes](%s/problems): every Problem code with its status and meaning\n", baseURL)

@@ -47,6 +47,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/v1/capabilities", contract: requests, rate: rateReads, handler: s.handleCapabilities(false)},
 		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, rate: rateReads, handler: s.handleOpenAPI},
 		{method: http.MethodGet, pattern: "/llms.txt", contract: bookings, rate: rateReads, handler: s.handleLLMsText},
+		{method: http.MethodGet, pattern: "/docs", contract: bookings, rate: rateReads, handler: s.handleDocs},
 		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, rate: rateReads, handler: s.handleProblemPage},
 		{method: http.MethodGet, pattern: "/problems", contract: bookings, rate: rateReads, handler: s.handleProblemIndex},
 		{method: http.MethodPost, pattern: "/v1/booking-options", contract: bookings, rate: rateSearch, handler: s.handleSearch},

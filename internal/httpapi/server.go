@@ -128,6 +128,8 @@ type Server struct {
 	serviceTexts map[string]serviceTexts
 	// llmsText is the body of /llms.txt, built once in New.
 	llmsText []byte
+	// docsPage is the body of /docs, built once in New.
+	docsPage []byte
 	oauth    AuthorizationServer
 
 	webhooks            Webhooks
@@ -211,6 +213,9 @@ func New(cfg Config) (*Server, error) {
 		rts = append(rts, extra...)
 	}
 	if s.llmsText, err = buildLLMsText(cfg.Contract.JSON(), cfg.Catalog, rts, s.baseURL); err != nil {
+		return nil, err
+	}
+	if s.docsPage, err = buildDocsPage(cfg.Contract.JSON(), s.baseURL); err != nil {
 		return nil, err
 	}
 	for _, rt := range rts {

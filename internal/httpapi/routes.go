@@ -115,6 +115,6 @@ func (s *Server) protocolRoutes() []protocolRoute {
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	_, err := w.Write(s.contract.JSON())
+	_, err := w.Write(s.openapiJSON)
 	return err
 }

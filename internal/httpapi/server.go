@@ -8,6 +8,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -126,6 +127,9 @@ type Server struct {
 	bookings     *booking.Lifecycle
 	feed         *calfeed.Feed
 	serviceTexts map[string]serviceTexts
+	// openapiJSON is the contract document as served: servers names
+	// baseURL.
+	openapiJSON []byte
 	// llmsText is the body of /llms.txt, built once in New.
 	llmsText []byte
 	// docsPage is the body of /docs, built once in New.
@@ -212,10 +216,13 @@ func New(cfg Config) (*Server, error) {
 		})
 		rts = append(rts, extra...)
 	}
-	if s.llmsText, err = buildLLMsText(cfg.Contract.JSON(), cfg.Catalog, rts, s.baseURL); err != nil {
+	if s.openapiJSON, err = servedDocument(cfg.Contract.JSON(), s.baseURL); err != nil {
 		return nil, err
 	}
-	if s.docsPage, err = buildDocsPage(cfg.Contract.JSON(), s.baseURL); err != nil {
+	if s.llmsText, err = buildLLMsText(s.openapiJSON, cfg.Catalog, rts, s.baseURL); err != nil {
+		return nil, err
+	}
+	if s.docsPage, err = buildDocsPage(s.openapiJSON, s.baseURL); err != nil {
 		return nil, err
 	}
 	for _, rt := range rts {
@@ -264,4 +271,23 @@ func sunsetHeader(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(http.TimeFormat)
+}
+
+// servedDocument returns the contract document as this server serves it:
+// the same, but with servers naming baseURL, so generated clients get the
+// real address (the checked-in document says "/", whoever serves it).
+func servedDocument(doc []byte, baseURL string) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return nil, fmt.Errorf("httpapi: reading the contract document: %w", err)
+	}
+	if _, ok := top["servers"]; !ok {
+		return nil, errors.New("httpapi: the contract document has no servers to render")
+	}
+	servers, err := json.Marshal([]map[string]string{{"url": baseURL, "description": "This server."}})
+	if err != nil {
+		return nil, err
+	}
+	top["servers"] = servers
+	return json.Marshal(top)
 }

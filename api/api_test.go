@@ -471,10 +471,10 @@ func TestDocumentSchemas(t *testing.T) {
 		"SearchResponse", "BookingOption", "BookingOptionProvider", "BookingOptionService", "BookingOptionSlot",
 		"BookingOptionPrice", "BookingOptionScope", "BookingOptionTerms", "Customer", "BookingConfirmationLocation",
 		"ConfirmRequest", "ConfirmedBooking", "ConfirmResponse", "BookingStatusNotFound", "BookingStatusFound",
-		"BookingStatus", "BookingLifecycleRecord", "CreateRequest", "CreateRequestLocation", "CreateRequestResponse",
+		"BookingStatus", "BookingLifecycleRecord", "CreateRequest", "CreateRequestLocation", "RequestCreated",
 		"CancelRequest", "CancelResponse", "RescheduleRequest", "RescheduleResponse", "WebhookEndpoint",
 		"WebhookEndpointCreate", "WebhookEndpointCreated", "WebhookEndpointList", "OkResponse",
-		"WebhookReplayResponse", "WebhookEvent", "Problem", "PublicRequestError", "Metadata",
+		"WebhookReplayResponse", "Problem", "PublicRequestError", "Metadata",
 	} {
 		if schemas[name] == nil {
 			t.Errorf("components/schemas/%s is missing", name)

@@ -106,7 +106,10 @@ func TestPrismValidatesTheServedDocument(t *testing.T) {
 		t.Fatalf("search through Prism: %d %v", status, err)
 	}
 	option := search["options"].([]any)[0].(map[string]any)
-	status, confirmed, err := call(http.DefaultClient, "POST", proxy+"/v1/bookings", token, crashConfirm(option, "prism-1"))
+	// One body for the confirmation and its replay: its acceptance time is
+	// part of the idempotency fingerprint.
+	confirm := crashConfirm(option, "prism-1")
+	status, confirmed, err := call(http.DefaultClient, "POST", proxy+"/v1/bookings", token, confirm)
 	if err != nil || status != 201 {
 		t.Fatalf("confirm through Prism: %d %v %v", status, confirmed, err)
 	}
@@ -121,7 +124,7 @@ func TestPrismValidatesTheServedDocument(t *testing.T) {
 		{"status", "GET", "/v1/bookings/" + bookingID, token, nil, 200},
 		{"status of an unknown booking", "GET", "/v1/bookings/bk_unknown", token, nil, 200},
 		{"webhook endpoints", "GET", "/v1/webhook-endpoints", token, nil, 200},
-		{"replayed confirmation", "POST", "/v1/bookings", token, crashConfirm(option, "prism-1"), 200},
+		{"replayed confirmation", "POST", "/v1/bookings", token, confirm, 200},
 		{"legacy capabilities", "GET", "/api/public/requests/capabilities", "", nil, 200},
 	} {
 		if v := violations(c.what, c.status, send(c.method, c.path, c.token, c.body)); v != "" {

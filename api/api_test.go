@@ -301,6 +301,8 @@ func TestOperations(t *testing.T) {
 		{"GET", "/v1/webhook-endpoints", "listWebhookEndpoints", false},
 		{"POST", "/v1/webhook-endpoints", "createWebhookEndpoint", false},
 		{"DELETE", "/v1/webhook-endpoints/{endpoint_id}", "deleteWebhookEndpoint", false},
+		{"POST", "/v1/webhook-endpoints/{endpoint_id}/disable", "disableWebhookEndpoint", false},
+		{"POST", "/v1/webhook-endpoints/{endpoint_id}/enable", "enableWebhookEndpoint", false},
 		{"POST", "/v1/webhook-events/{outbox_id}/replay", "replayWebhookEvent", false},
 	}
 	if got := contract(t).Operations(); !slices.Equal(got, want) {
@@ -331,6 +333,8 @@ func TestDocumentDeclarations(t *testing.T) {
 		"listWebhookEndpoints":       {false, all, "service.webhooks.manage"},
 		"createWebhookEndpoint":      {false, all, "service.webhooks.manage"},
 		"deleteWebhookEndpoint":      {false, all, "service.webhooks.manage"},
+		"enableWebhookEndpoint":      {false, all, "service.webhooks.manage"},
+		"disableWebhookEndpoint":     {false, all, "service.webhooks.manage"},
 		"replayWebhookEvent":         {false, all, "service.webhooks.manage"},
 		"getOpenAPIDocument":         {false, nil, ""},
 		"legacyGetCapabilities":      {true, all, "service.capabilities.read"},
@@ -350,6 +354,8 @@ func TestDocumentDeclarations(t *testing.T) {
 		"listWebhookEndpoints":       {"200", "401", "403", "503"},
 		"createWebhookEndpoint":      {"201", "401", "403", "422", "503"},
 		"deleteWebhookEndpoint":      {"200", "401", "403", "404", "503"},
+		"enableWebhookEndpoint":      {"200", "401", "403", "404", "429", "503"},
+		"disableWebhookEndpoint":     {"200", "401", "403", "404", "429", "503"},
 		"replayWebhookEvent":         {"202", "401", "403", "404", "503"},
 		"getOpenAPIDocument":         {"200"},
 		"legacyGetCapabilities":      {"200"},
@@ -471,10 +477,10 @@ func TestDocumentSchemas(t *testing.T) {
 		"SearchResponse", "BookingOption", "BookingOptionProvider", "BookingOptionService", "BookingOptionSlot",
 		"BookingOptionPrice", "BookingOptionScope", "BookingOptionTerms", "Customer", "BookingConfirmationLocation",
 		"ConfirmRequest", "ConfirmedBooking", "ConfirmResponse", "BookingStatusNotFound", "BookingStatusFound",
-		"BookingStatus", "BookingLifecycleRecord", "CreateRequest", "CreateRequestLocation", "CreateRequestResponse",
+		"BookingStatus", "BookingLifecycleRecord", "CreateRequest", "CreateRequestLocation", "RequestCreated",
 		"CancelRequest", "CancelResponse", "RescheduleRequest", "RescheduleResponse", "WebhookEndpoint",
 		"WebhookEndpointCreate", "WebhookEndpointCreated", "WebhookEndpointList", "OkResponse",
-		"WebhookReplayResponse", "WebhookEvent", "Problem", "PublicRequestError", "Metadata",
+		"WebhookReplayResponse", "Problem", "PublicRequestError", "Metadata",
 	} {
 		if schemas[name] == nil {
 			t.Errorf("components/schemas/%s is missing", name)

@@ -138,7 +138,7 @@ func TestValidateResponse(t *testing.T) {
 	found := withMeta(map[string]any{"ok": true, "found": true, "request_id": "req_9", "booking": confirmedBooking(),
 		"provider_selected": true, "availability_checked": true, "booking_created": true,
 		"current_confirmation_active": true, "safe_next_step": "s"}, "public_bookings_api_v1")
-	notFound := map[string]any{"ok": true, "found": false, "booking_id": "bk_404", "safe_next_step": "Check the id."}
+	notFound := withMeta(map[string]any{"ok": true, "found": false, "booking_id": "bk_404", "safe_next_step": "Check the id."}, "public_bookings_api_v1")
 	created := withMeta(map[string]any{"ok": true, "spec_version": "public_requests_api_v1",
 		"request": map[string]any{"id": "req_1", "session_id": "ses_1", "status": "ready_to_send", "vertical_id": "vvs",
 			"job_type_id": "leak_hidden", "taxonomy_confidence": "high", "customer_next_step": "home_visit",
@@ -153,7 +153,7 @@ func TestValidateResponse(t *testing.T) {
 		"current_confirmation_active": true, "provider_selected": true, "availability_checked": true,
 		"rescheduled_at": "2026-03-02T09:00:00Z", "idempotent_replay": false}, "public_bookings_api_v1")
 	endpointCreated := withMeta(map[string]any{"ok": true, "endpoint": webhookEndpoint(),
-		"signing_secret": "whsec_" + strings.Repeat("A", 43), "signing_secret_shown_once": true}, "public_bookings_api_v1")
+		"signing_secret": "whsec_" + strings.Repeat("A", 43) + "=", "signing_secret_shown_once": true}, "public_bookings_api_v1")
 	replay := withMeta(map[string]any{"ok": true, "replay": map[string]any{"id": "5f0c8f4e-5b1a-4c1e-9f55-2f1d3c4b5a69",
 		"booking_id": "bk_123", "event_type": "booking.confirmed", "status": "pending", "created_at": "2026-03-02T09:00:00Z"}},
 		"public_bookings_api_v1")
@@ -173,10 +173,10 @@ func TestValidateResponse(t *testing.T) {
 		{name: "cancel", method: "POST", path: "/v1/bookings/bk_123/cancel", status: 200, body: cancelled},
 		{name: "reschedule", method: "POST", path: "/v1/bookings/bk_123/reschedule", status: 200, body: rescheduled},
 		{name: "webhook/list", method: "GET", path: "/v1/webhook-endpoints", status: 200,
-			body: map[string]any{"ok": true, "endpoints": []any{webhookEndpoint()}}},
+			body: withMeta(map[string]any{"ok": true, "endpoints": []any{webhookEndpoint()}}, "public_bookings_api_v1")},
 		{name: "webhook/created", method: "POST", path: "/v1/webhook-endpoints", status: 201, body: endpointCreated},
 		{name: "webhook/deleted", method: "DELETE", path: "/v1/webhook-endpoints/0b6c0f8e-8d53-4c52-a5f0-7c6b1e0f2a11", status: 200,
-			body: map[string]any{"ok": true}},
+			body: withMeta(map[string]any{"ok": true}, "public_bookings_api_v1")},
 		{name: "webhook/replay", method: "POST", path: "/v1/webhook-events/0b6c0f8e-8d53-4c52-a5f0-7c6b1e0f2a11/replay", status: 202, body: replay},
 		{name: "problem/expired", method: "POST", path: "/v1/bookings", status: 409, contentType: problemCT,
 			body: problem(409, "booking_option_expired"), mutate: func(m map[string]any) { m["option_refresh_required"] = true }},
@@ -230,6 +230,10 @@ func TestValidateResponse(t *testing.T) {
 			body: searchResponse(), mutate: func(m map[string]any) { m["option_count"] = 2 }, want: "option_count: must be 0"},
 		{name: "drift/status_with_neither_shape", method: "GET", path: "/v1/bookings/bk_123", status: 200,
 			body: map[string]any{"ok": true, "found": true}, want: "(root): must match one of the allowed forms"},
+		{name: "drift/search_without_metadata", method: "POST", path: "/v1/booking-options", status: 200,
+			body: searchResponse(), mutate: func(m map[string]any) { delete(m, "server_time") }, want: "server_time: is required"},
+		{name: "drift/cancel_without_metadata", method: "POST", path: "/v1/bookings/bk_123/cancel", status: 200,
+			body: cancelled, mutate: func(m map[string]any) { delete(m, "api_request_id"); delete(m, "trace_id") }, want: "api_request_id: is required"},
 		{name: "drift/webhook_secret_shape", method: "POST", path: "/v1/webhook-endpoints", status: 201, body: endpointCreated,
 			mutate: func(m map[string]any) { m["signing_secret"] = "secret" }, want: "signing_secret: must match the pattern"},
 		{name: "drift/replay_success_as_200", method: "POST", path: "/v1/webhook-events/0b6c0f8e-8d53-4c52-a5f0-7c6b1e0f2a11/replay",

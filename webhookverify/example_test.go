@@ -15,7 +15,7 @@ import (
 // A receiver verifies the raw body before parsing it and deduplicates on
 // the returned Webhook-Id.
 func ExampleVerifier_VerifyRequest() {
-	const secret = "whsec_2bX8v1cVnQm0yR7pKf3hT9sLwE4aZ6uJdG5oN1iCkqY"
+	const secret = "whsec_DFV3v66uAKxv3QjiQv829n0XR6ThVpCzgB+DVhvfwBI="
 	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	verifier, err := webhookverify.New(secret, webhookverify.WithClock(func() time.Time { return now }))
 	if err != nil {

@@ -3,11 +3,17 @@
 //
 // A delivery is a POST with three headers: Webhook-Id (the dedupe key: unique
 // per delivery event, kept by retries, new on replay), Webhook-Timestamp
-// (Unix seconds) and Webhook-Signature ("v1,<sig>", several space-separated
-// during a key rotation). <sig> is HMAC-SHA256, keyed with the bytes of the
-// signing secret string exactly as shown at registration ("whsec_..."), over
-// "<Webhook-Id>.<Webhook-Timestamp>.<raw body>", encoded base64url without
-// padding; only that canonical encoding matches.
+// (Unix seconds) and Webhook-Signature ("v1,<sig>", space-separated). <sig>
+// is HMAC-SHA256 over "<Webhook-Id>.<Webhook-Timestamp>.<raw body>", sent
+// twice: encoded base64url without padding (the contract's encoding) and
+// standard base64 with padding (the Standard Webhooks encoding). Either
+// matches, in its canonical form only.
+//
+// The HMAC key depends on the secret's form. A secret in the Standard
+// Webhooks form, "whsec_" followed by padded standard base64 of 32 bytes (44
+// characters, ending in "="), is keyed with those 32 decoded bytes. Any other
+// secret, such as those issued before ("whsec_" followed by 43 base64url
+// characters), is keyed with the bytes of the whole string, "whsec_" included.
 //
 // Verify the raw body bytes before parsing them, reject timestamps more than
 // five minutes away from now, and deduplicate on the returned Webhook-Id.
@@ -60,12 +66,13 @@ func WithTolerance(d time.Duration) Option { return func(v *Verifier) { v.tolera
 func WithClock(now func() time.Time) Option { return func(v *Verifier) { v.now = now } }
 
 // New returns a Verifier for the signing secret exactly as returned at
-// registration ("whsec_" followed by 43 base64url characters).
+// registration ("whsec_" followed by 44 characters of standard base64, or by
+// 43 base64url characters for secrets issued before).
 func New(secret string, opts ...Option) (*Verifier, error) {
 	if !strings.HasPrefix(secret, "whsec_") || len(secret) < len("whsec_")+32 {
 		return nil, errors.New("webhookverify: the secret must be the whole whsec_... string shown at registration")
 	}
-	v := &Verifier{key: []byte(secret), tolerance: DefaultTolerance, now: time.Now}
+	v := &Verifier{key: signingKey(secret), tolerance: DefaultTolerance, now: time.Now}
 	for _, o := range opts {
 		o(v)
 	}
@@ -102,7 +109,12 @@ func (v *Verifier) Verify(header http.Header, body []byte) (webhookID string, er
 		}
 		// Strict: only the canonical encoding of a signature matches; a
 		// copy with other unused low bits in its last character does not.
+		// The two encodings never both decode one string: padded standard
+		// base64 of a digest ends in "=", which base64url here never has.
 		got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
+		if err != nil {
+			got, err = base64.StdEncoding.Strict().DecodeString(sig)
+		}
 		if err != nil {
 			continue
 		}
@@ -137,9 +149,21 @@ func mac(key []byte, id, ts string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Sign returns the Webhook-Signature value Bokat sends for a delivery. It
-// lets receivers build signed deliveries in their own tests.
+// signingKey returns the HMAC key of a signing secret, as the package
+// comment says.
+func signingKey(secret string) []byte {
+	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok && len(rest) == 44 {
+		if key, err := base64.StdEncoding.Strict().DecodeString(rest); err == nil && len(key) == 32 {
+			return key
+		}
+	}
+	return []byte(secret)
+}
+
+// Sign returns the Webhook-Signature value Bokat sends for a delivery: the
+// base64url signature, a space, and the standard base64 one. It lets
+// receivers build signed deliveries in their own tests.
 func Sign(secret, webhookID string, timestamp time.Time, body []byte) string {
-	sum := mac([]byte(secret), webhookID, strconv.FormatInt(timestamp.Unix(), 10), body)
-	return "v1," + base64.RawURLEncoding.EncodeToString(sum)
+	sum := mac(signingKey(secret), webhookID, strconv.FormatInt(timestamp.Unix(), 10), body)
+	return "v1," + base64.RawURLEncoding.EncodeToString(sum) + " v1," + base64.StdEncoding.EncodeToString(sum)
 }

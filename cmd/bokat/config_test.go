@@ -23,8 +23,11 @@ func TestBadSettingsStopTheProgramFromFlagOrEnvironment(t *testing.T) {
 		kind, command, flag, env, value, want string
 	}{
 		{"duration without unit", "serve", "option-ttl", "BOKAT_OPTION_TTL", "5", "not a duration"},
-		{"duration out of range", "serve", "option-ttl", "BOKAT_OPTION_TTL", "30s", "between 1m0s and 24h0m0s"},
+		{"duration out of range", "serve", "option-ttl", "BOKAT_OPTION_TTL", "500ms", "between 1s and 24h0m0s"},
+		{"duration out of range", "serve", "option-ttl", "BOKAT_OPTION_TTL", "25h", "between 1s and 24h0m0s"},
 		{"duration", "serve", "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", "soon", "not a duration"},
+		{"date", "serve", "legacy-sunset", "BOKAT_LEGACY_SUNSET", "30 June 2027", "not a date"},
+		{"date", "serve", "legacy-sunset", "BOKAT_LEGACY_SUNSET", "2027-02-30", "not a date"},
 		{"bool", "serve", "demo", "BOKAT_DEMO", "yes", "must be true or false"},
 		{"bool", "serve", "auth-optional", "BOKAT_AUTH_OPTIONAL", "on", "must be true or false"},
 		{"bool", "serve", "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", "maybe", "must be true or false"},
@@ -102,7 +105,7 @@ func TestBadSettingsStopTheProgramFromFlagOrEnvironment(t *testing.T) {
 func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 	t.Parallel()
 	baseURL, token, logs, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"), "--log-level", "debug"},
-		map[string]string{"BOKAT_DEMO": "1", "BOKAT_OPTION_TTL": "5m", "BOKAT_LOG_LEVEL": "error"})
+		map[string]string{"BOKAT_DEMO": "1", "BOKAT_OPTION_TTL": "5m", "BOKAT_LOG_LEVEL": "error", "BOKAT_LEGACY_SUNSET": "2027-06-30"})
 	if !strings.HasPrefix(token, "bkp_") {
 		t.Fatalf("BOKAT_DEMO=1 printed no development token (%q)", token)
 	}
@@ -127,11 +130,46 @@ func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 	if ttl := got.Options[0].ExpiresAt.Sub(before); ttl < 5*time.Minute-time.Second || ttl > 5*time.Minute+2*time.Second {
 		t.Errorf("expires_at is %v after the search, want BOKAT_OPTION_TTL=5m", ttl)
 	}
+	legacy, err := http.Get(baseURL + "/api/public/requests/capabilities")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy.Body.Close()
+	if got := legacy.Header.Get("Sunset"); got != "Wed, 30 Jun 2027 00:00:00 GMT" {
+		t.Errorf("legacy Sunset = %q, want BOKAT_LEGACY_SUNSET=2027-06-30 as an HTTP-date", got)
+	}
 	fetch(t, baseURL+"/healthz")
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), `"level":"DEBUG"`) {
 		t.Errorf("--log-level debug lost to BOKAT_LOG_LEVEL=error: no debug line in\n%s", logs.String())
+	}
+}
+
+// In development --option-ttl goes down to 1s, so an integrator can see an
+// option expire: a confirmation after its expires_at answers 409
+// booking_option_expired.
+func TestShortOptionTTLLetsDevelopmentExerciseExpiry(t *testing.T) {
+	t.Parallel()
+	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"), "--option-ttl", "1s"}, nil)
+	defer stop()
+	status, res, err := call(http.DefaultClient, "POST", baseURL+"/v1/booking-options", token, crashSearch)
+	if err != nil || status != 200 {
+		t.Fatalf("search: %d %v", status, err)
+	}
+	options, _ := res["options"].([]any)
+	if len(options) == 0 {
+		t.Fatalf("search found no option: %v", res)
+	}
+	option := options[0].(map[string]any)
+	expires, err := time.Parse(time.RFC3339, option["expires_at"].(string))
+	if err != nil || time.Until(expires) > 2*time.Second {
+		t.Fatalf("expires_at %v (%v), want within 1s of now", option["expires_at"], err)
+	}
+	time.Sleep(time.Until(expires) + 1100*time.Millisecond)
+	status, res, err = call(http.DefaultClient, "POST", baseURL+"/v1/bookings", token, crashConfirm(option, "ttl-1s"))
+	if err != nil || status != 409 || res["code"] != "booking_option_expired" {
+		t.Fatalf("confirm after expiry: %d %v %v, want 409 booking_option_expired", status, res, err)
 	}
 }

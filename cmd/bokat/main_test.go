@@ -118,6 +118,8 @@ func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
 		{"webhook-allow-private flag", []string{"serve", "--env", "production", "--webhook-allow-private", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, nil, "--webhook-allow-private is development only"},
 		{"webhook-allow-private env", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, map[string]string{"BOKAT_WEBHOOK_ALLOW_PRIVATE": "1"}, "environment variable BOKAT_WEBHOOK_ALLOW_PRIVATE is development only"},
 		{"missing secret key", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se"}, nil, "BOKAT_SECRET_KEY"},
+		{"short option ttl flag", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper, "--option-ttl", "59s"}, nil, "--option-ttl: must be at least 1m0s in production"},
+		{"short option ttl env", []string{"serve", "--env", "production", "--token-pepper", pepper, "--base-url", "https://api.example.se", "--secret-key", pepper}, map[string]string{"BOKAT_OPTION_TTL": "1s"}, "environment variable BOKAT_OPTION_TTL: must be at least 1m0s in production"},
 		{"unknown env", []string{"serve", "--env", "staging"}, nil, "development or production"},
 		{"plain http base url", []string{"serve", "--env", "production", "--token-pepper", pepper, "--secret-key", pepper, "--base-url", "http://api.example.se"}, nil, "https --base-url"},
 	}

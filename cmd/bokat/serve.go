@@ -41,6 +41,9 @@ type serveConfig struct {
 	// the first sealing (rotation). Required in production.
 	SecretKey           string
 	WebhookAllowPrivate bool
+	// LegacySunset is the announced removal date of the deprecated paths
+	// ("" for none), as accepted by parseSunset.
+	LegacySunset string
 }
 
 func (c *serveConfig) register(fs *flagSet) {
@@ -60,7 +63,8 @@ func (c *serveConfig) register(fs *flagSet) {
 			_, err := booking.ParseKeyring(s)
 			return err
 		})
-	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Minute, 24*time.Hour, "lifetime of a booking option, 1m to 24h")
+	fs.DurationIn(&c.OptionTTL, "option-ttl", "BOKAT_OPTION_TTL", booking.DefaultOptionTTL, time.Second, 24*time.Hour,
+		"lifetime of a booking option, 1m to 24h (down to 1s in development, to exercise expiry)")
 	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets and customer contact data; comma-separated to rotate, the first seals; required in production",
 		func(s string) error {
 			if s == "" {
@@ -70,8 +74,18 @@ func (c *serveConfig) register(fs *flagSet) {
 			return err
 		})
 	fs.Bool(&c.WebhookAllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false, "let webhooks target http:// and private or loopback addresses (development only)")
+	fs.Text(&c.LegacySunset, "legacy-sunset", "BOKAT_LEGACY_SUNSET", "",
+		"removal date of the deprecated /api/public paths, YYYY-MM-DD (midnight UTC) or RFC 3339; sent as the Sunset header on every response of theirs",
+		func(s string) error {
+			_, err := parseSunset(s)
+			return err
+		})
 	c.opsConfig.register(fs)
 }
+
+// productionMinOptionTTL is the shortest option lifetime production takes:
+// an assistant needs time to show an option and ask for consent.
+const productionMinOptionTTL = time.Minute
 
 func (c *serveConfig) validate(fs *flagSet) error {
 	if err := c.commonConfig.validate(); err != nil {
@@ -91,6 +105,10 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		if len(bad) > 0 {
 			return fmt.Errorf("%w: %s is development only and refused in production", errUsage, strings.Join(bad, ", "))
 		}
+		if c.OptionTTL < productionMinOptionTTL {
+			return fmt.Errorf("%w: %s: must be at least %s in production (shorter lifetimes are development only), got %s",
+				errUsage, fs.label("option-ttl"), productionMinOptionTTL, c.OptionTTL)
+		}
 		if c.BaseURL == "" {
 			return fmt.Errorf("%w: production requires --base-url (BOKAT_BASE_URL)", errUsage)
 		}
@@ -102,6 +120,22 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 	}
 	return c.opsConfig.validate(fs, c.production())
+}
+
+// parseSunset reads a --legacy-sunset value: a date (YYYY-MM-DD, taken as
+// midnight UTC) or an RFC 3339 instant. "" is the zero time: no sunset.
+func parseSunset(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date (write it like 2027-06-30 or 2027-06-30T00:00:00Z)", s)
 }
 
 // checkListenAddr accepts host:port (the host may be empty: every
@@ -265,8 +299,13 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 
+	legacySunset, err := parseSunset(c.LegacySunset) // checked when parsed
+	if err != nil {
+		return err
+	}
 	srv, err := httpapi.New(httpapi.Config{
 		BaseURL:      baseURL,
+		LegacySunset: legacySunset,
 		Production:   c.production(),
 		AuthOptional: c.AuthOptional,
 		Logger:       log,

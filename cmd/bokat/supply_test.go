@@ -141,10 +141,10 @@ func TestOptionSigningKeysFlag(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--option-signing-keys") {
 		t.Errorf("short key: %v", err)
 	}
-	err = run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--option-ttl", "10s"},
+	err = run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--option-ttl", "500ms"},
 		getenvFrom(nil), &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--option-ttl") {
-		t.Errorf("ttl 10s: %v", err)
+		t.Errorf("ttl 500ms: %v", err)
 	}
 	key := "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY=" // 32 bytes
 	baseURL, _, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, map[string]string{"BOKAT_OPTION_SIGNING_KEYS": "prod2:" + key})

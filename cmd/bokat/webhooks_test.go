@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
@@ -52,6 +53,11 @@ func TestServeDeliversWebhooksAcrossAKeyRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The official Standard Webhooks library takes the secret as issued.
+	official, err := standardwebhooks.NewWebhook(created.SigningSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	store, err := sqlstore.Open(context.Background(), dbURL)
 	if err != nil {
@@ -78,6 +84,9 @@ func TestServeDeliversWebhooksAcrossAKeyRotation(t *testing.T) {
 		got := rc.WaitFor(t, n, 15*time.Second)[n-1]
 		if _, err := verifier.Verify(got.Header, got.Body); err != nil {
 			t.Fatalf("delivery %d does not verify: %v", n, err)
+		}
+		if err := official.Verify(got.Body, got.Header); err != nil {
+			t.Fatalf("delivery %d does not verify with the Standard Webhooks library: %v", n, err)
 		}
 		if !strings.Contains(string(got.Body), `"outbox_id":"`+outboxID+`"`) {
 			t.Fatalf("delivery %d is not of event %s: %s", n, outboxID, got.Body)

@@ -384,11 +384,13 @@ func TestTwoProcessesSeeEachOthersBookings(t *testing.T) {
 		t.Skip("needs PostgreSQL: set " + sqlstoretest.PostgresURLEnv)
 	}
 	u := sqlstoretest.URL(t, sqlstore.Postgres)
+	vault := sqlstoretest.Vault(t) // the processes share the secret key, as serve processes do
 	open := func() *sqlstore.DB {
 		db, err := sqlstore.Open(context.Background(), u)
 		if err != nil {
 			t.Fatal(err)
 		}
+		db.SetVault(vault)
 		t.Cleanup(func() { db.Close() })
 		return db
 	}

@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -380,5 +382,20 @@ func TestOpenAPIDocumentIsServed(t *testing.T) {
 		if paths[p] == nil {
 			t.Errorf("openapi.json lacks %s", p)
 		}
+	}
+	// The document is served for this server's base URL, otherwise as
+	// written.
+	servers, _ := r.JSON["servers"].([]any)
+	if len(servers) != 1 || servers[0].(map[string]any)["url"] != "http://bokat.test" {
+		t.Errorf("servers = %v, want the base URL http://bokat.test", r.JSON["servers"])
+	}
+	var written map[string]any
+	if err := json.Unmarshal(e.contract.JSON(), &written); err != nil {
+		t.Fatal(err)
+	}
+	delete(written, "servers")
+	delete(r.JSON, "servers")
+	if !reflect.DeepEqual(written, r.JSON) {
+		t.Error("the served document differs from the contract beyond servers")
 	}
 }

@@ -151,6 +151,9 @@ func (s *Server) wrap(rt route) http.Handler {
 		if rt.successor != "" {
 			w.Header().Set("Deprecation", "@1767225600") // 2026-01-01T00:00:00Z, RFC 9745 structured date
 			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, successorPath(rt.successor, r)))
+			if s.sunset != "" {
+				w.Header().Set("Sunset", s.sunset) // RFC 8594
+			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		if rt.needsPartner && s.production {

@@ -46,6 +46,8 @@ func (s *Server) routes() []route {
 	return []route{
 		{method: http.MethodGet, pattern: "/v1/capabilities", contract: requests, rate: rateReads, handler: s.handleCapabilities(false)},
 		{method: http.MethodGet, pattern: "/v1/openapi.json", contract: bookings, rate: rateReads, handler: s.handleOpenAPI},
+		{method: http.MethodGet, pattern: "/llms.txt", contract: bookings, rate: rateReads, handler: s.handleLLMsText},
+		{method: http.MethodGet, pattern: "/docs", contract: bookings, rate: rateReads, handler: s.handleDocs},
 		{method: http.MethodGet, pattern: "/problems/{code}", contract: bookings, rate: rateReads, handler: s.handleProblemPage},
 		{method: http.MethodGet, pattern: "/problems", contract: bookings, rate: rateReads, handler: s.handleProblemIndex},
 		{method: http.MethodPost, pattern: "/v1/booking-options", contract: bookings, rate: rateSearch, handler: s.handleSearch},
@@ -61,6 +63,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleListWebhookEndpoints},
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleCreateWebhookEndpoint},
 		{method: http.MethodDelete, pattern: "/v1/webhook-endpoints/{endpoint_id}", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleDeleteWebhookEndpoint},
+		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/enable", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleSetWebhookEndpointEnabled(true)},
+		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/disable", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleSetWebhookEndpointEnabled(false)},
 		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
@@ -114,6 +118,6 @@ func (s *Server) protocolRoutes() []protocolRoute {
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	_, err := w.Write(s.contract.JSON())
+	_, err := w.Write(s.openapiJSON)
 	return err
 }

@@ -8,6 +8,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +53,10 @@ type Config struct {
 	BaseURL string
 	// Production disables every development convenience.
 	Production bool
+	// LegacySunset, when set, is announced as the removal date of the
+	// deprecated /api/public paths: every response on them carries it as an
+	// RFC 8594 Sunset header.
+	LegacySunset time.Time
 	// AuthOptional admits callers without a credential as a development
 	// principal (development only).
 	AuthOptional bool
@@ -106,8 +111,10 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	baseURL      string
-	production   bool
+	baseURL    string
+	production bool
+	// sunset is the Sunset header value of legacy responses ("" for none).
+	sunset       string
 	authOptional bool
 	log          *slog.Logger
 	now          func() time.Time
@@ -120,7 +127,14 @@ type Server struct {
 	bookings     *booking.Lifecycle
 	feed         *calfeed.Feed
 	serviceTexts map[string]serviceTexts
-	oauth        AuthorizationServer
+	// openapiJSON is the contract document as served: servers names
+	// baseURL.
+	openapiJSON []byte
+	// llmsText is the body of /llms.txt, built once in New.
+	llmsText []byte
+	// docsPage is the body of /docs, built once in New.
+	docsPage []byte
+	oauth    AuthorizationServer
 
 	webhooks            Webhooks
 	webhookAllowPrivate bool
@@ -156,6 +170,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		baseURL:      strings.TrimRight(cfg.BaseURL, "/"),
 		production:   cfg.Production,
+		sunset:       sunsetHeader(cfg.LegacySunset),
 		authOptional: cfg.AuthOptional,
 		log:          cfg.Logger,
 		now:          cfg.Now,
@@ -201,6 +216,15 @@ func New(cfg Config) (*Server, error) {
 		})
 		rts = append(rts, extra...)
 	}
+	if s.openapiJSON, err = servedDocument(cfg.Contract.JSON(), s.baseURL); err != nil {
+		return nil, err
+	}
+	if s.llmsText, err = buildLLMsText(s.openapiJSON, cfg.Catalog, rts, s.baseURL); err != nil {
+		return nil, err
+	}
+	if s.docsPage, err = buildDocsPage(s.openapiJSON, s.baseURL); err != nil {
+		return nil, err
+	}
 	for _, rt := range rts {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}
@@ -238,4 +262,32 @@ func (s *Server) handleUnknownPath(mux *http.ServeMux) handlerFunc {
 		}
 		return bokat.Errorf(bokat.CodeNotFound, "no operation at %s", r.URL.EscapedPath())
 	}
+}
+
+// sunsetHeader returns the RFC 8594 Sunset value (an HTTP-date) of t, or ""
+// for the zero time.
+func sunsetHeader(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(http.TimeFormat)
+}
+
+// servedDocument returns the contract document as this server serves it:
+// the same, but with servers naming baseURL, so generated clients get the
+// real address (the checked-in document says "/", whoever serves it).
+func servedDocument(doc []byte, baseURL string) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return nil, fmt.Errorf("httpapi: reading the contract document: %w", err)
+	}
+	if _, ok := top["servers"]; !ok {
+		return nil, errors.New("httpapi: the contract document has no servers to render")
+	}
+	servers, err := json.Marshal([]map[string]string{{"url": baseURL, "description": "This server."}})
+	if err != nil {
+		return nil, err
+	}
+	top["servers"] = servers
+	return json.Marshal(top)
 }

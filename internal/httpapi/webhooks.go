@@ -22,6 +22,7 @@ type Webhooks interface {
 	ListEndpoints(ctx context.Context, p bokat.Principal) ([]bokat.WebhookEndpoint, error)
 	DeleteEndpoint(ctx context.Context, p bokat.Principal, id string) error
 	Replay(ctx context.Context, p bokat.Principal, outboxID string) (bokat.WebhookReplay, error)
+	SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error)
 }
 
 // errWebhooksNotConfigured answers the webhook operations of a server
@@ -48,6 +49,10 @@ type (
 		Endpoint               wireWebhookEndpoint `json:"endpoint"`
 		SigningSecret          string              `json:"signing_secret"`
 		SigningSecretShownOnce bool                `json:"signing_secret_shown_once"`
+	}
+	wireWebhookEndpointResponse struct {
+		OK       bool                `json:"ok"`
+		Endpoint wireWebhookEndpoint `json:"endpoint"`
 	}
 	wireWebhookEndpointList struct {
 		OK        bool                  `json:"ok"`
@@ -171,6 +176,21 @@ func (s *Server) handleDeleteWebhookEndpoint(w http.ResponseWriter, r *http.Requ
 	}
 	s.writeJSON(w, r, http.StatusOK, wireOK{OK: true})
 	return nil
+}
+
+// handleSetWebhookEndpointEnabled serves the enable and disable operations.
+func (s *Server) handleSetWebhookEndpointEnabled(enabled bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if s.webhooks == nil {
+			return errWebhooksNotConfigured
+		}
+		ep, err := s.webhooks.SetEndpointEnabled(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"), enabled)
+		if err != nil {
+			return err
+		}
+		s.writeJSON(w, r, http.StatusOK, wireWebhookEndpointResponse{OK: true, Endpoint: toWireEndpoint(ep)})
+		return nil
+	}
 }
 
 func (s *Server) handleReplayWebhookEvent(w http.ResponseWriter, r *http.Request) error {

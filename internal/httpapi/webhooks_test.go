@@ -122,7 +122,7 @@ func (e *webhookEnv) pump() {
 	}
 }
 
-var secretRe = regexp.MustCompile(`^whsec_[A-Za-z0-9_-]{43}$`)
+var secretRe = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`)
 
 func TestWebhookEndpointRegistrationDeliveryReplayAndDeletion(t *testing.T) {
 	t.Parallel()
@@ -481,4 +481,88 @@ func TestWebhooksWithoutAServiceAnswerInternalError(t *testing.T) {
 	if strings.Contains(string(r.Body), "Webhooks service") {
 		t.Fatalf("the internal cause leaks: %s", r.Body)
 	}
+}
+
+// TestWebhookEndpointDisableAndEnable: an owner disables an endpoint by hand
+// (its pending deliveries are cancelled, new events are not delivered) and
+// enables it again, also after the endpoint answered 410; another owner sees
+// no such endpoint.
+func TestWebhookEndpointDisableAndEnable(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		rc := webhooktest.NewReceiver(t, func(n int, r *http.Request) int {
+			if n == 0 {
+				return http.StatusGone
+			}
+			return http.StatusNoContent
+		})
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		id := reg.JSON["endpoint"].(map[string]any)["id"].(string)
+		set := func(tok, verb string) response {
+			t.Helper()
+			return e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/" + id + "/" + verb, Header: bearer(tok)})
+		}
+		enabled := func(r response) any {
+			t.Helper()
+			if r.Status != 200 || r.JSON["ok"] != true {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			checkMetadata(t, r, bokat.BookingsContractVersion)
+			return r.JSON["endpoint"].(map[string]any)["enabled"]
+		}
+
+		// The first delivery is answered 410: the endpoint is disabled.
+		e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.pump()
+		if list := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(token)}); list.JSON["endpoints"].([]any)[0].(map[string]any)["enabled"] != false {
+			t.Fatalf("after 410 the endpoint is listed %s", list.Body)
+		}
+		if got := enabled(set(token, "enable")); got != true {
+			t.Fatalf("enable answered enabled %v", got)
+		}
+		e.event(owner, "bk_2", bokat.EventBookingConfirmed)
+		e.pump()
+		if n := rc.Count(); n != 2 {
+			t.Fatalf("after re-enabling, the receiver has %d deliveries, want 2", n)
+		}
+
+		// Disabled by hand: a delivery already queued is cancelled, and
+		// later events are not delivered.
+		e.event(owner, "bk_3", bokat.EventBookingConfirmed)
+		if _, err := e.relay.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := enabled(set(token, "disable")); got != false {
+			t.Fatalf("disable answered enabled %v", got)
+		}
+		if got := enabled(set(token, "disable")); got != false {
+			t.Fatalf("a second disable answered enabled %v", got)
+		}
+		e.event(owner, "bk_4", bokat.EventBookingConfirmed)
+		e.pump()
+		if n := rc.Count(); n != 2 {
+			t.Fatalf("while disabled, the receiver got %d deliveries, want still 2", n)
+		}
+		if got := enabled(set(token, "enable")); got != true {
+			t.Fatalf("enable answered enabled %v", got)
+		}
+		e.event(owner, "bk_5", bokat.EventBookingConfirmed)
+		e.pump()
+		got := rc.Deliveries()
+		if len(got) != 3 || !strings.Contains(string(got[2].Body), `"id":"bk_5"`) {
+			t.Fatalf("after enabling again the receiver has %d deliveries, want the third of bk_5", len(got))
+		}
+
+		// Not the caller's, or no such endpoint.
+		for _, verb := range []string{"enable", "disable"} {
+			checkProblem(t, set(otherToken, verb), 404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/"+id+"/"+verb)
+			bad := e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/not-a-uuid/" + verb, Header: bearer(token)})
+			checkProblem(t, bad, 404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/"+verb)
+		}
+	})
 }

@@ -177,6 +177,52 @@ func (tx *Tx) DeleteWebhookEndpoint(ctx context.Context, clientID, userID, id st
 	return tx.cancelPendingDeliveries(ctx, id, "", "endpoint deleted", now)
 }
 
+// SetWebhookEndpointEnabled enables or disables the owner's endpoint and
+// returns it. Disabling records reason and cancels its pending deliveries;
+// enabling clears the disabled state, whatever disabled it (its owner, or
+// a 410 answer). Both are idempotent: an endpoint already in the state is
+// returned unchanged. It returns bokat.ErrNotFound when the owner has no
+// such endpoint (unknown, another owner's, or deleted).
+func (tx *Tx) SetWebhookEndpointEnabled(ctx context.Context, clientID, userID, id string, enabled bool, reason string, now time.Time) (WebhookEndpoint, error) {
+	var (
+		res sql.Result
+		err error
+	)
+	if enabled {
+		res, err = tx.tx.ExecContext(ctx,
+			`UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = '', updated_at = $1
+			  WHERE id = $2 AND owner_client_id = $3 AND owner_user_id = $4 AND deleted_at IS NULL AND disabled_at IS NOT NULL`,
+			Millis(now), id, clientID, userID)
+	} else {
+		res, err = tx.tx.ExecContext(ctx,
+			`UPDATE webhook_endpoints SET disabled_at = $1, disabled_reason = $2, updated_at = $1
+			  WHERE id = $3 AND owner_client_id = $4 AND owner_user_id = $5 AND deleted_at IS NULL AND disabled_at IS NULL`,
+			Millis(now), reason, id, clientID, userID)
+	}
+	if err != nil {
+		return WebhookEndpoint{}, translate(err)
+	}
+	changed, err := res.RowsAffected()
+	if err != nil {
+		return WebhookEndpoint{}, translate(err)
+	}
+	e, err := scanEndpoint(tx.tx.QueryRowContext(ctx,
+		`SELECT `+endpointColumns+` FROM webhook_endpoints
+		  WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`, id, clientID, userID))
+	if errors.Is(err, bokat.ErrNotFound) {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+	}
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if changed > 0 && !enabled {
+		if err := tx.cancelPendingDeliveries(ctx, id, "", "endpoint disabled: "+reason, now); err != nil {
+			return WebhookEndpoint{}, err
+		}
+	}
+	return e, nil
+}
+
 // cancelPendingDeliveries cancels the endpoint's pending deliveries, except
 // the one with id except.
 func (tx *Tx) cancelPendingDeliveries(ctx context.Context, endpointID, except, reason string, now time.Time) error {

@@ -62,6 +62,35 @@ func claimed(tb testing.TB, keys *Keyring, url, secret string) sqlstore.ClaimedD
 	}
 }
 
+// TestDeliverKeepsTheKeyOfLegacySecrets: an endpoint registered before
+// secrets took the Standard Webhooks form keeps its key (the string's bytes),
+// so its receivers need no change, and now get a standard base64 signature
+// too.
+func TestDeliverKeepsTheKeyOfLegacySecrets(t *testing.T) {
+	t.Parallel()
+	rc := webhooktest.NewReceiver(t, nil)
+	keys := testKeyring(t)
+	const legacy = "whsec_q0Jd3TtZxW9k2mVnL5aP8rYcE1fH7gUoS4iB6vXzN0M"
+	s := NewSender(SenderConfig{Guard: NewGuard(webhooktest.NewResolver(), true), Keys: keys})
+	if out := s.Deliver(context.Background(), claimed(t, keys, rc.URL, legacy)); out.Err != "" {
+		t.Fatal(out.Err)
+	}
+	got := rc.Deliveries()[0]
+	v, err := webhookverify.New(legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urlOnly := got.Header.Clone()
+	urlOnly.Set("Webhook-Signature", strings.Fields(got.Header.Get("Webhook-Signature"))[0])
+	if _, err := v.Verify(urlOnly, got.Body); err != nil {
+		t.Fatalf("the base64url signature alone does not verify with the legacy key: %v", err)
+	}
+	raw, _ := standardwebhooks.NewWebhookRaw([]byte(legacy))
+	if err := raw.Verify(got.Body, got.Header); err != nil {
+		t.Fatalf("the Standard Webhooks library (raw key) rejects the delivery: %v", err)
+	}
+}
+
 func TestDeliverSendsASignedEventMatchingTheContract(t *testing.T) {
 	t.Parallel()
 	rc := webhooktest.NewReceiver(t, nil)
@@ -91,16 +120,24 @@ func TestDeliverSendsASignedEventMatchingTheContract(t *testing.T) {
 	if id, err := v.Verify(h, body); err != nil || id != d.WebhookID {
 		t.Fatalf("webhookverify: id %q err %v", id, err)
 	}
-	// An independent implementation agrees, keyed with the secret string's
-	// bytes, once the signature is converted to standard base64.
-	std, _ := standardwebhooks.NewWebhookRaw([]byte(secret))
-	converted := h.Clone()
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(h.Get("Webhook-Signature"), "v1,"))
-	if err != nil {
-		t.Fatalf("signature is not base64url without padding: %v", err)
+	// The contract's base64url signature comes first, then the standard
+	// base64 one; the official Standard Webhooks library verifies the
+	// delivery as sent, given the secret as issued.
+	sigs := strings.Fields(h.Get("Webhook-Signature"))
+	if len(sigs) != 2 {
+		t.Fatalf("Webhook-Signature = %q, want two signatures", h.Get("Webhook-Signature"))
 	}
-	converted.Set("Webhook-Signature", "v1,"+base64.StdEncoding.EncodeToString(raw))
-	if err := std.Verify(body, converted); err != nil {
+	if _, err := base64.RawURLEncoding.Strict().DecodeString(strings.TrimPrefix(sigs[0], "v1,")); err != nil {
+		t.Errorf("first signature %s is not base64url without padding: %v", sigs[0], err)
+	}
+	if _, err := base64.StdEncoding.Strict().DecodeString(strings.TrimPrefix(sigs[1], "v1,")); err != nil {
+		t.Errorf("second signature %s is not standard base64: %v", sigs[1], err)
+	}
+	std, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := std.Verify(body, h); err != nil {
 		t.Fatalf("the Standard Webhooks library rejects the delivery: %v", err)
 	}
 

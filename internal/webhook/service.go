@@ -168,6 +168,30 @@ func (s *Service) DeleteEndpoint(ctx context.Context, p bokat.Principal, id stri
 	return err
 }
 
+// SetEndpointEnabled enables or disables the principal's endpoint and
+// returns it. Disabling cancels its pending deliveries; enabling resumes
+// deliveries of events that happen from then on (failed or cancelled ones
+// can be replayed). An endpoint that is unknown or not the principal's
+// answers webhook_endpoint_not_found.
+func (s *Service) SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error) {
+	if uuid.Validate(id) != nil {
+		return bokat.WebhookEndpoint{}, endpointNotFound()
+	}
+	var row sqlstore.WebhookEndpoint
+	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		var err error
+		row, err = tx.SetWebhookEndpointEnabled(ctx, p.ClientID, p.UserID, id, enabled, "disabled by its owner", s.now())
+		return err
+	})
+	if errors.Is(err, bokat.ErrNotFound) {
+		return bokat.WebhookEndpoint{}, endpointNotFound()
+	}
+	if err != nil {
+		return bokat.WebhookEndpoint{}, err
+	}
+	return endpointOf(row), nil
+}
+
 func endpointNotFound() error {
 	return &bokat.Error{Code: bokat.CodeWebhookEndpointNotFound,
 		Detail: "No webhook endpoint with this id belongs to the caller."}

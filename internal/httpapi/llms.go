@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"bokat/internal/catalog"
+)
+
+// llms.txt (https://llmstxt.org): a Markdown page for language models, built
+// once from the same sources as the API itself, so it cannot drift from
+// them: the served OpenAPI document (title, summary, the description with
+// its flow and truth flags, every operation's summary), the route table
+// (credential and scope per operation) and the catalog's capabilities (the
+// rules for models, required fields, scope of service and verticals).
+
+// openAPIOutline is the part of the OpenAPI document llms.txt reads.
+type openAPIOutline struct {
+	Info struct {
+		Title       string `json:"title"`
+		Summary     string `json:"summary"`
+		Description string `json:"description"`
+	} `json:"info"`
+	Paths map[string]map[string]json.RawMessage `json:"paths"`
+}
+
+type operationOutline struct {
+	OperationID string `json:"operationId"`
+	Summary     string `json:"summary"`
+	Deprecated  bool   `json:"deprecated"`
+}
+
+type agentContract struct {
+	ConsentBeforePII bool     `json:"consent_required_before_pii_submission"`
+	RequiredFields   []string `json:"required_fields"`
+	ForbiddenClaims  []string `json:"forbidden_claims"`
+	SafeNextStep     string   `json:"safe_next_step"`
+}
+
+type bookingLifecycle struct {
+	Search            string         `json:"search"`
+	Confirm           string         `json:"confirm"`
+	Fallback          string         `json:"fallback"`
+	AvailabilityTruth string         `json:"availability_truth"`
+	ConfirmedContract map[string]any `json:"confirmed_contract"`
+}
+
+type geographicScope struct {
+	Note string `json:"note"`
+}
+
+// buildLLMsText renders llms.txt. rts is the route table: it says which
+// operations the server serves and what credential each needs.
+func buildLLMsText(doc []byte, cat *catalog.Catalog, rts []route, baseURL string) ([]byte, error) {
+	var oa openAPIOutline
+	if err := json.Unmarshal(doc, &oa); err != nil {
+		return nil, fmt.Errorf("llms.txt: reading the OpenAPI document: %w", err)
+	}
+	var ac agentContract
+	if err := json.Unmarshal(cat.Capability.AgentContract, &ac); err != nil {
+		return nil, fmt.Errorf("llms.txt: reading the agent contract: %w", err)
+	}
+	var bl bookingLifecycle
+	if err := json.Unmarshal(cat.Capability.BookingLifecycle, &bl); err != nil {
+		return nil, fmt.Errorf("llms.txt: reading the booking lifecycle: %w", err)
+	}
+	var geo geographicScope
+	if err := json.Unmarshal(cat.Capability.GeographicScope, &geo); err != nil {
+		return nil, fmt.Errorf("llms.txt: reading the geographic scope: %w", err)
+	}
+	if oa.Info.Title == "" || len(ac.ForbiddenClaims) == 0 || bl.AvailabilityTruth == "" {
+		return nil, fmt.Errorf("llms.txt: the OpenAPI title, the forbidden claims or the availability truth is missing")
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", oa.Info.Title)
+	if oa.Info.Summary != "" {
+		fmt.Fprintf(&b, "> %s\n\n", oneLine(oa.Info.Summary))
+	}
+	fmt.Fprintf(&b, "Base URL: %s. The OpenAPI 3.1 document at %s/v1/openapi.json is the contract; this page is generated from it and from %s/v1/capabilities.\n\n",
+		baseURL, baseURL, baseURL)
+	// The document's own description: the flow, the truth flags, errors,
+	// idempotency, limits. Its headings move one level down, under ours.
+	b.WriteString("## About the API\n\n")
+	for _, line := range strings.Split(strings.TrimSpace(oa.Info.Description), "\n") {
+		if strings.HasPrefix(line, "#") {
+			line = "#" + line
+		}
+		b.WriteString(line + "\n")
+	}
+
+	b.WriteString("\n## Truth flags\n\n")
+	fmt.Fprintf(&b, "%s\n\n", bl.AvailabilityTruth)
+	b.WriteString("A booking exists only when the confirmation response has:\n\n")
+	for _, k := range slices.Sorted(maps.Keys(bl.ConfirmedContract)) {
+		v, _ := json.Marshal(bl.ConfirmedContract[k])
+		fmt.Fprintf(&b, "- `%s`: `%s`\n", k, v)
+	}
+
+	b.WriteString("\n## Rules for models\n\n")
+	for _, c := range ac.ForbiddenClaims {
+		fmt.Fprintf(&b, "- %s\n", c)
+	}
+	if ac.ConsentBeforePII {
+		b.WriteString("- Ask for the user's consent before sending any personal data (`user_consent_confirmed` must be true).\n")
+	}
+	if geo.Note != "" {
+		fmt.Fprintf(&b, "- %s\n", geo.Note)
+	}
+	fmt.Fprintf(&b, "\nSafe next step: %s\n\n", ac.SafeNextStep)
+	fmt.Fprintf(&b, "Search: %s\n\nConfirm: %s\n\nNo option: %s\n\n", bl.Search, bl.Confirm, bl.Fallback)
+	b.WriteString("Fields a follow-up request needs:\n\n")
+	for _, f := range ac.RequiredFields {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+
+	b.WriteString("\n## Verticals\n\n")
+	for _, v := range cat.Verticals {
+		fmt.Fprintf(&b, "- `%s` (%s, %s): %s\n", v.ID, v.LabelEN, v.AgentStatus, oneLine(v.AgentSummary))
+	}
+	for _, u := range cat.UnavailableVerticals {
+		fmt.Fprintf(&b, "- `%s` (%s, %s): %s\n", u.ID, u.LabelEN, u.AgentStatus, oneLine(u.SafeNextStep))
+	}
+
+	b.WriteString("\n## Operations\n\n")
+	var deprecated []string
+	for _, rt := range rts {
+		raw, ok := oa.Paths[rt.pattern][strings.ToLower(rt.method)]
+		if !ok {
+			continue // served beside the contract (pages, feeds)
+		}
+		var op operationOutline
+		if err := json.Unmarshal(raw, &op); err != nil {
+			return nil, fmt.Errorf("llms.txt: %s %s: %w", rt.method, rt.pattern, err)
+		}
+		line := fmt.Sprintf("- [%s %s](%s/v1/openapi.json#/paths/%s/%s): %s (%s)\n", rt.method, rt.pattern, baseURL,
+			pointerFragment(rt.pattern), strings.ToLower(rt.method), op.Summary, credentialText(rt))
+		if op.Deprecated {
+			deprecated = append(deprecated, line)
+			continue
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("\n## Optional\n\n")
+	fmt.Fprintf(&b, "- [API reference](%s/docs): the OpenAPI document as one HTML page\n", baseURL)
+	fmt.Fprintf(&b, "- [OpenAPI document](%s/v1/openapi.json): the full contract, JSON\n", baseURL)
+	fmt.Fprintf(&b, "- [Capabilities](%s/v1/capabilities): verticals, job types, auth and the agent contract, JSON\n", baseURL)
+	fmt.Fprintf(&b, "- [Error codes](%s/problems): every Problem code with its status and meaning\n", baseURL)
+	fmt.Fprintf(&b, "- [MCP server](%s/mcp): the same operations as MCP tools (Streamable HTTP)\n", baseURL)
+	b.WriteString(strings.Join(deprecated, ""))
+	return []byte(b.String()), nil
+}
+
+// credentialText says what credential an operation needs.
+func credentialText(rt route) string {
+	switch {
+	case rt.auth == authPartnerOnly:
+		return "partner credential, scope `" + string(rt.scope) + "`; deprecated"
+	case rt.auth == authRequired:
+		return "credential with scope `" + string(rt.scope) + "`"
+	default:
+		return "no credential needed"
+	}
+}
+
+// pointerFragment returns a path as a JSON Pointer token in a URI fragment
+// (RFC 6901): "~" and "/" escaped, then braces percent-encoded.
+func pointerFragment(path string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1", "{", "%7B", "}", "%7D").Replace(path)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (s *Server) handleLLMsText(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, err := w.Write(s.llmsText)
+	return err
+}

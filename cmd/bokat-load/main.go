@@ -403,7 +403,7 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 		return fail(err)
 	}
 	srv, err := httpapi.New(httpapi.Config{BaseURL: url, Logger: log, Contract: contract, Catalog: cat,
-		Auth: auth.NewAuthenticator(hasher, db, nil), Store: db, Search: search, Followups: followup.New(db, cat, nil)})
+		Auth: auth.NewAuthenticator(hasher, db, nil), Store: db, Search: search, Followups: followup.New(db, cat, nil, nil)})
 	if err != nil {
 		ln.Close()
 		return fail(err)

@@ -296,8 +296,9 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 // o.requests hands follow-up requests to providers; followUp raises
 // booking.provider_action_required (nil: failed provider jobs wait for it).
 // Invitation UIDs are qualified by the host of baseURL, as the provider
-// calendar feed's are.
-func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL string, source notify.BookingSource, followUp notify.ProviderFollowUp) (*worker, error) {
+// calendar feed's are. wake, when not nil, wakes the worker once jobs
+// were committed.
+func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL string, source notify.BookingSource, followUp notify.ProviderFollowUp, wake *notify.Waker) (*worker, error) {
 	if source == nil && o.requests == nil {
 		log.Info("notification worker not started: no booking store is wired yet")
 		return nil, nil
@@ -312,7 +313,7 @@ func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL stri
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
 		Store: db, Bookings: source, Requests: o.requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
-		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb,
+		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake,
 	})
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
+	"bokat/internal/notify"
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
@@ -251,7 +252,10 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer op.close()
-	op.requests = followup.New(db, cat, nil)
+	op.requests = followup.New(db, cat, nil, nil)
+	// The writes that queue notification jobs wake the notification worker
+	// after they commit, rather than leaving the jobs to its next poll.
+	notifyWake := notify.NewWaker()
 	webhooks, webhookWorkers, err := setupWebhooks(ctx, c, db, log, op.heartbeats, op.metrics)
 	if err != nil {
 		return err
@@ -290,7 +294,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn.SetAccessTokenVerifier(oauthServer)
-	bookings, err := booking.NewLifecycle(db, search)
+	bookings, err := booking.NewLifecycle(db, search, notifyWake.Wake)
 	if err != nil {
 		return err
 	}
@@ -313,7 +317,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		Catalog:      cat,
 		Auth:         authn,
 		Store:        db,
-		Followups:    followup.New(db, cat, nil),
+		Followups:    followup.New(db, cat, nil, notifyWake.Wake),
 		Search:       search,
 
 		Webhooks:            webhooks,
@@ -353,7 +357,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return oauthServer.RunPurge(ctx, time.Hour)
 	}}, resealWorker(db, log, time.Hour), retentionWorker(db, log, time.Now, c.retentionConfig, c.devMailDir(), time.Hour))
 	// Customer and provider messages about bookings (and follow-up requests).
-	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}); err != nil {
+	if w, err := op.notificationWorker(db, log, baseURL, bookingSource{db: db, baseURL: baseURL}, providerFollowUp{bookings}, notifyWake); err != nil {
 		return err
 	} else if w != nil {
 		background = append(background, *w)

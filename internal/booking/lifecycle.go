@@ -33,18 +33,30 @@ const (
 // notification jobs; nothing else writes a booking. It is safe for
 // concurrent use.
 type Lifecycle struct {
-	db     *sqlstore.DB
-	search *Search
+	db       *sqlstore.DB
+	search   *Search
+	onQueued func()
 }
 
 // NewLifecycle returns the booking lifecycle over db. It verifies options
 // with search's keyring, revalidates them with search, and uses search's
-// catalog and clock.
-func NewLifecycle(db *sqlstore.DB, search *Search) (*Lifecycle, error) {
+// catalog and clock. onQueued, when not nil, is called after a write
+// committed notification jobs (the serve process wakes its notification
+// worker with it).
+func NewLifecycle(db *sqlstore.DB, search *Search, onQueued func()) (*Lifecycle, error) {
 	if db == nil || search == nil {
 		return nil, errors.New("booking: NewLifecycle needs a store and a search")
 	}
-	return &Lifecycle{db: db, search: search}, nil
+	return &Lifecycle{db: db, search: search, onQueued: onQueued}, nil
+}
+
+// queued passes on the result of a write that queues notification jobs,
+// calling onQueued once its transaction committed (a replay queued none).
+func (l *Lifecycle) queued(out sqlstore.Outcome, replay bool, err error) (sqlstore.Outcome, bool, error) {
+	if err == nil && !replay && l.onQueued != nil {
+		l.onQueued()
+	}
+	return out, replay, err
 }
 
 // Render turns the outcome of a write into the response stored with its
@@ -103,7 +115,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return sqlstore.Outcome{}, false, err
 	}
-	return l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
 		if optErr != nil {
 			return sqlstore.Outcome{}, optErr
 		}
@@ -155,7 +167,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		out, err := render(b)
 		out.ResourceID = b.ID
 		return out, err
-	})
+	}))
 }
 
 // applyOption copies the facts of a verified, revalidated option to b.
@@ -382,7 +394,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		return sqlstore.Outcome{}, false, UserConfirmationRequired("cancel")
 	}
 	now := l.search.now().UTC()
-	return l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
 			return sqlstore.Outcome{}, bookingNotFound()
@@ -405,7 +417,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		out, err := render(b)
 		out.ResourceID = b.ID
 		return out, err
-	})
+	}))
 }
 
 // CancelInTx cancels the confirmed booking b inside tx for the operator
@@ -461,7 +473,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return sqlstore.Outcome{}, false, err
 	}
-	return l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
 		if optErr != nil {
 			return sqlstore.Outcome{}, optErr
 		}
@@ -520,7 +532,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		out, err := render(b)
 		out.ResourceID = b.ID
 		return out, err
-	})
+	}))
 }
 
 // ProviderActionRequired writes the booking.provider_action_required event

@@ -34,7 +34,7 @@ func TestLifecycleConfirmsInTheSearchLocale(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		now := local(2026, 11, 23, 6, 0)
 		f := newFixture(t, db, oneProvider, now)
-		l, err := NewLifecycle(db, f.search)
+		l, err := NewLifecycle(db, f.search, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestLifecycleChecksBeforeWriting(t *testing.T) {
 	t.Parallel()
 	now := local(2026, 11, 23, 6, 0)
 	f := sqliteFixture(t, oneProvider, now)
-	l, _ := NewLifecycle(f.db, f.search)
+	l, _ := NewLifecycle(f.db, f.search, nil)
 	o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
 	tests := []struct {
 		name   string
@@ -137,7 +137,7 @@ func TestConfirmLosesToAConcurrentWriter(t *testing.T) {
 		ctx := context.Background()
 		now := local(2026, 11, 23, 6, 0)
 		f := newFixture(t, db, oneProvider, now)
-		l, _ := NewLifecycle(db, f.search)
+		l, _ := NewLifecycle(db, f.search, nil)
 		o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
 
 		holding, release, committed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
@@ -229,5 +229,43 @@ func TestTermsAcceptedAtMustFallBetweenIssueAndNow(t *testing.T) {
 				t.Errorf("%s: err = %v, want validation_failed naming booking_terms_accepted_at", tc.name, err)
 			}
 		}
+	}
+}
+
+// onQueued hears of each write that committed notification jobs: not of a
+// refused write, nor of a replay.
+func TestLifecycleTellsOfQueuedNotifications(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 23, 6, 0)
+	f := sqliteFixture(t, oneProvider, now)
+	queued := 0
+	l, err := NewLifecycle(f.db, f.search, func() { queued++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
+	ctx := context.Background()
+	key := func(op, k string) sqlstore.IdemKey {
+		return sqlstore.IdemKey{Owner: testPrincipal.OwnerKey(), Operation: op, Key: k}
+	}
+	refused := confirmInput(o)
+	refused.TermsVersion = "fixed_price_terms_v1:x"
+	if _, _, err := l.Confirm(ctx, testPrincipal, refused, key(OpConfirm, "k0"), "fp0", stored); err == nil {
+		t.Fatal("a confirmation with other terms was accepted")
+	}
+	if queued != 0 {
+		t.Fatalf("onQueued called %d times after a refused write", queued)
+	}
+	out, _, err := l.Confirm(ctx, testPrincipal, confirmInput(o), key(OpConfirm, "k1"), "fp1", stored)
+	if err != nil || queued != 1 {
+		t.Fatalf("confirm: %v; onQueued called %d times, want 1", err, queued)
+	}
+	if _, replay, err := l.Confirm(ctx, testPrincipal, confirmInput(o), key(OpConfirm, "k1"), "fp1", stored); err != nil || !replay || queued != 1 {
+		t.Fatalf("replay: %v (replay %v); onQueued called %d times, want still 1", err, replay, queued)
+	}
+	_, _, err = l.Cancel(ctx, testPrincipal, out.ResourceID, CancelInput{UserConfirmed: true, Reason: "customer_request"},
+		key(OpCancel, "k2"), "fp2", stored)
+	if err != nil || queued != 2 {
+		t.Fatalf("cancel: %v; onQueued called %d times, want 2", err, queued)
 	}
 }

@@ -111,17 +111,20 @@ type Request struct {
 
 // Service creates follow-up requests.
 type Service struct {
-	db  *sqlstore.DB
-	cat *catalog.Catalog
-	now func() time.Time
+	db       *sqlstore.DB
+	cat      *catalog.Catalog
+	now      func() time.Time
+	onQueued func()
 }
 
-// New returns a Service.
-func New(db *sqlstore.DB, cat *catalog.Catalog, now func() time.Time) *Service {
+// New returns a Service; now is its clock (time.Now when nil). onQueued,
+// when not nil, is called after Create committed a request's notification
+// jobs (the serve process wakes its notification worker with it).
+func New(db *sqlstore.DB, cat *catalog.Catalog, now func() time.Time, onQueued func()) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, cat: cat, now: now}
+	return &Service{db: db, cat: cat, now: now, onQueued: onQueued}
 }
 
 // idempotencyTTL is how long request keys are kept (DECISIONS.md: at least 30 days).
@@ -179,7 +182,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 		return sqlstore.Outcome{}, false, err
 	}
 	now := s.now().UTC()
-	return s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
 		id, session := "req_"+compactUUID(), "ses_"+compactUUID()
 		customer, _ := json.Marshal(in.Customer)
 		loc, _ := json.Marshal(in.Location)
@@ -220,6 +223,10 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 		out.ResourceID = id
 		return out, err
 	})
+	if err == nil && !replay && s.onQueued != nil {
+		s.onQueued()
+	}
+	return out, replay, err
 }
 
 // candidates finds the providers a request goes to: active, covering the

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -152,66 +150,11 @@ func confirmedSafeNextStep(b bokat.Booking, what string) string {
 		b.ID, what, b.ServiceLabelSV, b.ProviderName, b.SlotLabel, b.PriceSEK, b.TermsVersion, b.ID)
 }
 
-// consentFlags are the flags a write's body is checked for before schema
-// validation, so that a missing or false one is answered with its own code
-// (and, for consent, before the personal data is processed) rather than as
-// a schema failure.
-type consentFlags struct {
-	UserConsent      json.RawMessage `json:"user_consent_confirmed"`
-	UserConfirmation json.RawMessage `json:"user_confirmation_confirmed"`
-	TermsAccepted    json.RawMessage `json:"booking_terms_accepted"`
-}
-
-// peekFlags reads the flags of a JSON object body; ok is false when the
-// body is not an object (schema validation then reports it).
-func peekFlags(body []byte) (f consentFlags, ok bool) {
-	if json.Unmarshal(body, &f) != nil {
-		return f, false
-	}
-	return f, true
-}
-
-func isTrue(raw json.RawMessage) bool { return string(raw) == "true" }
-
-// requestFingerprint is the digest idempotency keys are compared by: the
-// decoded request (strictly decoded, so member order and white space do not
-// matter) without its key, and the booking it acts on (empty for confirm),
-// so that one key cannot act on two bookings.
-func requestFingerprint(decoded any, bookingID string) (string, error) {
-	raw, err := json.Marshal(decoded)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	h.Write([]byte(bookingID))
-	h.Write([]byte{0})
-	h.Write(raw)
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 func (s *Server) lifecycle() (*booking.Lifecycle, error) {
 	if s.bookings == nil {
 		return nil, errors.New("the booking lifecycle is not configured on this server")
 	}
 	return s.bookings, nil
-}
-
-// writeOutcome answers a keyed write: the stored body, and for a replay
-// HTTP 200 with idempotent_replay rewritten to true (the header
-// Idempotent-Replayed tells it too).
-func (s *Server) writeOutcome(w http.ResponseWriter, r *http.Request, out sqlstore.Outcome, replay bool) error {
-	if !replay {
-		s.writeJSON(w, r, out.Status, json.RawMessage(out.Body))
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(out.Body, &m); err != nil {
-		return fmt.Errorf("stored response of an idempotent write is not a JSON object: %w", err)
-	}
-	m["idempotent_replay"] = json.RawMessage("true")
-	w.Header().Set("Idempotent-Replayed", "true")
-	s.writeJSON(w, r, http.StatusOK, m)
-	return nil
 }
 
 // handleConfirm serves POST /v1/bookings and its deprecated twin.
@@ -220,30 +163,15 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readJSONBody(r)
-	if err != nil {
-		return err
-	}
-	// Consent comes first: without it the personal data in the body is not processed at all.
-	if flags, ok := peekFlags(body); ok {
-		if !isTrue(flags.UserConsent) {
-			return booking.ConsentRequired()
-		}
-		if !isTrue(flags.TermsAccepted) {
-			return booking.TermsNotAccepted()
-		}
-	}
-	var in confirmRequestWire
-	if err := s.decodeBody(r, body, &in); err != nil {
-		return err
-	}
-	key := in.IdempotencyKey
-	in.IdempotencyKey = ""
-	fp, err := requestFingerprint(in, "")
-	if err != nil {
-		return err
-	}
-	p := auth.PrincipalFrom(r.Context())
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpConfirm, precheck: requireFlags(true, "", true),
+		replayInBody: true, counted: s.metrics.BookingConfirmed},
+		func(p bokat.Principal, in *confirmRequestWire, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+			return lc.Confirm(r.Context(), p, in.input(), key, fp, confirmOutcome)
+		})
+}
+
+// input maps a confirmation to the use case's input.
+func (in *confirmRequestWire) input() booking.ConfirmInput {
 	input := booking.ConfirmInput{
 		OptionID: in.BookingOptionID,
 		Customer: bokat.BookingContact{Name: in.Customer.Name, FirstName: in.Customer.FirstName, LastName: in.Customer.LastName,
@@ -261,16 +189,7 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 	if in.ConsentCollectedAt != nil {
 		input.Consent.CollectedAt = *in.ConsentCollectedAt
 	}
-	out, replay, err := lc.Confirm(r.Context(), p, input,
-		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpConfirm, Key: key}, fp,
-		confirmOutcome)
-	if err != nil {
-		return err
-	}
-	if !replay {
-		s.metrics.BookingConfirmed()
-	}
-	return s.writeOutcome(w, r, out, replay)
+	return input
 }
 
 // confirmOutcome renders the 201 answer of a new booking, stored with its
@@ -329,47 +248,29 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readJSONBody(r)
-	if err != nil {
-		return err
-	}
-	if flags, ok := peekFlags(body); ok && !isTrue(flags.UserConfirmation) {
-		return booking.UserConfirmationRequired("cancel")
-	}
-	var in cancelRequestWire
-	if err := s.decodeBody(r, body, &in); err != nil {
-		return err
-	}
 	id := r.PathValue("booking_id")
-	key := in.IdempotencyKey
-	in.IdempotencyKey = ""
-	fp, err := requestFingerprint(in, id)
-	if err != nil {
-		return err
-	}
-	p := auth.PrincipalFrom(r.Context())
-	out, replay, err := lc.Cancel(r.Context(), p, id,
-		booking.CancelInput{UserConfirmed: in.UserConfirmationConfirmed, Reason: in.Reason, Notes: in.Notes},
-		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpCancel, Key: key}, fp,
-		func(b bokat.Booking) (sqlstore.Outcome, error) {
-			raw, err := json.Marshal(cancelResponseWire{
-				OK: true, SpecVersion: bokat.BookingsContractVersion, BookingID: b.ID, Status: bokat.BookingCancelled,
-				CancelledAt: booking.WireTime(b.CancelledAt), BookingCreated: true, CurrentConfirmationActive: false,
-				NotificationDelivery: allQueued,
-				SafeNextStep: fmt.Sprintf("The booking %s (%s with %s, %s) is cancelled and its time is released. Tell the "+
-					"user exactly that. Cancellation messages to the customer and the provider are queued, not yet "+
-					"delivered. To book again, search booking options and confirm the user's new choice.",
-					b.ID, b.ServiceLabelSV, b.ProviderName, b.SlotLabel),
-			})
-			return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpCancel, bookingID: id, precheck: requireFlags(false, "cancel", false),
+		replayInBody: true, counted: s.metrics.BookingCancelled},
+		func(p bokat.Principal, in *cancelRequestWire, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+			return lc.Cancel(r.Context(), p, id,
+				booking.CancelInput{UserConfirmed: in.UserConfirmationConfirmed, Reason: in.Reason, Notes: in.Notes},
+				key, fp, cancelOutcome)
 		})
-	if err != nil {
-		return err
-	}
-	if !replay {
-		s.metrics.BookingCancelled()
-	}
-	return s.writeOutcome(w, r, out, replay)
+}
+
+// cancelOutcome renders the answer of a cancellation, stored with its
+// idempotency key.
+func cancelOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+	raw, err := json.Marshal(cancelResponseWire{
+		OK: true, SpecVersion: bokat.BookingsContractVersion, BookingID: b.ID, Status: bokat.BookingCancelled,
+		CancelledAt: booking.WireTime(b.CancelledAt), BookingCreated: true, CurrentConfirmationActive: false,
+		NotificationDelivery: allQueued,
+		SafeNextStep: fmt.Sprintf("The booking %s (%s with %s, %s) is cancelled and its time is released. Tell the "+
+			"user exactly that. Cancellation messages to the customer and the provider are queued, not yet "+
+			"delivered. To book again, search booking options and confirm the user's new choice.",
+			b.ID, b.ServiceLabelSV, b.ProviderName, b.SlotLabel),
+	})
+	return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
 }
 
 // handleReschedule serves POST /v1/bookings/{booking_id}/reschedule.
@@ -378,55 +279,32 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	body, err := readJSONBody(r)
-	if err != nil {
-		return err
-	}
-	if flags, ok := peekFlags(body); ok {
-		if !isTrue(flags.UserConfirmation) {
-			return booking.UserConfirmationRequired("reschedule")
-		}
-		if !isTrue(flags.TermsAccepted) {
-			return booking.TermsNotAccepted()
-		}
-	}
-	var in rescheduleRequestWire
-	if err := s.decodeBody(r, body, &in); err != nil {
-		return err
-	}
 	id := r.PathValue("booking_id")
-	key := in.IdempotencyKey
-	in.IdempotencyKey = ""
-	fp, err := requestFingerprint(in, id)
-	if err != nil {
-		return err
-	}
-	p := auth.PrincipalFrom(r.Context())
-	out, replay, err := lc.Reschedule(r.Context(), p, id, booking.RescheduleInput{
-		OptionID:            in.BookingOptionID,
-		ServiceLocation:     *in.ServiceLocation.location(),
-		DestinationLocation: in.DestinationLocation.location(),
-		UserConfirmed:       in.UserConfirmationConfirmed,
-		TermsAccepted:       in.BookingTermsAccepted,
-		TermsVersion:        in.BookingTermsVersion,
-		TermsAcceptedAt:     in.BookingTermsAcceptedAt,
-	}, sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: booking.OpReschedule, Key: key}, fp,
-		func(b bokat.Booking) (sqlstore.Outcome, error) {
-			raw, err := json.Marshal(rescheduleResponseWire{
-				OK: true, SpecVersion: bokat.BookingsContractVersion, Booking: booking.RecordOf(b),
-				BookingCreated: true, CurrentConfirmationActive: true, ProviderSelected: true, AvailabilityChecked: true,
-				RescheduledAt: booking.WireTime(b.RescheduledAt), NotificationDelivery: allQueued,
-				SafeNextStep: confirmedSafeNextStep(b, "moved to a new time") + " The old time is released.",
-			})
-			return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpReschedule, bookingID: id, precheck: requireFlags(false, "reschedule", true),
+		replayInBody: true, counted: s.metrics.BookingRescheduled},
+		func(p bokat.Principal, in *rescheduleRequestWire, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+			return lc.Reschedule(r.Context(), p, id, booking.RescheduleInput{
+				OptionID:            in.BookingOptionID,
+				ServiceLocation:     *in.ServiceLocation.location(),
+				DestinationLocation: in.DestinationLocation.location(),
+				UserConfirmed:       in.UserConfirmationConfirmed,
+				TermsAccepted:       in.BookingTermsAccepted,
+				TermsVersion:        in.BookingTermsVersion,
+				TermsAcceptedAt:     in.BookingTermsAcceptedAt,
+			}, key, fp, rescheduleOutcome)
 		})
-	if err != nil {
-		return err
-	}
-	if !replay {
-		s.metrics.BookingRescheduled()
-	}
-	return s.writeOutcome(w, r, out, replay)
+}
+
+// rescheduleOutcome renders the answer of a reschedule, stored with its
+// idempotency key.
+func rescheduleOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+	raw, err := json.Marshal(rescheduleResponseWire{
+		OK: true, SpecVersion: bokat.BookingsContractVersion, Booking: booking.RecordOf(b),
+		BookingCreated: true, CurrentConfirmationActive: true, ProviderSelected: true, AvailabilityChecked: true,
+		RescheduledAt: booking.WireTime(b.RescheduledAt), NotificationDelivery: allQueued,
+		SafeNextStep: confirmedSafeNextStep(b, "moved to a new time") + " The old time is released.",
+	})
+	return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
 }
 
 // handleCalendarFeed serves GET /calendar/{provider_id}/{token}.ics: the

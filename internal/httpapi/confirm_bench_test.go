@@ -113,7 +113,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 	if err != nil {
 		b.Fatal(err)
 	}
-	lc, err := booking.NewLifecycle(db, search)
+	lc, err := booking.NewLifecycle(db, search, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 		b.Fatal(err)
 	}
 	srv, err := New(Config{BaseURL: "http://bokat.test", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: now,
-		Contract: contract, Catalog: cat, Auth: authn, Store: db, Followups: followup.New(db, cat, now), Search: search, Bookings: lc})
+		Contract: contract, Catalog: cat, Auth: authn, Store: db, Followups: followup.New(db, cat, now, nil), Search: search, Bookings: lc})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 		Catalog:   cat,
 		Auth:      authn,
 		Store:     db,
-		Followups: followup.New(db, cat, nil),
+		Followups: followup.New(db, cat, nil, nil),
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -111,7 +111,7 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 		}
 	}
 	if cfg.Bookings == nil {
-		if cfg.Bookings, err = booking.NewLifecycle(db, cfg.Search); err != nil {
+		if cfg.Bookings, err = booking.NewLifecycle(db, cfg.Search, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"bokat"
-	"bokat/internal/auth"
 	"bokat/internal/followup"
 	"bokat/internal/sqlstore"
 )
@@ -85,17 +84,23 @@ const requestSafeNextStep = "A provider follow-up request was created; it is NOT
 	"Do not claim any of these. To check for a directly bookable option, search booking options."
 
 // handleCreateRequest serves POST /v1/requests and its deprecated twin.
+// Its key may come in the Idempotency-Key header or the body; a replay
+// repeats the stored 201.
 func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) error {
-	body, err := readJSONBody(r)
-	if err != nil {
-		return err
-	}
-	// Consent comes first: without it the personal data in the body is not processed at all.
+	return serveKeyed(s, w, r, keyedWrite{operation: "requests.create", precheck: s.requestPrecheck, headerKey: true},
+		func(p bokat.Principal, in *createRequestBody, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+			return s.followups.Create(r.Context(), p, in.input(), key, fp, createRequestOutcome)
+		})
+}
+
+// requestPrecheck checks a request's consent before anything else (without
+// it the personal data in the body is not processed at all), then its
+// taxonomy, so that an unknown vertical or job type gets its own code.
+func (s *Server) requestPrecheck(body []byte) error {
 	var peek struct {
 		UserConsentConfirmed *bool `json:"user_consent_confirmed"`
 		VerticalID           any   `json:"vertical_id"`
 		JobTypeID            any   `json:"job_type_id"`
-		IdempotencyKey       any   `json:"idempotency_key"`
 	}
 	_ = json.Unmarshal(body, &peek)
 	if peek.UserConsentConfirmed == nil || !*peek.UserConsentConfirmed {
@@ -107,32 +112,14 @@ func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) err
 	}
 	if v, ok := peek.VerticalID.(string); ok {
 		if jt, ok := peek.JobTypeID.(string); ok {
-			if err := s.followups.CheckTaxonomy(v, jt); err != nil {
-				return err
-			}
+			return s.followups.CheckTaxonomy(v, jt)
 		}
 	}
-	var in createRequestBody
-	if err := s.decodeBody(r, body, &in); err != nil {
-		return err
-	}
-	headerKey := r.Header.Get("Idempotency-Key")
-	if headerKey != "" && in.IdempotencyKey != "" && headerKey != in.IdempotencyKey {
-		return &bokat.Error{Code: bokat.CodeIdempotencyKeyConflict,
-			Detail: "The Idempotency-Key header and the body's idempotency_key differ.",
-			Issues: []string{"Idempotency-Key (header): differs from idempotency_key in the body"}}
-	}
-	key := headerKey
-	if key == "" {
-		key = in.IdempotencyKey
-	}
-	p := auth.PrincipalFrom(r.Context())
-	keyless := in
-	keyless.IdempotencyKey = "" // the key is not part of what it identifies
-	fp, err := requestFingerprint(keyless, "")
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// input maps a request to the use case's input.
+func (in *createRequestBody) input() followup.Input {
 	input := followup.Input{
 		VerticalID: in.VerticalID, JobTypeID: in.JobTypeID, Description: in.Description,
 		Customer:  followup.Customer(in.Customer),
@@ -145,36 +132,30 @@ func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) err
 	if in.ConsentCollectedAt != nil {
 		input.ConsentCollectedAt = *in.ConsentCollectedAt
 	}
-	out, replay, err := s.followups.Create(r.Context(), p, input,
-		sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: "requests.create", Key: key}, fp,
-		func(req followup.Request) (sqlstore.Outcome, error) {
-			resp := createRequestResponse{
-				OK: true, SpecVersion: bokat.RequestsContractVersion,
-				Request: requestWire{
-					ID: req.ID, SessionID: req.SessionID, Status: req.Status, VerticalID: req.VerticalID,
-					JobTypeID: req.JobTypeID, TaxonomyConfidence: req.TaxonomyConf, CustomerNextStep: req.CustomerNextStep,
-					CandidateProviderCount: len(req.Candidates), ProviderCandidates: []providerCandidateWire{},
-					BookingMode: req.BookingMode, PersistenceStatus: req.Persistence, PersistenceBackend: req.Backend,
-				},
-			}
-			for _, c := range req.Candidates {
-				resp.Request.ProviderCandidates = append(resp.Request.ProviderCandidates, providerCandidateWire{
-					ID: c.ProviderID, Name: c.Name, CanReceiveRequest: true, DirectBooking: c.DirectBooking})
-			}
-			who := "providers covering the area"
-			if len(req.Candidates) == 0 {
-				who = "a provider, once one covers the area,"
-			}
-			resp.SafeNextStep = fmt.Sprintf(requestSafeNextStep, who)
-			raw, err := json.Marshal(resp)
-			return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
-		})
-	if err != nil {
-		return err
+	return input
+}
+
+// createRequestOutcome renders the 201 answer of a new request, stored with
+// its idempotency key.
+func createRequestOutcome(req followup.Request) (sqlstore.Outcome, error) {
+	resp := createRequestResponse{
+		OK: true, SpecVersion: bokat.RequestsContractVersion,
+		Request: requestWire{
+			ID: req.ID, SessionID: req.SessionID, Status: req.Status, VerticalID: req.VerticalID,
+			JobTypeID: req.JobTypeID, TaxonomyConfidence: req.TaxonomyConf, CustomerNextStep: req.CustomerNextStep,
+			CandidateProviderCount: len(req.Candidates), ProviderCandidates: []providerCandidateWire{},
+			BookingMode: req.BookingMode, PersistenceStatus: req.Persistence, PersistenceBackend: req.Backend,
+		},
 	}
-	if replay {
-		w.Header().Set("Idempotent-Replayed", "true")
+	for _, c := range req.Candidates {
+		resp.Request.ProviderCandidates = append(resp.Request.ProviderCandidates, providerCandidateWire{
+			ID: c.ProviderID, Name: c.Name, CanReceiveRequest: true, DirectBooking: c.DirectBooking})
 	}
-	s.writeJSON(w, r, out.Status, json.RawMessage(out.Body))
-	return nil
+	who := "providers covering the area"
+	if len(req.Candidates) == 0 {
+		who = "a provider, once one covers the area,"
+	}
+	resp.SafeNextStep = fmt.Sprintf(requestSafeNextStep, who)
+	raw, err := json.Marshal(resp)
+	return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
 }

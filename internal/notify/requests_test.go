@@ -434,3 +434,41 @@ func TestFollowUpRequestEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// A worker that polls hourly still delivers at once: the request's commit
+// wakes it through the Waker it shares with the follow-up service.
+func TestWakerWakesAnIdleWorkerAfterCommit(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	e := newEnv(t, db)
+	e.demoProviders(t)
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wake := notify.NewWaker()
+	e.requests = followup.New(db, cat, e.clk.Now, wake.Wake)
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Requests: e.requests, Sender: e.mailer,
+		Organizer: e.mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now, Poll: time.Hour, Waker: wake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// The first job may be taken by the worker's first pass; once it is
+	// sent the worker is idle, so the second is sent only if its commit
+	// woke it.
+	for range 2 {
+		_, job := e.createRequest(t, faucetRequest())
+		deadline := time.Now().Add(10 * time.Second)
+		for e.job(t, job).Status != bokat.NotificationSent {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s not sent: %+v", job, e.job(t, job))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

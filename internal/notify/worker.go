@@ -75,6 +75,28 @@ type WorkerConfig struct {
 	Batch int
 	// Poll is the pause when no job is due; 1s by default.
 	Poll time.Duration
+	// Waker, when set, wakes an idle worker before Poll ends (jobs were
+	// committed).
+	Waker *Waker
+}
+
+// Waker wakes an idle Worker at once: the writes that queue notification
+// jobs (booking.Lifecycle, followup.Service) call Wake after their
+// transaction commits, as the outbox relay kicks the webhook dispatcher.
+// It is made before the worker and the writers, so that neither needs the
+// other (the worker raises provider follow-ups through the lifecycle).
+type Waker struct{ c chan struct{} }
+
+// NewWaker returns a Waker for one worker.
+func NewWaker() *Waker { return &Waker{c: make(chan struct{}, 1)} }
+
+// Wake wakes the worker if it is idle, and otherwise makes its next wait
+// end at once. It never blocks.
+func (k *Waker) Wake() {
+	select {
+	case k.c <- struct{}{}:
+	default:
+	}
 }
 
 // Worker delivers notification jobs. Several workers (processes) may share
@@ -123,6 +145,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.cfg.Heartbeat != nil {
 		defer w.cfg.Heartbeat.Stop()
 	}
+	var wake <-chan struct{} // nil without a Waker: never ready
+	if w.cfg.Waker != nil {
+		wake = w.cfg.Waker.c
+	}
 	for {
 		w.beat()
 		n, err := w.RunOnce(ctx)
@@ -136,6 +162,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(w.cfg.Poll):
+		case <-wake:
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package sqlstoretest gives tests a fresh, migrated store on each engine:
 // a new SQLite file per test always, and a new PostgreSQL database per test
-// (cloned from a migrated template) when BOKAT_TEST_POSTGRES_URL is set.
+// when BOKAT_TEST_POSTGRES_URL is set, each cloned from a migrated template.
 // BOKAT_TEST_ENGINES (comma-separated: sqlite,postgres) narrows the engines.
 package sqlstoretest
 
@@ -65,11 +65,15 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
 func Open(tb testing.TB, engine sqlstore.Engine) *sqlstore.DB {
 	tb.Helper()
 	u := URL(tb, engine)
+	if engine == sqlstore.SQLite {
+		u = sqliteClone(tb)
+	}
 	db, err := sqlstore.Open(context.Background(), u)
 	if err != nil {
 		tb.Fatalf("open %s store: %v", engine, err)
 	}
 	tb.Cleanup(func() { db.Close() })
+	// A no-op on a clone of a template, but it checks the clone's version.
 	if err := db.Migrate(context.Background()); err != nil {
 		tb.Fatalf("migrate %s store: %v", engine, err)
 	}
@@ -157,8 +161,73 @@ func postgresDatabase(tb testing.TB) string {
 	return withDatabase(tb, base, name)
 }
 
+var sqliteTemplate templateResult
+
+// sqliteClone returns the URL of a new SQLite file of the test, copied from
+// a template file migrated with the migrations of this binary: copying a
+// file is much cheaper than migrating one for every test.
+func sqliteClone(tb testing.TB) string {
+	tb.Helper()
+	sqliteTemplate.once.Do(func() { sqliteTemplate.path, sqliteTemplate.err = ensureSQLiteTemplate(context.Background()) })
+	if sqliteTemplate.err != nil {
+		tb.Fatalf("prepare sqlite template: %v", sqliteTemplate.err)
+	}
+	raw, err := os.ReadFile(sqliteTemplate.path)
+	if err != nil {
+		tb.Fatalf("read sqlite template: %v", err)
+	}
+	path := filepath.Join(tb.TempDir(), "bokat.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		tb.Fatalf("clone sqlite template: %v", err)
+	}
+	return "sqlite:" + path
+}
+
+// ensureSQLiteTemplate returns the template file, building it unless a test
+// process built it before. Like the PostgreSQL template it is named by the
+// migrations' content, so a changed migration gets a new one; it is one
+// self-contained file (no write-ahead log) that appears whole or not at all.
+func ensureSQLiteTemplate(ctx context.Context) (string, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("bokat-test-templates-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	final := filepath.Join(dir, templateName()+".db")
+	if _, err := os.Stat(final); err == nil {
+		return final, nil
+	}
+	build, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(build)
+	src := filepath.Join(build, "bokat.db")
+	db, err := sqlstore.Open(ctx, "sqlite:"+src)
+	if err != nil {
+		return "", err
+	}
+	err = db.Migrate(ctx)
+	db.Close()
+	if err != nil {
+		return "", err
+	}
+	conn, err := sql.Open("sqlite", "file:"+src)
+	if err != nil {
+		return "", err
+	}
+	built := filepath.Join(build, "template.db")
+	_, err = conn.ExecContext(ctx, `VACUUM INTO ?`, built)
+	conn.Close()
+	if err != nil {
+		return "", fmt.Errorf("write the template: %w", err)
+	}
+	// Test processes of several packages run at once: a rename is atomic.
+	return final, os.Rename(built, final)
+}
+
 type templateResult struct {
 	once sync.Once
+	path string // SQLite only
 	err  error
 }
 

@@ -250,17 +250,22 @@ func compare(ctx context.Context, c config, refURL, refName, subjectURL, subject
 	return cmp, nil
 }
 
-func printReport(w io.Writer, rep report, c config) {
-	fmt.Fprintf(w, "response body %d bytes; %d workers; %s per attack\n\n", rep.BodyBytes, c.workers, c.duration)
+// printRuns prints the table of runs, rates with the given decimals.
+func printRuns(w io.Writer, runs []measurement, decimals int) {
 	fmt.Fprintf(w, "%-7s %-18s %10s %10s %10s %9s\n", "server", "mode", "req/s", "p50", "p99", "success")
-	for _, m := range rep.Runs {
+	for _, m := range runs {
 		mode := m.Mode
 		if m.Rate > 0 {
-			mode = fmt.Sprintf("%s %.0f/s", m.Mode, m.Rate)
+			mode = fmt.Sprintf("%s %.*f/s", m.Mode, decimals+1, m.Rate)
 		}
-		fmt.Fprintf(w, "%-7s %-18s %10.0f %10s %10s %8.2f%%\n", m.Server, mode, m.Throughput,
+		fmt.Fprintf(w, "%-7s %-18s %10.*f %10s %10s %8.2f%%\n", m.Server, mode, decimals, m.Throughput,
 			m.P50.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond), m.Success*100)
 	}
+}
+
+func printReport(w io.Writer, rep report, c config) {
+	fmt.Fprintf(w, "response body %d bytes; %d workers; %s per attack\n\n", rep.BodyBytes, c.workers, c.duration)
+	printRuns(w, rep.Runs, 0)
 	verdict := "met"
 	if !rep.TargetsMet {
 		verdict = "MISSED"

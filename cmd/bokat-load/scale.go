@@ -91,15 +91,7 @@ func printScaleReport(w io.Writer, rep scaleReport, c config) {
 	fmt.Fprintf(w, "large supply: %d providers covering 113 45, 40 busy hours each (imported and served in %.1fs)\n",
 		rep.Providers, rep.ImportSeconds)
 	fmt.Fprintf(w, "%d workers; %s per attack\n\n", c.workers, c.duration)
-	fmt.Fprintf(w, "%-7s %-18s %10s %10s %10s %9s\n", "server", "mode", "req/s", "p50", "p99", "success")
-	for _, m := range rep.Runs {
-		mode := m.Mode
-		if m.Rate > 0 {
-			mode = fmt.Sprintf("%s %.2f/s", m.Mode, m.Rate)
-		}
-		fmt.Fprintf(w, "%-7s %-18s %10.1f %10s %10s %8.2f%%\n", m.Server, mode, m.Throughput,
-			m.P50.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond), m.Success*100)
-	}
+	printRuns(w, rep.Runs, 1)
 	verdict := "met"
 	if !rep.TargetsMet {
 		verdict = "MISSED"

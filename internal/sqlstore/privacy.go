@@ -446,18 +446,5 @@ func (db *DB) CorrectPerson(ctx context.Context, email, phone string, c ContactC
 
 // ids runs a query returning one id column inside the transaction.
 func (tx *Tx) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := tx.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, id)
-	}
-	return out, translate(rows.Err())
+	return scanIDs(tx.tx.QueryContext(ctx, query, args...))
 }

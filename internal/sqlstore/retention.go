@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -137,7 +138,11 @@ func (tx *Tx) dropPendingNotifications(ctx context.Context, column, id string, n
 
 // ids runs a query returning one id column.
 func (db *DB) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, query, args...)
+	return scanIDs(db.read.QueryContext(ctx, query, args...))
+}
+
+// scanIDs reads the one id column of rows.
+func scanIDs(rows *sql.Rows, err error) ([]string, error) {
 	if err != nil {
 		return nil, translate(err)
 	}

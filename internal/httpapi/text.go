@@ -33,11 +33,16 @@ const maxTextIssues = 20
 // field path. Invalid UTF-8 is found in the raw bytes, before the decoder
 // would silently replace it. body must already be one well-formed JSON value.
 func checkBodyText(body []byte) error {
-	// Fast path: all ASCII without a backslash or control byte holds no
-	// problem the walk could find.
+	// Fast path: most bodies (Swedish text included) hold no problem the
+	// walk could find, and a byte scan proves it without decoding.
 	if isPlainText(body) {
 		return nil
 	}
+	return walkBodyText(body)
+}
+
+// walkBodyText is checkBodyText without the fast path.
+func walkBodyText(body []byte) error {
 	var issues []string
 	dec := json.NewDecoder(bytes.NewReader(body))
 	type frame struct {
@@ -150,11 +155,26 @@ func checkBodyText(body []byte) error {
 		Issues: issues}
 }
 
-// isPlainText reports whether b is printable ASCII (plus the white space
-// JSON allows between tokens) without escapes.
+// isPlainText reports whether b, one well-formed JSON value, holds no
+// string that CheckText could refuse: valid UTF-8 without DEL or C1
+// controls (raw C0 bytes can only be white space between tokens in
+// well-formed JSON), and no escape that could decode to a control character
+// — only \", \\ and \/ are let through. Anything else takes the walk.
 func isPlainText(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x7f || c == '\\' || (c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == 0x7f:
+			return false
+		case c == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f: // U+0080–U+009F
+			return false
+		case c == '\\':
+			if i+1 < len(b) && (b[i+1] == '"' || b[i+1] == '\\' || b[i+1] == '/') {
+				i++
+				continue
+			}
 			return false
 		}
 	}

@@ -27,6 +27,7 @@ import (
 
 	"bokat"
 	"bokat/api"
+	"bokat/internal/booking"
 )
 
 // ProtocolVersions are the MCP revisions served, newest first: the
@@ -54,6 +55,17 @@ type Backend interface {
 	// wire body), and returns the HTTP status and the JSON object the route
 	// answers: its success body or its Problem.
 	Invoke(ctx context.Context, method, path string, pathValues map[string]string, body []byte) (status int, resp []byte)
+	// InvokeElicited runs a write as Invoke does, taking part in a consent
+	// form through e: a preview whose checks pass answers status 0, no
+	// body, and fills e.Summary.
+	InvokeElicited(ctx context.Context, e *booking.Elicitation, method, path string, pathValues map[string]string,
+		body []byte) (status int, resp []byte)
+	// ElicitationKey returns the key that signs requestState, derived
+	// under ElicitationKeyLabel from the option signing key keyID ("" for
+	// the current one), and that key's id.
+	ElicitationKey(keyID string) (id string, key []byte, err error)
+	// Problem renders err as the operations do: its status and Problem.
+	Problem(ctx context.Context, err error) (status int, resp []byte)
 }
 
 // Config holds the server's dependencies; all are required but Logger.

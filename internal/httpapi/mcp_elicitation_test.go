@@ -156,10 +156,12 @@ func TestMCPWithoutElicitationKeepsCallerDeclared(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e *testEnv) {
 		e = e.withDemoSupply()
-		options := e.options(t, faucetSearch())
-		for i, version := range mcpEras {
+		// Each confirmation books the first option of a fresh search: a
+		// slot no earlier booking holds.
+		fresh := func() map[string]any { return e.options(t, faucetSearch())[0] }
+		for _, version := range mcpEras {
 			plain := e.mcpConnect(t, version, e.token)
-			got := plain.call("confirm_booking", confirmBody(options[2*i], "plain-"+version)).success(t, version)
+			got := plain.call("confirm_booking", confirmBody(fresh(), "plain-"+version)).success(t, version)
 			if m, _ := e.consentMethods(t, got["booking"].(map[string]any)["id"].(string)); m != "caller_declared" {
 				t.Errorf("%s without the capability: consent_method %q", version, m)
 			}
@@ -167,7 +169,7 @@ func TestMCPWithoutElicitationKeepsCallerDeclared(t *testing.T) {
 				continue
 			}
 			eliciting, forms := e.elicitingClient(t, version, "decline")
-			isErr, res := callTool(t, eliciting, "confirm_booking", confirmBody(options[2*i+1], "eli25-"+version))
+			isErr, res := callTool(t, eliciting, "confirm_booking", confirmBody(fresh(), "eli25-"+version))
 			if isErr || len(*forms) != 0 {
 				t.Fatalf("%s with a handler: %v %v, %d forms", version, isErr, res, len(*forms))
 			}
@@ -282,7 +284,7 @@ func TestMCPElicitationStateRefusals(t *testing.T) {
 		}
 		// The same state again, under a new key so the write is not a
 		// replay: refused as used, nothing booked.
-		again := confirmBody(e.options(t, faucetSearch())[1], "state-0002")
+		again := confirmBody(e.options(t, faucetSearch())[0], "state-0002")
 		st2 := e.rawCall(t, e.token, "confirm_booking", again, "", false)["requestState"].(string)
 		reused := resignState(t, st2, func(m map[string]any) {
 			var p map[string]any

@@ -34,7 +34,7 @@ func (s *Server) newMCP(contract mcp.Contract) (*mcp.Server, error) {
 			s.operations[rt.method+" "+rt.pattern] = rt
 		}
 	}
-	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log})
+	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log, Now: s.now})
 }
 
 // developmentPrincipal is the caller admitted without a credential by a

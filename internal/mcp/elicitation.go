@@ -176,7 +176,7 @@ func (s *Server) callElicited(ctx context.Context, t tool, req *sdk.CallToolRequ
 		// Not JSON the operation could accept: its validation answers.
 		return toolResult(s.backend.Invoke(ctx, t.method, t.path, values, body)), nil
 	}
-	now := time.Now()
+	now := s.now()
 	if req.Params.RequestState == "" {
 		e := &booking.Elicitation{Preview: true}
 		status, resp := s.backend.InvokeElicited(ctx, e, t.method, t.path, values, body)

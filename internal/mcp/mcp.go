@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -68,7 +69,7 @@ type Backend interface {
 	Problem(ctx context.Context, err error) (status int, resp []byte)
 }
 
-// Config holds the server's dependencies; all are required but Logger.
+// Config holds the server's dependencies; all are required but Logger and Now.
 type Config struct {
 	// BaseURL is the public address of the service, without a trailing slash.
 	BaseURL  string
@@ -76,6 +77,8 @@ type Config struct {
 	Auth     Authenticator
 	Backend  Backend
 	Logger   *slog.Logger
+	// Now is the clock of elicitation states; defaults to time.Now.
+	Now func() time.Time
 }
 
 // Server is the MCP surface.
@@ -85,6 +88,7 @@ type Server struct {
 	host    string
 	auth    Authenticator
 	backend Backend
+	now     func() time.Time
 	log     *slog.Logger
 	tools   map[string]tool
 	handler http.Handler
@@ -104,8 +108,12 @@ func New(cfg Config) (*Server, error) {
 		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
 		auth:    cfg.Auth,
 		backend: cfg.Backend,
+		now:     cfg.Now,
 		log:     log,
 		tools:   make(map[string]tool),
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	// The SDK logs every stateless request's session at info level: only
 	// its warnings and errors are passed on (the access log has the rest).

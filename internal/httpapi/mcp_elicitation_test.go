@@ -259,9 +259,12 @@ func TestMCPElicitationStateRefusals(t *testing.T) {
 			}
 		}
 		payload, sig, _ := strings.Cut(state, ".")
-		flipped := []byte(sig)
-		flipped[3] ^= 1
-		refused("tampered signature", e.token, args, payload+"."+string(flipped), "signature")
+		mac, err := base64.RawURLEncoding.DecodeString(sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mac[3] ^= 1
+		refused("tampered signature", e.token, args, payload+"."+base64.RawURLEncoding.EncodeToString(mac), "signature")
 		forged, _, _ := strings.Cut(resignState(t, state, func(m map[string]any) { m["e"] = time.Now().Add(time.Hour).UnixMilli() }), ".")
 		refused("tampered payload", e.token, args, forged+"."+sig, "signature")
 		refused("expired", e.token, args, resignState(t, state, func(m map[string]any) {

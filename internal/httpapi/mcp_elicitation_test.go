@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -101,7 +102,8 @@ func TestMCPElicitationAcceptAndDecline(t *testing.T) {
 			t.Fatalf("%d forms, want 1", len(*forms))
 		}
 		msg := (*forms)[0]
-		for _, want := range []string{b["provider_name"].(string), optionTerms(options[0]), "SEK", "Included:"} {
+		for _, want := range []string{b["provider_name"].(string), b["slot_label"].(string), fmt.Sprintf("%v SEK", b["price_sek"]),
+			optionTerms(options[0]), "Included:"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("form message %q lacks %q", msg, want)
 			}

@@ -102,4 +102,25 @@ type BookingConsent struct {
 	Statement   string
 	Source      string
 	CollectedAt time.Time // zero when not given
+	// Method is how the consent was obtained; empty means caller-declared.
+	Method ConsentMethod
+}
+
+// ConsentMethod is how the user's consent to a booking write was obtained.
+type ConsentMethod string
+
+const (
+	// ConsentCallerDeclared: the caller sent the consent fields.
+	ConsentCallerDeclared ConsentMethod = "caller_declared"
+	// ConsentElicitation: Bokat asked the user itself, through an MCP
+	// client's form, and the user accepted.
+	ConsentElicitation ConsentMethod = "elicitation"
+)
+
+// MethodOrDefault is c's method, ConsentCallerDeclared when unset.
+func (c BookingConsent) MethodOrDefault() string {
+	if c.Method == "" {
+		return string(ConsentCallerDeclared)
+	}
+	return string(c.Method)
 }

@@ -316,6 +316,9 @@ type (
 		Statement   string     `json:"statement,omitempty"`
 		Source      string     `json:"source,omitempty"`
 		CollectedAt *time.Time `json:"collected_at,omitempty"`
+		// Method is how a booking's consent was obtained: elicitation or
+		// caller_declared.
+		Method string `json:"method,omitempty"`
 	}
 	exportBookingWire struct {
 		ID                 string             `json:"id"`
@@ -335,10 +338,13 @@ type (
 		Postcode           string             `json:"postcode"`
 		DestinationAddress string             `json:"destination_address,omitempty"`
 		Consent            exportConsentWire  `json:"consent"`
-		ConfirmedAt        time.Time          `json:"confirmed_at"`
-		CancelledAt        *time.Time         `json:"cancelled_at,omitempty"`
-		CancelNotes        string             `json:"cancel_notes,omitempty"`
-		ContactErasedAt    *time.Time         `json:"contact_erased_at,omitempty"`
+		// ChangeConsentMethod is how consent to the latest cancellation or
+		// reschedule was obtained.
+		ChangeConsentMethod string     `json:"change_consent_method,omitempty"`
+		ConfirmedAt         time.Time  `json:"confirmed_at"`
+		CancelledAt         *time.Time `json:"cancelled_at,omitempty"`
+		CancelNotes         string     `json:"cancel_notes,omitempty"`
+		ContactErasedAt     *time.Time `json:"contact_erased_at,omitempty"`
 	}
 	exportRequestWire struct {
 		ID          string            `json:"id"`
@@ -388,8 +394,9 @@ func exportDocument(recs sqlstore.PersonRecords, now time.Time) exportWire {
 				Phone: b.Contact.Phone, Email: b.Contact.Email},
 			ServiceAddress: b.Contact.ServiceAddress, Postcode: b.Postcode, DestinationAddress: b.Contact.DestinationAddress,
 			Consent: exportConsentWire{Statement: b.Consent.Statement, Source: b.Consent.Source,
-				CollectedAt: optionalTime(b.Consent.CollectedAt)},
-			ConfirmedAt: b.ConfirmedAt, CancelledAt: optionalTime(b.CancelledAt), CancelNotes: b.CancelNotes,
+				CollectedAt: optionalTime(b.Consent.CollectedAt), Method: b.Consent.MethodOrDefault()},
+			ChangeConsentMethod: string(b.ChangeConsentMethod),
+			ConfirmedAt:         b.ConfirmedAt, CancelledAt: optionalTime(b.CancelledAt), CancelNotes: b.CancelNotes,
 			ContactErasedAt: optionalTime(b.ContactErasedAt),
 		})
 	}

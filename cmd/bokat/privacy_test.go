@@ -120,7 +120,8 @@ func TestContactDataIsSealedAtRest(t *testing.T) {
 			}
 			b := doc.Bookings[0]
 			if b.ID != id || b.Customer != (exportCustomerWire{Name: name, Phone: phone, Email: email}) ||
-				b.ServiceAddress != address || b.Consent.Statement != statement || b.Postcode != "11345" {
+				b.ServiceAddress != address || b.Consent.Statement != statement || b.Postcode != "11345" ||
+				b.Consent.Method != "caller_declared" {
 				t.Errorf("exported booking %+v", b)
 			}
 			doc, phoneLog := privacyExport(t, dbURL, "--phone", "+46 73 888 26 54")

@@ -112,6 +112,11 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true, now)
+	if done, err := l.previewing(ctx, key, optErr, func() (ConsentSummary, error) {
+		return l.optionSummary(ctx, "confirm", claims)
+	}); done {
+		return sqlstore.Outcome{}, false, err
+	}
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return sqlstore.Outcome{}, false, err
 	}
@@ -119,6 +124,11 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		if optErr != nil {
 			return sqlstore.Outcome{}, optErr
 		}
+		method, err := consentMethod(ctx, tx, now)
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		in.Consent.Method = method
 		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
 			return sqlstore.Outcome{}, err
 		}
@@ -394,7 +404,17 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		return sqlstore.Outcome{}, false, UserConfirmationRequired("cancel")
 	}
 	now := l.search.now().UTC()
+	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
+		b, err := l.activeBooking(ctx, p, bookingID)
+		return l.bookingSummary("cancel", b), err
+	}); done {
+		return sqlstore.Outcome{}, false, err
+	}
 	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+		method, err := consentMethod(ctx, tx, now)
+		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
 			return sqlstore.Outcome{}, bookingNotFound()
@@ -409,6 +429,9 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		if err := tx.CancelBooking(ctx, b, in.Notes, now); err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return sqlstore.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, now); err != nil {
@@ -470,12 +493,28 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false, now)
+	if done, err := l.previewing(ctx, key, optErr, func() (ConsentSummary, error) {
+		b, err := l.activeBooking(ctx, p, bookingID)
+		if err != nil {
+			return ConsentSummary{}, err
+		}
+		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
+			return ConsentSummary{}, otherProviderOption()
+		}
+		return l.optionSummary(ctx, "reschedule", claims)
+	}); done {
+		return sqlstore.Outcome{}, false, err
+	}
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return sqlstore.Outcome{}, false, err
 	}
 	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
 		if optErr != nil {
 			return sqlstore.Outcome{}, optErr
+		}
+		method, err := consentMethod(ctx, tx, now)
+		if err != nil {
+			return sqlstore.Outcome{}, err
 		}
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
@@ -488,14 +527,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 			return sqlstore.Outcome{}, bookingNotActive(b)
 		}
 		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
-			return sqlstore.Outcome{}, &bokat.Error{
-				Code:                  bokat.CodeBookingOptionChanged,
-				Detail:                "A booking moves only to an option of the same service and provider; this option is for another.",
-				OptionRefreshRequired: true,
-				SafeNextStep: "Nothing was changed. Search again for the same job and let the user choose an option of " +
-					"the booked provider (provider.id equal to the booking's provider_id). To switch provider, cancel " +
-					"this booking after the user confirms, then confirm the new option.",
-			}
+			return sqlstore.Outcome{}, otherProviderOption()
 		}
 		if in.DestinationLocation == nil && claims.DestinationPostcode != b.DestinationPostcode {
 			return sqlstore.Outcome{}, postcodeMismatch("destination_location.postcode",
@@ -524,6 +556,9 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
+			return sqlstore.Outcome{}, err
+		}
+		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return sqlstore.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, now); err != nil {
@@ -555,4 +590,33 @@ func (l *Lifecycle) ProviderActionRequired(ctx context.Context, bookingID, reaso
 // ordered by creation time.
 func newID(prefix string) string {
 	return prefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
+}
+
+// otherProviderOption is the error of a reschedule to an option of another
+// service or provider.
+func otherProviderOption() *bokat.Error {
+	return &bokat.Error{
+		Code:                  bokat.CodeBookingOptionChanged,
+		Detail:                "A booking moves only to an option of the same service and provider; this option is for another.",
+		OptionRefreshRequired: true,
+		SafeNextStep: "Nothing was changed. Search again for the same job and let the user choose an option of " +
+			"the booked provider (provider.id equal to the booking's provider_id). To switch provider, cancel " +
+			"this booking after the user confirms, then confirm the new option.",
+	}
+}
+
+// activeBooking is the principal's active booking bookingID, read outside
+// a transaction: 404 booking_not_found or 409 booking_not_active otherwise.
+func (l *Lifecycle) activeBooking(ctx context.Context, p bokat.Principal, bookingID string) (bokat.Booking, error) {
+	b, err := l.Status(ctx, p, bookingID)
+	if errors.Is(err, bokat.ErrNotFound) {
+		return b, bookingNotFound()
+	}
+	if err != nil {
+		return b, err
+	}
+	if !b.Active() {
+		return b, bookingNotActive(b)
+	}
+	return b, nil
 }

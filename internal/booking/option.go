@@ -2,6 +2,7 @@ package booking
 
 import (
 	"bytes"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -378,4 +379,33 @@ func SigningNotConfigured() *bokat.Error {
 		RetryAfter:   60 * time.Second,
 		SafeNextStep: "Direct booking is unavailable right now. Offer the user a provider follow-up request (POST /v1/requests) after they consent, or try again later.",
 	}
+}
+
+// DerivedKey returns a 32-byte key for another purpose, derived with
+// HKDF-SHA-256 (info label) from the secret of the key named id, or of
+// the signing key when id is empty, and that key's id: the purpose's keys
+// rotate with the option signing keys. It fails for an unknown id and a
+// nil keyring.
+func (k *Keyring) DerivedKey(id, label string) (string, []byte, error) {
+	if k == nil {
+		return "", nil, errors.New("option signing: not configured")
+	}
+	if id == "" {
+		id = k.signing.ID
+	}
+	secret, ok := k.verify[id]
+	if !ok {
+		return "", nil, fmt.Errorf("option signing: unknown key id %q", id)
+	}
+	key, err := hkdf.Key(sha256.New, secret, nil, label, 32)
+	return id, key, err
+}
+
+// DerivedKey is the keyring's DerivedKey; it answers 503
+// option_signing_not_configured when there is no keyring.
+func (l *Lifecycle) DerivedKey(id, label string) (string, []byte, error) {
+	if l.search.keys == nil {
+		return "", nil, SigningNotConfigured()
+	}
+	return l.search.keys.DerivedKey(id, label)
 }

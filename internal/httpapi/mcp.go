@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -13,6 +14,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 	"bokat/internal/mcp"
 )
 
@@ -32,7 +34,7 @@ func (s *Server) newMCP(contract mcp.Contract) (*mcp.Server, error) {
 			s.operations[rt.method+" "+rt.pattern] = rt
 		}
 	}
-	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log})
+	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log, Now: s.now})
 }
 
 // developmentPrincipal is the caller admitted without a credential by a
@@ -106,9 +108,39 @@ func (s *Server) Invoke(ctx context.Context, method, pattern string, pathValues 
 		return w.result()
 	}
 	if err := rt.handler(w, r); err != nil {
+		if errors.Is(err, booking.ErrPreviewed) {
+			return 0, nil
+		}
 		s.writeError(w, r, err)
 	}
 	return w.result()
+}
+
+// InvokeElicited runs the write as Invoke does, taking part in an MCP
+// consent form through e (see booking.Elicitation): a preview that passes
+// the write's checks answers status 0, no body, and e.Summary. It
+// implements mcp.Backend.
+func (s *Server) InvokeElicited(ctx context.Context, e *booking.Elicitation, method, pattern string, pathValues map[string]string,
+	body []byte) (int, []byte) {
+	return s.Invoke(booking.WithElicitation(ctx, e), method, pattern, pathValues, body)
+}
+
+// Problem renders err as the routes do. It implements mcp.Backend.
+func (s *Server) Problem(ctx context.Context, err error) (int, []byte) {
+	w := &bufferedResponse{header: http.Header{}}
+	s.writeError(w, (&http.Request{URL: &url.URL{Path: "/mcp"}}).WithContext(ctx), err)
+	return w.result()
+}
+
+// ElicitationKey returns the key that signs MCP elicitation states, derived
+// from the option signing key keyID ("" for the signing key), and its id.
+// It implements mcp.Backend.
+func (s *Server) ElicitationKey(keyID string) (string, []byte, error) {
+	lc, err := s.lifecycle()
+	if err != nil {
+		return "", nil, err
+	}
+	return lc.DerivedKey(keyID, mcp.ElicitationKeyLabel)
 }
 
 // invokeCheck refuses what the REST route's transport would have refused

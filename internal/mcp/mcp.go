@@ -22,11 +22,13 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"bokat"
 	"bokat/api"
+	"bokat/internal/booking"
 )
 
 // ProtocolVersions are the MCP revisions served, newest first: the
@@ -54,9 +56,20 @@ type Backend interface {
 	// wire body), and returns the HTTP status and the JSON object the route
 	// answers: its success body or its Problem.
 	Invoke(ctx context.Context, method, path string, pathValues map[string]string, body []byte) (status int, resp []byte)
+	// InvokeElicited runs a write as Invoke does, taking part in a consent
+	// form through e: a preview whose checks pass answers status 0, no
+	// body, and fills e.Summary.
+	InvokeElicited(ctx context.Context, e *booking.Elicitation, method, path string, pathValues map[string]string,
+		body []byte) (status int, resp []byte)
+	// ElicitationKey returns the key that signs requestState, derived
+	// under ElicitationKeyLabel from the option signing key keyID ("" for
+	// the current one), and that key's id.
+	ElicitationKey(keyID string) (id string, key []byte, err error)
+	// Problem renders err as the operations do: its status and Problem.
+	Problem(ctx context.Context, err error) (status int, resp []byte)
 }
 
-// Config holds the server's dependencies; all are required but Logger.
+// Config holds the server's dependencies; all are required but Logger and Now.
 type Config struct {
 	// BaseURL is the public address of the service, without a trailing slash.
 	BaseURL  string
@@ -64,6 +77,8 @@ type Config struct {
 	Auth     Authenticator
 	Backend  Backend
 	Logger   *slog.Logger
+	// Now is the clock of elicitation states; defaults to time.Now.
+	Now func() time.Time
 }
 
 // Server is the MCP surface.
@@ -73,6 +88,7 @@ type Server struct {
 	host    string
 	auth    Authenticator
 	backend Backend
+	now     func() time.Time
 	log     *slog.Logger
 	tools   map[string]tool
 	handler http.Handler
@@ -92,8 +108,12 @@ func New(cfg Config) (*Server, error) {
 		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
 		auth:    cfg.Auth,
 		backend: cfg.Backend,
+		now:     cfg.Now,
 		log:     log,
 		tools:   make(map[string]tool),
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	// The SDK logs every stateless request's session at info level: only
 	// its warnings and errors are passed on (the access log has the rest).

@@ -12,6 +12,7 @@ import (
 
 	"bokat"
 	"bokat/api"
+	"bokat/internal/booking"
 )
 
 var loadContract = sync.OnceValues(api.Load)
@@ -23,6 +24,14 @@ type unreachable struct{}
 func (unreachable) Invoke(context.Context, string, string, map[string]string, []byte) (int, []byte) {
 	panic("Invoke called")
 }
+
+func (unreachable) InvokeElicited(context.Context, *booking.Elicitation, string, string, map[string]string, []byte) (int, []byte) {
+	panic("InvokeElicited called")
+}
+
+func (unreachable) ElicitationKey(string) (string, []byte, error) { panic("ElicitationKey called") }
+
+func (unreachable) Problem(context.Context, error) (int, []byte) { panic("Problem called") }
 
 func (unreachable) Authenticate(context.Context, *http.Request) (bokat.Principal, error) {
 	panic("Authenticate called")

@@ -22,6 +22,9 @@ type toolSpec struct {
 	// The hints, all set explicitly: a client reads a missing
 	// destructiveHint or openWorldHint as true.
 	readOnly, destructive, idempotent, openWorld bool
+	// elicit asks the user through a consent form when the client declares
+	// form elicitation (elicitation.go).
+	elicit bool
 }
 
 // toolSpecs are the tools, in the order tools/list shows them.
@@ -50,7 +53,7 @@ var toolSpecs = []toolSpec{
 			"booking; retry with the same key and body after a timeout (the replay answers idempotent_replay true, no second " +
 			"booking). Only a result with booking_created true is a booking. Requires a credential with service.bookings.confirm.",
 		method: "POST", path: "/v1/bookings",
-		idempotent: true, openWorld: true,
+		idempotent: true, openWorld: true, elicit: true,
 	},
 	{
 		name: "get_booking_status", title: "Get a booking's status",
@@ -66,7 +69,7 @@ var toolSpecs = []toolSpec{
 			"conversation: then set user_confirmation_confirmed true. idempotency_key: a new key per cancellation; retry with " +
 			"the same key. Requires service.bookings.cancel.",
 		method: "POST", path: "/v1/bookings/{booking_id}/cancel",
-		destructive: true, idempotent: true, openWorld: true,
+		destructive: true, idempotent: true, openWorld: true, elicit: true,
 	},
 	{
 		name: "reschedule_booking", title: "Move a booking to a new time",
@@ -75,7 +78,7 @@ var toolSpecs = []toolSpec{
 			"set user_confirmation_confirmed and booking_terms_accepted true and echo booking_terms_version. idempotency_key: " +
 			"a new key per move; retry with the same key. Requires service.bookings.reschedule.",
 		method: "POST", path: "/v1/bookings/{booking_id}/reschedule",
-		destructive: true, idempotent: true, openWorld: true,
+		destructive: true, idempotent: true, openWorld: true, elicit: true,
 	},
 	{
 		name: "create_follow_up_request", title: "Create a provider follow-up request",
@@ -100,6 +103,7 @@ type tool struct {
 	// whether it may be called without a credential at all.
 	scope              bokat.Scope
 	credentialOptional bool
+	elicit             bool
 }
 
 // buildTool derives a tool's schemas and scope from its contract operation.
@@ -140,7 +144,7 @@ func buildTool(spec toolSpec, c Contract) (tool, error) {
 			},
 		},
 		method: spec.method, path: spec.path, pathParams: params,
-		scope: bokat.Scope(ops.Scopes[0]), credentialOptional: ops.CredentialOptional,
+		scope: bokat.Scope(ops.Scopes[0]), credentialOptional: ops.CredentialOptional, elicit: spec.elicit,
 	}, nil
 }
 
@@ -203,12 +207,19 @@ func (s *Server) callTool(t tool) sdk.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		status, resp := s.backend.Invoke(ctx, t.method, t.path, values, body)
-		return &sdk.CallToolResult{
-			Content:           []sdk.Content{&sdk.TextContent{Text: string(resp)}},
-			StructuredContent: json.RawMessage(resp),
-			IsError:           status >= 400,
-		}, nil
+		if t.elicit && formElicitation(req.ClientCapabilities()) {
+			return s.callElicited(ctx, t, req, body, values)
+		}
+		return toolResult(s.backend.Invoke(ctx, t.method, t.path, values, body)), nil
+	}
+}
+
+// toolResult is the tool result of an operation's answer.
+func toolResult(status int, resp []byte) *sdk.CallToolResult {
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: string(resp)}},
+		StructuredContent: json.RawMessage(resp),
+		IsError:           status >= 400,
 	}
 }
 

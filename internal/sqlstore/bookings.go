@@ -69,10 +69,10 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 	sv := sealed.Values
 	_, err = tx.tx.ExecContext(ctx, `INSERT INTO bookings (`+bookingColumns+`, `+sealedBookingColumns+`,
 		contact_key_id, customer_email_index, customer_phone_index,
-		consent_source, consent_collected_at, currency, updated_at)
+		consent_source, consent_collected_at, consent_method, currency, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
-		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, 'SEK', $51)`,
+		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $52, 'SEK', $51)`,
 		b.ID, b.RequestID, b.OwnerClientID, b.OwnerUserID, b.Status, b.ProviderID, b.ProviderName,
 		b.ServiceID, b.VerticalID, b.JobTypeID, b.ServiceLabelSV, b.ServiceLabelEN,
 		Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType, b.UnitPriceSEK,
@@ -81,7 +81,7 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 		NullMillis(b.CancelledAt), b.CancelReason, b.Sequence, b.CustomerConfirmationStatus, b.ProviderConfirmationStatus,
 		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8],
 		sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex,
-		consent.Source, NullMillis(consent.CollectedAt), Millis(now))
+		consent.Source, NullMillis(consent.CollectedAt), Millis(now), consent.MethodOrDefault())
 	if err != nil {
 		return fmt.Errorf("insert booking: %w", translate(err))
 	}
@@ -371,4 +371,34 @@ func (tx *Tx) LockProviderCalendar(ctx context.Context, providerID string) error
 	}
 	_, err := tx.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('calendar:' || $1, 0))`, providerID)
 	return translate(err)
+}
+
+// RecordChangeConsent records how the user's consent to the cancellation
+// or reschedule of booking id just written in tx was obtained.
+func (tx *Tx) RecordChangeConsent(ctx context.Context, id string, method bokat.ConsentMethod) error {
+	_, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET change_consent_method = $2 WHERE id = $1`, id, string(method))
+	if err != nil {
+		return fmt.Errorf("record the change consent of booking %s: %w", id, translate(err))
+	}
+	return nil
+}
+
+// UseElicitationNonce records the nonce of an elicitation state as used, in
+// the transaction of the write the state consents to. It fails with an
+// error wrapping bokat.ErrConflict when the nonce was used before (on
+// PostgreSQL the transaction is then aborted). Expired nonces of earlier
+// states are removed on the way.
+func (tx *Tx) UseElicitationNonce(ctx context.Context, nonce string, expiresAt, now time.Time) error {
+	if _, err := tx.tx.ExecContext(ctx, `DELETE FROM elicitation_nonces WHERE expires_at < $1`, Millis(now)); err != nil {
+		return fmt.Errorf("remove expired elicitation nonces: %w", translate(err))
+	}
+	res, err := tx.tx.ExecContext(ctx, `INSERT INTO elicitation_nonces (nonce, expires_at, used_at) VALUES ($1, $2, $3)
+		ON CONFLICT (nonce) DO NOTHING`, nonce, Millis(expiresAt), Millis(now))
+	if err != nil {
+		return fmt.Errorf("use an elicitation nonce: %w", translate(err))
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("use an elicitation nonce: already used: %w", bokat.ErrConflict)
+	}
+	return nil
 }

@@ -20,6 +20,9 @@ type PersonBooking struct {
 	Consent         bokat.BookingConsent
 	CancelNotes     string
 	ContactErasedAt time.Time // zero while the contact data is held
+	// ChangeConsentMethod is how consent to the latest cancellation or
+	// reschedule was obtained; empty when there was none.
+	ChangeConsentMethod bokat.ConsentMethod
 }
 
 // PersonAccount is a sign-in account (OAuth user) of a person.
@@ -55,7 +58,7 @@ func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRec
 	match := `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))`
 	var out PersonRecords
 	rows, err := db.read.QueryContext(ctx, `SELECT `+bookingColumns+`, `+sealedBookingColumns+`, contact_key_id,
-		consent_source, consent_collected_at, contact_erased_at
+		consent_source, consent_collected_at, contact_erased_at, consent_method, change_consent_method
 		FROM bookings WHERE `+match+` ORDER BY confirmed_at, id`, emailIndex, phoneIndex)
 	if err != nil {
 		return PersonRecords{}, translate(err)
@@ -67,7 +70,7 @@ func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRec
 			pb                  PersonBooking
 			collected, erasedAt sql.NullInt64
 		)
-		b, err := scanBooking(rows, append(s.dest(), &pb.Consent.Source, &collected, &erasedAt)...)
+		b, err := scanBooking(rows, append(s.dest(), &pb.Consent.Source, &collected, &erasedAt, &pb.Consent.Method, &pb.ChangeConsentMethod)...)
 		if err != nil {
 			return PersonRecords{}, err
 		}

@@ -65,7 +65,7 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 			if !ok {
 				return nil // formats constrain strings only
 			}
-			return validate.Validate(s)
+			return validate(s)
 		}})
 	}
 	compiler.AssertFormat()

@@ -15,12 +15,13 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 )
 
@@ -36,12 +37,10 @@ type Contract struct {
 	router     routers.Router
 	json       []byte
 	operations []Operation
-	// bodySchemas holds, per operation, the JSON form of its request body
-	// schema, to explain failed conditional (if/then) rules.
-	bodySchemas map[*openapi3.Operation]any
-	schemaOpts  []openapi3.SchemaValidationOption
 	// compiled holds, per operation, the request validators compiled once.
 	compiled map[*openapi3.Operation]*compiledOperation
+	// webhooks holds the compiled body schema of each webhook, by event type.
+	webhooks map[string]*compiledBody
 }
 
 // Operation names one operation of the document.
@@ -78,11 +77,9 @@ func Load() (*Contract, error) {
 	}
 
 	c := &Contract{
-		doc:         doc,
-		router:      router,
-		json:        rendered,
-		bodySchemas: make(map[*openapi3.Operation]any),
-		schemaOpts:  []openapi3.SchemaValidationOption{openapi3.WithStringFormatValidators(formatValidators())},
+		doc:    doc,
+		router: router,
+		json:   rendered,
 	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -92,19 +89,9 @@ func Load() (*Contract, error) {
 				OperationID: op.OperationID,
 				Deprecated:  op.Deprecated,
 			})
-			if op.RequestBody == nil || op.RequestBody.Value == nil {
-				continue
-			}
-			if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
-				generic, err := toGeneric(mt.Schema.Value)
-				if err != nil {
-					return nil, fmt.Errorf("api: preparing the body schema of %s %s: %w", method, path, err)
-				}
-				c.bodySchemas[op] = generic
-			}
 		}
 	}
-	if c.compiled, err = compileOperations(doc, rendered); err != nil {
+	if c.compiled, c.webhooks, err = compileOperations(doc, rendered); err != nil {
 		return nil, fmt.Errorf("api: compiling the request schemas: %w", err)
 	}
 	slices.SortFunc(c.operations, func(a, b Operation) int {
@@ -148,7 +135,7 @@ func (c *Contract) ValidateRequest(ctx context.Context, r *http.Request, body []
 	if op == nil {
 		return nil, fmt.Errorf("api: %s %s has no compiled validators", r.Method, route.Path)
 	}
-	col := collector{bodySchema: c.bodySchemas[route.Operation], operation: route.Operation}
+	col := collector{}
 	if err := op.validate(&col, r, pathParams, body); err != nil {
 		return nil, fmt.Errorf("api: validating %s %s: %w", r.Method, route.Path, err)
 	}
@@ -163,33 +150,23 @@ func (c *Contract) ValidateRequest(ctx context.Context, r *http.Request, body []
 // body must match the schema of its content type. It is meant for tests, so
 // that a server drifting from the document fails them. The error lists
 // every problem found.
-func (c *Contract) ValidateResponse(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) error {
-	route, pathParams, err := c.findRoute(r)
+func (c *Contract) ValidateResponse(_ context.Context, r *http.Request, status int, header http.Header, body []byte) error {
+	route, _, err := c.findRoute(r)
 	if err != nil {
 		return err
 	}
-	opts := c.options()
-	opts.IncludeResponseStatus = true
-	input := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{
-			Request:    r,
-			PathParams: pathParams,
-			Route:      route,
-			Options:    opts,
-		},
-		Status:  status,
-		Header:  header,
-		Options: opts,
+	op := c.compiled[route.Operation]
+	if op == nil {
+		return fmt.Errorf("api: %s %s has no compiled validators", r.Method, route.Path)
 	}
-	input.SetBodyBytes(body)
-	verr := openapi3filter.ValidateResponse(ctx, input)
-	if verr == nil {
+	col := collector{}
+	if resp := op.response(status); resp == nil {
+		col.addIssue("(status)", strconv.Itoa(status)+" is not declared for this operation")
+	} else if err := resp.validate(&col, header, body); err != nil {
+		return fmt.Errorf("api: response %d to %s %s: %w", status, r.Method, route.Path, err)
+	}
+	if len(col.issues) == 0 {
 		return nil
-	}
-	col := collector{operation: route.Operation, bodySchema: responseSchema(route.Operation, status, header)}
-	col.add(verr)
-	if col.unknown != nil {
-		return fmt.Errorf("api: response %d to %s %s: %w", status, r.Method, route.Path, col.unknown)
 	}
 	return fmt.Errorf("api: response %d to %s %s does not match the contract: %s",
 		status, r.Method, route.Path, strings.Join(col.result(), "; "))
@@ -201,33 +178,27 @@ func (c *Contract) ValidateResponse(ctx context.Context, r *http.Request, status
 // keep only what paths reference still see it). It is meant for tests of
 // the delivery code; the error lists every problem.
 func (c *Contract) ValidateWebhookEvent(body []byte) error {
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
+	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
 		return fmt.Errorf("api: webhook event is not JSON: %w", err)
 	}
 	// Every webhook has the same body schema, whose type enum names the
 	// event types: a body of an unknown type is checked against the first.
-	eventType, _ := v.(map[string]any)["type"].(string)
-	hook := c.doc.Webhooks[eventType]
-	if hook == nil && len(c.doc.Webhooks) > 0 {
-		hook = c.doc.Webhooks[slices.Sorted(maps.Keys(c.doc.Webhooks))[0]]
+	eventType, _ := value.(map[string]any)["type"].(string)
+	hook := c.webhooks[eventType]
+	if hook == nil && len(c.webhooks) > 0 {
+		hook = c.webhooks[slices.Sorted(maps.Keys(c.webhooks))[0]]
 	}
-	if hook == nil || hook.Post == nil || hook.Post.RequestBody == nil || hook.Post.RequestBody.Value == nil {
-		return errors.New("api: the contract has no webhook with a request body")
+	if hook == nil {
+		return errors.New("api: the contract has no webhook with a JSON request body")
 	}
-	mt := hook.Post.RequestBody.Value.Content.Get("application/json")
-	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
-		return fmt.Errorf("api: the webhook %s has no JSON body schema", eventType)
-	}
-	opts := append([]openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.EnableJSONSchema2020()}, c.schemaOpts...)
-	verr := mt.Schema.Value.VisitJSON(v, opts...)
+	verr := hook.schema.Validate(value)
 	if verr == nil {
 		return nil
 	}
-	col := collector{}
-	col.add(verr)
-	if col.unknown != nil {
-		return fmt.Errorf("api: validating a webhook event: %w", col.unknown)
+	col := collector{bodySchema: hook.generic}
+	if err := col.addValidation("", hook.fragment, verr); err != nil {
+		return fmt.Errorf("api: validating a webhook event: %w", err)
 	}
 	return fmt.Errorf("api: webhook event does not match the contract: %s", strings.Join(col.result(), "; "))
 }
@@ -257,18 +228,6 @@ func (c *Contract) findRoute(r *http.Request) (*routers.Route, map[string]string
 		return nil, nil, fmt.Errorf("api: routing %s %s: %w", r.Method, r.URL.Path, err)
 	}
 	return route, pathParams, nil
-}
-
-// options are the validation options of both directions: every problem
-// reported, no defaults written into the request, security left to the
-// server, and the formats the document uses enforced.
-func (c *Contract) options() *openapi3filter.Options {
-	return &openapi3filter.Options{
-		MultiError:              true,
-		SkipSettingDefaults:     true,
-		AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
-		SchemaValidationOptions: c.schemaOpts,
-	}
 }
 
 // yamlToJSON converts the YAML document to JSON, expanding anchors.
@@ -322,38 +281,4 @@ func jsonCompatible(v any) (any, error) {
 	default:
 		return v, nil
 	}
-}
-
-// toGeneric returns the JSON form of a schema as maps and slices.
-func toGeneric(s *openapi3.Schema) (any, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// responseSchema returns the JSON form of the body schema declared for a
-// response, or nil.
-func responseSchema(op *openapi3.Operation, status int, header http.Header) any {
-	ref := op.Responses.Status(status)
-	if ref == nil {
-		ref = op.Responses.Default()
-	}
-	if ref == nil || ref.Value == nil {
-		return nil
-	}
-	mt := ref.Value.Content.Get(header.Get("Content-Type"))
-	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
-		return nil
-	}
-	generic, err := toGeneric(mt.Schema.Value)
-	if err != nil {
-		return nil
-	}
-	return generic
 }

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -24,6 +25,8 @@ type compiledOperation struct {
 	params []compiledParam
 	// body is nil when the operation takes no request body.
 	body *compiledBody
+	// responses are keyed by declared status ("200", "4XX", "default").
+	responses map[string]*compiledResponse
 }
 
 type compiledParam struct {
@@ -41,14 +44,18 @@ type compiledBody struct {
 	// e.g. "/components/schemas/SearchRequest"; error locations are read
 	// relative to it.
 	fragment string
+	// generic is the JSON form of the schema at fragment, which explains
+	// failed if/then rules.
+	generic any
 }
 
-// compileOperations compiles the parameter and request body schemas of every
-// operation of doc, whose JSON rendering is rendered.
-func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operation]*compiledOperation, error) {
+// compileOperations compiles the parameter, request body and response
+// schemas of every operation of doc, whose JSON rendering is rendered, and
+// the body schema of every webhook, by event type.
+func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operation]*compiledOperation, map[string]*compiledBody, error) {
 	generic, err := jsonschema.UnmarshalJSON(bytes.NewReader(rendered))
 	if err != nil {
-		return nil, fmt.Errorf("reading the JSON rendering: %w", err)
+		return nil, nil, fmt.Errorf("reading the JSON rendering: %w", err)
 	}
 	compiler := jsonschema.NewCompiler()
 	compiler.DefaultDraft(jsonschema.Draft2020)
@@ -58,12 +65,12 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 			if !ok {
 				return nil // formats constrain strings only
 			}
-			return validate.Validate(s)
+			return validate(s)
 		}})
 	}
 	compiler.AssertFormat()
 	if err := compiler.AddResource(documentURL, generic); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	compile := func(fragment string) (*jsonschema.Schema, error) {
 		return compiler.Compile(documentURL + "#" + fragment)
@@ -76,9 +83,12 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 			co := &compiledOperation{}
 			params, err := compileParams(item, op, opPointer, compile)
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", method, path, err)
+				return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
 			}
 			co.params = params
+			if co.responses, err = compileResponses(op, opPointer, generic, compile); err != nil {
+				return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
+			}
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				base := opPointer + "/requestBody"
 				if rb.Ref != "" {
@@ -94,8 +104,9 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 					if mt.Schema.Ref != "" {
 						body.fragment = strings.TrimPrefix(mt.Schema.Ref, "#")
 					}
+					body.generic = pointerValue(generic, body.fragment)
 					if body.schema, err = compile(body.fragment); err != nil {
-						return nil, fmt.Errorf("%s %s: compiling the request body schema: %w", method, path, err)
+						return nil, nil, fmt.Errorf("%s %s: compiling the request body schema: %w", method, path, err)
 					}
 				}
 				co.body = body
@@ -103,7 +114,31 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 			out[op] = co
 		}
 	}
-	return out, nil
+	webhooks := make(map[string]*compiledBody)
+	for name, item := range doc.Webhooks {
+		if item == nil || item.Post == nil || item.Post.RequestBody == nil || item.Post.RequestBody.Value == nil {
+			continue
+		}
+		rb := item.Post.RequestBody
+		mt := rb.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil {
+			continue
+		}
+		base := "/webhooks/" + escapePointer(name) + "/post/requestBody"
+		if rb.Ref != "" {
+			base = strings.TrimPrefix(rb.Ref, "#")
+		}
+		fragment := base + "/content/application~1json/schema"
+		if mt.Schema.Ref != "" {
+			fragment = strings.TrimPrefix(mt.Schema.Ref, "#")
+		}
+		s, err := compile(fragment)
+		if err != nil {
+			return nil, nil, fmt.Errorf("webhook %s: compiling the body schema: %w", name, err)
+		}
+		webhooks[name] = &compiledBody{schema: s, fragment: fragment, generic: pointerValue(generic, fragment)}
+	}
+	return out, webhooks, nil
 }
 
 // compileParams compiles the path and header parameters of an operation,
@@ -198,6 +233,7 @@ func (co *compiledOperation) validate(col *collector, r *http.Request, pathParam
 		return nil
 	}
 	if err := b.schema.Validate(value); err != nil {
+		col.bodySchema = b.generic
 		return col.addValidation("", b.fragment, err)
 	}
 	return nil
@@ -220,4 +256,180 @@ func escapePointer(tok string) string {
 
 func lastToken(pointer string) string {
 	return pointer[strings.LastIndexByte(pointer, '/')+1:]
+}
+
+// compiledResponse holds what response validation needs of one declared
+// response: its headers and a body validator per media type.
+type compiledResponse struct {
+	headers    []compiledHeader
+	mediaTypes []string // sorted
+	// bodies maps a media type to its schema; a media type without a
+	// schema is in mediaTypes only.
+	bodies map[string]*compiledBody
+}
+
+type compiledHeader struct {
+	name     string
+	required bool
+	// typ is the schema's type ("integer", "string", ...): header values
+	// are text, decoded to it before validation.
+	typ    string
+	schema *jsonschema.Schema
+}
+
+// compileResponses compiles the declared responses of an operation, keyed
+// by their status ("200", "4XX", "default").
+func compileResponses(op *openapi3.Operation, opPointer string, generic any,
+	compile func(string) (*jsonschema.Schema, error)) (map[string]*compiledResponse, error) {
+	out := make(map[string]*compiledResponse)
+	if op.Responses == nil {
+		return out, nil
+	}
+	for status, ref := range op.Responses.Map() {
+		if ref == nil || ref.Value == nil {
+			continue
+		}
+		base := opPointer + "/responses/" + escapePointer(status)
+		if ref.Ref != "" {
+			base = strings.TrimPrefix(ref.Ref, "#")
+		}
+		cr := &compiledResponse{bodies: make(map[string]*compiledBody)}
+		for name, h := range ref.Value.Headers {
+			if h == nil || h.Value == nil || strings.EqualFold(name, "Content-Type") {
+				continue // OpenAPI ignores a declared Content-Type header
+			}
+			ch := compiledHeader{name: name, required: h.Value.Required}
+			if h.Value.Schema != nil {
+				pointer := base + "/headers/" + escapePointer(name)
+				if h.Ref != "" {
+					pointer = strings.TrimPrefix(h.Ref, "#")
+				}
+				pointer += "/schema"
+				if h.Value.Schema.Ref != "" {
+					pointer = strings.TrimPrefix(h.Value.Schema.Ref, "#")
+				}
+				if v := h.Value.Schema.Value; v != nil && v.Type != nil && len(*v.Type) == 1 {
+					ch.typ = (*v.Type)[0]
+				}
+				s, err := compile(pointer)
+				if err != nil {
+					return nil, fmt.Errorf("response %s: compiling header %s: %w", status, name, err)
+				}
+				ch.schema = s
+			}
+			cr.headers = append(cr.headers, ch)
+		}
+		slices.SortFunc(cr.headers, func(a, b compiledHeader) int { return strings.Compare(a.name, b.name) })
+		for mt, media := range ref.Value.Content {
+			cr.mediaTypes = append(cr.mediaTypes, mt)
+			if media == nil || media.Schema == nil {
+				continue
+			}
+			fragment := base + "/content/" + escapePointer(mt) + "/schema"
+			if media.Schema.Ref != "" {
+				fragment = strings.TrimPrefix(media.Schema.Ref, "#")
+			}
+			s, err := compile(fragment)
+			if err != nil {
+				return nil, fmt.Errorf("response %s: compiling the %s body schema: %w", status, mt, err)
+			}
+			cr.bodies[mt] = &compiledBody{schema: s, fragment: fragment, generic: pointerValue(generic, fragment)}
+		}
+		slices.Sort(cr.mediaTypes)
+		out[status] = cr
+	}
+	return out, nil
+}
+
+// response returns the response declared for status: the exact code, then
+// its range ("4XX"), then "default"; nil when none is.
+func (co *compiledOperation) response(status int) *compiledResponse {
+	code := strconv.Itoa(status)
+	for _, key := range []string{code, code[:1] + "XX", "default"} {
+		if r := co.responses[key]; r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// validate checks a response against the declared one, adding every
+// finding to col.
+func (cr *compiledResponse) validate(col *collector, header http.Header, body []byte) error {
+	for _, h := range cr.headers {
+		vs := header.Values(h.name)
+		field := h.name + " (header)"
+		if len(vs) == 0 {
+			if h.required {
+				col.addIssue(field, "is required")
+			}
+			continue
+		}
+		if h.schema == nil {
+			continue
+		}
+		if err := h.schema.Validate(headerValue(vs[0], h.typ)); err != nil {
+			if err := col.addValidation(field, "", err); err != nil {
+				return err
+			}
+		}
+	}
+	if len(cr.mediaTypes) == 0 {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(header.Get("Content-Type"))
+	if err != nil {
+		mt = strings.TrimSpace(header.Get("Content-Type"))
+	}
+	mt = strings.ToLower(mt)
+	if !slices.Contains(cr.mediaTypes, mt) {
+		col.addIssue("Content-Type (header)", "must be "+strings.Join(cr.mediaTypes, " or "))
+		return nil
+	}
+	b := cr.bodies[mt]
+	if b == nil {
+		return nil
+	}
+	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		col.addIssue("(body)", "must be valid JSON")
+		return nil
+	}
+	if err := b.schema.Validate(value); err != nil {
+		col.bodySchema = b.generic
+		return col.addValidation("", b.fragment, err)
+	}
+	return nil
+}
+
+// pointerValue returns the value at a JSON pointer of doc, or nil.
+func pointerValue(doc any, pointer string) any {
+	node := doc
+	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil
+		}
+		node = m[unescapePointer(tok)]
+	}
+	return node
+}
+
+// headerValue decodes a header's text to the type its schema declares;
+// text that does not decode is validated as it is, so the schema reports
+// the wrong type.
+func headerValue(s, typ string) any {
+	switch typ {
+	case "integer", "number":
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			if n, err := jsonschema.UnmarshalJSON(strings.NewReader(s)); err == nil {
+				return n
+			}
+		}
+	case "boolean":
+		if b, err := strconv.ParseBool(s); err == nil {
+			return b
+		}
+	}
+	return s
 }

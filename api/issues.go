@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
@@ -25,19 +23,15 @@ const maxNameLen = 64
 // "<field path>: <what is wrong>". Issues name fields and rules, never the
 // submitted values.
 type collector struct {
-	operation  *openapi3.Operation
-	bodySchema any // JSON form of the request body schema, if any
-	// bodyFragment is the JSON pointer of the request body schema inside
-	// the document when findings come from the compiled validators, whose
-	// schema locations are document-absolute; "" when they are relative to
-	// the body schema (kin-openapi's validator).
+	bodySchema any // JSON form of the body schema validated, if any
+	// bodyFragment is the JSON pointer of the body schema inside the
+	// document; the validator's schema locations are document-absolute.
 	bodyFragment string
 	issues       []string
-	unknown      error // an error that is not a validation finding
 }
 
-// failure is one node of a validation error tree, from either validator:
-// kin-openapi's SchemaError or the JSON Schema validator's ValidationError.
+// failure is one node of a validation error tree of the JSON Schema
+// validator.
 type failure interface {
 	// children are the failures grouped under this one.
 	children() []failure
@@ -45,47 +39,14 @@ type failure interface {
 	keyword() string
 	// pointer is the location of the failing value, as JSON pointer tokens.
 	pointer() []string
-	// kind is the JSON Schema error kind of the node, or nil when the node
-	// comes from kin-openapi's own validator.
+	// kind is the JSON Schema error kind of the node.
 	kind() jsonschema.ErrorKind
 	// schemaURL is the location of the failing schema, or "".
 	schemaURL() string
 }
 
-// kinFailure adapts a kin-openapi SchemaError. Errors of its JSON Schema
-// 2020-12 path wrap the ValidationError of each node.
-type kinFailure struct{ se *openapi3.SchemaError }
-
-func (f kinFailure) children() []failure {
-	kids := childErrors(f.se)
-	out := make([]failure, len(kids))
-	for i, k := range kids {
-		out[i] = kinFailure{k}
-	}
-	return out
-}
-
-func (f kinFailure) keyword() string   { return f.se.SchemaField }
-func (f kinFailure) pointer() []string { return f.se.JSONPointer() }
-
-func (f kinFailure) kind() jsonschema.ErrorKind {
-	var verr *jsonschema.ValidationError
-	if errors.As(f.se, &verr) {
-		return verr.ErrorKind
-	}
-	return nil
-}
-
-func (f kinFailure) schemaURL() string {
-	var verr *jsonschema.ValidationError
-	if errors.As(f.se, &verr) {
-		return verr.SchemaURL
-	}
-	return ""
-}
-
-// jsFailure adapts a ValidationError of the compiled validators. Like
-// kin-openapi's conversion, a node that only wraps a single chain of causes
+// jsFailure adapts a ValidationError of the compiled validators. A node
+// that only wraps a single chain of causes
 // (a schema, a group, a $ref) reports the keyword and location of its
 // innermost cause.
 type jsFailure struct{ v *jsonschema.ValidationError }
@@ -154,170 +115,6 @@ func (c *collector) addIssue(field, msg string) {
 	c.issues = append(c.issues, field+": "+msg)
 }
 
-// add records the findings of an error of openapi3filter or openapi3.
-// Anything else is kept in c.unknown.
-func (c *collector) add(err error) {
-	if me, ok := err.(openapi3.MultiError); ok {
-		for _, e := range me {
-			c.add(e)
-		}
-		return
-	}
-	var (
-		rqe  *openapi3filter.RequestError
-		rse  *openapi3filter.ResponseError
-		se   *openapi3.SchemaError
-		sec  *openapi3filter.SecurityRequirementsError
-		perr *openapi3filter.ParseError
-	)
-	switch {
-	case errors.As(err, &rqe):
-		c.addRequestError(rqe)
-	case errors.As(err, &rse):
-		c.addResponseError(rse)
-	case errors.As(err, &sec):
-		// Security is the server's own business; the options disable it.
-	case errors.As(err, &se):
-		c.addFailure("", kinFailure{se})
-	case errors.As(err, &perr):
-		c.addIssue("(body)", "must be valid JSON")
-	default:
-		c.unknown = errors.Join(c.unknown, err)
-	}
-}
-
-// isMulti reports whether err itself (not a wrapped error) is a MultiError.
-func isMulti(err error) bool {
-	_, ok := err.(openapi3.MultiError)
-	return ok
-}
-
-func (c *collector) addRequestError(e *openapi3filter.RequestError) {
-	field := "(body)"
-	prefix := ""
-	if p := e.Parameter; p != nil {
-		field = fmt.Sprintf("%s (%s)", p.Name, p.In)
-		prefix = field
-	}
-	var (
-		se   *openapi3.SchemaError
-		perr *openapi3filter.ParseError
-	)
-	switch {
-	case e.Err == nil && strings.HasPrefix(e.Reason, "header Content-Type"):
-		c.addIssue("Content-Type (header)", "must be "+c.requestMediaTypes())
-	case errors.Is(e.Err, openapi3filter.ErrInvalidRequired):
-		if e.Parameter != nil {
-			c.addIssue(field, "is required")
-		} else {
-			c.addIssue(field, "a JSON request body is required")
-		}
-	case errors.Is(e.Err, openapi3filter.ErrInvalidEmptyValue):
-		c.addIssue(field, "must not be empty")
-	case isMulti(e.Err) || errors.As(e.Err, &se):
-		c.addSchemaErrors(prefix, e.Err)
-	case errors.As(e.Err, &perr):
-		if e.Parameter != nil {
-			c.addIssue(field, "cannot be parsed")
-		} else {
-			c.addIssue(field, "must be valid JSON")
-		}
-	default:
-		c.unknown = errors.Join(c.unknown, e)
-	}
-}
-
-func (c *collector) addResponseError(e *openapi3filter.ResponseError) {
-	var se *openapi3.SchemaError
-	switch {
-	case e.Err == nil:
-		c.addResponseReason(e)
-	case isMulti(e.Err) || errors.As(e.Err, &se):
-		prefix := ""
-		if name, ok := strings.CutPrefix(e.Reason, "response header "); ok {
-			if n, err := strconv.QuotedPrefix(name); err == nil {
-				n, _ = strconv.Unquote(n)
-				prefix = n + " (header)"
-			}
-		}
-		c.addSchemaErrors(prefix, e.Err)
-	default:
-		// Undecodable body or header: the reason names what failed.
-		c.addIssue("(response)", e.Reason)
-	}
-}
-
-// addSchemaErrors adds a schema error or a MultiError of them.
-func (c *collector) addSchemaErrors(prefix string, err error) {
-	if me, ok := err.(openapi3.MultiError); ok {
-		for _, err := range me {
-			c.addSchemaErrors(prefix, err)
-		}
-		return
-	}
-	var se *openapi3.SchemaError
-	if errors.As(err, &se) {
-		c.addFailure(prefix, kinFailure{se})
-		return
-	}
-	c.unknown = errors.Join(c.unknown, err)
-}
-
-// addResponseReason rewords the findings of kin-openapi that are not
-// schema errors: an undeclared status, a missing header, a content type.
-func (c *collector) addResponseReason(e *openapi3filter.ResponseError) {
-	reason := e.Reason
-	if name, ok := strings.CutPrefix(reason, "response header "); ok {
-		if n, err := strconv.QuotedPrefix(name); err == nil && strings.HasSuffix(name, " missing") {
-			n, _ = strconv.Unquote(n)
-			c.addIssue(n+" (header)", "is required")
-			return
-		}
-	}
-	if strings.Contains(reason, "header Content-Type has unexpected value") {
-		c.addIssue("Content-Type (header)", "must be "+c.responseMediaTypes(e.Input))
-		return
-	}
-	if reason == "status is not supported" && e.Input != nil {
-		c.addIssue("(status)", strconv.Itoa(e.Input.Status)+" is not declared for this operation")
-		return
-	}
-	c.addIssue("(response)", reason)
-}
-
-// responseMediaTypes names the media types declared for the status.
-func (c *collector) responseMediaTypes(in *openapi3filter.ResponseValidationInput) string {
-	if c.operation == nil || in == nil {
-		return "as declared"
-	}
-	ref := c.operation.Responses.Status(in.Status)
-	if ref == nil {
-		ref = c.operation.Responses.Default()
-	}
-	if ref == nil || ref.Value == nil {
-		return "as declared"
-	}
-	types := make([]string, 0, 1)
-	for mt := range ref.Value.Content {
-		types = append(types, mt)
-	}
-	slices.Sort(types)
-	return strings.Join(types, " or ")
-}
-
-// requestMediaTypes names the media types the operation accepts.
-func (c *collector) requestMediaTypes() string {
-	if c.operation == nil || c.operation.RequestBody == nil || c.operation.RequestBody.Value == nil {
-		return "absent"
-	}
-	types := make([]string, 0, 1)
-	for mt := range c.operation.RequestBody.Value.Content {
-		types = append(types, mt)
-	}
-	slices.Sort(types)
-	return strings.Join(types, " or ")
-}
-
 // addFailure walks a tree of validation failures. The JSON Schema 2020-12
 // validator reports a tree: inner nodes group the errors of a keyword
 // (anyOf, allOf, a $ref, properties); leaves carry the failing keyword.
@@ -335,25 +132,6 @@ func (c *collector) addFailure(prefix string, f failure) {
 			c.addFailure(prefix, child)
 		}
 	}
-}
-
-// childErrors returns the schema errors grouped under se.
-func childErrors(se *openapi3.SchemaError) []*openapi3.SchemaError {
-	if se.Origin == nil {
-		return nil
-	}
-	var me openapi3.MultiError
-	if !errors.As(se.Origin, &me) {
-		return nil
-	}
-	children := make([]*openapi3.SchemaError, 0, len(me))
-	for _, err := range me {
-		var child *openapi3.SchemaError
-		if errors.As(err, &child) {
-			children = append(children, child)
-		}
-	}
-	return children
 }
 
 // leaves returns the leaf failures under f.
@@ -414,14 +192,7 @@ func (c *collector) addAlternatives(prefix string, f failure, children []failure
 func (c *collector) addLeaf(prefix string, f failure) {
 	ptr := f.pointer()
 	field := fieldPath(prefix, ptr)
-	k := f.kind()
-	if k == nil {
-		if kf, ok := f.(kinFailure); ok {
-			c.addBuiltinLeaf(field, kf.se)
-		}
-		return
-	}
-	switch k := k.(type) {
+	switch k := f.kind().(type) {
 	case *kind.Required:
 		suffix := c.condition(f.schemaURL())
 		for _, name := range k.Missing {
@@ -507,84 +278,6 @@ func describe(k jsonschema.ErrorKind) string {
 		}
 		return "is invalid"
 	}
-}
-
-// addBuiltinLeaf reports an error of kin-openapi's own validator, which
-// checks the schemas that use no JSON Schema 2020-12 keyword. Its messages
-// are reworded like those of the JSON Schema validator.
-func (c *collector) addBuiltinLeaf(field string, se *openapi3.SchemaError) {
-	s := se.Schema
-	if s == nil {
-		s = &openapi3.Schema{}
-	}
-	msg := ""
-	switch se.SchemaField {
-	case "required":
-		msg = "is required" // the path already names the field
-	case "properties":
-		// The reason is `property "<name>" is unsupported`.
-		if _, rest, ok := strings.Cut(se.Reason, "property "); ok {
-			if name, err := strconv.QuotedPrefix(rest); err == nil {
-				if name, err := strconv.Unquote(name); err == nil {
-					msg = "unknown field " + strconv.Quote(shorten(name))
-				}
-			}
-		}
-	case "type":
-		if s.Type != nil && len(s.Type.Slice()) > 0 {
-			want := make([]string, 0, len(s.Type.Slice()))
-			for _, t := range s.Type.Slice() {
-				want = append(want, article(t))
-			}
-			msg = "must be " + strings.Join(want, " or ")
-		}
-	case "enum":
-		if len(s.Enum) > 0 {
-			msg = describe(&kind.Enum{Want: s.Enum})
-		}
-	case "format":
-		msg = describeFormat(s.Format)
-	case "pattern":
-		msg = "must match the pattern " + strconv.Quote(s.Pattern)
-	case "minLength":
-		msg = "must be at least " + plural(int(s.MinLength), "character")
-	case "maxLength":
-		if s.MaxLength != nil {
-			msg = "must be at most " + plural(int(*s.MaxLength), "character")
-		}
-	case "minimum":
-		if s.Min != nil {
-			msg = "must be at least " + strconv.FormatFloat(*s.Min, 'g', -1, 64)
-		}
-	case "maximum":
-		if s.Max != nil {
-			msg = "must be at most " + strconv.FormatFloat(*s.Max, 'g', -1, 64)
-		}
-	case "exclusiveMinimum":
-		if v := s.ExclusiveMin.Value; v != nil {
-			msg = "must be greater than " + strconv.FormatFloat(*v, 'g', -1, 64)
-		}
-	case "exclusiveMaximum":
-		if v := s.ExclusiveMax.Value; v != nil {
-			msg = "must be less than " + strconv.FormatFloat(*v, 'g', -1, 64)
-		}
-	case "minItems":
-		msg = "must have at least " + plural(int(s.MinItems), "item")
-	case "maxItems":
-		if s.MaxItems != nil {
-			msg = "must have at most " + plural(int(*s.MaxItems), "item")
-		}
-	case "uniqueItems":
-		msg = "must not repeat an item"
-	}
-	if msg == "" {
-		// kin-openapi keeps values out of the reasons of its own validator.
-		msg = se.Reason
-		if msg == "" {
-			msg = "does not match the rule " + strconv.Quote(se.SchemaField)
-		}
-	}
-	c.addIssue(field, msg)
 }
 
 func describeFormat(format string) string {

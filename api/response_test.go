@@ -210,6 +210,8 @@ func TestValidateResponse(t *testing.T) {
 			body: problem(409, "booking_option_expired"), want: `option_refresh_required: is required when code is "booking_option_expired"`},
 		{name: "drift/429_without_retry_after", method: "POST", path: "/v1/bookings", status: 429, contentType: problemCT,
 			body: problem(429, "rate_limited"), want: "Retry-After (header): is required"},
+		{name: "drift/retry_after_not_seconds", method: "POST", path: "/v1/bookings", status: 429, contentType: problemCT,
+			body: problem(429, "rate_limited"), header: map[string]string{"Retry-After": "soon"}, want: "Retry-After (header): must be an integer"},
 		{name: "drift/503_without_retry_after", method: "POST", path: "/v1/requests", status: 503, contentType: problemCT,
 			body: problem(503, "persistence_unavailable"), want: "Retry-After (header): is required"},
 		{name: "drift/capabilities_without_metadata", method: "GET", path: "/v1/capabilities", status: 200, body: capabilities(),

@@ -268,9 +268,9 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 	for round := range 40 {
 		// Move the clock on, now and then by days.
 		if rng.IntN(10) == 0 {
-			f.clock.add(time.Duration(1+rng.IntN(3)) * 24 * time.Hour)
+			f.clock.Advance(time.Duration(1+rng.IntN(3)) * 24 * time.Hour)
 		} else {
-			f.clock.add(time.Duration(rng.IntN(120)) * time.Minute)
+			f.clock.Advance(time.Duration(rng.IntN(120)) * time.Minute)
 		}
 		q := query("vvs", "install_faucet", fmt.Sprintf("1%d%d %02d", 1+rng.IntN(2), 1+rng.IntN(9), rng.IntN(100)),
 			propertyTexts[rng.IntN(len(propertyTexts))])
@@ -280,7 +280,7 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 		}
 		res := f.run(t, q)
 		got := optionsOf(res)
-		want, wantNext, covered := reference(t, f.search, db, q, res.Window, f.clock.now())
+		want, wantNext, covered := reference(t, f.search, db, q, res.Window, f.clock.Now())
 		if !covered {
 			if res.FallbackReason != ReasonNoCoverage {
 				t.Fatalf("round %d %+v: reason %q, want %q", round, q, res.FallbackReason, ReasonNoCoverage)
@@ -288,7 +288,7 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 			continue
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("round %d %q at %s (window %s – %s):\n got %v\nwant %v", round, q.PreferredTimeText, f.clock.now(),
+			t.Fatalf("round %d %q at %s (window %s – %s):\n got %v\nwant %v", round, q.PreferredTimeText, f.clock.Now(),
 				res.Window.Start, res.Window.End, got, want)
 		}
 		var gotNext []schedule.Interval
@@ -325,7 +325,7 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 				id := booked[i]
 				booked = slices.Delete(booked, i, i+1)
 				err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-					return tx.CancelBooking(ctx, bokat.Booking{ID: id, CancelledAt: f.clock.now(), CancelReason: "customer_request", Sequence: 1}, "", f.clock.now())
+					return tx.CancelBooking(ctx, bokat.Booking{ID: id, CancelledAt: f.clock.Now(), CancelReason: "customer_request", Sequence: 1}, "", f.clock.Now())
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -337,13 +337,13 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 					if err != nil {
 						return err
 					}
-					s := f.clock.now().Add(time.Duration(rng.IntN(10*24)) * time.Hour).Truncate(time.Hour)
+					s := f.clock.Now().Add(time.Duration(rng.IntN(10*24)) * time.Hour).Truncate(time.Hour)
 					p.Blocked = append(p.Blocked, bokat.BlockedPeriod{ID: fmt.Sprintf("blk_w_%d_%d", seed, round), Start: s,
 						End: s.Add(time.Duration(1+rng.IntN(10)) * time.Hour)})
 					if len(p.Blocked) > 3 && rng.IntN(2) == 0 {
 						p.Blocked = p.Blocked[1:] // and lift an older one
 					}
-					_, err = tx.PutProviderSupply(ctx, p, f.clock.now())
+					_, err = tx.PutProviderSupply(ctx, p, f.clock.Now())
 					return err
 				})
 				if err != nil {

@@ -113,7 +113,7 @@ func TestLifecycleChecksBeforeWriting(t *testing.T) {
 			}
 		})
 	}
-	f.clock.add(time.Hour)
+	f.clock.Advance(time.Hour)
 	_, _, err := l.Confirm(context.Background(), testPrincipal, confirmInput(o), sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "late"}, "fp", stored)
 	if bokat.ErrorCode(err) != bokat.CodeBookingOptionExpired {
 		t.Errorf("expired option: %v", err)

@@ -27,7 +27,7 @@ func TestRotationShowsEveryProviderOverADay(t *testing.T) {
 
 	shown := map[string]bool{}
 	for quarter := range 96 {
-		f.clock.set(start.Add(time.Duration(quarter) * 15 * time.Minute))
+		f.clock.Set(start.Add(time.Duration(quarter) * 15 * time.Minute).UTC())
 		res := f.run(t, q)
 		if len(res.Options) != DefaultMaxOptions {
 			t.Fatalf("quarter %d: %d options, want %d", quarter, len(res.Options), DefaultMaxOptions)
@@ -37,7 +37,7 @@ func TestRotationShowsEveryProviderOverADay(t *testing.T) {
 		}
 		if quarter == 0 {
 			// Another search later in the same quarter-hour gives the same providers and times.
-			f.clock.set(start.Add(14 * time.Minute))
+			f.clock.Set(start.Add(14 * time.Minute).UTC())
 			again := f.run(t, q)
 			for i := range res.Options {
 				a, b := res.Options[i], again.Options[i]

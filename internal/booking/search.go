@@ -111,10 +111,6 @@ func NewSearch(cfg Config) (*Search, error) {
 	return s, nil
 }
 
-// Keys returns the keyring options are signed and verified with; nil when
-// signing is not configured.
-func (s *Search) Keys() *Keyring { return s.keys }
-
 // Query is one search, already checked against the contract's schema.
 type Query struct {
 	VerticalID, JobTypeID string

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"bokat"
 	"bokat/internal/catalog"
+	"bokat/internal/clocktest"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -33,23 +33,11 @@ func local(y int, m time.Month, d, h, min int) time.Time {
 	return time.Date(y, m, d, h, min, 0, 0, schedule.Stockholm())
 }
 
-// clock is a settable test clock.
-type clock struct{ ns atomic.Int64 }
-
-func newClock(t time.Time) *clock {
-	c := &clock{}
-	c.set(t)
-	return c
-}
-func (c *clock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
-func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
-
 // fixture is a Search on a real store loaded with a supply file.
 type fixture struct {
 	db     *sqlstore.DB
 	search *Search
-	clock  *clock
+	clock  *clocktest.Clock
 	keys   *Keyring
 }
 
@@ -62,8 +50,8 @@ func newFixture(tb testing.TB, db *sqlstore.DB, supplyFile string, now time.Time
 			tb.Fatalf("import supply: %v", err)
 		}
 	}
-	f := &fixture{db: db, clock: newClock(now), keys: mustKeyring(tb, key("test", 3))}
-	cfg := Config{Catalog: testCatalog(tb), Store: db, Keys: f.keys, Now: f.clock.now}
+	f := &fixture{db: db, clock: clocktest.New(now.UTC()), keys: mustKeyring(tb, key("test", 3))}
+	cfg := Config{Catalog: testCatalog(tb), Store: db, Keys: f.keys, Now: f.clock.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}

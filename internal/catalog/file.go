@@ -114,7 +114,8 @@ type fileCapabilities struct {
 	GeographicScope  json.RawMessage `json:"geographic_scope"`
 }
 
-// parse decodes a catalog file strictly, converts it and checks it.
+// parse decodes a catalog file strictly, converts it and checks its cross
+// references.
 func parse(data []byte) (*Catalog, error) {
 	var f fileCatalog
 	if err := decodeStrict(data, &f); err != nil {
@@ -124,7 +125,7 @@ func parse(data []byte) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Check(); err != nil {
+	if err := c.checkReferences(); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"bokat"
 	"bokat/internal/booking"
+	"bokat/internal/clocktest"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
@@ -427,11 +427,11 @@ func TestConfirmErrors(t *testing.T) {
 
 func TestConfirmReplaysAfterTheOptionExpired(t *testing.T) {
 	t.Parallel()
-	clock := newLifecycleClock(time.Now())
-	e := sqliteEnv(t, func(c *Config) { c.Now = clock.now }).withDemoSupply()
+	clock := clocktest.New(time.Now())
+	e := sqliteEnv(t, func(c *Config) { c.Now = clock.Now }).withDemoSupply()
 	o := e.options(t, faucetSearch())[0]
 	first := e.confirm(t, o, "k-late")
-	clock.add(time.Hour)
+	clock.Advance(time.Hour)
 	r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(o, "k-late"), Header: bearer(e.token)})
 	if r.Status != 200 || r.JSON["idempotent_replay"] != true || r.JSON["booking"].(map[string]any)["id"] != first["id"] {
 		t.Fatalf("retry after expiry: %d %s", r.Status, r.Body)
@@ -457,26 +457,6 @@ func TestConfirmWithoutSigningKeysAnswers503(t *testing.T) {
 			t.Errorf("%s: %d %v %s", path, r.Status, r.Header, r.Body)
 		}
 	}
-}
-
-// lifecycleClock is a clock the test moves.
-type lifecycleClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newLifecycleClock(t time.Time) *lifecycleClock { return &lifecycleClock{t: t} }
-
-func (c *lifecycleClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *lifecycleClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 func TestBookingStatus(t *testing.T) {

@@ -31,7 +31,6 @@ type requestInfo struct {
 	contract string
 	legacy   bool
 	route    string
-	status   int
 	clientID string
 	// operator marks /healthz, /readyz and /metrics: logged at debug level.
 	operator bool

@@ -20,6 +20,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/clocktest"
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -80,7 +81,7 @@ type oauthEnv struct {
 	as     *oauth.Server
 	hasher *auth.Hasher
 	sender *recordingSender
-	clock  *testClock
+	clock  *clocktest.Clock
 }
 
 // callbackURI is the registered redirect URI of the test clients. The
@@ -111,7 +112,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &oauthEnv{hasher: hasher, sender: &recordingSender{}, clock: &testClock{t: time.Now()}}
+	e := &oauthEnv{hasher: hasher, sender: &recordingSender{}, clock: clocktest.New(time.Now())}
 	wire := func(c *Config) {
 		var sender oauth.CodeSender = e.sender
 		if setup.noSender {

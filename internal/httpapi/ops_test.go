@@ -10,35 +10,20 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"bokat"
+	"bokat/internal/clocktest"
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/telemetry"
 )
 
-// testClock is a fixed clock the test moves.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock { return &testClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newTestClock returns a fixed clock the test moves.
+func newTestClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 }
 
 // withLimits installs a limiter and the quotas.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/clocktest"
 )
 
 // countingStore is the real store, counting the partner queries.
@@ -27,10 +28,10 @@ func (c *countingStore) PartnerClientCount(ctx context.Context) (int, error) {
 // partnerCheckInterval.
 func TestNoPartnerYetIsAnsweredWithoutLogFloodOrQueryPerCall(t *testing.T) {
 	t.Parallel()
-	clock := newLifecycleClock(time.Now())
+	clock := clocktest.New(time.Now())
 	counting := &countingStore{}
 	e := sqliteEnv(t, func(c *Config) {
-		c.Production, c.Now = true, clock.now
+		c.Production, c.Now = true, clock.Now
 		counting.Store = c.Store
 		c.Store = counting
 	})
@@ -51,7 +52,7 @@ func TestNoPartnerYetIsAnsweredWithoutLogFloodOrQueryPerCall(t *testing.T) {
 	}
 
 	token := e.partner("first partner", bokat.ScopeRequestsCreate)
-	clock.add(partnerCheckInterval)
+	clock.Advance(partnerCheckInterval)
 	r := e.do(request{Method: "POST", Path: "/api/public/requests", Body: validRequestBody(), Header: bearer(token)})
 	if r.Status != 201 {
 		t.Fatalf("with a partner, after the interval: %d %s", r.Status, r.Body)

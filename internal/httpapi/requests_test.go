@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/clocktest"
 )
 
 func validRequestBody() map[string]any {
@@ -277,8 +278,8 @@ func checkLegacyError(t *testing.T, r response, status int, code string) {
 
 func TestLegacyRequestCreationIn503UntilAPartnerExists(t *testing.T) {
 	t.Parallel()
-	clock := newLifecycleClock(time.Now())
-	e := sqliteEnv(t, func(c *Config) { c.Production = true; c.Now = clock.now })
+	clock := clocktest.New(time.Now())
+	e := sqliteEnv(t, func(c *Config) { c.Production = true; c.Now = clock.Now })
 	if _, err := e.db.R().ExecContext(context.Background(), `UPDATE partner_clients SET revoked_at = 1`); err == nil {
 		t.Fatal("the read pool accepted a write")
 	}
@@ -289,7 +290,7 @@ func TestLegacyRequestCreationIn503UntilAPartnerExists(t *testing.T) {
 		t.Error("503 without Retry-After")
 	}
 	e.partner("first partner", bokat.ScopeRequestsCreate)
-	clock.add(partnerCheckInterval) // the server asks the store again after the interval
+	clock.Advance(partnerCheckInterval) // the server asks the store again after the interval
 	r = e.do(request{Method: "POST", Path: "/api/public/requests", Body: validRequestBody(), Header: bearer(e.token)})
 	checkLegacyError(t, r, 401, "unauthorized") // the revoked token stays refused
 

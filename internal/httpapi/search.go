@@ -8,13 +8,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"bokat"
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
-	"bokat/internal/schedule"
 )
 
 // Wire types of booking option search (SearchRequest, SearchResponse).
@@ -175,9 +173,6 @@ func absoluteURL(baseURL, u string) string {
 	}
 	return u
 }
-
-// wireTime formats an instant on the Stockholm wall clock with its offset.
-func wireTime(t time.Time) string { return t.In(schedule.Stockholm()).Format(time.RFC3339) }
 
 // handleSearch serves POST /v1/booking-options and its deprecated twin.
 // The vertical and job type are checked before the schema, so that an
@@ -373,24 +368,24 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 		Options:      make([]optionWire, 0, len(res.Options)),
 		SafeNextStep: res.SafeNextStep,
 		RequestedTimeWindow: &timeWindowWire{
-			StartAt: wireTime(res.Window.Start), EndAt: wireTime(res.Window.End), Label: res.Window.Label,
+			StartAt: booking.WireTime(res.Window.Start), EndAt: booking.WireTime(res.Window.End), Label: res.Window.Label,
 		},
 	}
 	if len(res.Options) == 0 {
 		out.Fallback = &fallbackWire{Type: "provider_follow_up_request", Endpoint: s.baseURL + "/v1/requests", Reason: res.FallbackReason}
 		for _, n := range res.NextAvailable {
-			out.NextAvailable = append(out.NextAvailable, timeWindowWire{StartAt: wireTime(n.Slot.Start), EndAt: wireTime(n.Slot.End), Label: n.Label})
+			out.NextAvailable = append(out.NextAvailable, timeWindowWire{StartAt: booking.WireTime(n.Slot.Start), EndAt: booking.WireTime(n.Slot.End), Label: n.Label})
 		}
 	}
 	for _, o := range res.Options {
 		texts := s.serviceTexts[o.Service.ID]
 		ow := optionWire{
 			BookingOptionID: o.ID,
-			ExpiresAt:       wireTime(o.ExpiresAt),
+			ExpiresAt:       booking.WireTime(o.ExpiresAt),
 			Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
 			Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
 				LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},
-			Slot: timeWindowWire{StartAt: wireTime(o.Slot.Start), EndAt: wireTime(o.Slot.End), Label: o.SlotLabel},
+			Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
 			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
 				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
 			texts: texts,

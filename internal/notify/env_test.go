@@ -15,30 +15,13 @@ import (
 
 	"bokat"
 	"bokat/internal/catalog"
+	"bokat/internal/clocktest"
 	"bokat/internal/followup"
 	"bokat/internal/notify"
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
 )
-
-// clock is a fixed clock the test moves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // syncBuffer collects log output from several goroutines.
 type syncBuffer struct {
@@ -119,7 +102,7 @@ func sampleBooking(locale string) notify.Booking {
 // env is a worker on a real store, sending through a real SMTP server.
 type env struct {
 	db       *sqlstore.DB
-	clk      *clock
+	clk      *clocktest.Clock
 	smtp     *notifytest.Server
 	bookings *notifytest.TableBookings
 	requests *followup.Service
@@ -140,7 +123,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 	tb.Helper()
 	e := &env{
 		db:   db,
-		clk:  &clock{t: time.Date(2026, 2, 27, 14, 5, 0, 0, time.UTC)},
+		clk:  clocktest.New(time.Date(2026, 2, 27, 14, 5, 0, 0, time.UTC)),
 		smtp: notifytest.NewServer(tb, notifytest.Options{}),
 		logs: &syncBuffer{},
 	}

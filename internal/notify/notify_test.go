@@ -245,7 +245,8 @@ func TestTemporaryRejectionRetriesWithBackoffThenFails(t *testing.T) {
 		cJob, pJob := e.queue(t, b.ID, bokat.EventBookingConfirmed)
 
 		start := e.clk.Now()
-		waits := append([]time.Duration{0}, notify.DefaultBackoff...)
+		backoff := notify.DefaultBackoff()
+		waits := append([]time.Duration{0}, backoff...)
 		for i, wait := range waits {
 			attempt := i + 1
 			// Just before the job is due nothing is claimed.
@@ -263,9 +264,9 @@ func TestTemporaryRejectionRetriesWithBackoffThenFails(t *testing.T) {
 			if s.Attempts != attempt || !strings.Contains(s.LastError, "451 4.3.0") {
 				t.Fatalf("after attempt %d: %+v", attempt, s)
 			}
-			if attempt <= len(notify.DefaultBackoff) {
-				if s.Status != bokat.NotificationPending || !s.NextAttemptAt.Equal(e.clk.Now().Add(notify.DefaultBackoff[attempt-1])) {
-					t.Fatalf("after attempt %d: %+v, want pending until +%s", attempt, s, notify.DefaultBackoff[attempt-1])
+			if attempt <= len(backoff) {
+				if s.Status != bokat.NotificationPending || !s.NextAttemptAt.Equal(e.clk.Now().Add(backoff[attempt-1])) {
+					t.Fatalf("after attempt %d: %+v, want pending until +%s", attempt, s, backoff[attempt-1])
 				}
 				if c, p := e.bookings.Statuses(t, b.ID); c != "" || p != "" {
 					t.Fatalf("statuses written while retrying: %s/%s", c, p)

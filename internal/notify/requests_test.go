@@ -212,7 +212,8 @@ func TestFollowUpRequestRetriesThenFailsWhenTheMailServerRefuses(t *testing.T) {
 			Message: "mailbox " + providers["prv_sthlm_vvs_1"].Email + " busy, call " + customerPhone})
 		req, jobID := e.createRequest(t, faucetRequest())
 
-		waits := append([]time.Duration{0}, notify.DefaultBackoff...)
+		backoff := notify.DefaultBackoff()
+		waits := append([]time.Duration{0}, backoff...)
 		for i, wait := range waits {
 			attempt := i + 1
 			if wait > 0 {
@@ -229,9 +230,9 @@ func TestFollowUpRequestRetriesThenFailsWhenTheMailServerRefuses(t *testing.T) {
 			if s.Attempts != attempt || !strings.Contains(s.LastError, "451 4.3.0") || !strings.Contains(s.LastError, "(2 of 2 providers not reached)") {
 				t.Fatalf("after attempt %d: %+v", attempt, s)
 			}
-			if attempt <= len(notify.DefaultBackoff) {
-				if s.Status != bokat.NotificationPending || !s.NextAttemptAt.Equal(e.clk.Now().Add(notify.DefaultBackoff[attempt-1])) {
-					t.Fatalf("after attempt %d: %+v, want pending until +%s", attempt, s, notify.DefaultBackoff[attempt-1])
+			if attempt <= len(backoff) {
+				if s.Status != bokat.NotificationPending || !s.NextAttemptAt.Equal(e.clk.Now().Add(backoff[attempt-1])) {
+					t.Fatalf("after attempt %d: %+v, want pending until +%s", attempt, s, backoff[attempt-1])
 				}
 				if got := e.candidateStatuses(t, req.ID); got["prv_sthlm_vvs_1"] != "pending" || got["prv_sthlm_vvs_2"] != "pending" {
 					t.Fatalf("after attempt %d: candidates %v, want pending", attempt, got)

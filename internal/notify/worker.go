@@ -11,10 +11,13 @@ import (
 	"bokat/internal/sqlstore"
 )
 
-// DefaultBackoff is the wait after each failed attempt: the first retry
+// DefaultBackoff returns the wait after each failed attempt: the first retry
 // comes 1 minute after the first failure, the last 6 hours after the fifth;
-// a sixth failure is final.
-var DefaultBackoff = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}
+// a sixth failure is final. Each call returns a new slice, so no caller can
+// change another's schedule.
+func DefaultBackoff() []time.Duration {
+	return []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}
+}
 
 // JobStore is what the worker needs of the store; *sqlstore.DB has it.
 type JobStore interface {
@@ -126,7 +129,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = DefaultBackoff
+		cfg.Backoff = DefaultBackoff()
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 2 * time.Minute

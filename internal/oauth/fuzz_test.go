@@ -285,8 +285,8 @@ func checkErrorRedirect(t *testing.T, s *Server, req url.Values, loc string) {
 		t.Fatalf("redirect %q: error %q is not one of RFC 6749 4.1.2.1", loc, code)
 	case !rfc6749Text(desc):
 		t.Fatalf("redirect %q: error_description %q uses characters RFC 6749 4.1.2.1 forbids", loc, desc)
-	case got.Get("iss") != s.Issuer():
-		t.Fatalf("redirect %q: iss %q, want %q", loc, got.Get("iss"), s.Issuer())
+	case got.Get("iss") != s.issuer:
+		t.Fatalf("redirect %q: iss %q, want %q", loc, got.Get("iss"), s.issuer)
 	case got.Has("code"):
 		t.Fatalf("redirect %q carries a code without a session", loc)
 	}

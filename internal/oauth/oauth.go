@@ -196,9 +196,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Issuer returns the issuer identifier (the base URL).
-func (s *Server) Issuer() string { return s.issuer }
-
 // The endpoints, as the HTTP layer mounts them.
 
 // Metadata serves GET /.well-known/oauth-authorization-server (RFC 8414).

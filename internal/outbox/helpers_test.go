@@ -5,13 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/clocktest"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
@@ -19,25 +19,8 @@ import (
 	"bokat/webhookverify"
 )
 
-// clock is a fake clock tests advance by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock returns a fake clock tests advance by hand.
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)) }
 
 // fixture wires the real relay, dispatcher, sender and service on a store,
 // in development mode (receivers are httptest servers on 127.0.0.1), on a
@@ -45,7 +28,7 @@ func (c *clock) Advance(d time.Duration) {
 type fixture struct {
 	t     *testing.T
 	db    *sqlstore.DB
-	clock *clock
+	clock *clocktest.Clock
 	keys  *webhook.Keyring
 	svc   *webhook.Service
 	relay *outbox.Relay

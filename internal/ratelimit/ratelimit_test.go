@@ -13,27 +13,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"bokat/internal/clocktest"
 )
 
-// clock is a fixed, manually advanced clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock returns a fixed clock the test moves.
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) }
 
 func TestParseRate(t *testing.T) {
 	t.Parallel()

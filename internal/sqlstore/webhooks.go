@@ -370,21 +370,6 @@ func (db *DB) WebhookDeliveriesOfOutboxEvent(ctx context.Context, outboxID strin
 	return out, translate(rows.Err())
 }
 
-// HasDueWebhookDeliveries reports, from the read pool, whether a pending
-// delivery is due at now and unclaimed, so an idle dispatcher does not take
-// the writer.
-func (db *DB) HasDueWebhookDeliveries(ctx context.Context, now time.Time) (bool, error) {
-	var one int
-	err := db.read.QueryRowContext(ctx,
-		`SELECT 1 FROM webhook_deliveries
-		  WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1) LIMIT 1`,
-		Millis(now)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, translate(err)
-}
-
 // ClaimedDelivery is a due delivery a worker holds under a lease, with what
 // sending it needs.
 type ClaimedDelivery struct {

@@ -7,36 +7,19 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"bokat"
+	"bokat/internal/clocktest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/telemetry"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestHeartbeats(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	hb := telemetry.NewHeartbeats(clk.Now)
 	if err := hb.Check(context.Background()); err != nil {
 		t.Fatalf("no workers: %v", err)
@@ -101,7 +84,7 @@ func TestReadinessReportsOnlySafeReasons(t *testing.T) {
 
 func TestBacklogGauges(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		clk := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+		clk := clocktest.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 		var logs bytes.Buffer
 		log := slog.New(slog.NewJSONHandler(&logs, nil))
 		m := telemetry.NewMetrics(clk.Now)

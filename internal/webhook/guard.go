@@ -45,9 +45,6 @@ func NewGuard(r Resolver, allowPrivate bool) *Guard {
 	return &Guard{resolver: r, allowPrivate: allowPrivate, port: 443}
 }
 
-// AllowsPrivate reports whether the guard runs in development mode.
-func (g *Guard) AllowsPrivate() bool { return g.allowPrivate }
-
 // RejectedError says why a destination is not allowed. Reason is written
 // for the endpoint's owner and holds no secret.
 type RejectedError struct {

@@ -32,7 +32,10 @@ func isID(s string) bool {
 }
 
 // Check verifies every invariant of the catalog and returns all problems
-// found, joined, or nil. It checks that
+// found, joined, or nil. The catalog is embedded and cannot change after the
+// build, so these rules run in its tests (TestLoad) rather than at every
+// start, which checks only the cross references (checkReferences). It
+// checks that
 //
 //   - the four supported verticals appear once each with their constant
 //     statuses and supplies, labels and agent texts, at least one job type,

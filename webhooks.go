@@ -16,6 +16,16 @@ type WebhookEndpoint struct {
 	UpdatedAt time.Time
 }
 
+// WebhookSecretRotation is the outcome of rotating an endpoint's signing
+// secret.
+type WebhookSecretRotation struct {
+	Endpoint WebhookEndpoint
+	// Secret is the new signing secret, shown to the owner once.
+	Secret string
+	// PreviousSecretExpiresAt is until when the replaced secret still signs.
+	PreviousSecretExpiresAt time.Time
+}
+
 // WebhookReplay is a new delivery event queued for an existing outbox event.
 type WebhookReplay struct {
 	// ID is the new delivery event's Webhook-Id.

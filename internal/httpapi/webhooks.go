@@ -23,6 +23,7 @@ type Webhooks interface {
 	DeleteEndpoint(ctx context.Context, p bokat.Principal, id string) error
 	Replay(ctx context.Context, p bokat.Principal, outboxID string) (bokat.WebhookReplay, error)
 	SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error)
+	RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error)
 }
 
 // errWebhooksNotConfigured answers the webhook operations of a server
@@ -49,6 +50,13 @@ type (
 		Endpoint               wireWebhookEndpoint `json:"endpoint"`
 		SigningSecret          string              `json:"signing_secret"`
 		SigningSecretShownOnce bool                `json:"signing_secret_shown_once"`
+	}
+	wireWebhookSecretRotated struct {
+		OK                      bool                `json:"ok"`
+		Endpoint                wireWebhookEndpoint `json:"endpoint"`
+		SigningSecret           string              `json:"signing_secret"`
+		SigningSecretShownOnce  bool                `json:"signing_secret_shown_once"`
+		PreviousSecretExpiresAt string              `json:"previous_secret_expires_at"`
 	}
 	wireWebhookEndpointResponse struct {
 		OK       bool                `json:"ok"`
@@ -191,6 +199,21 @@ func (s *Server) handleSetWebhookEndpointEnabled(enabled bool) handlerFunc {
 		s.writeJSON(w, r, http.StatusOK, wireWebhookEndpointResponse{OK: true, Endpoint: toWireEndpoint(ep)})
 		return nil
 	}
+}
+
+func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	rot, err := s.webhooks.RotateSecret(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, wireWebhookSecretRotated{
+		OK: true, Endpoint: toWireEndpoint(rot.Endpoint), SigningSecret: rot.Secret, SigningSecretShownOnce: true,
+		PreviousSecretExpiresAt: utcTime(rot.PreviousSecretExpiresAt),
+	})
+	return nil
 }
 
 func (s *Server) handleReplayWebhookEvent(w http.ResponseWriter, r *http.Request) error {

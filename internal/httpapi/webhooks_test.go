@@ -566,3 +566,72 @@ func TestWebhookEndpointDisableAndEnable(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookEndpointRotateSecret: the owner gets a new secret once, in the
+// registration's form, and deliveries then verify with the new secret and
+// the old one; another owner, an unknown id and a token without the scope
+// are refused.
+func TestWebhookEndpointRotateSecret(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		_, readToken := e.client("Reader", bokat.ScopeBookingsRead)
+		rc := webhooktest.NewReceiver(t, nil)
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		old := reg.JSON["signing_secret"].(string)
+		ep := reg.JSON["endpoint"].(map[string]any)
+		id := ep["id"].(string)
+		path := "/v1/webhook-endpoints/" + id + "/rotate-secret"
+
+		before := time.Now()
+		r := e.do(request{Method: "POST", Path: path, Header: bearer(token)})
+		if r.Status != 200 || r.JSON["ok"] != true || r.JSON["signing_secret_shown_once"] != true {
+			t.Fatalf("rotate: %d %s", r.Status, r.Body)
+		}
+		checkMetadata(t, r, bokat.BookingsContractVersion)
+		secret := r.JSON["signing_secret"].(string)
+		if !secretRe.MatchString(secret) || secret == old {
+			t.Fatalf("rotated secret %q: want a new whsec_ secret", secret)
+		}
+		if got := r.JSON["endpoint"].(map[string]any)["signing_key_id"]; got == ep["signing_key_id"] {
+			t.Errorf("signing_key_id %v unchanged", got)
+		}
+		expires, err := time.Parse(time.RFC3339Nano, r.JSON["previous_secret_expires_at"].(string))
+		if err != nil || expires.Before(before.Add(24*time.Hour).Truncate(time.Millisecond)) || expires.After(time.Now().Add(24*time.Hour)) {
+			t.Errorf("previous_secret_expires_at %v (%v), want 24 h from now", r.JSON["previous_secret_expires_at"], err)
+		}
+		if strings.Contains(e.logs.String(), secret) {
+			t.Error("the new secret appears in the logs")
+		}
+
+		e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.pump()
+		got := rc.Deliveries()
+		if len(got) != 1 {
+			t.Fatalf("receiver got %d deliveries, want 1", len(got))
+		}
+		for _, s := range []string{secret, old} {
+			v, err := webhookverify.New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.Verify(got[0].Header, got[0].Body); err != nil {
+				t.Errorf("a delivery after rotating does not verify with the %s secret: %v", map[bool]string{true: "new", false: "old"}[s == secret], err)
+			}
+		}
+
+		checkProblem(t, e.do(request{Method: "POST", Path: path, Header: bearer(otherToken)}), 404, bokat.CodeWebhookEndpointNotFound, path)
+		checkProblem(t, e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/not-a-uuid/rotate-secret", Header: bearer(token)}),
+			404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/rotate-secret")
+		if r := e.do(request{Method: "POST", Path: path, Header: bearer(readToken)}); r.Status != 403 {
+			t.Errorf("without service.webhooks.manage: %d, want 403", r.Status)
+		}
+		if r := e.do(request{Method: "POST", Path: path}); r.Status != 401 {
+			t.Errorf("without a token: %d, want 401", r.Status)
+		}
+	})
+}

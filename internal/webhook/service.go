@@ -192,6 +192,45 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, p bokat.Principal, id 
 	return endpointOf(row), nil
 }
 
+// PreviousSecretLifetime is how long an endpoint's replaced signing secret
+// still signs its deliveries after a rotation.
+const PreviousSecretLifetime = 24 * time.Hour
+
+// RotateSecret gives the principal's endpoint a fresh signing secret and
+// returns the endpoint and the secret, which is never shown again. For
+// PreviousSecretLifetime the secret it replaces still signs too (a second
+// pair of signatures); rotating again within that time drops the older one
+// at once, so at most two secrets sign. An endpoint that is unknown or not
+// the principal's answers webhook_endpoint_not_found.
+func (s *Service) RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error) {
+	if uuid.Validate(id) != nil {
+		return bokat.WebhookSecretRotation{}, endpointNotFound()
+	}
+	secret := NewSigningSecret()
+	keyID, sealed, err := s.keys.Seal([]byte(secret), secretContext(id))
+	if err != nil {
+		return bokat.WebhookSecretRotation{}, fmt.Errorf("seal signing secret: %w", err)
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	var row sqlstore.WebhookEndpoint
+	err = s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		var err error
+		row, err = tx.RotateWebhookEndpointSecret(ctx, p.ClientID, p.UserID, id, sqlstore.SecretRotation{
+			SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed,
+			PreviousUntil: now.Add(PreviousSecretLifetime), Now: now,
+		})
+		return err
+	})
+	if errors.Is(err, bokat.ErrNotFound) {
+		return bokat.WebhookSecretRotation{}, endpointNotFound()
+	}
+	if err != nil {
+		return bokat.WebhookSecretRotation{}, err
+	}
+	return bokat.WebhookSecretRotation{Endpoint: endpointOf(row), Secret: secret,
+		PreviousSecretExpiresAt: row.PreviousSecretExpiresAt}, nil
+}
+
 func endpointNotFound() error {
 	return &bokat.Error{Code: bokat.CodeWebhookEndpointNotFound,
 		Detail: "No webhook endpoint with this id belongs to the caller."}

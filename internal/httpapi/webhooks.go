@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,6 +25,7 @@ type Webhooks interface {
 	Replay(ctx context.Context, p bokat.Principal, outboxID string) (bokat.WebhookReplay, error)
 	SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error)
 	RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error)
+	ListAttempts(ctx context.Context, p bokat.Principal, id, cursor string, limit int) (bokat.WebhookAttemptPage, error)
 }
 
 // errWebhooksNotConfigured answers the webhook operations of a server
@@ -57,6 +59,21 @@ type (
 		SigningSecret           string              `json:"signing_secret"`
 		SigningSecretShownOnce  bool                `json:"signing_secret_shown_once"`
 		PreviousSecretExpiresAt string              `json:"previous_secret_expires_at"`
+	}
+	wireWebhookAttempt struct {
+		WebhookID   string  `json:"webhook_id"`
+		OutboxID    string  `json:"outbox_id"`
+		EventType   string  `json:"event_type"`
+		Attempt     int     `json:"attempt"`
+		AttemptedAt string  `json:"attempted_at"`
+		StatusCode  *int    `json:"status_code"`
+		ErrorClass  *string `json:"error_class"`
+		LatencyMS   int64   `json:"latency_ms"`
+	}
+	wireWebhookAttemptList struct {
+		OK         bool                 `json:"ok"`
+		Attempts   []wireWebhookAttempt `json:"attempts"`
+		NextCursor *string              `json:"next_cursor"`
 	}
 	wireWebhookEndpointResponse struct {
 		OK       bool                `json:"ok"`
@@ -213,6 +230,52 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 		OK: true, Endpoint: toWireEndpoint(rot.Endpoint), SigningSecret: rot.Secret, SigningSecretShownOnce: true,
 		PreviousSecretExpiresAt: utcTime(rot.PreviousSecretExpiresAt),
 	})
+	return nil
+}
+
+// attemptsLimitDefault is the page size when limit is not given.
+const attemptsLimitDefault = 20
+
+func (s *Server) handleListWebhookAttempts(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	q := r.URL.Query()
+	for k, v := range q {
+		if (k != "limit" && k != "cursor") || len(v) != 1 {
+			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "Only one limit and one cursor query parameter are accepted.",
+				Issues: []string{k + ": unexpected or repeated query parameter"}}
+		}
+	}
+	limit := attemptsLimitDefault
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil {
+			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "limit must be an integer.",
+				Issues: []string{"limit: must be an integer"}}
+		}
+		limit = n
+	}
+	page, err := s.webhooks.ListAttempts(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := wireWebhookAttemptList{OK: true, Attempts: make([]wireWebhookAttempt, len(page.Attempts))}
+	for i, a := range page.Attempts {
+		wa := wireWebhookAttempt{WebhookID: a.WebhookID, OutboxID: a.OutboxID, EventType: string(a.EventType), Attempt: a.Attempt,
+			AttemptedAt: utcTime(a.AttemptedAt), LatencyMS: a.Latency.Milliseconds()}
+		if a.StatusCode != 0 {
+			wa.StatusCode = &a.StatusCode
+		}
+		if a.ErrorClass != "" {
+			wa.ErrorClass = &a.ErrorClass
+		}
+		out.Attempts[i] = wa
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
 	return nil
 }
 

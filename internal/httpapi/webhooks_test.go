@@ -635,3 +635,89 @@ func TestWebhookEndpointRotateSecret(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookEndpointDeliveryAttempts: the owner pages through every
+// attempt to an endpoint, newest first, with status or error class; pages
+// stay stable while attempts are added; bad limits and cursors are 400,
+// other owners get 404.
+func TestWebhookEndpointDeliveryAttempts(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		rc := webhooktest.NewReceiver(t, func(n int, r *http.Request) int {
+			if n%2 == 0 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusNoContent
+		})
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		id := reg.JSON["endpoint"].(map[string]any)["id"].(string)
+		path := "/v1/webhook-endpoints/" + id + "/deliveries"
+		list := func(query string) response {
+			t.Helper()
+			return e.do(request{Method: "GET", Path: path + query, Header: bearer(token)})
+		}
+		if r := list(""); r.Status != 200 || len(r.JSON["attempts"].([]any)) != 0 || r.JSON["next_cursor"] != nil {
+			t.Fatalf("empty list: %d %s", r.Status, r.Body)
+		}
+		// Three events, one attempt each: 500, 204, 500.
+		for _, b := range []string{"bk_1", "bk_2", "bk_3"} {
+			e.event(owner, b, bokat.EventBookingConfirmed)
+			e.pump()
+			time.Sleep(2 * time.Millisecond) // distinct attempted_at, so newest first is checkable
+		}
+		first := list("?limit=2")
+		if first.Status != 200 {
+			t.Fatalf("first page: %d %s", first.Status, first.Body)
+		}
+		checkMetadata(t, first, bokat.BookingsContractVersion)
+		page := first.JSON["attempts"].([]any)
+		if len(page) != 2 {
+			t.Fatalf("first page has %d attempts, want 2: %s", len(page), first.Body)
+		}
+		a0, a1 := page[0].(map[string]any), page[1].(map[string]any)
+		if a0["status_code"] != float64(500) || a0["error_class"] != "http_status" || a0["attempt"] != float64(1) ||
+			a0["event_type"] != "booking.confirmed" || a0["latency_ms"] == nil {
+			t.Errorf("newest attempt = %v, want bk_3's 500", a0)
+		}
+		if a1["status_code"] != float64(204) || a1["error_class"] != nil {
+			t.Errorf("second attempt = %v, want bk_2's 204 without error class", a1)
+		}
+		if got := rc.Deliveries(); a0["webhook_id"] != got[2].Header.Get("Webhook-Id") || a1["webhook_id"] != got[1].Header.Get("Webhook-Id") {
+			t.Errorf("webhook ids %v %v do not match the deliveries", a0["webhook_id"], a1["webhook_id"])
+		}
+		cursor, _ := first.JSON["next_cursor"].(string)
+		if cursor == "" {
+			t.Fatalf("first page has no next_cursor: %s", first.Body)
+		}
+
+		// A new event attempted meanwhile does not shift the next page.
+		e.event(owner, "bk_4", bokat.EventBookingConfirmed)
+		e.pump()
+		second := list("?limit=2&cursor=" + cursor)
+		page2 := second.JSON["attempts"].([]any)
+		if second.Status != 200 || len(page2) != 1 || second.JSON["next_cursor"] != nil {
+			t.Fatalf("second page: %d %s, want bk_1's attempt alone and no cursor", second.Status, second.Body)
+		}
+		if got := page2[0].(map[string]any)["webhook_id"]; got != rc.Deliveries()[0].Header.Get("Webhook-Id") {
+			t.Errorf("second page holds %v, want the oldest attempt", got)
+		}
+		if all := list(""); len(all.JSON["attempts"].([]any)) != 4 {
+			t.Errorf("default page has %d attempts, want 4", len(all.JSON["attempts"].([]any)))
+		}
+
+		for _, q := range []string{"?limit=0", "?limit=101", "?limit=x", "?cursor=bm90LWEtY3Vyc29y", "?cursor=%25", "?limit=1&limit=2", "?page=2"} {
+			checkProblem(t, list(q), 400, bokat.CodeValidationFailed, path)
+		}
+		if r := list("?limit=100"); r.Status != 200 {
+			t.Errorf("limit=100: %d", r.Status)
+		}
+		checkProblem(t, e.do(request{Method: "GET", Path: path, Header: bearer(otherToken)}), 404, bokat.CodeWebhookEndpointNotFound, path)
+		checkProblem(t, e.do(request{Method: "GET", Path: "/v1/webhook-endpoints/not-a-uuid/deliveries", Header: bearer(token)}),
+			404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/deliveries")
+	})
+}

@@ -652,3 +652,75 @@ func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([
 	}
 	return out, translate(rows.Err())
 }
+
+// EndpointAttempt is one recorded attempt of a delivery to an endpoint, with
+// the delivery's event.
+type EndpointAttempt struct {
+	DeliveryID  string
+	WebhookID   string
+	OutboxID    string
+	EventType   string
+	Attempt     int
+	AttemptedAt time.Time
+	StatusCode  int // 0: no response
+	Latency     time.Duration
+	Error       string
+}
+
+// AttemptPosition is where a page of an endpoint's attempts ends: the
+// (attempted_at, delivery id, attempt) of its last row. The zero value
+// starts at the newest attempt.
+type AttemptPosition struct {
+	AttemptedAt time.Time
+	DeliveryID  string
+	Attempt     int
+}
+
+// EndpointAttempts returns up to limit attempts of deliveries to the owner's
+// endpoint (deleted endpoints included), newest first (by attempted_at,
+// then delivery id and attempt number, descending), strictly after the
+// position after. Attempts recorded meanwhile are newer than any position
+// handed out, so pages neither repeat nor skip rows. It returns
+// bokat.ErrNotFound when the owner has no such endpoint.
+func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID string, after AttemptPosition, limit int) ([]EndpointAttempt, error) {
+	var one int
+	err := db.read.QueryRowContext(ctx,
+		`SELECT 1 FROM webhook_endpoints WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`,
+		endpointID, clientID, userID).Scan(&one)
+	if err != nil {
+		return nil, fmt.Errorf("webhook endpoint %s: %w", endpointID, translate(err))
+	}
+	q := `SELECT a.delivery_id, d.webhook_id, d.outbox_id, o.event_type, a.attempt, a.attempted_at, a.status_code,
+	             a.latency_ms, a.error
+	        FROM webhook_delivery_attempts a
+	        JOIN webhook_deliveries d ON d.id = a.delivery_id
+	        JOIN outbox_events o ON o.id = d.outbox_id
+	       WHERE d.endpoint_id = $1`
+	args := []any{endpointID, limit}
+	if after.DeliveryID != "" {
+		q += ` AND (a.attempted_at < $3 OR (a.attempted_at = $3 AND (a.delivery_id < $4 OR (a.delivery_id = $4 AND a.attempt < $5))))`
+		args = append(args, Millis(after.AttemptedAt), after.DeliveryID, after.Attempt)
+	}
+	q += ` ORDER BY a.attempted_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT $2`
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []EndpointAttempt
+	for rows.Next() {
+		var (
+			a      EndpointAttempt
+			at, ms int64
+			code   sql.NullInt64
+		)
+		if err := rows.Scan(&a.DeliveryID, &a.WebhookID, &a.OutboxID, &a.EventType, &a.Attempt, &at, &code, &ms, &a.Error); err != nil {
+			return nil, translate(err)
+		}
+		a.AttemptedAt = FromMillis(at)
+		a.StatusCode = int(code.Int64)
+		a.Latency = time.Duration(ms) * time.Millisecond
+		out = append(out, a)
+	}
+	return out, translate(rows.Err())
+}

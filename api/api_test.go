@@ -304,6 +304,7 @@ func TestOperations(t *testing.T) {
 		{"GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries", "listWebhookDeliveryAttempts", false},
 		{"POST", "/v1/webhook-endpoints/{endpoint_id}/disable", "disableWebhookEndpoint", false},
 		{"POST", "/v1/webhook-endpoints/{endpoint_id}/enable", "enableWebhookEndpoint", false},
+		{"POST", "/v1/webhook-endpoints/{endpoint_id}/recover", "recoverWebhookEndpoint", false},
 		{"POST", "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", "rotateWebhookEndpointSecret", false},
 		{"POST", "/v1/webhook-events/{outbox_id}/replay", "replayWebhookEvent", false},
 	}
@@ -338,6 +339,7 @@ func TestDocumentDeclarations(t *testing.T) {
 		"enableWebhookEndpoint":       {false, all, "service.webhooks.manage"},
 		"rotateWebhookEndpointSecret": {false, all, "service.webhooks.manage"},
 		"listWebhookDeliveryAttempts": {false, all, "service.webhooks.manage"},
+		"recoverWebhookEndpoint":      {false, all, "service.webhooks.manage"},
 		"disableWebhookEndpoint":      {false, all, "service.webhooks.manage"},
 		"replayWebhookEvent":          {false, all, "service.webhooks.manage"},
 		"getOpenAPIDocument":          {false, nil, ""},
@@ -361,6 +363,7 @@ func TestDocumentDeclarations(t *testing.T) {
 		"enableWebhookEndpoint":       {"200", "401", "403", "404", "429", "503"},
 		"rotateWebhookEndpointSecret": {"200", "401", "403", "404", "429", "503"},
 		"listWebhookDeliveryAttempts": {"200", "400", "401", "403", "404", "429", "503"},
+		"recoverWebhookEndpoint":      {"202", "400", "401", "403", "404", "409", "429", "503"},
 		"disableWebhookEndpoint":      {"200", "401", "403", "404", "429", "503"},
 		"replayWebhookEvent":          {"202", "401", "403", "404", "503"},
 		"getOpenAPIDocument":          {"200"},

@@ -26,6 +26,7 @@ type Webhooks interface {
 	SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error)
 	RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error)
 	ListAttempts(ctx context.Context, p bokat.Principal, id, cursor string, limit int) (bokat.WebhookAttemptPage, error)
+	Recover(ctx context.Context, p bokat.Principal, id string, since time.Time) (int, error)
 }
 
 // errWebhooksNotConfigured answers the webhook operations of a server
@@ -74,6 +75,13 @@ type (
 		OK         bool                 `json:"ok"`
 		Attempts   []wireWebhookAttempt `json:"attempts"`
 		NextCursor *string              `json:"next_cursor"`
+	}
+	wireWebhookRecover struct {
+		Since string `json:"since"`
+	}
+	wireWebhookRecovered struct {
+		OK     bool `json:"ok"`
+		Queued int  `json:"queued"`
 	}
 	wireWebhookEndpointResponse struct {
 		OK       bool                `json:"ok"`
@@ -276,6 +284,27 @@ func (s *Server) handleListWebhookAttempts(w http.ResponseWriter, r *http.Reques
 		out.NextCursor = &page.NextCursor
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleRecoverWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	var in wireWebhookRecover
+	if err := s.decode(r, &in); err != nil {
+		return err
+	}
+	since, err := time.Parse(time.RFC3339Nano, in.Since)
+	if err != nil {
+		return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "since must be an RFC 3339 date-time.",
+			Issues: []string{"since: must be an RFC 3339 date-time"}}
+	}
+	n, err := s.webhooks.Recover(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"), since)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusAccepted, wireWebhookRecovered{OK: true, Queued: n})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -719,5 +720,121 @@ func TestWebhookEndpointDeliveryAttempts(t *testing.T) {
 		checkProblem(t, e.do(request{Method: "GET", Path: path, Header: bearer(otherToken)}), 404, bokat.CodeWebhookEndpointNotFound, path)
 		checkProblem(t, e.do(request{Method: "GET", Path: "/v1/webhook-endpoints/not-a-uuid/deliveries", Header: bearer(token)}),
 			404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/deliveries")
+	})
+}
+
+// failPending ends every pending delivery as failed, as a delivery whose
+// last attempt failed does.
+func (e *webhookEnv) failPending() {
+	e.t.Helper()
+	ctx := context.Background()
+	later := time.Now().Add(48 * time.Hour)
+	claimed, err := e.db.ClaimWebhookDeliveries(ctx, later, time.Minute, 100, uuid.NewString())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, c := range claimed {
+		if _, err := e.db.RecordWebhookAttempt(ctx, sqlstore.WebhookAttempt{DeliveryID: c.ID, LeaseToken: c.LeaseToken,
+			AttemptedAt: later, StatusCode: 500, Error: "the endpoint answered HTTP 500", Status: sqlstore.DeliveryFailed,
+			Now: later}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// TestWebhookEndpointRecover: recovery queues again, with new Webhook-Ids,
+// each event whose delivery failed since the given time, once; a disabled
+// endpoint is refused with 409.
+func TestWebhookEndpointRecover(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		rc := webhooktest.NewReceiver(t, func(n int, r *http.Request) int {
+			if n < 3 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusNoContent
+		})
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		id := reg.JSON["endpoint"].(map[string]any)["id"].(string)
+		path := "/v1/webhook-endpoints/" + id + "/recover"
+		recoverSince := func(tok string, body string) response {
+			t.Helper()
+			return e.do(request{Method: "POST", Path: path, Header: bearer(tok), Body: body})
+		}
+
+		e.event(owner, "bk_0", bokat.EventBookingConfirmed)
+		e.pump()
+		e.failPending()
+		time.Sleep(5 * time.Millisecond)
+		since := time.Now().UTC().Format(time.RFC3339Nano)
+		time.Sleep(5 * time.Millisecond)
+		e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.event(owner, "bk_2", bokat.EventBookingConfirmed)
+		e.pump()
+		e.failPending()
+		failedIDs := map[string]bool{}
+		for _, d := range rc.Deliveries() {
+			failedIDs[d.Header.Get("Webhook-Id")] = true
+		}
+		if len(failedIDs) != 3 {
+			t.Fatalf("receiver saw %d deliveries, want 3 failed ones", len(failedIDs))
+		}
+
+		body := `{"since":"` + since + `"}`
+		set := func(verb string) {
+			t.Helper()
+			if r := e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/" + id + "/" + verb, Header: bearer(token)}); r.Status != 200 {
+				t.Fatalf("%s: %d %s", verb, r.Status, r.Body)
+			}
+		}
+		set("disable")
+		checkProblem(t, recoverSince(token, body), 409, bokat.CodeWebhookEndpointDisabled, path)
+		set("enable")
+
+		r := recoverSince(token, body)
+		if r.Status != 202 || r.JSON["queued"] != float64(2) {
+			t.Fatalf("recover: %d %s, want 202 with 2 queued", r.Status, r.Body)
+		}
+		checkMetadata(t, r, bokat.BookingsContractVersion)
+		e.pump()
+		got := rc.Deliveries()
+		if len(got) != 5 {
+			t.Fatalf("after recovering the receiver has %d deliveries, want 5", len(got))
+		}
+		var bookings []string
+		for _, d := range got[3:] {
+			if failedIDs[d.Header.Get("Webhook-Id")] {
+				t.Errorf("a recovered delivery reuses Webhook-Id %s", d.Header.Get("Webhook-Id"))
+			}
+			var ev struct {
+				Data struct {
+					Booking struct {
+						ID string `json:"id"`
+					} `json:"booking"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(d.Body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			bookings = append(bookings, ev.Data.Booking.ID)
+		}
+		slices.Sort(bookings) // sent concurrently, received in any order
+		if strings.Join(bookings, ",") != "bk_1,bk_2" {
+			t.Errorf("recovered events %v, want bk_1,bk_2 (bk_0 failed before since)", bookings)
+		}
+		if r := recoverSince(token, body); r.Status != 202 || r.JSON["queued"] != float64(0) {
+			t.Errorf("a second recovery: %d %s, want 202 with 0 queued", r.Status, r.Body)
+		}
+
+		future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		for _, bad := range []string{`{}`, `{"since":"yesterday"}`, `{"since":"` + future + `"}`, `{"since":"` + since + `","x":1}`} {
+			checkProblem(t, recoverSince(token, bad), 400, bokat.CodeValidationFailed, path)
+		}
+		checkProblem(t, recoverSince(otherToken, body), 404, bokat.CodeWebhookEndpointNotFound, path)
 	})
 }

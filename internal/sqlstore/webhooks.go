@@ -724,3 +724,51 @@ func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID
 	}
 	return out, translate(rows.Err())
 }
+
+// LockOwnedWebhookEndpoint returns the owner's endpoint (not deleted) and,
+// on PostgreSQL, holds its row until the transaction ends, so that writes
+// deciding on its state are serialised (SQLite transactions already are).
+// It returns bokat.ErrNotFound when the owner has no such endpoint.
+func (tx *Tx) LockOwnedWebhookEndpoint(ctx context.Context, clientID, userID, id string) (WebhookEndpoint, error) {
+	q := `SELECT ` + endpointColumns + ` FROM webhook_endpoints
+	       WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`
+	if tx.engine == Postgres {
+		q += ` FOR UPDATE`
+	}
+	e, err := scanEndpoint(tx.tx.QueryRowContext(ctx, q, id, clientID, userID))
+	if errors.Is(err, bokat.ErrNotFound) {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+	}
+	return e, err
+}
+
+// FailedWebhookOutboxIDs returns, oldest first, the outbox events with a
+// failed delivery to the endpoint created at or after since and no
+// delivery to it that is pending or delivered: the events a recovery
+// queues again. Each event appears once.
+func (tx *Tx) FailedWebhookOutboxIDs(ctx context.Context, endpointID string, since time.Time) ([]string, error) {
+	rows, err := tx.tx.QueryContext(ctx,
+		`SELECT d.outbox_id, MIN(d.created_at) AS first_at FROM webhook_deliveries d
+		  WHERE d.endpoint_id = $1 AND d.status = 'failed' AND d.created_at >= $2
+		    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o
+		                     WHERE o.endpoint_id = d.endpoint_id AND o.outbox_id = d.outbox_id
+		                       AND o.status IN ('pending', 'delivered'))
+		  GROUP BY d.outbox_id
+		  ORDER BY first_at, d.outbox_id`, endpointID, Millis(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var (
+			id    string
+			first int64
+		)
+		if err := rows.Scan(&id, &first); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, id)
+	}
+	return out, translate(rows.Err())
+}

@@ -295,6 +295,69 @@ func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string
 	return replay, nil
 }
 
+// Recover queues again, as new deliveries with new Webhook-Ids and in one
+// transaction, every event whose delivery to the principal's endpoint
+// failed (attempts exhausted) since the given time, and returns how many it
+// queued. An event already delivered or pending again to the endpoint is
+// skipped, so recovering twice queues nothing twice. An endpoint that is
+// unknown or not the principal's answers webhook_endpoint_not_found; a
+// disabled one, webhook_endpoint_disabled.
+func (s *Service) Recover(ctx context.Context, p bokat.Principal, id string, since time.Time) (int, error) {
+	if uuid.Validate(id) != nil {
+		return 0, endpointNotFound()
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	if since.After(now) {
+		return 0, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "since must not be in the future.",
+			Issues: []string{"since: must not be in the future"}}
+	}
+	var n int
+	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		n = 0
+		ep, err := tx.LockOwnedWebhookEndpoint(ctx, p.ClientID, p.UserID, id)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return endpointNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if !ep.DisabledAt.IsZero() {
+			return &bokat.Error{Code: bokat.CodeWebhookEndpointDisabled,
+				Detail:       "The webhook endpoint is disabled; nothing can be queued to it.",
+				SafeNextStep: "Enable the endpoint (POST /v1/webhook-endpoints/{id}/enable), then recover again."}
+		}
+		ids, err := tx.FailedWebhookOutboxIDs(ctx, id, since)
+		if err != nil {
+			return err
+		}
+		for _, outboxID := range ids {
+			deliveryID, err := uuid.NewV7()
+			if err != nil {
+				return err
+			}
+			webhookID, err := uuid.NewV7()
+			if err != nil {
+				return err
+			}
+			if _, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{
+				ID: deliveryID.String(), WebhookID: webhookID.String(), OutboxID: outboxID, EndpointID: id,
+				Origin: sqlstore.OriginReplay, NextAttemptAt: now, CreatedAt: now,
+			}); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && s.onQueued != nil {
+		s.onQueued()
+	}
+	return n, nil
+}
+
 func eventNotFound() error {
 	return &bokat.Error{Code: bokat.CodeWebhookEventNotFound,
 		Detail: "No webhook event (outbox item) with this id belongs to the caller."}

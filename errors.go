@@ -45,6 +45,7 @@ const (
 	CodeWebhookEndpointNotFound      Code = "webhook_endpoint_not_found"
 	CodeWebhookEventNotFound         Code = "webhook_event_not_found"
 	CodeWebhookEndpointLimitReached  Code = "webhook_endpoint_limit_reached"
+	CodeWebhookEndpointDisabled      Code = "webhook_endpoint_disabled"
 	CodeInternalError                Code = "internal_error"
 )
 

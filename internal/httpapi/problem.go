@@ -52,6 +52,7 @@ var codes = map[bokat.Code]codeInfo{
 	bokat.CodeUnsupportedVertical:          {422, "Unsupported vertical", "The vertical is not bookable; `supported_vertical_ids` lists those that are."},
 	bokat.CodeUnsupportedJobType:           {422, "Unsupported job type", "The job type is not one of the vertical's; `accepted_job_type_ids` lists them."},
 	bokat.CodeWebhookDestinationRejected:   {422, "Webhook destination rejected", "Webhook URLs must be public HTTPS on port 443 and must not resolve to private, loopback, link-local or other internal addresses."},
+	bokat.CodeWebhookEndpointDisabled:      {409, "Webhook endpoint disabled", "The endpoint is disabled, so nothing can be queued to it. Enable it, then try again."},
 	bokat.CodeWebhookEndpointLimitReached:  {422, "Webhook endpoint limit reached", "A client may register at most 20 webhook endpoints. Delete one it no longer uses, then register again."},
 	bokat.CodeRateLimited:                  {429, "Rate limited", "Too many requests. Wait for Retry-After; retry writes only with the same idempotency key."},
 	bokat.CodeInternalError:                {500, "Internal error", "Something failed on our side. Retry writes only with the same idempotency key; report the api_request_id if it persists."},

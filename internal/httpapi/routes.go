@@ -65,6 +65,9 @@ func (s *Server) routes() []route {
 		{method: http.MethodDelete, pattern: "/v1/webhook-endpoints/{endpoint_id}", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleDeleteWebhookEndpoint},
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/enable", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleSetWebhookEndpointEnabled(true)},
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/disable", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleSetWebhookEndpointEnabled(false)},
+		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleRotateWebhookSecret},
+		{method: http.MethodGet, pattern: "/v1/webhook-endpoints/{endpoint_id}/deliveries", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleListWebhookAttempts},
+		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/recover", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleRecoverWebhookEndpoint},
 		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.

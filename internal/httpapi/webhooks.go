@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,6 +24,9 @@ type Webhooks interface {
 	DeleteEndpoint(ctx context.Context, p bokat.Principal, id string) error
 	Replay(ctx context.Context, p bokat.Principal, outboxID string) (bokat.WebhookReplay, error)
 	SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error)
+	RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error)
+	ListAttempts(ctx context.Context, p bokat.Principal, id, cursor string, limit int) (bokat.WebhookAttemptPage, error)
+	Recover(ctx context.Context, p bokat.Principal, id string, since time.Time) (int, error)
 }
 
 // errWebhooksNotConfigured answers the webhook operations of a server
@@ -49,6 +53,35 @@ type (
 		Endpoint               wireWebhookEndpoint `json:"endpoint"`
 		SigningSecret          string              `json:"signing_secret"`
 		SigningSecretShownOnce bool                `json:"signing_secret_shown_once"`
+	}
+	wireWebhookSecretRotated struct {
+		OK                      bool                `json:"ok"`
+		Endpoint                wireWebhookEndpoint `json:"endpoint"`
+		SigningSecret           string              `json:"signing_secret"`
+		SigningSecretShownOnce  bool                `json:"signing_secret_shown_once"`
+		PreviousSecretExpiresAt string              `json:"previous_secret_expires_at"`
+	}
+	wireWebhookAttempt struct {
+		WebhookID   string  `json:"webhook_id"`
+		OutboxID    string  `json:"outbox_id"`
+		EventType   string  `json:"event_type"`
+		Attempt     int     `json:"attempt"`
+		AttemptedAt string  `json:"attempted_at"`
+		StatusCode  *int    `json:"status_code"`
+		ErrorClass  *string `json:"error_class"`
+		LatencyMS   int64   `json:"latency_ms"`
+	}
+	wireWebhookAttemptList struct {
+		OK         bool                 `json:"ok"`
+		Attempts   []wireWebhookAttempt `json:"attempts"`
+		NextCursor *string              `json:"next_cursor"`
+	}
+	wireWebhookRecover struct {
+		Since string `json:"since"`
+	}
+	wireWebhookRecovered struct {
+		OK     bool `json:"ok"`
+		Queued int  `json:"queued"`
 	}
 	wireWebhookEndpointResponse struct {
 		OK       bool                `json:"ok"`
@@ -191,6 +224,88 @@ func (s *Server) handleSetWebhookEndpointEnabled(enabled bool) handlerFunc {
 		s.writeJSON(w, r, http.StatusOK, wireWebhookEndpointResponse{OK: true, Endpoint: toWireEndpoint(ep)})
 		return nil
 	}
+}
+
+func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	rot, err := s.webhooks.RotateSecret(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, wireWebhookSecretRotated{
+		OK: true, Endpoint: toWireEndpoint(rot.Endpoint), SigningSecret: rot.Secret, SigningSecretShownOnce: true,
+		PreviousSecretExpiresAt: utcTime(rot.PreviousSecretExpiresAt),
+	})
+	return nil
+}
+
+// attemptsLimitDefault is the page size when limit is not given.
+const attemptsLimitDefault = 20
+
+func (s *Server) handleListWebhookAttempts(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	q := r.URL.Query()
+	for k, v := range q {
+		if (k != "limit" && k != "cursor") || len(v) != 1 {
+			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "Only one limit and one cursor query parameter are accepted.",
+				Issues: []string{k + ": unexpected or repeated query parameter"}}
+		}
+	}
+	limit := attemptsLimitDefault
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil {
+			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "limit must be an integer.",
+				Issues: []string{"limit: must be an integer"}}
+		}
+		limit = n
+	}
+	page, err := s.webhooks.ListAttempts(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := wireWebhookAttemptList{OK: true, Attempts: make([]wireWebhookAttempt, len(page.Attempts))}
+	for i, a := range page.Attempts {
+		wa := wireWebhookAttempt{WebhookID: a.WebhookID, OutboxID: a.OutboxID, EventType: string(a.EventType), Attempt: a.Attempt,
+			AttemptedAt: utcTime(a.AttemptedAt), LatencyMS: a.Latency.Milliseconds()}
+		if a.StatusCode != 0 {
+			wa.StatusCode = &a.StatusCode
+		}
+		if a.ErrorClass != "" {
+			wa.ErrorClass = &a.ErrorClass
+		}
+		out.Attempts[i] = wa
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) handleRecoverWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	if s.webhooks == nil {
+		return errWebhooksNotConfigured
+	}
+	var in wireWebhookRecover
+	if err := s.decode(r, &in); err != nil {
+		return err
+	}
+	since, err := time.Parse(time.RFC3339Nano, in.Since)
+	if err != nil {
+		return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "since must be an RFC 3339 date-time.",
+			Issues: []string{"since: must be an RFC 3339 date-time"}}
+	}
+	n, err := s.webhooks.Recover(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"), since)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusAccepted, wireWebhookRecovered{OK: true, Queued: n})
+	return nil
 }
 
 func (s *Server) handleReplayWebhookEvent(w http.ResponseWriter, r *http.Request) error {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -564,5 +565,276 @@ func TestWebhookEndpointDisableAndEnable(t *testing.T) {
 			bad := e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/not-a-uuid/" + verb, Header: bearer(token)})
 			checkProblem(t, bad, 404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/"+verb)
 		}
+	})
+}
+
+// TestWebhookEndpointRotateSecret: the owner gets a new secret once, in the
+// registration's form, and deliveries then verify with the new secret and
+// the old one; another owner, an unknown id and a token without the scope
+// are refused.
+func TestWebhookEndpointRotateSecret(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		_, readToken := e.client("Reader", bokat.ScopeBookingsRead)
+		rc := webhooktest.NewReceiver(t, nil)
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		old := reg.JSON["signing_secret"].(string)
+		ep := reg.JSON["endpoint"].(map[string]any)
+		id := ep["id"].(string)
+		path := "/v1/webhook-endpoints/" + id + "/rotate-secret"
+
+		before := time.Now()
+		r := e.do(request{Method: "POST", Path: path, Header: bearer(token)})
+		if r.Status != 200 || r.JSON["ok"] != true || r.JSON["signing_secret_shown_once"] != true {
+			t.Fatalf("rotate: %d %s", r.Status, r.Body)
+		}
+		checkMetadata(t, r, bokat.BookingsContractVersion)
+		secret := r.JSON["signing_secret"].(string)
+		if !secretRe.MatchString(secret) || secret == old {
+			t.Fatalf("rotated secret %q: want a new whsec_ secret", secret)
+		}
+		if got := r.JSON["endpoint"].(map[string]any)["signing_key_id"]; got == ep["signing_key_id"] {
+			t.Errorf("signing_key_id %v unchanged", got)
+		}
+		expires, err := time.Parse(time.RFC3339Nano, r.JSON["previous_secret_expires_at"].(string))
+		if err != nil || expires.Before(before.Add(24*time.Hour).Truncate(time.Millisecond)) || expires.After(time.Now().Add(24*time.Hour)) {
+			t.Errorf("previous_secret_expires_at %v (%v), want 24 h from now", r.JSON["previous_secret_expires_at"], err)
+		}
+		if strings.Contains(e.logs.String(), secret) {
+			t.Error("the new secret appears in the logs")
+		}
+
+		e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.pump()
+		got := rc.Deliveries()
+		if len(got) != 1 {
+			t.Fatalf("receiver got %d deliveries, want 1", len(got))
+		}
+		for _, s := range []string{secret, old} {
+			v, err := webhookverify.New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.Verify(got[0].Header, got[0].Body); err != nil {
+				t.Errorf("a delivery after rotating does not verify with the %s secret: %v", map[bool]string{true: "new", false: "old"}[s == secret], err)
+			}
+		}
+
+		checkProblem(t, e.do(request{Method: "POST", Path: path, Header: bearer(otherToken)}), 404, bokat.CodeWebhookEndpointNotFound, path)
+		checkProblem(t, e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/not-a-uuid/rotate-secret", Header: bearer(token)}),
+			404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/rotate-secret")
+		if r := e.do(request{Method: "POST", Path: path, Header: bearer(readToken)}); r.Status != 403 {
+			t.Errorf("without service.webhooks.manage: %d, want 403", r.Status)
+		}
+		if r := e.do(request{Method: "POST", Path: path}); r.Status != 401 {
+			t.Errorf("without a token: %d, want 401", r.Status)
+		}
+	})
+}
+
+// TestWebhookEndpointDeliveryAttempts: the owner pages through every
+// attempt to an endpoint, newest first, with status or error class; pages
+// stay stable while attempts are added; bad limits and cursors are 400,
+// other owners get 404.
+func TestWebhookEndpointDeliveryAttempts(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		rc := webhooktest.NewReceiver(t, func(n int, r *http.Request) int {
+			if n%2 == 0 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusNoContent
+		})
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		id := reg.JSON["endpoint"].(map[string]any)["id"].(string)
+		path := "/v1/webhook-endpoints/" + id + "/deliveries"
+		list := func(query string) response {
+			t.Helper()
+			return e.do(request{Method: "GET", Path: path + query, Header: bearer(token)})
+		}
+		if r := list(""); r.Status != 200 || len(r.JSON["attempts"].([]any)) != 0 || r.JSON["next_cursor"] != nil {
+			t.Fatalf("empty list: %d %s", r.Status, r.Body)
+		}
+		// Three events, one attempt each: 500, 204, 500.
+		for _, b := range []string{"bk_1", "bk_2", "bk_3"} {
+			e.event(owner, b, bokat.EventBookingConfirmed)
+			e.pump()
+			time.Sleep(2 * time.Millisecond) // distinct attempted_at, so newest first is checkable
+		}
+		first := list("?limit=2")
+		if first.Status != 200 {
+			t.Fatalf("first page: %d %s", first.Status, first.Body)
+		}
+		checkMetadata(t, first, bokat.BookingsContractVersion)
+		page := first.JSON["attempts"].([]any)
+		if len(page) != 2 {
+			t.Fatalf("first page has %d attempts, want 2: %s", len(page), first.Body)
+		}
+		a0, a1 := page[0].(map[string]any), page[1].(map[string]any)
+		if a0["status_code"] != float64(500) || a0["error_class"] != "http_status" || a0["attempt"] != float64(1) ||
+			a0["event_type"] != "booking.confirmed" || a0["latency_ms"] == nil {
+			t.Errorf("newest attempt = %v, want bk_3's 500", a0)
+		}
+		if a1["status_code"] != float64(204) || a1["error_class"] != nil {
+			t.Errorf("second attempt = %v, want bk_2's 204 without error class", a1)
+		}
+		if got := rc.Deliveries(); a0["webhook_id"] != got[2].Header.Get("Webhook-Id") || a1["webhook_id"] != got[1].Header.Get("Webhook-Id") {
+			t.Errorf("webhook ids %v %v do not match the deliveries", a0["webhook_id"], a1["webhook_id"])
+		}
+		cursor, _ := first.JSON["next_cursor"].(string)
+		if cursor == "" {
+			t.Fatalf("first page has no next_cursor: %s", first.Body)
+		}
+
+		// A new event attempted meanwhile does not shift the next page.
+		e.event(owner, "bk_4", bokat.EventBookingConfirmed)
+		e.pump()
+		second := list("?limit=2&cursor=" + cursor)
+		page2 := second.JSON["attempts"].([]any)
+		if second.Status != 200 || len(page2) != 1 || second.JSON["next_cursor"] != nil {
+			t.Fatalf("second page: %d %s, want bk_1's attempt alone and no cursor", second.Status, second.Body)
+		}
+		if got := page2[0].(map[string]any)["webhook_id"]; got != rc.Deliveries()[0].Header.Get("Webhook-Id") {
+			t.Errorf("second page holds %v, want the oldest attempt", got)
+		}
+		if all := list(""); len(all.JSON["attempts"].([]any)) != 4 {
+			t.Errorf("default page has %d attempts, want 4", len(all.JSON["attempts"].([]any)))
+		}
+
+		for _, q := range []string{"?limit=0", "?limit=101", "?limit=x", "?cursor=bm90LWEtY3Vyc29y", "?cursor=%25", "?limit=1&limit=2", "?page=2"} {
+			checkProblem(t, list(q), 400, bokat.CodeValidationFailed, path)
+		}
+		if r := list("?limit=100"); r.Status != 200 {
+			t.Errorf("limit=100: %d", r.Status)
+		}
+		checkProblem(t, e.do(request{Method: "GET", Path: path, Header: bearer(otherToken)}), 404, bokat.CodeWebhookEndpointNotFound, path)
+		checkProblem(t, e.do(request{Method: "GET", Path: "/v1/webhook-endpoints/not-a-uuid/deliveries", Header: bearer(token)}),
+			404, bokat.CodeWebhookEndpointNotFound, "/v1/webhook-endpoints/not-a-uuid/deliveries")
+	})
+}
+
+// failPending ends every pending delivery as failed, as a delivery whose
+// last attempt failed does.
+func (e *webhookEnv) failPending() {
+	e.t.Helper()
+	ctx := context.Background()
+	later := time.Now().Add(48 * time.Hour)
+	claimed, err := e.db.ClaimWebhookDeliveries(ctx, later, time.Minute, 100, uuid.NewString())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, c := range claimed {
+		if _, err := e.db.RecordWebhookAttempt(ctx, sqlstore.WebhookAttempt{DeliveryID: c.ID, LeaseToken: c.LeaseToken,
+			AttemptedAt: later, StatusCode: 500, Error: "the endpoint answered HTTP 500", Status: sqlstore.DeliveryFailed,
+			Now: later}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// TestWebhookEndpointRecover: recovery queues again, with new Webhook-Ids,
+// each event whose delivery failed since the given time, once; a disabled
+// endpoint is refused with 409.
+func TestWebhookEndpointRecover(t *testing.T) {
+	t.Parallel()
+	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
+		owner, token := e.client("Acme", bokat.ScopeWebhooksManage)
+		_, otherToken := e.client("Other", bokat.ScopeWebhooksManage)
+		rc := webhooktest.NewReceiver(t, func(n int, r *http.Request) int {
+			if n < 3 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusNoContent
+		})
+		reg := e.register(token, rc.URL)
+		if reg.Status != http.StatusCreated {
+			t.Fatalf("register: %d %s", reg.Status, reg.Body)
+		}
+		id := reg.JSON["endpoint"].(map[string]any)["id"].(string)
+		path := "/v1/webhook-endpoints/" + id + "/recover"
+		recoverSince := func(tok string, body string) response {
+			t.Helper()
+			return e.do(request{Method: "POST", Path: path, Header: bearer(tok), Body: body})
+		}
+
+		e.event(owner, "bk_0", bokat.EventBookingConfirmed)
+		e.pump()
+		e.failPending()
+		time.Sleep(5 * time.Millisecond)
+		since := time.Now().UTC().Format(time.RFC3339Nano)
+		time.Sleep(5 * time.Millisecond)
+		e.event(owner, "bk_1", bokat.EventBookingConfirmed)
+		e.event(owner, "bk_2", bokat.EventBookingConfirmed)
+		e.pump()
+		e.failPending()
+		failedIDs := map[string]bool{}
+		for _, d := range rc.Deliveries() {
+			failedIDs[d.Header.Get("Webhook-Id")] = true
+		}
+		if len(failedIDs) != 3 {
+			t.Fatalf("receiver saw %d deliveries, want 3 failed ones", len(failedIDs))
+		}
+
+		body := `{"since":"` + since + `"}`
+		set := func(verb string) {
+			t.Helper()
+			if r := e.do(request{Method: "POST", Path: "/v1/webhook-endpoints/" + id + "/" + verb, Header: bearer(token)}); r.Status != 200 {
+				t.Fatalf("%s: %d %s", verb, r.Status, r.Body)
+			}
+		}
+		set("disable")
+		checkProblem(t, recoverSince(token, body), 409, bokat.CodeWebhookEndpointDisabled, path)
+		set("enable")
+
+		r := recoverSince(token, body)
+		if r.Status != 202 || r.JSON["queued"] != float64(2) {
+			t.Fatalf("recover: %d %s, want 202 with 2 queued", r.Status, r.Body)
+		}
+		checkMetadata(t, r, bokat.BookingsContractVersion)
+		e.pump()
+		got := rc.Deliveries()
+		if len(got) != 5 {
+			t.Fatalf("after recovering the receiver has %d deliveries, want 5", len(got))
+		}
+		var bookings []string
+		for _, d := range got[3:] {
+			if failedIDs[d.Header.Get("Webhook-Id")] {
+				t.Errorf("a recovered delivery reuses Webhook-Id %s", d.Header.Get("Webhook-Id"))
+			}
+			var ev struct {
+				Data struct {
+					Booking struct {
+						ID string `json:"id"`
+					} `json:"booking"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(d.Body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			bookings = append(bookings, ev.Data.Booking.ID)
+		}
+		slices.Sort(bookings) // sent concurrently, received in any order
+		if strings.Join(bookings, ",") != "bk_1,bk_2" {
+			t.Errorf("recovered events %v, want bk_1,bk_2 (bk_0 failed before since)", bookings)
+		}
+		if r := recoverSince(token, body); r.Status != 202 || r.JSON["queued"] != float64(0) {
+			t.Errorf("a second recovery: %d %s, want 202 with 0 queued", r.Status, r.Body)
+		}
+
+		future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		for _, bad := range []string{`{}`, `{"since":"yesterday"}`, `{"since":"` + future + `"}`, `{"since":"` + since + `","x":1}`} {
+			checkProblem(t, recoverSince(token, bad), 400, bokat.CodeValidationFailed, path)
+		}
+		checkProblem(t, recoverSince(otherToken, body), 404, bokat.CodeWebhookEndpointNotFound, path)
 	})
 }

@@ -44,6 +44,9 @@ type WebhookEndpoint struct {
 	DisabledReason string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// PreviousSecretExpiresAt is zero when the endpoint keeps no previous
+	// secret; otherwise the secret it replaced last still signs until then.
+	PreviousSecretExpiresAt time.Time
 }
 
 // ErrWebhookEndpointLimit is returned when an owner already has the most
@@ -51,7 +54,7 @@ type WebhookEndpoint struct {
 var ErrWebhookEndpointLimit = errors.New("webhook endpoint limit reached")
 
 const endpointColumns = `id, owner_client_id, owner_user_id, url, event_types, signing_key_id, secret_key_id,
-	secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at`
+	secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at, previous_secret_expires_at`
 
 func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) {
 	var (
@@ -59,9 +62,10 @@ func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) 
 		types            string
 		disabled         sql.NullInt64
 		created, updated int64
+		previousExpiry   sql.NullInt64
 	)
 	err := row.Scan(&e.ID, &e.OwnerClientID, &e.OwnerUserID, &e.URL, &types, &e.SigningKeyID, &e.SecretKeyID,
-		&e.SecretCiphertext, &disabled, &e.DisabledReason, &created, &updated)
+		&e.SecretCiphertext, &disabled, &e.DisabledReason, &created, &updated, &previousExpiry)
 	if err != nil {
 		return WebhookEndpoint{}, translate(err)
 	}
@@ -69,6 +73,7 @@ func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) 
 	e.DisabledAt = FromNullMillis(disabled)
 	e.CreatedAt = FromMillis(created)
 	e.UpdatedAt = FromMillis(updated)
+	e.PreviousSecretExpiresAt = FromNullMillis(previousExpiry)
 	return e, nil
 }
 
@@ -221,6 +226,40 @@ func (tx *Tx) SetWebhookEndpointEnabled(ctx context.Context, clientID, userID, i
 		}
 	}
 	return e, nil
+}
+
+// SecretRotation is a new signing secret, sealed, for an endpoint.
+type SecretRotation struct {
+	SigningKeyID     string
+	SecretKeyID      string
+	SecretCiphertext string
+	// PreviousUntil is until when the replaced secret still signs.
+	PreviousUntil time.Time
+	Now           time.Time
+}
+
+// RotateWebhookEndpointSecret gives the owner's endpoint the new secret and
+// keeps the one it replaces, still sealed, as its previous secret until
+// r.PreviousUntil; a previous secret kept from an earlier rotation is
+// dropped. It returns the endpoint, or bokat.ErrNotFound when the owner has
+// no such endpoint (unknown, another owner's, or deleted).
+func (tx *Tx) RotateWebhookEndpointSecret(ctx context.Context, clientID, userID, id string, r SecretRotation) (WebhookEndpoint, error) {
+	res, err := tx.tx.ExecContext(ctx,
+		`UPDATE webhook_endpoints
+		    SET previous_secret_key_id = secret_key_id, previous_secret_ciphertext = secret_ciphertext,
+		        previous_secret_expires_at = $1, signing_key_id = $2, secret_key_id = $3, secret_ciphertext = $4,
+		        updated_at = $5
+		  WHERE id = $6 AND owner_client_id = $7 AND owner_user_id = $8 AND deleted_at IS NULL`,
+		Millis(r.PreviousUntil), r.SigningKeyID, r.SecretKeyID, r.SecretCiphertext, Millis(r.Now), id, clientID, userID)
+	if err != nil {
+		return WebhookEndpoint{}, translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return WebhookEndpoint{}, translate(err)
+	} else if n == 0 {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+	}
+	return scanEndpoint(tx.tx.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE id = $1`, id))
 }
 
 // cancelPendingDeliveries cancels the endpoint's pending deliveries, except
@@ -385,6 +424,11 @@ type ClaimedDelivery struct {
 	URL              string
 	SecretKeyID      string
 	SecretCiphertext string
+	// PreviousSecretKeyID and PreviousSecretCiphertext hold the endpoint's
+	// previous secret, sealed, while it still signs at the claim's time;
+	// both are empty otherwise.
+	PreviousSecretKeyID      string
+	PreviousSecretCiphertext string
 	// EndpointActive is false when the endpoint was deleted or disabled.
 	EndpointActive bool
 
@@ -424,12 +468,14 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 		rows, err := tx.tx.QueryContext(ctx,
 			`SELECT d.id, d.webhook_id, d.outbox_id, d.endpoint_id, d.attempts, d.created_at,
 			        e.url, e.secret_key_id, e.secret_ciphertext, e.disabled_at, e.deleted_at,
+			        CASE WHEN e.previous_secret_expires_at > $2 THEN e.previous_secret_key_id ELSE '' END,
+			        CASE WHEN e.previous_secret_expires_at > $2 THEN e.previous_secret_ciphertext ELSE '' END,
 			        o.event_type, o.booking_id, o.payload, o.occurred_at
 			   FROM webhook_deliveries d
 			   JOIN webhook_endpoints e ON e.id = d.endpoint_id
 			   JOIN outbox_events o ON o.id = d.outbox_id
 			  WHERE d.lease_token = $1 AND d.status = 'pending'
-			  ORDER BY d.next_attempt_at, d.id`, token)
+			  ORDER BY d.next_attempt_at, d.id`, token, Millis(now))
 		if err != nil {
 			return err
 		}
@@ -443,7 +489,7 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 			)
 			if err := rows.Scan(&c.ID, &c.WebhookID, &c.OutboxID, &c.EndpointID, &c.Attempts, &created,
 				&c.URL, &c.SecretKeyID, &c.SecretCiphertext, &disabled, &deleted,
-				&c.EventType, &c.BookingID, &payload, &occurred); err != nil {
+				&c.PreviousSecretKeyID, &c.PreviousSecretCiphertext, &c.EventType, &c.BookingID, &payload, &occurred); err != nil {
 				return err
 			}
 			c.CreatedAt, c.OccurredAt = FromMillis(created), FromMillis(occurred)
@@ -588,6 +634,126 @@ func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([
 		a.StatusCode = int(code.Int64)
 		a.Latency = time.Duration(ms) * time.Millisecond
 		out = append(out, a)
+	}
+	return out, translate(rows.Err())
+}
+
+// EndpointAttempt is one recorded attempt of a delivery to an endpoint, with
+// the delivery's event.
+type EndpointAttempt struct {
+	DeliveryID  string
+	WebhookID   string
+	OutboxID    string
+	EventType   string
+	Attempt     int
+	AttemptedAt time.Time
+	StatusCode  int // 0: no response
+	Latency     time.Duration
+	Error       string
+}
+
+// AttemptPosition is where a page of an endpoint's attempts ends: the
+// (attempted_at, delivery id, attempt) of its last row. The zero value
+// starts at the newest attempt.
+type AttemptPosition struct {
+	AttemptedAt time.Time
+	DeliveryID  string
+	Attempt     int
+}
+
+// EndpointAttempts returns up to limit attempts of deliveries to the owner's
+// endpoint (deleted endpoints included), newest first (by attempted_at,
+// then delivery id and attempt number, descending), strictly after the
+// position after. Attempts recorded meanwhile are newer than any position
+// handed out, so pages neither repeat nor skip rows. It returns
+// bokat.ErrNotFound when the owner has no such endpoint.
+func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID string, after AttemptPosition, limit int) ([]EndpointAttempt, error) {
+	var one int
+	err := db.read.QueryRowContext(ctx,
+		`SELECT 1 FROM webhook_endpoints WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`,
+		endpointID, clientID, userID).Scan(&one)
+	if err != nil {
+		return nil, fmt.Errorf("webhook endpoint %s: %w", endpointID, translate(err))
+	}
+	q := `SELECT a.delivery_id, d.webhook_id, d.outbox_id, o.event_type, a.attempt, a.attempted_at, a.status_code,
+	             a.latency_ms, a.error
+	        FROM webhook_delivery_attempts a
+	        JOIN webhook_deliveries d ON d.id = a.delivery_id
+	        JOIN outbox_events o ON o.id = d.outbox_id
+	       WHERE d.endpoint_id = $1`
+	args := []any{endpointID, limit}
+	if after.DeliveryID != "" {
+		q += ` AND (a.attempted_at < $3 OR (a.attempted_at = $3 AND (a.delivery_id < $4 OR (a.delivery_id = $4 AND a.attempt < $5))))`
+		args = append(args, Millis(after.AttemptedAt), after.DeliveryID, after.Attempt)
+	}
+	q += ` ORDER BY a.attempted_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT $2`
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []EndpointAttempt
+	for rows.Next() {
+		var (
+			a      EndpointAttempt
+			at, ms int64
+			code   sql.NullInt64
+		)
+		if err := rows.Scan(&a.DeliveryID, &a.WebhookID, &a.OutboxID, &a.EventType, &a.Attempt, &at, &code, &ms, &a.Error); err != nil {
+			return nil, translate(err)
+		}
+		a.AttemptedAt = FromMillis(at)
+		a.StatusCode = int(code.Int64)
+		a.Latency = time.Duration(ms) * time.Millisecond
+		out = append(out, a)
+	}
+	return out, translate(rows.Err())
+}
+
+// LockOwnedWebhookEndpoint returns the owner's endpoint (not deleted) and,
+// on PostgreSQL, holds its row until the transaction ends, so that writes
+// deciding on its state are serialised (SQLite transactions already are).
+// It returns bokat.ErrNotFound when the owner has no such endpoint.
+func (tx *Tx) LockOwnedWebhookEndpoint(ctx context.Context, clientID, userID, id string) (WebhookEndpoint, error) {
+	q := `SELECT ` + endpointColumns + ` FROM webhook_endpoints
+	       WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`
+	if tx.engine == Postgres {
+		q += ` FOR UPDATE`
+	}
+	e, err := scanEndpoint(tx.tx.QueryRowContext(ctx, q, id, clientID, userID))
+	if errors.Is(err, bokat.ErrNotFound) {
+		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+	}
+	return e, err
+}
+
+// FailedWebhookOutboxIDs returns, oldest first, the outbox events with a
+// failed delivery to the endpoint created at or after since and no
+// delivery to it that is pending or delivered: the events a recovery
+// queues again. Each event appears once.
+func (tx *Tx) FailedWebhookOutboxIDs(ctx context.Context, endpointID string, since time.Time) ([]string, error) {
+	rows, err := tx.tx.QueryContext(ctx,
+		`SELECT d.outbox_id, MIN(d.created_at) AS first_at FROM webhook_deliveries d
+		  WHERE d.endpoint_id = $1 AND d.status = 'failed' AND d.created_at >= $2
+		    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o
+		                     WHERE o.endpoint_id = d.endpoint_id AND o.outbox_id = d.outbox_id
+		                       AND o.status IN ('pending', 'delivered'))
+		  GROUP BY d.outbox_id
+		  ORDER BY first_at, d.outbox_id`, endpointID, Millis(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var (
+			id    string
+			first int64
+		)
+		if err := rows.Scan(&id, &first); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, id)
 	}
 	return out, translate(rows.Err())
 }

@@ -167,7 +167,16 @@ func (s *Sender) Deliver(ctx context.Context, d sqlstore.ClaimedDelivery) outbox
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set("Webhook-Id", d.WebhookID)
 	req.Header.Set("Webhook-Timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("Webhook-Signature", Sign(string(secret), d.WebhookID, ts, body))
+	signature := Sign(string(secret), d.WebhookID, ts, body)
+	if d.PreviousSecretCiphertext != "" {
+		// After a rotation the previous secret signs too, for 24 hours.
+		previous, err := s.keys.Open(d.PreviousSecretKeyID, d.PreviousSecretCiphertext, secretContext(d.EndpointID))
+		if err != nil {
+			return outbox.Outcome{Err: "cannot unseal the previous signing secret: " + err.Error()}
+		}
+		signature += " " + Sign(string(previous), d.WebhookID, ts, body)
+	}
+	req.Header.Set("Webhook-Signature", signature)
 
 	start := time.Now()
 	resp, err := s.client.Do(req)

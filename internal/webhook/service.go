@@ -192,6 +192,45 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, p bokat.Principal, id 
 	return endpointOf(row), nil
 }
 
+// PreviousSecretLifetime is how long an endpoint's replaced signing secret
+// still signs its deliveries after a rotation.
+const PreviousSecretLifetime = 24 * time.Hour
+
+// RotateSecret gives the principal's endpoint a fresh signing secret and
+// returns the endpoint and the secret, which is never shown again. For
+// PreviousSecretLifetime the secret it replaces still signs too (a second
+// pair of signatures); rotating again within that time drops the older one
+// at once, so at most two secrets sign. An endpoint that is unknown or not
+// the principal's answers webhook_endpoint_not_found.
+func (s *Service) RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error) {
+	if uuid.Validate(id) != nil {
+		return bokat.WebhookSecretRotation{}, endpointNotFound()
+	}
+	secret := NewSigningSecret()
+	keyID, sealed, err := s.keys.Seal([]byte(secret), secretContext(id))
+	if err != nil {
+		return bokat.WebhookSecretRotation{}, fmt.Errorf("seal signing secret: %w", err)
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	var row sqlstore.WebhookEndpoint
+	err = s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		var err error
+		row, err = tx.RotateWebhookEndpointSecret(ctx, p.ClientID, p.UserID, id, sqlstore.SecretRotation{
+			SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed,
+			PreviousUntil: now.Add(PreviousSecretLifetime), Now: now,
+		})
+		return err
+	})
+	if errors.Is(err, bokat.ErrNotFound) {
+		return bokat.WebhookSecretRotation{}, endpointNotFound()
+	}
+	if err != nil {
+		return bokat.WebhookSecretRotation{}, err
+	}
+	return bokat.WebhookSecretRotation{Endpoint: endpointOf(row), Secret: secret,
+		PreviousSecretExpiresAt: row.PreviousSecretExpiresAt}, nil
+}
+
 func endpointNotFound() error {
 	return &bokat.Error{Code: bokat.CodeWebhookEndpointNotFound,
 		Detail: "No webhook endpoint with this id belongs to the caller."}
@@ -254,6 +293,69 @@ func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string
 		s.onQueued()
 	}
 	return replay, nil
+}
+
+// Recover queues again, as new deliveries with new Webhook-Ids and in one
+// transaction, every event whose delivery to the principal's endpoint
+// failed (attempts exhausted) since the given time, and returns how many it
+// queued. An event already delivered or pending again to the endpoint is
+// skipped, so recovering twice queues nothing twice. An endpoint that is
+// unknown or not the principal's answers webhook_endpoint_not_found; a
+// disabled one, webhook_endpoint_disabled.
+func (s *Service) Recover(ctx context.Context, p bokat.Principal, id string, since time.Time) (int, error) {
+	if uuid.Validate(id) != nil {
+		return 0, endpointNotFound()
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	if since.After(now) {
+		return 0, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "since must not be in the future.",
+			Issues: []string{"since: must not be in the future"}}
+	}
+	var n int
+	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		n = 0
+		ep, err := tx.LockOwnedWebhookEndpoint(ctx, p.ClientID, p.UserID, id)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return endpointNotFound()
+		}
+		if err != nil {
+			return err
+		}
+		if !ep.DisabledAt.IsZero() {
+			return &bokat.Error{Code: bokat.CodeWebhookEndpointDisabled,
+				Detail:       "The webhook endpoint is disabled; nothing can be queued to it.",
+				SafeNextStep: "Enable the endpoint (POST /v1/webhook-endpoints/{id}/enable), then recover again."}
+		}
+		ids, err := tx.FailedWebhookOutboxIDs(ctx, id, since)
+		if err != nil {
+			return err
+		}
+		for _, outboxID := range ids {
+			deliveryID, err := uuid.NewV7()
+			if err != nil {
+				return err
+			}
+			webhookID, err := uuid.NewV7()
+			if err != nil {
+				return err
+			}
+			if _, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{
+				ID: deliveryID.String(), WebhookID: webhookID.String(), OutboxID: outboxID, EndpointID: id,
+				Origin: sqlstore.OriginReplay, NextAttemptAt: now, CreatedAt: now,
+			}); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && s.onQueued != nil {
+		s.onQueued()
+	}
+	return n, nil
 }
 
 func eventNotFound() error {

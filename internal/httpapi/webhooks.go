@@ -251,8 +251,10 @@ func (s *Server) handleListWebhookAttempts(w http.ResponseWriter, r *http.Reques
 	q := r.URL.Query()
 	for k, v := range q {
 		if (k != "limit" && k != "cursor") || len(v) != 1 {
+			// The name is not echoed (it is the caller's text), so the answer
+			// is the same whichever offending parameter the map yields first.
 			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "Only one limit and one cursor query parameter are accepted.",
-				Issues: []string{k + ": unexpected or repeated query parameter"}}
+				Issues: []string{"query: only limit and cursor are accepted, each at most once"}}
 		}
 	}
 	limit := attemptsLimitDefault

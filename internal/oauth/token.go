@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -109,14 +110,18 @@ func parseTokenForm(r *http.Request) *tokenError {
 	if err := r.ParseForm(); err != nil {
 		return errInvalidRequest("the body is not a valid form")
 	}
-	for k, v := range r.PostForm {
-		if len(v) > 1 {
+	// Parameters are checked in name order, so the same body always gets the
+	// same answer (a map's order is random).
+	names := slices.Sorted(maps.Keys(r.PostForm))
+	for _, k := range names {
+		if len(r.PostForm[k]) > 1 {
 			return errInvalidRequest("the parameter " + safeScopeName(k) + " is repeated")
 		}
 	}
 	// Client credentials are checked by authenticateClient (invalid_client);
 	// every other parameter must be clean text before anything reads it.
-	for k, v := range r.PostForm {
+	for _, k := range names {
+		v := r.PostForm[k]
 		if k == "client_id" || k == "client_secret" {
 			continue
 		}

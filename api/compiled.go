@@ -36,6 +36,20 @@ type compiledParam struct {
 	schema   *jsonschema.Schema
 }
 
+// validate checks body against b's schema, reporting into col.
+func (b *compiledBody) validate(col *collector, body []byte) error {
+	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		col.addIssue("(body)", "must be valid JSON")
+		return nil
+	}
+	if err := b.schema.Validate(value); err != nil {
+		col.bodySchema = b.generic
+		return col.addValidation("", b.fragment, err)
+	}
+	return nil
+}
+
 type compiledBody struct {
 	required   bool
 	mediaTypes []string // sorted; only application/json is declared today
@@ -227,16 +241,7 @@ func (co *compiledOperation) validate(col *collector, r *http.Request, pathParam
 	if b.schema == nil {
 		return nil
 	}
-	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		col.addIssue("(body)", "must be valid JSON")
-		return nil
-	}
-	if err := b.schema.Validate(value); err != nil {
-		col.bodySchema = b.generic
-		return col.addValidation("", b.fragment, err)
-	}
-	return nil
+	return b.validate(col, body)
 }
 
 // accepts reports whether the Content-Type header names a declared media
@@ -390,16 +395,7 @@ func (cr *compiledResponse) validate(col *collector, header http.Header, body []
 	if b == nil {
 		return nil
 	}
-	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		col.addIssue("(body)", "must be valid JSON")
-		return nil
-	}
-	if err := b.schema.Validate(value); err != nil {
-		col.bodySchema = b.generic
-		return col.addValidation("", b.fragment, err)
-	}
-	return nil
+	return b.validate(col, body)
 }
 
 // pointerValue returns the value at a JSON pointer of doc, or nil.

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,19 +70,7 @@ func runScale(ctx context.Context, c config, out io.Writer) error {
 	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
 	rep.PeakRSSBytes, _ = peakRSS()
 
-	if c.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		printScaleReport(out, rep, c)
-	}
-	if c.check && !rep.TargetsMet {
-		return errors.New("targets missed: want large/demo ratio >= 0.50 and p99 < 10ms at half load")
-	}
-	return nil
+	return emit(out, c, rep, rep.TargetsMet, "large/demo ratio", func() { printScaleReport(out, rep, c) })
 }
 
 func printScaleReport(w io.Writer, rep scaleReport, c config) {

@@ -622,34 +622,39 @@ func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([
 	defer rows.Close()
 	var out []WebhookDeliveryAttempt
 	for rows.Next() {
-		var (
-			a      WebhookDeliveryAttempt
-			at, ms int64
-			code   sql.NullInt64
-		)
-		if err := rows.Scan(&a.DeliveryID, &a.Attempt, &at, &code, &ms, &a.Error); err != nil {
-			return nil, translate(err)
+		var a WebhookDeliveryAttempt
+		if err := a.scan(rows); err != nil {
+			return nil, err
 		}
-		a.AttemptedAt = FromMillis(at)
-		a.StatusCode = int(code.Int64)
-		a.Latency = time.Duration(ms) * time.Millisecond
 		out = append(out, a)
 	}
 	return out, translate(rows.Err())
 }
 
+// scan reads an attempt's columns — delivery_id, attempt, attempted_at,
+// status_code, latency_ms, error — after the extra leading columns.
+func (a *WebhookDeliveryAttempt) scan(rows *sql.Rows, extra ...any) error {
+	var (
+		at, ms int64
+		code   sql.NullInt64
+	)
+	dest := append(extra, &a.DeliveryID, &a.Attempt, &at, &code, &ms, &a.Error)
+	if err := rows.Scan(dest...); err != nil {
+		return translate(err)
+	}
+	a.AttemptedAt = FromMillis(at)
+	a.StatusCode = int(code.Int64)
+	a.Latency = time.Duration(ms) * time.Millisecond
+	return nil
+}
+
 // EndpointAttempt is one recorded attempt of a delivery to an endpoint, with
 // the delivery's event.
 type EndpointAttempt struct {
-	DeliveryID  string
-	WebhookID   string
-	OutboxID    string
-	EventType   string
-	Attempt     int
-	AttemptedAt time.Time
-	StatusCode  int // 0: no response
-	Latency     time.Duration
-	Error       string
+	WebhookDeliveryAttempt
+	WebhookID string
+	OutboxID  string
+	EventType string
 }
 
 // AttemptPosition is where a page of an endpoint's attempts ends: the
@@ -675,7 +680,7 @@ func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID
 	if err != nil {
 		return nil, fmt.Errorf("webhook endpoint %s: %w", endpointID, translate(err))
 	}
-	q := `SELECT a.delivery_id, d.webhook_id, d.outbox_id, o.event_type, a.attempt, a.attempted_at, a.status_code,
+	q := `SELECT d.webhook_id, d.outbox_id, o.event_type, a.delivery_id, a.attempt, a.attempted_at, a.status_code,
 	             a.latency_ms, a.error
 	        FROM webhook_delivery_attempts a
 	        JOIN webhook_deliveries d ON d.id = a.delivery_id
@@ -694,17 +699,10 @@ func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID
 	defer rows.Close()
 	var out []EndpointAttempt
 	for rows.Next() {
-		var (
-			a      EndpointAttempt
-			at, ms int64
-			code   sql.NullInt64
-		)
-		if err := rows.Scan(&a.DeliveryID, &a.WebhookID, &a.OutboxID, &a.EventType, &a.Attempt, &at, &code, &ms, &a.Error); err != nil {
-			return nil, translate(err)
+		var a EndpointAttempt
+		if err := a.scan(rows, &a.WebhookID, &a.OutboxID, &a.EventType); err != nil {
+			return nil, err
 		}
-		a.AttemptedAt = FromMillis(at)
-		a.StatusCode = int(code.Int64)
-		a.Latency = time.Duration(ms) * time.Millisecond
 		out = append(out, a)
 	}
 	return out, translate(rows.Err())

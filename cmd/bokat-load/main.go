@@ -1,7 +1,10 @@
 // Command bokat-load measures booking option search under load through
 // HTTP, against a baseline, with one load generator (vegeta) in one run.
 //
-// It starts two servers on 127.0.0.1:
+// It starts two servers on 127.0.0.1, each in a process of its own (the
+// tool starts itself again as the server; -in-process keeps them in this
+// process, beside the load generator, whose garbage collection then pauses
+// them too):
 //
 //   - search: the real Bokat handler (contract validation, search, signing,
 //     encoding) on a fresh SQLite store (or -database) loaded with the demo
@@ -25,8 +28,8 @@
 // -large-database; fresh SQLite files by default), alternating for -rounds
 // rounds, then the large server at half its maximum rate. Targets: the large
 // rate is at least half the demo rate, and its p99 at half load is under
-// 10 ms. It also reports the peak resident memory of the whole process
-// (both servers and the load generator) from /proc.
+// 10 ms. It also reports the peak resident memory of the large server's
+// process from /proc.
 //
 //	go run ./cmd/bokat-load -large 5000 -workers 4 -duration 5s
 package main
@@ -71,6 +74,9 @@ const searchBody = `{"spec_version":"public_bookings_api_v1","vertical_id":"vvs"
 	`"timing":{"preferred_time_text":"inom två veckor"},"locale":"sv-SE"}`
 
 func main() {
+	if spec, ok := os.LookupEnv(serverEnv); ok {
+		os.Exit(serveChild(spec, os.Stdin, os.Stdout))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
@@ -91,6 +97,8 @@ type config struct {
 	// large is the number of providers of the large supply (scale mode).
 	large         int
 	largeDatabase string
+	// inProcess runs the servers in this process instead of children.
+	inProcess bool
 }
 
 // measurement is one attack's outcome.
@@ -130,7 +138,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.rate, "rate", 0, "only attack both servers at this constant rate (req/s) and report their latencies")
 	fs.IntVar(&c.large, "large", 0, "scale mode: compare search over the demo supply with search over a generated supply of this many providers")
 	fs.StringVar(&c.largeDatabase, "large-database", "", "scale mode: database URL of the large supply's server (default: a fresh SQLite file); -database is the demo server's")
-	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the whole run (servers and load generator) to this file")
+	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the measured server (search, or the large server with -large) to this file; with -in-process, of the whole run")
+	fs.BoolVar(&c.inProcess, "in-process", false, "run the servers inside this process, beside the load generator, instead of in processes of their own")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,7 +150,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
 	}
 
-	if c.profile != "" {
+	if c.profile != "" && c.inProcess {
 		f, err := os.Create(c.profile)
 		if err != nil {
 			return err
@@ -155,27 +164,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if c.large > 0 {
 		return runScale(ctx, c, out)
 	}
-	searchURL, body, closeSearch, err := startSearchServer(ctx, c.database, supply.DemoName, supply.Demo())
+	search, err := startServer(ctx, serverSpec{Kind: "search", Database: c.database, SupplyName: supply.DemoName,
+		CPUProfile: c.childProfile()}, supply.Demo(), c.inProcess)
 	if err != nil {
 		return err
 	}
-	defer closeSearch()
-	bareURL, closeBare, err := startBareServer(len(body))
+	defer search.Close()
+	bare, err := startServer(ctx, serverSpec{Kind: "bare", BodyBytes: search.BodyBytes}, nil, c.inProcess)
 	if err != nil {
 		return err
 	}
-	defer closeBare()
+	defer bare.Close()
+	searchURL, bareURL := search.URL, bare.URL
 
 	// Check that the bare body has the size of the real one.
 	bareBody, err := post(bareURL)
 	if err != nil {
 		return err
 	}
-	if len(bareBody) != len(body) {
-		return fmt.Errorf("bare body is %d bytes, search body %d", len(bareBody), len(body))
+	if len(bareBody) != search.BodyBytes {
+		return fmt.Errorf("bare body is %d bytes, search body %d", len(bareBody), search.BodyBytes)
 	}
 
-	rep := report{BodyBytes: len(body)}
+	rep := report{BodyBytes: search.BodyBytes}
 	warm := min(time.Second, c.duration)
 	if c.rate > 0 {
 		attackRate(bareURL, "bare", float64(c.rate), warm)
@@ -196,6 +207,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
 
 	return emit(out, c, rep, rep.TargetsMet, "ratio", func() { printReport(out, rep, c) })
+}
+
+// childProfile is the CPU profile path of the measured server's process.
+func (c config) childProfile() string {
+	if c.inProcess || c.profile == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(c.profile); err == nil {
+		return abs
+	}
+	return c.profile
 }
 
 // emit writes a report as JSON or as text and, with -check, fails when its

@@ -4,9 +4,71 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
+
+	"bokat/internal/supply"
 )
+
+// TestMain lets the test binary be a server process of the tool, as the
+// tool's own binary is.
+func TestMain(m *testing.M) {
+	if spec, ok := os.LookupEnv(serverEnv); ok {
+		os.Exit(serveChild(spec, os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// TestServersRunInProcessesOfTheirOwn starts a search server as the tool
+// does: it answers from another process, its peak memory is that
+// process's, and Close ends the process.
+func TestServersRunInProcessesOfTheirOwn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	s, err := startServer(context.Background(), serverSpec{Kind: "search", SupplyName: supply.DemoName}, supply.Demo(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cmd == nil || s.cmd.Process.Pid == os.Getpid() {
+		t.Fatal("the server runs in this process")
+	}
+	body, err := post(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) != s.BodyBytes || s.BodyBytes < 10_000 {
+		t.Errorf("body %d bytes, reported %d", len(body), s.BodyBytes)
+	}
+	own, err := peakRSS("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := s.PeakRSS()
+	if err != nil || child < 1<<20 || child == own {
+		t.Errorf("server peak RSS %d (%v), this process %d", child, err, own)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if !s.cmd.ProcessState.Exited() || s.cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("server process state after Close: %v", s.cmd.ProcessState)
+	}
+	if _, err := post(s.URL); err == nil {
+		t.Error("the server still answers after Close")
+	}
+}
+
+// TestServerProcessReportsAFailedStart: a child that cannot start its
+// server says why, and the tool returns that error.
+func TestServerProcessReportsAFailedStart(t *testing.T) {
+	_, err := startServer(context.Background(), serverSpec{Kind: "search", Database: "nosuchengine://x",
+		SupplyName: supply.DemoName}, supply.Demo(), false)
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("search server process")) {
+		t.Fatalf("err = %v, want the child's start failure", err)
+	}
+}
 
 // TestLoadToolRuns runs the tool for a moment: both servers answer, the
 // bodies have the same size, and the report carries every figure. It checks
@@ -16,7 +78,9 @@ func TestLoadToolRuns(t *testing.T) {
 		t.Skip("starts two servers and generates load")
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"-duration", "150ms", "-rounds", "1", "-workers", "4", "-json"}, &out); err != nil {
+	// In this process, so that mode stays covered; scale mode below uses
+	// server processes.
+	if err := run(context.Background(), []string{"-in-process", "-duration", "150ms", "-rounds", "1", "-workers", "4", "-json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var rep report

@@ -45,30 +45,32 @@ func largeSupply(providers int) ([]byte, error) {
 }
 
 func runScale(ctx context.Context, c config, out io.Writer) error {
-	demoURL, _, closeDemo, err := startSearchServer(ctx, c.database, supply.DemoName, supply.Demo())
+	demo, err := startServer(ctx, serverSpec{Kind: "search", Database: c.database, SupplyName: supply.DemoName},
+		supply.Demo(), c.inProcess)
 	if err != nil {
 		return fmt.Errorf("demo server: %w", err)
 	}
-	defer closeDemo()
+	defer demo.Close()
 	file, err := largeSupply(c.large)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	largeURL, _, closeLarge, err := startSearchServer(ctx, c.largeDatabase, "generated.yaml", file)
+	large, err := startServer(ctx, serverSpec{Kind: "search", Database: c.largeDatabase, SupplyName: "generated.yaml",
+		CPUProfile: c.childProfile()}, file, c.inProcess)
 	if err != nil {
 		return fmt.Errorf("large server: %w", err)
 	}
-	defer closeLarge()
+	defer large.Close()
 	rep := scaleReport{Providers: c.large, ImportSeconds: time.Since(started).Seconds()}
 
-	cmp, err := compare(ctx, c, demoURL, "demo", largeURL, "large")
+	cmp, err := compare(ctx, c, demo.URL, "demo", large.URL, "large")
 	if err != nil {
 		return err
 	}
 	rep.Runs, rep.DemoMax, rep.LargeMax, rep.Ratio = cmp.runs, cmp.refMax, cmp.subjectMax, cmp.ratio
 	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
-	rep.PeakRSSBytes, _ = peakRSS()
+	rep.PeakRSSBytes, _ = large.PeakRSS()
 
 	return emit(out, c, rep, rep.TargetsMet, "large/demo ratio", func() { printScaleReport(out, rep, c) })
 }
@@ -86,15 +88,18 @@ func printScaleReport(w io.Writer, rep scaleReport, c config) {
 	fmt.Fprintf(w, "large p99 at %.2f req/s (half its maximum): %s (target < 10ms)\n",
 		rep.HalfLoadTarget, rep.HalfLoadP99.Round(10*time.Microsecond))
 	if rep.PeakRSSBytes > 0 {
-		fmt.Fprintf(w, "peak RSS of this process (both servers and the load generator): %.0f MB\n", float64(rep.PeakRSSBytes)/(1<<20))
+		what := "the large server's process"
+		if c.inProcess {
+			what = "this process (both servers and the load generator)"
+		}
+		fmt.Fprintf(w, "peak RSS of %s: %.0f MB\n", what, float64(rep.PeakRSSBytes)/(1<<20))
 	}
 	fmt.Fprintf(w, "targets %s\n", verdict)
 }
 
-// peakRSS returns the process's peak resident set size (VmHWM of
-// /proc/self/status), or an error where /proc is missing.
-func peakRSS() (int64, error) {
-	const path = "/proc/self/status"
+// peakRSS returns a process's peak resident set size (VmHWM of its
+// /proc/PID/status file at path), or an error where /proc is missing.
+func peakRSS(path string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err

@@ -20,6 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -117,10 +118,8 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 
 func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 	t.Parallel()
-	redisURL := os.Getenv("BOKAT_TEST_REDIS_URL")
-	if redisURL == "" {
-		redisURL = "redis://127.0.0.1:6379/0"
-	}
+	redistest.Require(t)
+	redisURL := redistest.URL()
 	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
 	env := map[string]string{"BOKAT_REDIS_URL": redisURL, "BOKAT_REDIS_PREFIX": prefix, "BOKAT_RATE_READS": "4/min"}
 	a, _, _, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "a.db"), "--mail-dir", t.TempDir()}, env)

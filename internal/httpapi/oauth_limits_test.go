@@ -17,6 +17,7 @@ import (
 	"bokat"
 	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redistest"
 )
 
 // The OAuth budgets run on the API's limiter, in process and on Redis. The
@@ -41,6 +42,7 @@ func forEachOAuthLimiter(t *testing.T, fn func(t *testing.T, l oauth.Limiter)) {
 // spending two requests for one, and these tests count exactly.
 func patientRedisLimiter(t *testing.T) *ratelimit.Redis {
 	t.Helper()
+	redistest.Require(t)
 	opts, err := redis.ParseURL(redisURL())
 	if err != nil {
 		t.Fatal(err)

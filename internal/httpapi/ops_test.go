@@ -16,6 +16,7 @@ import (
 	"bokat"
 	"bokat/internal/clocktest"
 	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/telemetry"
@@ -253,17 +254,13 @@ func TestOperatorEndpointsAreNotRateLimited(t *testing.T) {
 }
 
 // redisURL is the Redis server of the tests.
-func redisURL() string {
-	if u := os.Getenv("BOKAT_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
-}
+func redisURL() string { return redistest.URL() }
 
 // redisLimiter returns a Redis limiter on the test server with a key
 // prefix unique to the test.
 func redisLimiter(tb testing.TB, prefix string) *ratelimit.Redis {
 	tb.Helper()
+	redistest.Require(tb)
 	c, err := ratelimit.DialRedis(redisURL())
 	if err != nil {
 		tb.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"bokat/internal/clocktest"
+	"bokat/internal/ratelimit/redistest"
 )
 
 // newClock returns a fixed clock the test moves.
@@ -183,17 +183,13 @@ func TestMemoryForgetsIdleKeysAndStaysBounded(t *testing.T) {
 }
 
 // redisURL is the Redis server of the tests.
-func redisURL() string {
-	if u := os.Getenv("BOKAT_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
-}
+func redisURL() string { return redistest.URL() }
 
 // testRedis returns a client on the test server and a prefix unique to the
 // test; it deletes the test's keys when done.
 func testRedis(tb testing.TB) (*redis.Client, string) {
 	tb.Helper()
+	redistest.Require(tb)
 	c, err := DialRedis(redisURL())
 	if err != nil {
 		tb.Fatal(err)

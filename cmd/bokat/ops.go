@@ -312,7 +312,7 @@ func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL stri
 	}
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
-		Store: db, Bookings: source, Requests: o.requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
+		Store: sqlstore.Bind[notify.Tx](db), Bookings: source, Requests: o.requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
 		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake,
 	})
 	if err != nil {

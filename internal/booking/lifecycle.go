@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/notify"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 )
@@ -350,7 +351,7 @@ func queue(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.Event
 		return err
 	}
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
-		err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{
+		err := tx.InsertNotificationJob(ctx, notify.Job{
 			ID: newID("ntf_"), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
 			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now,
 		})

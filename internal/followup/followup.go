@@ -208,7 +208,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 			return sqlstore.Outcome{}, err
 		}
 		if len(candidates) > 0 {
-			err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: "ntf_" + compactUUID(), RequestID: id,
+			err := tx.InsertNotificationJob(ctx, notify.Job{ID: "ntf_" + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
 				NextAttemptAt: now, CreatedAt: now})
 			if err != nil {

@@ -144,7 +144,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 		tb.Fatal(err)
 	}
 	e.worker, err = notify.NewWorker(notify.WorkerConfig{
-		Store: db, Bookings: e.bookings, Requests: e.requests, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
+		Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Requests: e.requests, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
 		UIDDomain: uidDomain,
 		Logger:    log, Now: e.clk.Now, Outcomes: e.metrics,
 	})
@@ -176,7 +176,7 @@ func (e *env) runOnce(tb testing.TB) int {
 	return n
 }
 
-func (e *env) job(tb testing.TB, id string) sqlstore.NotificationJobState {
+func (e *env) job(tb testing.TB, id string) notify.JobState {
 	tb.Helper()
 	s, err := e.db.NotificationJobState(context.Background(), id)
 	if err != nil {

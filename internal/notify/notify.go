@@ -25,8 +25,6 @@ package notify
 import (
 	"context"
 	"time"
-
-	"bokat/internal/sqlstore"
 )
 
 // Booking is everything a message about a booking says. The booking store
@@ -84,9 +82,11 @@ type BookingSource interface {
 	// or Failed) to the booking's customer_confirmation_status or
 	// provider_confirmation_status (recipient bokat.RecipientCustomer or
 	// bokat.RecipientProvider). It runs inside tx, the transaction that
-	// ends the job: it must use tx.Q() and never open a transaction of its
-	// own (on SQLite that would wait forever for the one writer).
-	SetConfirmationStatus(ctx context.Context, tx *sqlstore.Tx, bookingID, recipient, status string) error
+	// ends the job, opened by the worker's Store (whose concrete
+	// transaction type the source may rely on): it must write through tx
+	// and never open a transaction of its own (on SQLite that would wait
+	// forever for the one writer).
+	SetConfirmationStatus(ctx context.Context, tx Tx, bookingID, recipient, status string) error
 }
 
 // ProviderFollowUp raises booking.provider_action_required for a booking

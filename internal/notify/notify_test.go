@@ -374,7 +374,7 @@ func TestLeasesFenceCrashedWorkers(t *testing.T) {
 		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
 			return tx.FinishNotificationJob(ctx, first[0], bokat.NotificationFailed, "late", e.clk.Now())
 		})
-		if err != sqlstore.ErrLeaseLost {
+		if err != notify.ErrLeaseLost {
 			t.Fatalf("late finish err = %v, want ErrLeaseLost", err)
 		}
 	})
@@ -388,11 +388,11 @@ func TestConcurrentWorkersClaimDisjointJobs(t *testing.T) {
 		}
 		ctx := context.Background()
 		now := e.clk.Now()
-		results := make(chan []sqlstore.ClaimedNotificationJob, 8)
+		results := make(chan []notify.ClaimedJob, 8)
 		errs := make(chan error, 8)
 		for range 8 {
 			go func() {
-				var mine []sqlstore.ClaimedNotificationJob
+				var mine []notify.ClaimedJob
 				for {
 					got, err := db.ClaimNotificationJobs(ctx, now, time.Minute, 3)
 					if err != nil {
@@ -439,7 +439,7 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 	if mailer.Mode() != "folder" {
 		t.Fatalf("mode = %s", mailer.Mode())
 	}
-	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: mailer,
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Sender: mailer,
 		Organizer: mailer.FromAddress(), UIDDomain: uidDomain, Logger: discardLogger(), Now: e.clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +487,7 @@ func TestRunDeliversUntilStoppedAndStopsItsHeartbeat(t *testing.T) {
 	e := newEnv(t, db)
 	hb := telemetry.NewHeartbeats(nil)
 	beat := hb.Register("notify", time.Minute)
-	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: e.mailer,
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Sender: e.mailer,
 		Organizer: e.mailer.FromAddress(), UIDDomain: uidDomain, Logger: discardLogger(), Now: e.clk.Now, Heartbeat: beat, Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"bokat"
-	"bokat/internal/sqlstore"
 )
 
 // EventRequestCreated is the event type of the job that hands a new
@@ -142,7 +141,7 @@ func (c composer) request(r Request, p RequestCandidate) Message {
 // deliverRequest makes one attempt at a request.created job: it writes to
 // every candidate provider not yet written to, then records the job's
 // outcome. Logs name providers by id only.
-func (w *Worker) deliverRequest(ctx context.Context, j sqlstore.ClaimedNotificationJob) {
+func (w *Worker) deliverRequest(ctx context.Context, j ClaimedJob) {
 	log := w.cfg.Logger.With("job_id", j.ID, "request_id", j.RequestID, "event_type", j.EventType,
 		"recipient", j.Recipient, "attempt", j.Attempt, "api_request_id", j.APIRequestID, "trace_id", j.TraceID)
 	o := w.attemptRequest(ctx, j, log)
@@ -151,7 +150,7 @@ func (w *Worker) deliverRequest(ctx context.Context, j sqlstore.ClaimedNotificat
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	now := w.cfg.Now()
-	err := w.cfg.Store.InTx(fctx, func(tx *sqlstore.Tx) error {
+	err := w.cfg.Store.InTx(fctx, func(tx Tx) error {
 		if o.status == bokat.NotificationPending {
 			return tx.RetryNotificationJob(fctx, j, o.next, o.reason, now)
 		}
@@ -177,7 +176,7 @@ var requestLogs = outcomeLogs{
 // sent when every provider with an address got the message; a temporary
 // failure retries the providers still pending; a permanent one fails the
 // job once nothing is pending.
-func (w *Worker) attemptRequest(ctx context.Context, j sqlstore.ClaimedNotificationJob, log *slog.Logger) outcome {
+func (w *Worker) attemptRequest(ctx context.Context, j ClaimedJob, log *slog.Logger) outcome {
 	if j.EventType != EventRequestCreated || j.Recipient != bokat.RecipientProvider {
 		return outcome{status: bokat.NotificationSkipped, reason: "no message for event type " + j.EventType + " to " + j.Recipient}
 	}

@@ -362,7 +362,7 @@ func TestWorkerWithoutBookingsLeavesBookingJobsAlone(t *testing.T) {
 		e.demoProviders(t)
 		cJob, pJob := e.queue(t, "bk_waiting", bokat.EventBookingConfirmed)
 		_, reqJob := e.createRequest(t, faucetRequest())
-		w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Requests: e.requests, Sender: e.mailer,
+		w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Requests: e.requests, Sender: e.mailer,
 			Organizer: e.mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -382,10 +382,10 @@ func TestWorkerWithoutBookingsLeavesBookingJobsAlone(t *testing.T) {
 		if n := e.runOnce(t); n != 2 {
 			t.Errorf("the full worker claimed %d, want the 2 booking jobs", n)
 		}
-		if _, err := notify.NewWorker(notify.WorkerConfig{Store: db, Sender: e.mailer, Organizer: "x@y.example", Logger: discardLogger()}); err == nil {
+		if _, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Sender: e.mailer, Organizer: "x@y.example", Logger: discardLogger()}); err == nil {
 			t.Error("a worker with neither bookings nor requests was accepted")
 		}
-		if _, err := notify.NewWorker(notify.WorkerConfig{Store: db, Bookings: e.bookings, Sender: e.mailer, Organizer: "x@y.example", Logger: discardLogger()}); err == nil {
+		if _, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Sender: e.mailer, Organizer: "x@y.example", Logger: discardLogger()}); err == nil {
 			t.Error("a booking worker without a UID domain was accepted")
 		}
 	})
@@ -400,7 +400,7 @@ func TestFollowUpRequestEdgeCases(t *testing.T) {
 		t.Helper()
 		id := uuid.NewString()
 		err := e.db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			return tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: id, RequestID: requestID, EventType: eventType,
+			return tx.InsertNotificationJob(ctx, notify.Job{ID: id, RequestID: requestID, EventType: eventType,
 				Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending, NextAttemptAt: e.clk.Now(), CreatedAt: e.clk.Now()})
 		})
 		if err != nil {
@@ -449,7 +449,7 @@ func TestWakerWakesAnIdleWorkerAfterCommit(t *testing.T) {
 	}
 	wake := notify.NewWaker()
 	e.requests = followup.New(db, cat, e.clk.Now, wake.Wake)
-	w, err := notify.NewWorker(notify.WorkerConfig{Store: db, Requests: e.requests, Sender: e.mailer,
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Requests: e.requests, Sender: e.mailer,
 		Organizer: e.mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now, Poll: time.Hour, Waker: wake})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"bokat"
-	"bokat/internal/sqlstore"
 )
 
 // DefaultBackoff returns the wait after each failed attempt: the first retry
@@ -18,18 +17,6 @@ import (
 func DefaultBackoff() []time.Duration {
 	return []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}
 }
-
-// JobStore is what the worker needs of the store; *sqlstore.DB has it.
-type JobStore interface {
-	InTx(ctx context.Context, fn func(*sqlstore.Tx) error) error
-	ClaimNotificationJobsOf(ctx context.Context, kinds sqlstore.NotificationKinds, now time.Time, lease time.Duration, limit int) ([]sqlstore.ClaimedNotificationJob, error)
-	SetRequestCandidateStatus(ctx context.Context, requestID, providerID, status string, now time.Time) error
-	ClaimEscalations(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]sqlstore.EscalationClaim, error)
-	MarkEscalated(ctx context.Context, jobID string, now time.Time) error
-	PostponeEscalation(ctx context.Context, jobID string, next time.Time) error
-}
-
-var _ JobStore = (*sqlstore.DB)(nil)
 
 // Outcomes counts notification outcomes (telemetry.Metrics has it).
 type Outcomes interface {
@@ -46,7 +33,7 @@ type Heartbeat interface {
 // at least one of Bookings and Requests are required; UIDDomain with
 // Bookings.
 type WorkerConfig struct {
-	Store JobStore
+	Store Store
 	// Bookings delivers jobs about bookings; while nil they wait for a
 	// worker that has it.
 	Bookings BookingSource
@@ -107,7 +94,7 @@ func (k *Waker) Wake() {
 type Worker struct {
 	cfg   WorkerConfig
 	c     composer
-	kinds sqlstore.NotificationKinds
+	kinds Kinds
 }
 
 // NewWorker returns a worker for the configuration.
@@ -118,12 +105,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Bookings != nil && cfg.UIDDomain == "" {
 		return nil, errors.New("notify: UIDDomain is required with Bookings")
 	}
-	var kinds sqlstore.NotificationKinds
+	var kinds Kinds
 	if cfg.Bookings != nil {
-		kinds |= sqlstore.BookingNotifications
+		kinds |= BookingJobs
 	}
 	if cfg.Requests != nil {
-		kinds |= sqlstore.RequestNotifications
+		kinds |= RequestJobs
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -200,7 +187,7 @@ type outcome struct {
 }
 
 // deliver makes one attempt at job j and records its outcome.
-func (w *Worker) deliver(ctx context.Context, j sqlstore.ClaimedNotificationJob) {
+func (w *Worker) deliver(ctx context.Context, j ClaimedJob) {
 	if j.RequestID != "" {
 		w.deliverRequest(ctx, j)
 		return
@@ -214,7 +201,7 @@ func (w *Worker) deliver(ctx context.Context, j sqlstore.ClaimedNotificationJob)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	now := w.cfg.Now()
-	err := w.cfg.Store.InTx(fctx, func(tx *sqlstore.Tx) error {
+	err := w.cfg.Store.InTx(fctx, func(tx Tx) error {
 		if o.status == bokat.NotificationPending {
 			return tx.RetryNotificationJob(fctx, j, o.next, o.reason, now)
 		}
@@ -246,7 +233,7 @@ var bookingLogs = outcomeLogs{
 // tried again, so nothing is counted.
 func (w *Worker) report(ctx context.Context, log *slog.Logger, recipient string, o outcome, err error, lines outcomeLogs) {
 	switch {
-	case errors.Is(err, sqlstore.ErrLeaseLost):
+	case errors.Is(err, ErrLeaseLost):
 		log.WarnContext(ctx, "notification outcome not recorded: another worker holds the job now")
 		return
 	case err != nil:
@@ -273,7 +260,7 @@ func (w *Worker) report(ctx context.Context, log *slog.Logger, recipient string,
 }
 
 // attempt loads the booking, composes the message and sends it.
-func (w *Worker) attempt(ctx context.Context, j sqlstore.ClaimedNotificationJob) outcome {
+func (w *Worker) attempt(ctx context.Context, j ClaimedJob) outcome {
 	if !supported(j.EventType) {
 		return outcome{status: bokat.NotificationSkipped, reason: "no message for event type " + j.EventType}
 	}
@@ -315,7 +302,7 @@ func (w *Worker) attempt(ctx context.Context, j sqlstore.ClaimedNotificationJob)
 
 // retry schedules the next attempt after a temporary failure, or fails the
 // job when its attempts are spent.
-func (w *Worker) retry(j sqlstore.ClaimedNotificationJob, reason string) outcome {
+func (w *Worker) retry(j ClaimedJob, reason string) outcome {
 	if j.Attempt > len(w.cfg.Backoff) {
 		return outcome{status: bokat.NotificationFailed, reason: fmt.Sprintf("%s (after %d attempts)", reason, j.Attempt)}
 	}

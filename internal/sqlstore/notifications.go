@@ -3,39 +3,15 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
+
+	"bokat/internal/notify"
 )
 
-// ClaimedNotificationJob is a notification job leased to one worker. Attempt
-// is the attempt number this claim started (1 for the first); it fences the
-// job: only the holder of the latest claim can finish it. A job is about a
-// booking (BookingID and OutboxID set) or about a provider follow-up request
-// (RequestID set).
-type ClaimedNotificationJob struct {
-	ID           string
-	OutboxID     string
-	BookingID    string
-	RequestID    string
-	EventType    string
-	Recipient    string
-	Attempt      int
-	APIRequestID string
-	TraceID      string
-	CreatedAt    time.Time
-}
-
-// NotificationKinds selects the kinds of notification jobs a claim takes.
-type NotificationKinds uint8
-
-// Kinds of notification jobs.
-const (
-	// BookingNotifications are jobs about a booking (booking_id set).
-	BookingNotifications NotificationKinds = 1 << iota
-	// RequestNotifications are jobs about a follow-up request (request_id set).
-	RequestNotifications
-	// AllNotifications is both kinds.
-	AllNotifications = BookingNotifications | RequestNotifications
+// The notification worker's store and transaction.
+var (
+	_ notify.Store = Bound[notify.Tx]{}
+	_ notify.Tx    = (*Tx)(nil)
 )
 
 // ClaimNotificationJobs leases up to limit pending jobs of both kinds due
@@ -43,28 +19,28 @@ const (
 // workers until now+lease (if its worker dies, the job becomes due again
 // then). On PostgreSQL concurrent workers skip each other's rows (FOR UPDATE
 // SKIP LOCKED); on SQLite the claim runs in the single write transaction.
-func (db *DB) ClaimNotificationJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]ClaimedNotificationJob, error) {
-	return db.ClaimNotificationJobsOf(ctx, AllNotifications, now, lease, limit)
+func (db *DB) ClaimNotificationJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]notify.ClaimedJob, error) {
+	return db.ClaimNotificationJobsOf(ctx, notify.AllJobs, now, lease, limit)
 }
 
 // ClaimNotificationJobsOf is ClaimNotificationJobs for the given kinds only
 // (a worker without a booking store leaves booking jobs for one that has it).
-func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds NotificationKinds, now time.Time, lease time.Duration, limit int) ([]ClaimedNotificationJob, error) {
+func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, now time.Time, lease time.Duration, limit int) ([]notify.ClaimedJob, error) {
 	lock := ""
 	if db.engine == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	var kind string
-	switch kinds & AllNotifications {
-	case AllNotifications:
-	case BookingNotifications:
+	switch kinds & notify.AllJobs {
+	case notify.AllJobs:
+	case notify.BookingJobs:
 		kind = " AND booking_id IS NOT NULL"
-	case RequestNotifications:
+	case notify.RequestJobs:
 		kind = " AND request_id IS NOT NULL"
 	default:
 		return nil, nil
 	}
-	var jobs []ClaimedNotificationJob
+	var jobs []notify.ClaimedJob
 	err := db.InTx(ctx, func(tx *Tx) error {
 		jobs = jobs[:0]
 		rows, err := tx.tx.QueryContext(ctx,
@@ -81,7 +57,7 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds NotificationKin
 		defer rows.Close()
 		for rows.Next() {
 			var (
-				j                          ClaimedNotificationJob
+				j                          notify.ClaimedJob
 				outbox, booking, requestID sql.NullString
 				created                    int64
 			)
@@ -101,15 +77,11 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds NotificationKin
 	return jobs, nil
 }
 
-// ErrLeaseLost is returned when a job's claim was overtaken (its lease ran
-// out and another worker claimed it) or the job is no longer pending.
-var ErrLeaseLost = errors.New("notification job lease lost")
-
 // FinishNotificationJob ends a claimed job with status sent, skipped or
-// failed. lastError must hold no contact data. It returns ErrLeaseLost when
-// the claim is no longer the job's latest. A failed job becomes due for
-// escalation at now.
-func (tx *Tx) FinishNotificationJob(ctx context.Context, j ClaimedNotificationJob, status, lastError string, now time.Time) error {
+// failed. lastError must hold no contact data. It returns
+// notify.ErrLeaseLost when the claim is no longer the job's latest. A failed
+// job becomes due for escalation at now.
+func (tx *Tx) FinishNotificationJob(ctx context.Context, j notify.ClaimedJob, status, lastError string, now time.Time) error {
 	res, err := tx.tx.ExecContext(ctx,
 		`UPDATE notification_jobs SET status = $3, last_error = $4, updated_at = $5, next_attempt_at = $5
 		  WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
@@ -118,8 +90,9 @@ func (tx *Tx) FinishNotificationJob(ctx context.Context, j ClaimedNotificationJo
 }
 
 // RetryNotificationJob keeps a claimed job pending until next, recording
-// why this attempt failed. It returns ErrLeaseLost like FinishNotificationJob.
-func (tx *Tx) RetryNotificationJob(ctx context.Context, j ClaimedNotificationJob, next time.Time, lastError string, now time.Time) error {
+// why this attempt failed. It returns notify.ErrLeaseLost like
+// FinishNotificationJob.
+func (tx *Tx) RetryNotificationJob(ctx context.Context, j notify.ClaimedJob, next time.Time, lastError string, now time.Time) error {
 	res, err := tx.tx.ExecContext(ctx,
 		`UPDATE notification_jobs SET next_attempt_at = $3, last_error = $4, updated_at = $5
 		  WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
@@ -136,7 +109,7 @@ func fenced(res sql.Result, err error) error {
 		return translate(err)
 	}
 	if n == 0 {
-		return ErrLeaseLost
+		return notify.ErrLeaseLost
 	}
 	return nil
 }
@@ -157,25 +130,16 @@ func (tx *Tx) LatestNotificationOutcome(ctx context.Context, bookingID, recipien
 	return status, nil
 }
 
-// EscalationClaim is a failed provider job leased for raising
-// booking.provider_action_required.
-type EscalationClaim struct {
-	JobID        string
-	BookingID    string
-	APIRequestID string
-	TraceID      string
-}
-
 // ClaimEscalations leases up to limit failed provider jobs of bookings that
 // have not raised booking.provider_action_required yet, hiding them from
 // other workers until now+lease. Jobs of follow-up requests never escalate:
 // there is no booking to act on.
-func (db *DB) ClaimEscalations(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]EscalationClaim, error) {
+func (db *DB) ClaimEscalations(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]notify.EscalationClaim, error) {
 	lock := ""
 	if db.engine == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	var out []EscalationClaim
+	var out []notify.EscalationClaim
 	err := db.InTx(ctx, func(tx *Tx) error {
 		out = out[:0]
 		rows, err := tx.tx.QueryContext(ctx,
@@ -191,7 +155,7 @@ func (db *DB) ClaimEscalations(ctx context.Context, now time.Time, lease time.Du
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var c EscalationClaim
+			var c notify.EscalationClaim
 			if err := rows.Scan(&c.JobID, &c.BookingID, &c.APIRequestID, &c.TraceID); err != nil {
 				return err
 			}
@@ -223,21 +187,9 @@ func (db *DB) PostponeEscalation(ctx context.Context, jobID string, next time.Ti
 	})
 }
 
-// NotificationJobState is a job as stored, for tests and diagnostics.
-type NotificationJobState struct {
-	ID            string
-	Status        string
-	Attempts      int
-	NextAttemptAt time.Time
-	LastError     string
-	Escalated     bool
-	APIRequestID  string
-	TraceID       string
-}
-
 // NotificationJobState returns the stored state of a job, or bokat.ErrNotFound.
-func (db *DB) NotificationJobState(ctx context.Context, id string) (NotificationJobState, error) {
-	s := NotificationJobState{ID: id}
+func (db *DB) NotificationJobState(ctx context.Context, id string) (notify.JobState, error) {
+	s := notify.JobState{ID: id}
 	var next int64
 	var escalated sql.NullInt64
 	err := db.read.QueryRowContext(ctx,
@@ -245,7 +197,7 @@ func (db *DB) NotificationJobState(ctx context.Context, id string) (Notification
 		   FROM notification_jobs WHERE id = $1`, id).
 		Scan(&s.Status, &s.Attempts, &next, &s.LastError, &escalated, &s.APIRequestID, &s.TraceID)
 	if err != nil {
-		return NotificationJobState{}, translate(err)
+		return notify.JobState{}, translate(err)
 	}
 	s.NextAttemptAt = FromMillis(next)
 	s.Escalated = escalated.Valid

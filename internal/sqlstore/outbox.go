@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/notify"
 )
 
 // OutboxEvent is one booking lifecycle event, written in the same
@@ -32,28 +33,8 @@ func (tx *Tx) InsertOutboxEvent(ctx context.Context, e OutboxEvent) error {
 	return translate(err)
 }
 
-// NotificationJob is a message to a customer or provider, delivered by the
-// notification worker: about a booking (BookingID and the OutboxID of the
-// event it reports) or about a provider follow-up request (RequestID).
-type NotificationJob struct {
-	ID            string
-	OutboxID      string
-	BookingID     string
-	RequestID     string
-	EventType     string
-	Recipient     string // bokat.RecipientCustomer or bokat.RecipientProvider
-	Status        string // bokat.Notification*
-	NextAttemptAt time.Time
-	CreatedAt     time.Time
-	// APIRequestID and TraceID name the request that queued the job, for
-	// the worker's logs; when empty they are taken from ctx
-	// (bokat.RequestIDsFrom).
-	APIRequestID string
-	TraceID      string
-}
-
 // InsertNotificationJob writes a notification job in the transaction.
-func (tx *Tx) InsertNotificationJob(ctx context.Context, j NotificationJob) error {
+func (tx *Tx) InsertNotificationJob(ctx context.Context, j notify.Job) error {
 	if j.APIRequestID == "" && j.TraceID == "" {
 		ids := bokat.RequestIDsFrom(ctx)
 		j.APIRequestID, j.TraceID = ids.APIRequestID, ids.TraceID

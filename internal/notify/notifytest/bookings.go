@@ -72,13 +72,19 @@ func (s *TableBookings) NotificationBooking(ctx context.Context, id string) (not
 	return b, json.Unmarshal([]byte(data), &b)
 }
 
-// SetConfirmationStatus implements notify.BookingSource.
-func (s *TableBookings) SetConfirmationStatus(ctx context.Context, tx *sqlstore.Tx, id, recipient, status string) error {
+// SetConfirmationStatus implements notify.BookingSource. tx must be a
+// *sqlstore.Tx, as the transactions of a worker whose Store is
+// sqlstore.Bind[notify.Tx] of the same database are.
+func (s *TableBookings) SetConfirmationStatus(ctx context.Context, tx notify.Tx, id, recipient, status string) error {
+	stx, ok := tx.(*sqlstore.Tx)
+	if !ok {
+		return fmt.Errorf("notifytest: transaction %T is not the database's", tx)
+	}
 	col := map[string]string{bokat.RecipientCustomer: "customer_confirmation_status", bokat.RecipientProvider: "provider_confirmation_status"}[recipient]
 	if col == "" {
 		return fmt.Errorf("unknown recipient %q", recipient)
 	}
-	_, err := tx.Q().ExecContext(ctx, `UPDATE test_bookings SET `+col+` = $2 WHERE id = $1`, id, status)
+	_, err := stx.Q().ExecContext(ctx, `UPDATE test_bookings SET `+col+` = $2 WHERE id = $1`, id, status)
 	return err
 }
 
@@ -107,7 +113,7 @@ func QueueJobs(tb testing.TB, ctx context.Context, db *sqlstore.DB, bookingID st
 			return err
 		}
 		for _, j := range []struct{ id, rcpt string }{{customerJob, bokat.RecipientCustomer}, {providerJob, bokat.RecipientProvider}} {
-			if err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: j.id, OutboxID: outboxID, BookingID: bookingID,
+			if err := tx.InsertNotificationJob(ctx, notify.Job{ID: j.id, OutboxID: outboxID, BookingID: bookingID,
 				EventType: string(ev), Recipient: j.rcpt, Status: bokat.NotificationPending, NextAttemptAt: t, CreatedAt: t}); err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook/webhooktest"
 )
@@ -65,7 +66,7 @@ func TestTheNpmStandardWebhooksLibraryVerifiesDeliveries(t *testing.T) {
 	for i := range n {
 		bookingID := fmt.Sprintf("bk_sw%02d", i)
 		now := time.Now()
-		ev := sqlstore.OutboxEvent{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: "pc_demo", BookingID: bookingID,
+		ev := outbox.Event{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: "pc_demo", BookingID: bookingID,
 			EventType: "booking.confirmed",
 			Payload: []byte(`{"booking":{"id":"` + bookingID + `","status":"confirmed","provider_id":"prov_clean_gbg_1",` +
 				`"provider_name":"Städ Göteborg AB","service_id":"cleaning_window_per_window","slot_start_at":"2026-05-07T06:00:00Z",` +

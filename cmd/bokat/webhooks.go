@@ -67,9 +67,9 @@ func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slo
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys})
 	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher"),
 		Heartbeat: hb.Register("webhook-dispatcher", time.Minute), Outcomes: m})
-	relay := outbox.NewRelay(db, outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick,
+	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick,
 		Heartbeat: hb.Register("outbox-relay", time.Minute)})
-	svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys, OnQueued: disp.Kick})
+	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, OnQueued: disp.Kick})
 	return svc, []worker{
 		{name: "outbox-relay", run: relay.Run},
 		{name: "webhook-dispatcher", run: disp.Run},

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
 	"bokat/internal/webhook/webhooktest"
@@ -68,7 +69,7 @@ func TestServeDeliversWebhooksAcrossAKeyRotation(t *testing.T) {
 		t.Helper()
 		id := uuid.Must(uuid.NewV7()).String()
 		now := time.Now()
-		ev := sqlstore.OutboxEvent{ID: id, OwnerClientID: "pc_demo", BookingID: bookingID, EventType: "booking.confirmed",
+		ev := outbox.Event{ID: id, OwnerClientID: "pc_demo", BookingID: bookingID, EventType: "booking.confirmed",
 			Payload: []byte(`{"booking":{"id":"` + bookingID + `","status":"confirmed","provider_id":"prov_clean_gbg_1",` +
 				`"provider_name":"Städ Göteborg AB","service_id":"cleaning_window_per_window","slot_start_at":"2026-05-07T06:00:00Z",` +
 				`"slot_end_at":"2026-05-07T08:00:00Z","price_sek":1200,"currency":"SEK","confirmed_at":"2026-05-04T09:00:00Z",` +

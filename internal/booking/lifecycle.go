@@ -11,6 +11,7 @@ import (
 
 	"bokat"
 	"bokat/internal/notify"
+	"bokat/internal/outbox"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 )
@@ -368,7 +369,7 @@ func writeEvent(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.
 		return "", err
 	}
 	id := uuid.Must(uuid.NewV7()).String()
-	err = tx.InsertOutboxEvent(ctx, sqlstore.OutboxEvent{
+	err = tx.InsertOutboxEvent(ctx, outbox.Event{
 		ID: id, OwnerClientID: b.OwnerClientID, OwnerUserID: b.OwnerUserID, BookingID: b.ID,
 		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: now,
 	})

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"bokat"
+	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 )
 
@@ -113,7 +114,7 @@ func insertOwnedEvent(t *testing.T, db *sqlstore.DB, clientID, userID, bookingID
 	t.Helper()
 	now := time.Now()
 	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		return tx.InsertOutboxEvent(context.Background(), sqlstore.OutboxEvent{
+		return tx.InsertOutboxEvent(context.Background(), outbox.Event{
 			ID: uuid.NewString(), OwnerClientID: clientID, OwnerUserID: userID, BookingID: bookingID,
 			EventType: string(bokat.EventBookingConfirmed), Payload: []byte(`{}`), OccurredAt: now, CreatedAt: now,
 		})

@@ -50,7 +50,7 @@ func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool) *webhookEnv
 		"rebind.partner.se=93.184.216.35", "loopback.partner.se=127.0.0.1", "private.partner.se=10.20.30.40",
 		"metadata.partner.se=169.254.169.254", "mixed.partner.se=93.184.216.34,fd00::7")
 	guard := webhook.NewGuard(res, allowPrivate)
-	svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys})
+	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys})
 	e := newTestEnv(t, db, func(c *Config) {
 		c.Webhooks = svc
 		c.WebhookAllowPrivate = allowPrivate
@@ -59,7 +59,7 @@ func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool) *webhookEnv
 	return &webhookEnv{
 		testEnv:  e,
 		resolver: res,
-		relay:    outbox.NewRelay(db, outbox.RelayConfig{}),
+		relay:    outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{}),
 		disp:     outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{}),
 	}
 }
@@ -91,7 +91,7 @@ func (e *webhookEnv) register(token, url string, types ...string) response {
 
 // event writes an outbox event as the booking code does: in a transaction,
 // through InsertOutboxEvent, with the redacted booking record.
-func (e *webhookEnv) event(owner bokat.Principal, bookingID string, typ bokat.EventType) sqlstore.OutboxEvent {
+func (e *webhookEnv) event(owner bokat.Principal, bookingID string, typ bokat.EventType) outbox.Event {
 	e.t.Helper()
 	data, _ := json.Marshal(map[string]any{
 		"booking": map[string]any{
@@ -104,7 +104,7 @@ func (e *webhookEnv) event(owner bokat.Principal, bookingID string, typ bokat.Ev
 		"request_id": "rq_" + bookingID,
 	})
 	now := time.Now().UTC()
-	ev := sqlstore.OutboxEvent{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: owner.ClientID, OwnerUserID: owner.UserID,
+	ev := outbox.Event{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: owner.ClientID, OwnerUserID: owner.UserID,
 		BookingID: bookingID, EventType: string(typ), Payload: data, OccurredAt: now, CreatedAt: now}
 	if err := e.db.InTx(context.Background(), func(tx *sqlstore.Tx) error { return tx.InsertOutboxEvent(context.Background(), ev) }); err != nil {
 		e.t.Fatal(err)
@@ -441,7 +441,7 @@ func TestDNSRebindingIsRefusedAtDialTime(t *testing.T) {
 		if a.StatusCode != 0 || !strings.Contains(a.Error, "destination refused at connect: 127.0.0.1:443 is a loopback address") {
 			t.Fatalf("attempt %+v, want refused at connect", a)
 		}
-		if ds[0].Status != sqlstore.DeliveryPending {
+		if ds[0].Status != outbox.DeliveryPending {
 			t.Fatalf("delivery %+v, want pending for a retry", ds[0])
 		}
 	})
@@ -468,7 +468,7 @@ func TestRedirectingReceiverIsNotFollowed(t *testing.T) {
 		if len(attempts) != 1 || attempts[0].StatusCode != 302 || !strings.Contains(attempts[0].Error, "never followed") {
 			t.Fatalf("attempts %+v, want one 302 recorded as a failure", attempts)
 		}
-		if ds[0].Status != sqlstore.DeliveryPending || redirected.Load() != 1 || landing.Count() != 0 {
+		if ds[0].Status != outbox.DeliveryPending || redirected.Load() != 1 || landing.Count() != 0 {
 			t.Fatalf("delivery %+v, redirect target hit %d times; want a pending retry and no request to the target", ds[0], landing.Count())
 		}
 	})
@@ -734,8 +734,8 @@ func (e *webhookEnv) failPending() {
 		e.t.Fatal(err)
 	}
 	for _, c := range claimed {
-		if _, err := e.db.RecordWebhookAttempt(ctx, sqlstore.WebhookAttempt{DeliveryID: c.ID, LeaseToken: c.LeaseToken,
-			AttemptedAt: later, StatusCode: 500, Error: "the endpoint answered HTTP 500", Status: sqlstore.DeliveryFailed,
+		if _, err := e.db.RecordWebhookAttempt(ctx, outbox.Attempt{DeliveryID: c.ID, LeaseToken: c.LeaseToken,
+			AttemptedAt: later, StatusCode: 500, Error: "the endpoint answered HTTP 500", Status: outbox.DeliveryFailed,
 			Now: later}); err != nil {
 			e.t.Fatal(err)
 		}

@@ -55,12 +55,12 @@ func newBenchRig(b *testing.B, engine sqlstore.Engine) *benchRig {
 	rand.Read(key)
 	keys, _ := webhook.NewKeyring(key)
 	guard := webhook.NewGuard(webhooktest.NewResolver(), true)
-	svc := webhook.NewService(webhook.ServiceConfig{DB: r.db, Guard: guard, Keys: keys})
+	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](r.db), Guard: guard, Keys: keys})
 	if _, _, err := svc.RegisterEndpoint(context.Background(), acme, srv.URL+"/hook", []bokat.EventType{bokat.EventBookingConfirmed}); err != nil {
 		b.Fatal(err)
 	}
 	disp := outbox.NewDispatcher(r.db, webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys}), outbox.DispatcherConfig{})
-	relay := outbox.NewRelay(r.db, outbox.RelayConfig{OnRelayed: disp.Kick})
+	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](r.db), outbox.RelayConfig{OnRelayed: disp.Kick})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { relay.Run(ctx) })

@@ -24,7 +24,7 @@ type countingDeliverer struct {
 	n    atomic.Int64
 }
 
-func (c *countingDeliverer) Deliver(ctx context.Context, d sqlstore.ClaimedDelivery) outbox.Outcome {
+func (c *countingDeliverer) Deliver(ctx context.Context, d outbox.ClaimedDelivery) outbox.Outcome {
 	c.n.Add(1)
 	return c.next.Deliver(ctx, d)
 }
@@ -49,7 +49,7 @@ func startProcess(tb testing.TB, url string, keys *webhook.Keyring, interval tim
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: webhook.NewGuard(webhooktest.NewResolver(), true), Keys: keys})
 	counter := &countingDeliverer{next: sender}
 	disp := outbox.NewDispatcher(db, counter, outbox.DispatcherConfig{Concurrency: 8, Interval: interval})
-	relay := outbox.NewRelay(db, outbox.RelayConfig{Interval: interval, OnRelayed: disp.Kick})
+	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Interval: interval, OnRelayed: disp.Kick})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { relay.Run(ctx) })
@@ -84,7 +84,7 @@ func TestTwoWorkersDeliverABurstExactlyOnce(t *testing.T) {
 			b := startProcess(t, url, keys, 20*time.Millisecond)
 
 			rc := webhooktest.NewReceiver(t, nil)
-			svc := webhook.NewService(webhook.ServiceConfig{DB: a.db, Guard: webhook.NewGuard(webhooktest.NewResolver(), true), Keys: keys})
+			svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](a.db), Guard: webhook.NewGuard(webhooktest.NewResolver(), true), Keys: keys})
 			_, secret, err := svc.RegisterEndpoint(context.Background(), acme, rc.URL, []bokat.EventType{bokat.EventBookingConfirmed})
 			if err != nil {
 				t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"bokat/internal/sqlstore"
 )
 
 // Outcome is what one delivery attempt got.
@@ -31,7 +29,7 @@ func (o Outcome) Succeeded() bool {
 // Deliverer makes one delivery attempt. It must return within its own
 // timeout and must not follow redirects.
 type Deliverer interface {
-	Deliver(ctx context.Context, d sqlstore.ClaimedDelivery) Outcome
+	Deliver(ctx context.Context, d ClaimedDelivery) Outcome
 }
 
 // RetrySchedule returns the waits before each retry after the first try:
@@ -85,14 +83,14 @@ type Outcomes interface {
 
 // Dispatcher claims due deliveries and attempts them.
 type Dispatcher struct {
-	db   *sqlstore.DB
+	db   DeliveryStore
 	send Deliverer
 	cfg  DispatcherConfig
 	kick chan struct{}
 }
 
 // NewDispatcher returns a Dispatcher over db sending with send.
-func NewDispatcher(db *sqlstore.DB, send Deliverer, cfg DispatcherConfig) *Dispatcher {
+func NewDispatcher(db DeliveryStore, send Deliverer, cfg DispatcherConfig) *Dispatcher {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -126,7 +124,7 @@ func (d *Dispatcher) Kick() {
 }
 
 // claim claims up to n due deliveries under a fresh lease token.
-func (d *Dispatcher) claim(ctx context.Context, n int) ([]sqlstore.ClaimedDelivery, error) {
+func (d *Dispatcher) claim(ctx context.Context, n int) ([]ClaimedDelivery, error) {
 	token, err := uuid.NewRandom()
 	if err != nil {
 		return nil, err
@@ -216,7 +214,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // attempt makes one attempt of a claimed delivery and records it.
-func (d *Dispatcher) attempt(ctx context.Context, c sqlstore.ClaimedDelivery) {
+func (d *Dispatcher) attempt(ctx context.Context, c ClaimedDelivery) {
 	log := d.cfg.Logger.With("delivery_id", c.ID, "webhook_id", c.WebhookID, "endpoint_id", c.EndpointID)
 	if !c.EndpointActive {
 		if err := d.db.CancelWebhookDelivery(ctx, c.ID, c.LeaseToken, "endpoint disabled or deleted", d.cfg.Now()); err != nil {
@@ -227,7 +225,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c sqlstore.ClaimedDelivery) {
 	start := d.cfg.Now()
 	out := d.send.Deliver(ctx, c)
 	now := d.cfg.Now()
-	rec := sqlstore.WebhookAttempt{
+	rec := Attempt{
 		DeliveryID:  c.ID,
 		LeaseToken:  c.LeaseToken,
 		AttemptedAt: start,
@@ -239,14 +237,14 @@ func (d *Dispatcher) attempt(ctx context.Context, c sqlstore.ClaimedDelivery) {
 	number := c.Attempts + 1
 	switch {
 	case out.Succeeded():
-		rec.Status = sqlstore.DeliveryDelivered
+		rec.Status = DeliveryDelivered
 	case out.StatusCode == http.StatusGone:
-		rec.Status = sqlstore.DeliveryFailed
+		rec.Status = DeliveryFailed
 		rec.DisableEndpoint = "the endpoint answered 410 Gone"
 	case number > len(d.cfg.Schedule):
-		rec.Status = sqlstore.DeliveryFailed
+		rec.Status = DeliveryFailed
 	default:
-		rec.Status = sqlstore.DeliveryPending
+		rec.Status = DeliveryPending
 		rec.NextAttemptAt = now.Add(d.cfg.Jitter(d.cfg.Schedule[number-1]))
 	}
 	if _, err := d.db.RecordWebhookAttempt(ctx, rec); err != nil {
@@ -256,7 +254,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c sqlstore.ClaimedDelivery) {
 	if d.cfg.Outcomes != nil {
 		d.cfg.Outcomes.WebhookDelivery(outcomeName(rec.Status))
 	}
-	if rec.Status != sqlstore.DeliveryDelivered {
+	if rec.Status != DeliveryDelivered {
 		log.Warn("webhook delivery attempt failed", "attempt", number, "status_code", out.StatusCode,
 			"error", out.Err, "next_status", rec.Status)
 	}
@@ -266,9 +264,9 @@ func (d *Dispatcher) attempt(ctx context.Context, c sqlstore.ClaimedDelivery) {
 // counted under.
 func outcomeName(s string) string {
 	switch s {
-	case sqlstore.DeliveryDelivered:
+	case DeliveryDelivered:
 		return "delivered"
-	case sqlstore.DeliveryFailed:
+	case DeliveryFailed:
 		return "failed"
 	default:
 		return "retry"

@@ -30,7 +30,7 @@ func TestLoopsBeatWhileTheyReachTheStore(t *testing.T) {
 	}
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: webhook.NewGuard(nil, true), Keys: keys})
 	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Interval: 5 * time.Millisecond, Heartbeat: dispHB})
-	relay := outbox.NewRelay(db, outbox.RelayConfig{Interval: 5 * time.Millisecond, Heartbeat: relayHB})
+	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Interval: 5 * time.Millisecond, Heartbeat: relayHB})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)
 	go func() { done <- relay.Run(ctx) }()

@@ -54,8 +54,8 @@ func newFixture(t *testing.T, db *sqlstore.DB, opts ...fixtureOption) *fixture {
 	}
 	return &fixture{
 		t: t, db: db, clock: c, keys: keys,
-		svc:   webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys, Now: c.Now}),
-		relay: outbox.NewRelay(db, outbox.RelayConfig{Now: c.Now}),
+		svc:   webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, Now: c.Now}),
+		relay: outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Now: c.Now}),
 		disp:  outbox.NewDispatcher(db, webhook.NewSender(sc), dc),
 	}
 }
@@ -92,18 +92,18 @@ func bookingData(bookingID, status string, slotStart time.Time) []byte {
 }
 
 // event writes an outbox event through the function the booking code uses.
-func (f *fixture) event(p bokat.Principal, bookingID string, typ bokat.EventType) sqlstore.OutboxEvent {
+func (f *fixture) event(p bokat.Principal, bookingID string, typ bokat.EventType) outbox.Event {
 	f.t.Helper()
 	return insertEvent(f.t, f.db, p, bookingID, typ, f.clock.Now())
 }
 
-func insertEvent(tb testing.TB, db *sqlstore.DB, p bokat.Principal, bookingID string, typ bokat.EventType, now time.Time) sqlstore.OutboxEvent {
+func insertEvent(tb testing.TB, db *sqlstore.DB, p bokat.Principal, bookingID string, typ bokat.EventType, now time.Time) outbox.Event {
 	tb.Helper()
 	status := "confirmed"
 	if typ == bokat.EventBookingCancelled {
 		status = "cancelled"
 	}
-	ev := sqlstore.OutboxEvent{
+	ev := outbox.Event{
 		ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: p.ClientID, OwnerUserID: p.UserID, BookingID: bookingID,
 		EventType: string(typ), Payload: bookingData(bookingID, status, time.Date(2026, 5, 5, 6, 0, 0, 0, time.UTC)),
 		OccurredAt: now, CreatedAt: now,
@@ -129,7 +129,7 @@ func (f *fixture) pump() (relayed, attempted int) {
 	return relayed, attempted
 }
 
-func (f *fixture) deliveries(outboxID string) []sqlstore.WebhookDelivery {
+func (f *fixture) deliveries(outboxID string) []outbox.Delivery {
 	f.t.Helper()
 	ds, err := f.db.WebhookDeliveriesOfOutboxEvent(context.Background(), outboxID)
 	if err != nil {
@@ -138,7 +138,7 @@ func (f *fixture) deliveries(outboxID string) []sqlstore.WebhookDelivery {
 	return ds
 }
 
-func (f *fixture) attempts(deliveryID string) []sqlstore.WebhookDeliveryAttempt {
+func (f *fixture) attempts(deliveryID string) []outbox.RecordedAttempt {
 	f.t.Helper()
 	as, err := f.db.WebhookDeliveryAttempts(context.Background(), deliveryID)
 	if err != nil {

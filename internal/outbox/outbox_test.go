@@ -45,11 +45,11 @@ func TestRelayCreatesOneDeliveryPerSubscribedEndpointOfTheOwner(t *testing.T) {
 		if n, err := f.relay.RunOnce(ctx); err != nil || n != 5 {
 			t.Fatalf("relay = %d, %v; want 5 events", n, err)
 		}
-		endpointsOf := func(ev sqlstore.OutboxEvent) []string {
+		endpointsOf := func(ev outbox.Event) []string {
 			var ids []string
 			webhookIDs := map[string]bool{}
 			for _, d := range f.deliveries(ev.ID) {
-				if d.Status != sqlstore.DeliveryPending || d.Origin != sqlstore.OriginRelay || d.Attempts != 0 {
+				if d.Status != outbox.DeliveryPending || d.Origin != outbox.OriginRelay || d.Attempts != 0 {
 					t.Errorf("delivery %+v: want a pending relay delivery without attempts", d)
 				}
 				ids = append(ids, d.EndpointID)
@@ -64,7 +64,7 @@ func TestRelayCreatesOneDeliveryPerSubscribedEndpointOfTheOwner(t *testing.T) {
 		sorted := func(ids ...string) []string { slices.Sort(ids); return ids }
 		for _, tc := range []struct {
 			name string
-			ev   sqlstore.OutboxEvent
+			ev   outbox.Event
 			want []string
 		}{
 			{"confirmed to the subscribed, not deleted endpoint", confirmed, []string{both.ID}},
@@ -105,7 +105,7 @@ func TestRetriesAfterErrorsAndTimeoutsKeepTheWebhookID(t *testing.T) {
 			t.Fatalf("first round attempted %d, want 1", n)
 		}
 		d := f.deliveries(ev.ID)[0]
-		if d.Status != sqlstore.DeliveryPending || d.Attempts != 1 || !d.NextAttemptAt.Equal(f.clock.Now().Add(5*time.Second)) {
+		if d.Status != outbox.DeliveryPending || d.Attempts != 1 || !d.NextAttemptAt.Equal(f.clock.Now().Add(5*time.Second)) {
 			t.Fatalf("after a 500: %+v, want pending, 1 attempt, next in 5 s", d)
 		}
 		f.clock.Advance(5*time.Second - time.Millisecond)
@@ -117,13 +117,13 @@ func TestRetriesAfterErrorsAndTimeoutsKeepTheWebhookID(t *testing.T) {
 			t.Fatal("the retry did not run when due")
 		}
 		d = f.deliveries(ev.ID)[0]
-		if d.Status != sqlstore.DeliveryPending || d.Attempts != 2 || !d.NextAttemptAt.Equal(f.clock.Now().Add(5*time.Minute)) {
+		if d.Status != outbox.DeliveryPending || d.Attempts != 2 || !d.NextAttemptAt.Equal(f.clock.Now().Add(5*time.Minute)) {
 			t.Fatalf("after a timeout: %+v, want pending, 2 attempts, next in 5 min", d)
 		}
 		f.clock.Advance(5 * time.Minute)
 		f.pump()
 		d = f.deliveries(ev.ID)[0]
-		if d.Status != sqlstore.DeliveryDelivered || d.Attempts != 3 || d.FinishedAt.IsZero() {
+		if d.Status != outbox.DeliveryDelivered || d.Attempts != 3 || d.FinishedAt.IsZero() {
 			t.Fatalf("after a 200: %+v, want delivered after 3 attempts", d)
 		}
 
@@ -175,7 +175,7 @@ func TestDeliveryFailsAfterTheWholeSchedule(t *testing.T) {
 		var waited []time.Duration
 		for range 10 {
 			d := f.deliveries(ev.ID)[0]
-			if d.Status != sqlstore.DeliveryPending {
+			if d.Status != outbox.DeliveryPending {
 				break
 			}
 			wait := d.NextAttemptAt.Sub(f.clock.Now())
@@ -187,7 +187,7 @@ func TestDeliveryFailsAfterTheWholeSchedule(t *testing.T) {
 			t.Fatalf("waits between attempts %v, want %v", waited, want)
 		}
 		d := f.deliveries(ev.ID)[0]
-		if d.Status != sqlstore.DeliveryFailed || d.Attempts != 8 || d.LastStatusCode != 503 {
+		if d.Status != outbox.DeliveryFailed || d.Attempts != 8 || d.LastStatusCode != 503 {
 			t.Fatalf("after the schedule: %+v, want failed after 8 attempts", d)
 		}
 		if rc.Count() != 8 {
@@ -231,10 +231,10 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 		f.clock.Advance(time.Millisecond)
 		second := f.event(acme, "bk_2", bokat.EventBookingConfirmed)
 		f.pump()
-		if d := f.deliveries(first.ID)[0]; d.Status != sqlstore.DeliveryFailed || d.LastStatusCode != 410 {
+		if d := f.deliveries(first.ID)[0]; d.Status != outbox.DeliveryFailed || d.LastStatusCode != 410 {
 			t.Fatalf("the 410 delivery: %+v, want failed", d)
 		}
-		if d := f.deliveries(second.ID)[0]; d.Status != sqlstore.DeliveryCancelled || !strings.Contains(d.LastError, "410") {
+		if d := f.deliveries(second.ID)[0]; d.Status != outbox.DeliveryCancelled || !strings.Contains(d.LastError, "410") {
 			t.Fatalf("the other pending delivery: %+v, want cancelled", d)
 		}
 		eps, err := f.svc.ListEndpoints(context.Background(), acme)
@@ -264,7 +264,7 @@ func TestDeletingAnEndpointCancelsItsPendingDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.pump()
-		if d := f.deliveries(ev.ID)[0]; d.Status != sqlstore.DeliveryCancelled || rc.Count() != 0 {
+		if d := f.deliveries(ev.ID)[0]; d.Status != outbox.DeliveryCancelled || rc.Count() != 0 {
 			t.Fatalf("delivery %+v, receiver %d; want cancelled and nothing sent", d, rc.Count())
 		}
 	})
@@ -294,13 +294,13 @@ func TestAnExpiredLeaseIsTakenOverAndALateResultIgnored(t *testing.T) {
 			t.Fatalf("after the lease: attempted %d, receiver %d; want the delivery taken over", n, rc.Count())
 		}
 		// The dead worker's late failure does not undo the success.
-		if _, err := db.RecordWebhookAttempt(ctx, sqlstore.WebhookAttempt{
+		if _, err := db.RecordWebhookAttempt(ctx, outbox.Attempt{
 			DeliveryID: dead[0].ID, LeaseToken: "dead-worker", AttemptedAt: f.clock.Now(), Error: "late",
-			Status: sqlstore.DeliveryPending, NextAttemptAt: f.clock.Now().Add(time.Hour), Now: f.clock.Now(),
+			Status: outbox.DeliveryPending, NextAttemptAt: f.clock.Now().Add(time.Hour), Now: f.clock.Now(),
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if d := f.deliveries(ev.ID)[0]; d.Status != sqlstore.DeliveryDelivered || d.Attempts != 2 {
+		if d := f.deliveries(ev.ID)[0]; d.Status != outbox.DeliveryDelivered || d.Attempts != 2 {
 			t.Fatalf("after the late result: %+v, want still delivered (2 attempts recorded)", d)
 		}
 	})

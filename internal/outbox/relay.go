@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"bokat/internal/sqlstore"
 )
 
 // RelayConfig configures a Relay. Zero fields take the defaults.
@@ -36,12 +34,12 @@ type Heartbeat interface {
 
 // Relay turns new outbox events into webhook deliveries.
 type Relay struct {
-	db  *sqlstore.DB
+	db  Store
 	cfg RelayConfig
 }
 
 // NewRelay returns a Relay over db.
-func NewRelay(db *sqlstore.DB, cfg RelayConfig) *Relay {
+func NewRelay(db Store, cfg RelayConfig) *Relay {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -67,7 +65,7 @@ func (r *Relay) RunOnce(ctx context.Context) (events int, err error) {
 		return 0, err
 	}
 	created := 0
-	err = r.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err = r.db.InTx(ctx, func(tx Tx) error {
 		events, created = 0, 0
 		batch, err := tx.ClaimUnrelayedOutboxEvents(ctx, r.cfg.Batch)
 		if err != nil {
@@ -75,12 +73,12 @@ func (r *Relay) RunOnce(ctx context.Context) (events int, err error) {
 		}
 		now := r.cfg.Now()
 		type key struct{ client, user, typ string }
-		subscribed := map[key][]sqlstore.WebhookEndpoint{}
+		subscribed := map[key][]string{}
 		for _, ev := range batch {
 			k := key{ev.OwnerClientID, ev.OwnerUserID, ev.EventType}
 			eps, ok := subscribed[k]
 			if !ok {
-				if eps, err = tx.SubscribedWebhookEndpoints(ctx, k.client, k.user, k.typ); err != nil {
+				if eps, err = tx.SubscribedWebhookEndpointIDs(ctx, k.client, k.user, k.typ); err != nil {
 					return err
 				}
 				subscribed[k] = eps
@@ -90,14 +88,14 @@ func (r *Relay) RunOnce(ctx context.Context) (events int, err error) {
 				if err != nil {
 					return err
 				}
-				for _, ep := range eps {
+				for _, endpointID := range eps {
 					id, err := uuid.NewV7()
 					if err != nil {
 						return err
 					}
-					ok, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{
-						ID: id.String(), WebhookID: webhookID.String(), OutboxID: ev.ID, EndpointID: ep.ID,
-						Origin: sqlstore.OriginRelay, NextAttemptAt: now, CreatedAt: now,
+					ok, err := tx.InsertWebhookDelivery(ctx, Delivery{
+						ID: id.String(), WebhookID: webhookID.String(), OutboxID: ev.ID, EndpointID: endpointID,
+						Origin: OriginRelay, NextAttemptAt: now, CreatedAt: now,
 					})
 					if err != nil {
 						return err

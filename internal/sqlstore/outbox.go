@@ -3,29 +3,14 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"time"
 
 	"bokat"
 	"bokat/internal/notify"
+	"bokat/internal/outbox"
 )
 
-// OutboxEvent is one booking lifecycle event, written in the same
-// transaction as the change it reports. Payload is the event's `data`
-// object as JSON: the redacted booking and the request id, never customer
-// contact data.
-type OutboxEvent struct {
-	ID            string
-	OwnerClientID string
-	OwnerUserID   string
-	BookingID     string
-	EventType     string
-	Payload       []byte
-	OccurredAt    time.Time
-	CreatedAt     time.Time
-}
-
 // InsertOutboxEvent writes an outbox event in the transaction.
-func (tx *Tx) InsertOutboxEvent(ctx context.Context, e OutboxEvent) error {
+func (tx *Tx) InsertOutboxEvent(ctx context.Context, e outbox.Event) error {
 	_, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO outbox_events (id, owner_client_id, owner_user_id, booking_id, event_type, payload, occurred_at, created_at)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,

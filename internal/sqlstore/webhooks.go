@@ -9,56 +9,24 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/outbox"
+	"bokat/internal/webhook"
 )
 
-// Webhook delivery statuses.
-const (
-	DeliveryPending   = "pending"
-	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"
-	// DeliveryCancelled: the endpoint was deleted or disabled before the
-	// delivery succeeded.
-	DeliveryCancelled = "cancelled"
+var (
+	_ outbox.Tx            = (*Tx)(nil)
+	_ outbox.Store         = Bound[outbox.Tx]{}
+	_ outbox.DeliveryStore = (*DB)(nil)
+	_ webhook.Tx           = (*Tx)(nil)
+	_ webhook.Store        = Bound[webhook.Tx]{}
 )
-
-// Origins of a webhook delivery.
-const (
-	OriginRelay  = "relay"
-	OriginReplay = "replay"
-)
-
-// WebhookEndpoint is a stored webhook endpoint. The signing secret is kept
-// only sealed: SecretKeyID names the server key that sealed it and
-// SecretCiphertext holds the sealed bytes.
-type WebhookEndpoint struct {
-	ID               string
-	OwnerClientID    string
-	OwnerUserID      string
-	URL              string
-	EventTypes       []string
-	SigningKeyID     string
-	SecretKeyID      string
-	SecretCiphertext string
-	// DisabledAt is zero while the endpoint is enabled.
-	DisabledAt     time.Time
-	DisabledReason string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	// PreviousSecretExpiresAt is zero when the endpoint keeps no previous
-	// secret; otherwise the secret it replaced last still signs until then.
-	PreviousSecretExpiresAt time.Time
-}
-
-// ErrWebhookEndpointLimit is returned when an owner already has the most
-// endpoints allowed.
-var ErrWebhookEndpointLimit = errors.New("webhook endpoint limit reached")
 
 const endpointColumns = `id, owner_client_id, owner_user_id, url, event_types, signing_key_id, secret_key_id,
 	secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at, previous_secret_expires_at`
 
-func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) {
+func scanEndpoint(row interface{ Scan(...any) error }) (webhook.Endpoint, error) {
 	var (
-		e                WebhookEndpoint
+		e                webhook.Endpoint
 		types            string
 		disabled         sql.NullInt64
 		created, updated int64
@@ -67,7 +35,7 @@ func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) 
 	err := row.Scan(&e.ID, &e.OwnerClientID, &e.OwnerUserID, &e.URL, &types, &e.SigningKeyID, &e.SecretKeyID,
 		&e.SecretCiphertext, &disabled, &e.DisabledReason, &created, &updated, &previousExpiry)
 	if err != nil {
-		return WebhookEndpoint{}, translate(err)
+		return webhook.Endpoint{}, translate(err)
 	}
 	e.EventTypes = strings.Fields(types)
 	e.DisabledAt = FromNullMillis(disabled)
@@ -79,9 +47,9 @@ func scanEndpoint(row interface{ Scan(...any) error }) (WebhookEndpoint, error) 
 
 // InsertWebhookEndpoint stores a new endpoint unless its owner already has
 // limit endpoints (not deleted), in which case it returns
-// ErrWebhookEndpointLimit. Registrations of one owner are serialised so the
+// webhook.ErrEndpointLimit. Registrations of one owner are serialised so the
 // limit holds under concurrency on both engines.
-func (tx *Tx) InsertWebhookEndpoint(ctx context.Context, e WebhookEndpoint, limit int) error {
+func (tx *Tx) InsertWebhookEndpoint(ctx context.Context, e webhook.Endpoint, limit int) error {
 	if tx.engine == Postgres {
 		if _, err := tx.tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 74260040))`,
 			e.OwnerClientID+" "+e.OwnerUserID); err != nil {
@@ -96,7 +64,7 @@ func (tx *Tx) InsertWebhookEndpoint(ctx context.Context, e WebhookEndpoint, limi
 		return translate(err)
 	}
 	if n >= limit {
-		return ErrWebhookEndpointLimit
+		return webhook.ErrEndpointLimit
 	}
 	_, err = tx.tx.ExecContext(ctx,
 		`INSERT INTO webhook_endpoints (id, owner_client_id, owner_user_id, url, event_types, signing_key_id,
@@ -109,7 +77,7 @@ func (tx *Tx) InsertWebhookEndpoint(ctx context.Context, e WebhookEndpoint, limi
 
 // WebhookEndpoints returns the owner's endpoints that are not deleted,
 // oldest first.
-func (db *DB) WebhookEndpoints(ctx context.Context, clientID, userID string) ([]WebhookEndpoint, error) {
+func (db *DB) WebhookEndpoints(ctx context.Context, clientID, userID string) ([]webhook.Endpoint, error) {
 	return queryEndpoints(ctx, db.read,
 		`SELECT `+endpointColumns+` FROM webhook_endpoints
 		  WHERE owner_client_id = $1 AND owner_user_id = $2 AND deleted_at IS NULL
@@ -119,13 +87,13 @@ func (db *DB) WebhookEndpoints(ctx context.Context, clientID, userID string) ([]
 // WebhookEndpoint returns the endpoint with the id, deleted or not, or
 // bokat.ErrNotFound. It is meant for operators and tests; API code looks
 // endpoints up through their owner.
-func (db *DB) WebhookEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
+func (db *DB) WebhookEndpoint(ctx context.Context, id string) (webhook.Endpoint, error) {
 	return scanEndpoint(db.read.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE id = $1`, id))
 }
 
-// SubscribedWebhookEndpoints returns the owner's enabled, not deleted
-// endpoints subscribed to the event type, oldest first.
-func (tx *Tx) SubscribedWebhookEndpoints(ctx context.Context, clientID, userID, eventType string) ([]WebhookEndpoint, error) {
+// SubscribedWebhookEndpointIDs returns the ids of the owner's enabled, not
+// deleted endpoints subscribed to the event type, oldest first.
+func (tx *Tx) SubscribedWebhookEndpointIDs(ctx context.Context, clientID, userID, eventType string) ([]string, error) {
 	all, err := queryEndpoints(ctx, tx.tx,
 		`SELECT `+endpointColumns+` FROM webhook_endpoints
 		  WHERE owner_client_id = $1 AND owner_user_id = $2 AND deleted_at IS NULL AND disabled_at IS NULL
@@ -133,11 +101,11 @@ func (tx *Tx) SubscribedWebhookEndpoints(ctx context.Context, clientID, userID, 
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
+	var out []string
 	for _, e := range all {
 		for _, t := range e.EventTypes {
 			if t == eventType {
-				out = append(out, e)
+				out = append(out, e.ID)
 				break
 			}
 		}
@@ -145,13 +113,13 @@ func (tx *Tx) SubscribedWebhookEndpoints(ctx context.Context, clientID, userID, 
 	return out, nil
 }
 
-func queryEndpoints(ctx context.Context, q Reader, query string, args ...any) ([]WebhookEndpoint, error) {
+func queryEndpoints(ctx context.Context, q Reader, query string, args ...any) ([]webhook.Endpoint, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []WebhookEndpoint
+	var out []webhook.Endpoint
 	for rows.Next() {
 		e, err := scanEndpoint(rows)
 		if err != nil {
@@ -188,7 +156,7 @@ func (tx *Tx) DeleteWebhookEndpoint(ctx context.Context, clientID, userID, id st
 // a 410 answer). Both are idempotent: an endpoint already in the state is
 // returned unchanged. It returns bokat.ErrNotFound when the owner has no
 // such endpoint (unknown, another owner's, or deleted).
-func (tx *Tx) SetWebhookEndpointEnabled(ctx context.Context, clientID, userID, id string, enabled bool, reason string, now time.Time) (WebhookEndpoint, error) {
+func (tx *Tx) SetWebhookEndpointEnabled(ctx context.Context, clientID, userID, id string, enabled bool, reason string, now time.Time) (webhook.Endpoint, error) {
 	var (
 		res sql.Result
 		err error
@@ -205,37 +173,27 @@ func (tx *Tx) SetWebhookEndpointEnabled(ctx context.Context, clientID, userID, i
 			Millis(now), reason, id, clientID, userID)
 	}
 	if err != nil {
-		return WebhookEndpoint{}, translate(err)
+		return webhook.Endpoint{}, translate(err)
 	}
 	changed, err := res.RowsAffected()
 	if err != nil {
-		return WebhookEndpoint{}, translate(err)
+		return webhook.Endpoint{}, translate(err)
 	}
 	e, err := scanEndpoint(tx.tx.QueryRowContext(ctx,
 		`SELECT `+endpointColumns+` FROM webhook_endpoints
 		  WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`, id, clientID, userID))
 	if errors.Is(err, bokat.ErrNotFound) {
-		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+		return webhook.Endpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
 	}
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return webhook.Endpoint{}, err
 	}
 	if changed > 0 && !enabled {
 		if err := tx.cancelPendingDeliveries(ctx, id, "", "endpoint disabled: "+reason, now); err != nil {
-			return WebhookEndpoint{}, err
+			return webhook.Endpoint{}, err
 		}
 	}
 	return e, nil
-}
-
-// SecretRotation is a new signing secret, sealed, for an endpoint.
-type SecretRotation struct {
-	SigningKeyID     string
-	SecretKeyID      string
-	SecretCiphertext string
-	// PreviousUntil is until when the replaced secret still signs.
-	PreviousUntil time.Time
-	Now           time.Time
 }
 
 // RotateWebhookEndpointSecret gives the owner's endpoint the new secret and
@@ -243,7 +201,7 @@ type SecretRotation struct {
 // r.PreviousUntil; a previous secret kept from an earlier rotation is
 // dropped. It returns the endpoint, or bokat.ErrNotFound when the owner has
 // no such endpoint (unknown, another owner's, or deleted).
-func (tx *Tx) RotateWebhookEndpointSecret(ctx context.Context, clientID, userID, id string, r SecretRotation) (WebhookEndpoint, error) {
+func (tx *Tx) RotateWebhookEndpointSecret(ctx context.Context, clientID, userID, id string, r webhook.SecretRotation) (webhook.Endpoint, error) {
 	res, err := tx.tx.ExecContext(ctx,
 		`UPDATE webhook_endpoints
 		    SET previous_secret_key_id = secret_key_id, previous_secret_ciphertext = secret_ciphertext,
@@ -252,12 +210,12 @@ func (tx *Tx) RotateWebhookEndpointSecret(ctx context.Context, clientID, userID,
 		  WHERE id = $6 AND owner_client_id = $7 AND owner_user_id = $8 AND deleted_at IS NULL`,
 		Millis(r.PreviousUntil), r.SigningKeyID, r.SecretKeyID, r.SecretCiphertext, Millis(r.Now), id, clientID, userID)
 	if err != nil {
-		return WebhookEndpoint{}, translate(err)
+		return webhook.Endpoint{}, translate(err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return WebhookEndpoint{}, translate(err)
+		return webhook.Endpoint{}, translate(err)
 	} else if n == 0 {
-		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+		return webhook.Endpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
 	}
 	return scanEndpoint(tx.tx.QueryRowContext(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE id = $1`, id))
 }
@@ -275,14 +233,14 @@ func (tx *Tx) cancelPendingDeliveries(ctx context.Context, endpointID, except, r
 
 const outboxColumns = `id, owner_client_id, owner_user_id, booking_id, event_type, payload, occurred_at, created_at`
 
-func scanOutboxEvent(row interface{ Scan(...any) error }) (OutboxEvent, error) {
+func scanOutboxEvent(row interface{ Scan(...any) error }) (outbox.Event, error) {
 	var (
-		e                 OutboxEvent
+		e                 outbox.Event
 		payload           string
 		occurred, created int64
 	)
 	if err := row.Scan(&e.ID, &e.OwnerClientID, &e.OwnerUserID, &e.BookingID, &e.EventType, &payload, &occurred, &created); err != nil {
-		return OutboxEvent{}, translate(err)
+		return outbox.Event{}, translate(err)
 	}
 	e.Payload = []byte(payload)
 	e.OccurredAt = FromMillis(occurred)
@@ -292,7 +250,7 @@ func scanOutboxEvent(row interface{ Scan(...any) error }) (OutboxEvent, error) {
 
 // OwnedOutboxEvent returns the outbox event with the id when it belongs to
 // the owner, or bokat.ErrNotFound.
-func (tx *Tx) OwnedOutboxEvent(ctx context.Context, clientID, userID, id string) (OutboxEvent, error) {
+func (tx *Tx) OwnedOutboxEvent(ctx context.Context, clientID, userID, id string) (outbox.Event, error) {
 	return scanOutboxEvent(tx.tx.QueryRowContext(ctx,
 		`SELECT `+outboxColumns+` FROM outbox_events WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3`,
 		id, clientID, userID))
@@ -302,7 +260,7 @@ func (tx *Tx) OwnedOutboxEvent(ctx context.Context, clientID, userID, id string)
 // webhook relay has not handled yet, oldest first. On PostgreSQL the rows
 // stay locked until the transaction ends and rows locked by another relay
 // are skipped, so several processes relay without waiting on each other.
-func (tx *Tx) ClaimUnrelayedOutboxEvents(ctx context.Context, limit int) ([]OutboxEvent, error) {
+func (tx *Tx) ClaimUnrelayedOutboxEvents(ctx context.Context, limit int) ([]outbox.Event, error) {
 	q := `SELECT ` + outboxColumns + ` FROM outbox_events WHERE relayed_at IS NULL ORDER BY created_at, id LIMIT $1`
 	if tx.engine == Postgres {
 		q += ` FOR UPDATE SKIP LOCKED`
@@ -312,7 +270,7 @@ func (tx *Tx) ClaimUnrelayedOutboxEvents(ctx context.Context, limit int) ([]Outb
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []OutboxEvent
+	var out []outbox.Event
 	for rows.Next() {
 		e, err := scanOutboxEvent(rows)
 		if err != nil {
@@ -340,30 +298,10 @@ func (tx *Tx) MarkOutboxEventRelayed(ctx context.Context, id string, now time.Ti
 	return translate(err)
 }
 
-// WebhookDelivery is one delivery event to one endpoint, retried until it
-// succeeds or its attempts run out.
-type WebhookDelivery struct {
-	ID string
-	// WebhookID is the Webhook-Id header and body id: shared by the
-	// endpoints of one delivery event, kept by retries, new on replay.
-	WebhookID      string
-	OutboxID       string
-	EndpointID     string
-	Origin         string // OriginRelay or OriginReplay
-	Status         string // Delivery*
-	Attempts       int
-	NextAttemptAt  time.Time
-	LastStatusCode int // 0: none
-	LastError      string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	FinishedAt     time.Time
-}
-
 // InsertWebhookDelivery writes a pending delivery. It reports false, and
 // writes nothing, when the relay already created the delivery of this
 // outbox event to this endpoint.
-func (tx *Tx) InsertWebhookDelivery(ctx context.Context, d WebhookDelivery) (bool, error) {
+func (tx *Tx) InsertWebhookDelivery(ctx context.Context, d outbox.Delivery) (bool, error) {
 	res, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO webhook_deliveries (id, webhook_id, outbox_id, endpoint_id, origin, status, attempts,
 		        next_attempt_at, created_at, updated_at)
@@ -382,17 +320,17 @@ const deliveryColumns = `id, webhook_id, outbox_id, endpoint_id, origin, status,
 
 // WebhookDeliveriesOfOutboxEvent returns every delivery of the outbox event,
 // oldest first.
-func (db *DB) WebhookDeliveriesOfOutboxEvent(ctx context.Context, outboxID string) ([]WebhookDelivery, error) {
+func (db *DB) WebhookDeliveriesOfOutboxEvent(ctx context.Context, outboxID string) ([]outbox.Delivery, error) {
 	rows, err := db.read.QueryContext(ctx,
 		`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE outbox_id = $1 ORDER BY created_at, id`, outboxID)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []WebhookDelivery
+	var out []outbox.Delivery
 	for rows.Next() {
 		var (
-			d                      WebhookDelivery
+			d                      outbox.Delivery
 			next, created, updated int64
 			code                   sql.NullInt64
 			finished               sql.NullInt64
@@ -409,43 +347,14 @@ func (db *DB) WebhookDeliveriesOfOutboxEvent(ctx context.Context, outboxID strin
 	return out, translate(rows.Err())
 }
 
-// ClaimedDelivery is a due delivery a worker holds under a lease, with what
-// sending it needs.
-type ClaimedDelivery struct {
-	ID         string
-	WebhookID  string
-	OutboxID   string
-	EndpointID string
-	// Attempts is the number of attempts made before this claim.
-	Attempts   int
-	CreatedAt  time.Time
-	LeaseToken string
-
-	URL              string
-	SecretKeyID      string
-	SecretCiphertext string
-	// PreviousSecretKeyID and PreviousSecretCiphertext hold the endpoint's
-	// previous secret, sealed, while it still signs at the claim's time;
-	// both are empty otherwise.
-	PreviousSecretKeyID      string
-	PreviousSecretCiphertext string
-	// EndpointActive is false when the endpoint was deleted or disabled.
-	EndpointActive bool
-
-	EventType  string
-	BookingID  string
-	Payload    []byte
-	OccurredAt time.Time
-}
-
 // ClaimWebhookDeliveries claims up to limit pending deliveries that are due
 // at now and not held by another worker's unexpired lease: it stamps them
 // with token and a lease until now+lease and returns them, earliest due
 // first. On PostgreSQL rows being claimed by another worker are skipped
 // (FOR UPDATE SKIP LOCKED), so several processes share the work without
 // delivering a row twice while its lease holds.
-func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, token string) ([]ClaimedDelivery, error) {
-	var out []ClaimedDelivery
+func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int, token string) ([]outbox.ClaimedDelivery, error) {
+	var out []outbox.ClaimedDelivery
 	err := db.InTx(ctx, func(tx *Tx) error {
 		out = out[:0]
 		lock := ""
@@ -482,7 +391,7 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 		defer rows.Close()
 		for rows.Next() {
 			var (
-				c                 ClaimedDelivery
+				c                 outbox.ClaimedDelivery
 				created, occurred int64
 				disabled, deleted sql.NullInt64
 				payload           string
@@ -506,35 +415,12 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 	return out, nil
 }
 
-// WebhookAttempt is the outcome of one delivery attempt and what it does to
-// the delivery.
-type WebhookAttempt struct {
-	DeliveryID string
-	// LeaseToken is the claim the attempt was made under.
-	LeaseToken  string
-	AttemptedAt time.Time
-	// StatusCode is the HTTP status received; 0 when no response arrived.
-	StatusCode int
-	Latency    time.Duration
-	// Error describes a failure; it must hold no secret.
-	Error string
-	// Status is the delivery's new status: DeliveryDelivered,
-	// DeliveryPending (retry at NextAttemptAt) or DeliveryFailed.
-	Status        string
-	NextAttemptAt time.Time
-	// DisableEndpoint, when not empty, disables the delivery's endpoint with
-	// this reason and cancels its other pending deliveries.
-	DisableEndpoint string
-	// Now is when the attempt is recorded.
-	Now time.Time
-}
-
 // RecordWebhookAttempt stores the attempt and applies its outcome in one
 // transaction, returning the attempt's number (1 for the first). Success is
 // applied to a still-pending delivery even when the lease has expired
 // meanwhile; a retry or final failure only while the claim is still the
 // worker's own (another worker that took over an expired lease decides then).
-func (db *DB) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt) (int, error) {
+func (db *DB) RecordWebhookAttempt(ctx context.Context, a outbox.Attempt) (int, error) {
 	var number int
 	err := db.InTx(ctx, func(tx *Tx) error {
 		code := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
@@ -559,11 +445,11 @@ func (db *DB) RecordWebhookAttempt(ctx context.Context, a WebhookAttempt) (int, 
 		}
 		ours := lease.Valid && lease.String == a.LeaseToken
 		switch {
-		case status != DeliveryPending:
+		case status != outbox.DeliveryPending:
 			// Cancelled (endpoint deleted) or finished by another worker meanwhile.
-		case a.Status == DeliveryDelivered || ours:
+		case a.Status == outbox.DeliveryDelivered || ours:
 			finished, next := sql.NullInt64{}, a.NextAttemptAt
-			if a.Status != DeliveryPending {
+			if a.Status != outbox.DeliveryPending {
 				finished, next = NullMillis(a.Now), a.Now
 			}
 			if _, err := tx.tx.ExecContext(ctx,
@@ -601,18 +487,8 @@ func (db *DB) CancelWebhookDelivery(ctx context.Context, id, leaseToken, reason 
 	})
 }
 
-// WebhookDeliveryAttempt is one recorded attempt.
-type WebhookDeliveryAttempt struct {
-	DeliveryID  string
-	Attempt     int
-	AttemptedAt time.Time
-	StatusCode  int // 0: no response
-	Latency     time.Duration
-	Error       string
-}
-
 // WebhookDeliveryAttempts returns the attempts of a delivery in order.
-func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([]WebhookDeliveryAttempt, error) {
+func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([]outbox.RecordedAttempt, error) {
 	rows, err := db.read.QueryContext(ctx,
 		`SELECT delivery_id, attempt, attempted_at, status_code, latency_ms, error
 		   FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt`, deliveryID)
@@ -620,10 +496,10 @@ func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []WebhookDeliveryAttempt
+	var out []outbox.RecordedAttempt
 	for rows.Next() {
-		var a WebhookDeliveryAttempt
-		if err := a.scan(rows); err != nil {
+		var a outbox.RecordedAttempt
+		if err := scanAttempt(rows, &a); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -631,9 +507,10 @@ func (db *DB) WebhookDeliveryAttempts(ctx context.Context, deliveryID string) ([
 	return out, translate(rows.Err())
 }
 
-// scan reads an attempt's columns — delivery_id, attempt, attempted_at,
-// status_code, latency_ms, error — after the extra leading columns.
-func (a *WebhookDeliveryAttempt) scan(rows *sql.Rows, extra ...any) error {
+// scanAttempt reads an attempt's columns — delivery_id, attempt,
+// attempted_at, status_code, latency_ms, error — into a, after the extra
+// leading columns.
+func scanAttempt(rows *sql.Rows, a *outbox.RecordedAttempt, extra ...any) error {
 	var (
 		at, ms int64
 		code   sql.NullInt64
@@ -648,31 +525,13 @@ func (a *WebhookDeliveryAttempt) scan(rows *sql.Rows, extra ...any) error {
 	return nil
 }
 
-// EndpointAttempt is one recorded attempt of a delivery to an endpoint, with
-// the delivery's event.
-type EndpointAttempt struct {
-	WebhookDeliveryAttempt
-	WebhookID string
-	OutboxID  string
-	EventType string
-}
-
-// AttemptPosition is where a page of an endpoint's attempts ends: the
-// (attempted_at, delivery id, attempt) of its last row. The zero value
-// starts at the newest attempt.
-type AttemptPosition struct {
-	AttemptedAt time.Time
-	DeliveryID  string
-	Attempt     int
-}
-
 // EndpointAttempts returns up to limit attempts of deliveries to the owner's
 // endpoint (deleted endpoints included), newest first (by attempted_at,
 // then delivery id and attempt number, descending), strictly after the
 // position after. Attempts recorded meanwhile are newer than any position
 // handed out, so pages neither repeat nor skip rows. It returns
 // bokat.ErrNotFound when the owner has no such endpoint.
-func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID string, after AttemptPosition, limit int) ([]EndpointAttempt, error) {
+func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID string, after webhook.AttemptPosition, limit int) ([]webhook.EndpointAttempt, error) {
 	var one int
 	err := db.read.QueryRowContext(ctx,
 		`SELECT 1 FROM webhook_endpoints WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`,
@@ -697,10 +556,10 @@ func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []EndpointAttempt
+	var out []webhook.EndpointAttempt
 	for rows.Next() {
-		var a EndpointAttempt
-		if err := a.scan(rows, &a.WebhookID, &a.OutboxID, &a.EventType); err != nil {
+		var a webhook.EndpointAttempt
+		if err := scanAttempt(rows, &a.RecordedAttempt, &a.WebhookID, &a.OutboxID, &a.EventType); err != nil {
 			return nil, err
 		}
 		out = append(out, a)
@@ -712,7 +571,7 @@ func (db *DB) EndpointAttempts(ctx context.Context, clientID, userID, endpointID
 // on PostgreSQL, holds its row until the transaction ends, so that writes
 // deciding on its state are serialised (SQLite transactions already are).
 // It returns bokat.ErrNotFound when the owner has no such endpoint.
-func (tx *Tx) LockOwnedWebhookEndpoint(ctx context.Context, clientID, userID, id string) (WebhookEndpoint, error) {
+func (tx *Tx) LockOwnedWebhookEndpoint(ctx context.Context, clientID, userID, id string) (webhook.Endpoint, error) {
 	q := `SELECT ` + endpointColumns + ` FROM webhook_endpoints
 	       WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND deleted_at IS NULL`
 	if tx.engine == Postgres {
@@ -720,7 +579,7 @@ func (tx *Tx) LockOwnedWebhookEndpoint(ctx context.Context, clientID, userID, id
 	}
 	e, err := scanEndpoint(tx.tx.QueryRowContext(ctx, q, id, clientID, userID))
 	if errors.Is(err, bokat.ErrNotFound) {
-		return WebhookEndpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
+		return webhook.Endpoint{}, fmt.Errorf("webhook endpoint %s: %w", id, bokat.ErrNotFound)
 	}
 	return e, err
 }

@@ -13,6 +13,7 @@ import (
 	"bokat"
 	"bokat/internal/clocktest"
 	"bokat/internal/notify"
+	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/telemetry"
@@ -109,7 +110,7 @@ func TestBacklogGauges(t *testing.T) {
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 			for i, age := range []time.Duration{90 * time.Second, 10 * time.Second} {
 				id := []string{"0190d7a4-0000-7000-8000-000000000001", "0190d7a4-0000-7000-8000-000000000002"}[i]
-				if err := tx.InsertOutboxEvent(ctx, sqlstore.OutboxEvent{ID: id, OwnerClientID: "pc", BookingID: "b",
+				if err := tx.InsertOutboxEvent(ctx, outbox.Event{ID: id, OwnerClientID: "pc", BookingID: "b",
 					EventType: string(bokat.EventBookingConfirmed), Payload: []byte(`{}`), OccurredAt: now.Add(-age), CreatedAt: now.Add(-age)}); err != nil {
 					return err
 				}

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
-	"bokat/internal/sqlstore"
 )
 
 // Page sizes of the attempts list.
@@ -53,7 +52,7 @@ func (s *Service) ListAttempts(ctx context.Context, p bokat.Principal, id, curso
 	if len(rows) > limit {
 		rows = rows[:limit]
 		last := rows[limit-1]
-		page.NextCursor = encodeCursor(sqlstore.AttemptPosition{AttemptedAt: last.AttemptedAt, DeliveryID: last.DeliveryID, Attempt: last.Attempt})
+		page.NextCursor = encodeCursor(AttemptPosition{AttemptedAt: last.AttemptedAt, DeliveryID: last.DeliveryID, Attempt: last.Attempt})
 	}
 	page.Attempts = make([]bokat.WebhookAttempt, len(rows))
 	for i, r := range rows {
@@ -86,27 +85,27 @@ func errorClass(status int, msg string) string {
 
 // A cursor is base64url of "<attempted_at ms>.<attempt>.<delivery id>":
 // opaque to clients, who only pass it back.
-func encodeCursor(p sqlstore.AttemptPosition) string {
+func encodeCursor(p AttemptPosition) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(
 		strconv.FormatInt(p.AttemptedAt.UnixMilli(), 10) + "." + strconv.Itoa(p.Attempt) + "." + p.DeliveryID))
 }
 
-func decodeCursor(c string) (sqlstore.AttemptPosition, error) {
+func decodeCursor(c string) (AttemptPosition, error) {
 	if c == "" {
-		return sqlstore.AttemptPosition{}, nil
+		return AttemptPosition{}, nil
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil {
-		return sqlstore.AttemptPosition{}, err
+		return AttemptPosition{}, err
 	}
 	parts := strings.SplitN(string(raw), ".", 3)
 	if len(parts) != 3 || uuid.Validate(parts[2]) != nil {
-		return sqlstore.AttemptPosition{}, errors.New("malformed cursor")
+		return AttemptPosition{}, errors.New("malformed cursor")
 	}
 	ms, err1 := strconv.ParseInt(parts[0], 10, 64)
 	n, err2 := strconv.Atoi(parts[1])
 	if err1 != nil || err2 != nil || ms < 0 || n < 1 {
-		return sqlstore.AttemptPosition{}, errors.New("malformed cursor")
+		return AttemptPosition{}, errors.New("malformed cursor")
 	}
-	return sqlstore.AttemptPosition{AttemptedAt: time.UnixMilli(ms), DeliveryID: parts[2], Attempt: n}, nil
+	return AttemptPosition{AttemptedAt: time.UnixMilli(ms), DeliveryID: parts[2], Attempt: n}, nil
 }

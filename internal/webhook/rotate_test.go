@@ -15,6 +15,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"bokat"
+	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/webhook"
@@ -50,7 +51,7 @@ func TestRotateSecretSignsWithBothSecretsFor24Hours(t *testing.T) {
 		t0 := time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
 		clock := &fakeClock{t: t0}
 		guard := webhook.NewGuard(webhooktest.NewResolver(), true)
-		svc := webhook.NewService(webhook.ServiceConfig{DB: db, Guard: guard, Keys: keys, Now: clock.Now})
+		svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, Now: clock.Now})
 		// The sender stamps real time, as the Standard Webhooks library
 		// checks the timestamp against the real clock; which secrets sign is
 		// decided when a delivery is claimed, on the fake clock.
@@ -83,16 +84,16 @@ func TestRotateSecretSignsWithBothSecretsFor24Hours(t *testing.T) {
 		// deliver claims a new delivery at the instant and sends it.
 		deliver := func(at time.Time) (http.Header, []byte) {
 			t.Helper()
-			ev := sqlstore.OutboxEvent{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: owner.ClientID,
+			ev := outbox.Event{ID: uuid.Must(uuid.NewV7()).String(), OwnerClientID: owner.ClientID,
 				BookingID: "bk_1", EventType: string(bokat.EventBookingConfirmed),
 				Payload: []byte(`{"booking":{"id":"bk_1"},"request_id":"rq_1"}`), OccurredAt: at, CreatedAt: at}
 			err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 				if err := tx.InsertOutboxEvent(ctx, ev); err != nil {
 					return err
 				}
-				_, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{ID: uuid.Must(uuid.NewV7()).String(),
+				_, err := tx.InsertWebhookDelivery(ctx, outbox.Delivery{ID: uuid.Must(uuid.NewV7()).String(),
 					WebhookID: uuid.Must(uuid.NewV7()).String(), OutboxID: ev.ID, EndpointID: ep.ID,
-					Origin: sqlstore.OriginRelay, NextAttemptAt: at, CreatedAt: at})
+					Origin: outbox.OriginRelay, NextAttemptAt: at, CreatedAt: at})
 				return err
 			})
 			if err != nil {

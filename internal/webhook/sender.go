@@ -16,7 +16,6 @@ import (
 
 	"bokat"
 	"bokat/internal/outbox"
-	"bokat/internal/sqlstore"
 )
 
 // DeliveryTimeout is the contract's limit on one delivery attempt.
@@ -115,7 +114,7 @@ type publicBooking struct {
 
 // Body returns the JSON body of a delivery: the same bytes for every retry
 // of it. The event's data keeps only the fields of the contract.
-func Body(d sqlstore.ClaimedDelivery) ([]byte, error) {
+func Body(d outbox.ClaimedDelivery) ([]byte, error) {
 	var data eventData
 	if err := json.Unmarshal(d.Payload, &data); err != nil {
 		return nil, fmt.Errorf("the outbox event's data is not the contract's shape: %w", err)
@@ -149,7 +148,7 @@ func Body(d sqlstore.ClaimedDelivery) ([]byte, error) {
 func secretContext(endpointID string) string { return "webhook-endpoint-secret:" + endpointID }
 
 // Deliver makes one attempt of the delivery.
-func (s *Sender) Deliver(ctx context.Context, d sqlstore.ClaimedDelivery) outbox.Outcome {
+func (s *Sender) Deliver(ctx context.Context, d outbox.ClaimedDelivery) outbox.Outcome {
 	secret, err := s.keys.Open(d.SecretKeyID, d.SecretCiphertext, secretContext(d.EndpointID))
 	if err != nil {
 		return outbox.Outcome{Err: "cannot unseal the signing secret: " + err.Error()}

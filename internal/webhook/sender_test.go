@@ -20,7 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"bokat/api"
-	"bokat/internal/sqlstore"
+	"bokat/internal/outbox"
 	"bokat/internal/webhook/webhooktest"
 	"bokat/webhookverify"
 )
@@ -40,14 +40,14 @@ func testKeyring(tb testing.TB) *Keyring {
 
 // claimed returns a delivery of a realistic redacted booking.confirmed event
 // to url, with its secret sealed by keys.
-func claimed(tb testing.TB, keys *Keyring, url, secret string) sqlstore.ClaimedDelivery {
+func claimed(tb testing.TB, keys *Keyring, url, secret string) outbox.ClaimedDelivery {
 	tb.Helper()
 	const endpointID = "0196a6f0-1111-7000-8000-000000000001"
 	keyID, sealed, err := keys.Seal([]byte(secret), secretContext(endpointID))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return sqlstore.ClaimedDelivery{
+	return outbox.ClaimedDelivery{
 		ID: "0196a6f0-2222-7000-8000-000000000001", WebhookID: "0196a6f0-3333-7000-8000-000000000001",
 		OutboxID: "0196a6f0-4444-7000-8000-000000000001", EndpointID: endpointID,
 		CreatedAt: time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC), URL: url, SecretKeyID: keyID, SecretCiphertext: sealed,

@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
-	"bokat/internal/sqlstore"
+	"bokat/internal/outbox"
 )
 
 // MaxEndpointsPerOwner is how many webhook endpoints one owner (a client,
@@ -25,7 +25,7 @@ const MaxEndpointsPerOwner = 20
 
 // ServiceConfig configures a Service.
 type ServiceConfig struct {
-	DB    *sqlstore.DB
+	Store Store
 	Guard *Guard
 	Keys  *Keyring
 	// Now is the clock; default time.Now.
@@ -39,7 +39,7 @@ type ServiceConfig struct {
 // replay. Every method acts only on the principal's own endpoints and events:
 // those of its client, and for delegated tokens of its user.
 type Service struct {
-	db       *sqlstore.DB
+	db       Store
 	guard    *Guard
 	keys     *Keyring
 	now      func() time.Time
@@ -51,7 +51,7 @@ func NewService(cfg ServiceConfig) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{db: cfg.DB, guard: cfg.Guard, keys: cfg.Keys, now: cfg.Now, onQueued: cfg.OnQueued}
+	return &Service{db: cfg.Store, guard: cfg.Guard, keys: cfg.Keys, now: cfg.Now, onQueued: cfg.OnQueued}
 }
 
 // RegisterEndpoint checks the destination, stores a new endpoint with a fresh
@@ -89,14 +89,14 @@ func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawUR
 	for i, t := range types {
 		names[i] = string(t)
 	}
-	row := sqlstore.WebhookEndpoint{
+	row := Endpoint{
 		ID: id.String(), OwnerClientID: p.ClientID, OwnerUserID: p.UserID, URL: u.String(), EventTypes: names,
 		SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed, CreatedAt: now, UpdatedAt: now,
 	}
-	err = s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err = s.db.InTx(ctx, func(tx Tx) error {
 		return tx.InsertWebhookEndpoint(ctx, row, MaxEndpointsPerOwner)
 	})
-	if errors.Is(err, sqlstore.ErrWebhookEndpointLimit) {
+	if errors.Is(err, ErrEndpointLimit) {
 		return bokat.WebhookEndpoint{}, "", &bokat.Error{
 			Code:         bokat.CodeWebhookEndpointLimitReached,
 			Detail:       fmt.Sprintf("A client may have at most %d webhook endpoints.", MaxEndpointsPerOwner),
@@ -127,7 +127,7 @@ func checkEventTypes(types []bokat.EventType) error {
 	return nil
 }
 
-func endpointOf(e sqlstore.WebhookEndpoint) bokat.WebhookEndpoint {
+func endpointOf(e Endpoint) bokat.WebhookEndpoint {
 	types := make([]bokat.EventType, len(e.EventTypes))
 	for i, t := range e.EventTypes {
 		types[i] = bokat.EventType(t)
@@ -159,7 +159,7 @@ func (s *Service) DeleteEndpoint(ctx context.Context, p bokat.Principal, id stri
 	if uuid.Validate(id) != nil {
 		return endpointNotFound()
 	}
-	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.db.InTx(ctx, func(tx Tx) error {
 		return tx.DeleteWebhookEndpoint(ctx, p.ClientID, p.UserID, id, s.now())
 	})
 	if errors.Is(err, bokat.ErrNotFound) {
@@ -177,8 +177,8 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, p bokat.Principal, id 
 	if uuid.Validate(id) != nil {
 		return bokat.WebhookEndpoint{}, endpointNotFound()
 	}
-	var row sqlstore.WebhookEndpoint
-	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	var row Endpoint
+	err := s.db.InTx(ctx, func(tx Tx) error {
 		var err error
 		row, err = tx.SetWebhookEndpointEnabled(ctx, p.ClientID, p.UserID, id, enabled, "disabled by its owner", s.now())
 		return err
@@ -212,10 +212,10 @@ func (s *Service) RotateSecret(ctx context.Context, p bokat.Principal, id string
 		return bokat.WebhookSecretRotation{}, fmt.Errorf("seal signing secret: %w", err)
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	var row sqlstore.WebhookEndpoint
-	err = s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	var row Endpoint
+	err = s.db.InTx(ctx, func(tx Tx) error {
 		var err error
-		row, err = tx.RotateWebhookEndpointSecret(ctx, p.ClientID, p.UserID, id, sqlstore.SecretRotation{
+		row, err = tx.RotateWebhookEndpointSecret(ctx, p.ClientID, p.UserID, id, SecretRotation{
 			SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed,
 			PreviousUntil: now.Add(PreviousSecretLifetime), Now: now,
 		})
@@ -246,7 +246,7 @@ func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string
 		return bokat.WebhookReplay{}, eventNotFound()
 	}
 	var replay bokat.WebhookReplay
-	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.db.InTx(ctx, func(tx Tx) error {
 		ev, err := tx.OwnedOutboxEvent(ctx, p.ClientID, p.UserID, outboxID)
 		if errors.Is(err, bokat.ErrNotFound) {
 			return eventNotFound()
@@ -254,7 +254,7 @@ func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string
 		if err != nil {
 			return err
 		}
-		eps, err := tx.SubscribedWebhookEndpoints(ctx, p.ClientID, p.UserID, ev.EventType)
+		eps, err := tx.SubscribedWebhookEndpointIDs(ctx, p.ClientID, p.UserID, ev.EventType)
 		if err != nil {
 			return err
 		}
@@ -268,21 +268,21 @@ func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string
 			return err
 		}
 		now := s.now().UTC().Truncate(time.Millisecond)
-		for _, ep := range eps {
+		for _, endpointID := range eps {
 			id, err := uuid.NewV7()
 			if err != nil {
 				return err
 			}
-			if _, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{
-				ID: id.String(), WebhookID: webhookID.String(), OutboxID: ev.ID, EndpointID: ep.ID,
-				Origin: sqlstore.OriginReplay, NextAttemptAt: now, CreatedAt: now,
+			if _, err := tx.InsertWebhookDelivery(ctx, outbox.Delivery{
+				ID: id.String(), WebhookID: webhookID.String(), OutboxID: ev.ID, EndpointID: endpointID,
+				Origin: outbox.OriginReplay, NextAttemptAt: now, CreatedAt: now,
 			}); err != nil {
 				return err
 			}
 		}
 		replay = bokat.WebhookReplay{
 			ID: webhookID.String(), OutboxID: ev.ID, BookingID: ev.BookingID, EventType: bokat.EventType(ev.EventType),
-			Status: sqlstore.DeliveryPending, CreatedAt: now,
+			Status: outbox.DeliveryPending, CreatedAt: now,
 		}
 		return nil
 	})
@@ -312,7 +312,7 @@ func (s *Service) Recover(ctx context.Context, p bokat.Principal, id string, sin
 			Issues: []string{"since: must not be in the future"}}
 	}
 	var n int
-	err := s.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.db.InTx(ctx, func(tx Tx) error {
 		n = 0
 		ep, err := tx.LockOwnedWebhookEndpoint(ctx, p.ClientID, p.UserID, id)
 		if errors.Is(err, bokat.ErrNotFound) {
@@ -339,9 +339,9 @@ func (s *Service) Recover(ctx context.Context, p bokat.Principal, id string, sin
 			if err != nil {
 				return err
 			}
-			if _, err := tx.InsertWebhookDelivery(ctx, sqlstore.WebhookDelivery{
+			if _, err := tx.InsertWebhookDelivery(ctx, outbox.Delivery{
 				ID: deliveryID.String(), WebhookID: webhookID.String(), OutboxID: outboxID, EndpointID: id,
-				Origin: sqlstore.OriginReplay, NextAttemptAt: now, CreatedAt: now,
+				Origin: outbox.OriginReplay, NextAttemptAt: now, CreatedAt: now,
 			}); err != nil {
 				return err
 			}

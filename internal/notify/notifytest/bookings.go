@@ -11,6 +11,7 @@ import (
 
 	"bokat"
 	"bokat/internal/notify"
+	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 )
 
@@ -108,7 +109,7 @@ func QueueJobs(tb testing.TB, ctx context.Context, db *sqlstore.DB, bookingID st
 	customerJob, providerJob = uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
 	t := now()
 	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-		if err := tx.InsertOutboxEvent(ctx, sqlstore.OutboxEvent{ID: outboxID, OwnerClientID: "pc_test", BookingID: bookingID,
+		if err := tx.InsertOutboxEvent(ctx, outbox.Event{ID: outboxID, OwnerClientID: "pc_test", BookingID: bookingID,
 			EventType: string(ev), Payload: []byte(`{}`), OccurredAt: t, CreatedAt: t}); err != nil {
 			return err
 		}

@@ -278,7 +278,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 	oauthServer, err := oauth.New(oauth.Config{
 		BaseURL:    baseURL,
 		Production: c.production(),
-		Store:      db,
+		Store:      sqlstore.Bind[oauth.Tx](db),
 		Hasher:     hasher,
 		Sender:     codeSender,
 		Logger:     log,

@@ -20,7 +20,6 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
-	"bokat/internal/sqlstore"
 )
 
 // Token prefixes tell the kinds of secret apart in logs-free diagnostics and
@@ -65,12 +64,6 @@ func (h *Hasher) Hash(domain, token string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// PartnerStore is what partner authentication needs from the store.
-type PartnerStore interface {
-	CreatePartnerClient(ctx context.Context, c sqlstore.PartnerClient, tokenHash string) error
-	PartnerClientByTokenHash(ctx context.Context, tokenHash string) (sqlstore.PartnerClient, error)
-}
-
 // AccessTokenVerifier verifies OAuth access tokens (prefix AccessTokenPrefix).
 type AccessTokenVerifier interface {
 	VerifyAccessToken(ctx context.Context, token string) (bokat.Principal, error)
@@ -79,13 +72,13 @@ type AccessTokenVerifier interface {
 // Authenticator turns request credentials into a Principal.
 type Authenticator struct {
 	hasher   *Hasher
-	partners PartnerStore
+	partners Store
 	access   AccessTokenVerifier
 }
 
 // NewAuthenticator returns an Authenticator. access may be nil until OAuth is
 // configured; access tokens are then refused.
-func NewAuthenticator(h *Hasher, partners PartnerStore, access AccessTokenVerifier) *Authenticator {
+func NewAuthenticator(h *Hasher, partners Store, access AccessTokenVerifier) *Authenticator {
 	return &Authenticator{hasher: h, partners: partners, access: access}
 }
 
@@ -103,7 +96,7 @@ func (a *Authenticator) CreatePartner(ctx context.Context, name string, scopes [
 	}
 	clientID = "pc_" + strings.ReplaceAll(id.String(), "-", "")
 	token = NewSecret(PartnerTokenPrefix)
-	c := sqlstore.PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
+	c := PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
 	if err := a.partners.CreatePartnerClient(ctx, c, a.hasher.Hash(partnerHashDomain, token)); err != nil {
 		return "", "", fmt.Errorf("store partner client: %w", err)
 	}
@@ -119,7 +112,7 @@ func (a *Authenticator) EnsurePartner(ctx context.Context, clientID, name, token
 	} else if !errors.Is(err, bokat.ErrNotFound) {
 		return err
 	}
-	c := sqlstore.PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
+	c := PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
 	err := a.partners.CreatePartnerClient(ctx, c, hash)
 	if errors.Is(err, bokat.ErrConflict) {
 		return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"bokat"
-	"bokat/internal/sqlstore"
+	"bokat/internal/oauth"
 )
 
 // hostDialer sends every connection to the test server, standing in for
@@ -40,18 +40,18 @@ func TestMCPOAuthWithTheSDKHandler(t *testing.T) {
 		registration string
 		configure    func(e *oauthEnv, d *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) (clientID string)
 	}{
-		{"registered", sqlstore.ClientOperator, func(e *oauthEnv, _ *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) string {
+		{"registered", oauth.ClientOperator, func(e *oauthEnv, _ *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) string {
 			conf := e.newClient("MCP-klient", true, bokat.ScopeBookingsConfirm, bokat.ScopeBookingsRead)
 			cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: conf.ClientID}
 			return conf.ClientID
 		}},
-		{"dynamic", sqlstore.ClientDynamic, func(_ *oauthEnv, _ *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) string {
+		{"dynamic", oauth.ClientDynamic, func(_ *oauthEnv, _ *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) string {
 			cfg.DynamicClientRegistrationConfig = &sdkauth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 				RedirectURIs: []string{callbackURI}, ClientName: "SDK-klient", TokenEndpointAuthMethod: "none",
 				GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}}}
 			return ""
 		}},
-		{"metadata document", sqlstore.ClientMetadata, func(_ *oauthEnv, d *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) string {
+		{"metadata document", oauth.ClientMetadata, func(_ *oauthEnv, d *documentServer, cfg *sdkauth.AuthorizationCodeHandlerConfig) string {
 			id := d.publish("/mcp-client.json", "SDK-klient", "max-age=300", callbackURI)
 			cfg.ClientIDMetadataDocumentConfig = &sdkauth.ClientIDMetadataDocumentConfig{URL: id}
 			return id

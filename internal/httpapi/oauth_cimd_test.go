@@ -119,7 +119,7 @@ func TestClientIDMetadataDocuments(t *testing.T) {
 			t.Errorf("document client's token on /mcp: %d %s", resp.StatusCode, raw)
 		}
 		c, err := db.OAuthClient(context.Background(), id)
-		if err != nil || c.Registration != sqlstore.ClientMetadata || !c.Public() || c.Name != "Assistenten X" {
+		if err != nil || c.Registration != oauth.ClientMetadata || !c.Public() || c.Name != "Assistenten X" {
 			t.Errorf("stored client %+v, %v", c, err)
 		}
 		// One fetch served the whole flow (authorize, sign-in, consent):

@@ -15,7 +15,6 @@ import (
 	"bokat"
 	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
-	"bokat/internal/sqlstore"
 )
 
 // register posts a registration request (RFC 7591) from the address ip.
@@ -61,7 +60,7 @@ func TestDynamicRegistration(t *testing.T) {
 		t.Errorf("registration response %v", body)
 	}
 	c, err := e.db.OAuthClient(context.Background(), id)
-	if err != nil || !c.Public() || c.Registration != sqlstore.ClientDynamic || c.Name != "Claude (MCP)" ||
+	if err != nil || !c.Public() || c.Registration != oauth.ClientDynamic || c.Name != "Claude (MCP)" ||
 		len(c.RedirectURIs) != 1 || slices.Contains(c.Scopes, bokat.ScopeWebhooksManage) {
 		t.Errorf("stored client %+v, %v", c, err)
 	}

@@ -119,7 +119,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 			sender = nil
 		}
 		as, err := oauth.New(oauth.Config{
-			BaseURL: c.BaseURL, Production: setup.production, Store: db, Hasher: hasher,
+			BaseURL: c.BaseURL, Production: setup.production, Store: sqlstore.Bind[oauth.Tx](db), Hasher: hasher,
 			Sender: sender, Logger: c.Logger, Now: e.clock.Now,
 			Limiter: setup.limiter, Limits: setup.limits,
 			DocumentGuard: setup.guard, DocumentTLS: setup.documentTLS,

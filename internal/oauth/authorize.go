@@ -13,13 +13,12 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/sqlstore"
 )
 
 // authzRequest is a validated authorization request (RFC 6749 4.1.1 with
 // RFC 7636 4.3).
 type authzRequest struct {
-	client        sqlstore.OAuthClient
+	client        Client
 	redirectURI   string
 	redirectGiven bool
 	scopes        []bokat.Scope
@@ -296,7 +295,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, req *auth
 	p.CSRF = s.csrfToken(s.browserID(w, r))
 	p.Hidden = hiddenFields(req.params)
 	p.ClientName = req.client.Name
-	if req.client.Registration == sqlstore.ClientDynamic || req.client.Registration == sqlstore.ClientMetadata {
+	if req.client.Registration == ClientDynamic || req.client.Registration == ClientMetadata {
 		if u, err := url.Parse(req.redirectURI); err == nil {
 			p.Unverified = u.Hostname()
 		}
@@ -318,7 +317,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authzReque
 	}
 	code := auth.NewSecret(CodePrefix)
 	now := s.now()
-	g := sqlstore.OAuthGrant{
+	g := Grant{
 		ID:               id.String(),
 		ClientID:         req.client.ID,
 		UserID:           userID,
@@ -331,7 +330,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authzReque
 		CodeExpiresAt:    now.Add(CodeTTL),
 		CreatedAt:        now,
 	}
-	if err := s.store.InTx(r.Context(), func(tx *sqlstore.Tx) error { return tx.InsertGrant(r.Context(), g) }); err != nil {
+	if err := s.store.InTx(r.Context(), func(tx Tx) error { return tx.InsertGrant(r.Context(), g) }); err != nil {
 		s.redirectError(w, r, req, &authzError{redirect: true, code: "temporarily_unavailable",
 			description: "the authorization server could not store the grant", err: err})
 		return

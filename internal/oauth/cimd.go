@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"bokat"
-	"bokat/internal/sqlstore"
 )
 
 // Client ID Metadata Documents: a client_id that is an https URL names a
@@ -98,10 +97,10 @@ func (e *errClientDocument) Error() string { return "client metadata document: "
 // is a Client ID Metadata Document, fetched when its cached copy is stale
 // (or refused with *errClientDocument when it cannot be used). An unknown
 // or revoked client is bokat.ErrNotFound.
-func (s *Server) lookupClient(ctx context.Context, id string) (sqlstore.OAuthClient, error) {
+func (s *Server) lookupClient(ctx context.Context, id string) (Client, error) {
 	if !isDocumentClientID(id) || s.documents == nil {
 		if len(id) > 100 {
-			return sqlstore.OAuthClient{}, bokat.ErrNotFound
+			return Client{}, bokat.ErrNotFound
 		}
 		return s.store.OAuthClient(ctx, id)
 	}
@@ -115,12 +114,12 @@ func (s *Server) lookupClient(ctx context.Context, id string) (sqlstore.OAuthCli
 	}
 	c, ttl, err := d.fetch(ctx, id)
 	if err != nil {
-		return sqlstore.OAuthClient{}, err
+		return Client{}, err
 	}
 	c.CreatedAt = now
 	stored, err := s.store.PutMetadataClient(ctx, c)
 	if err != nil {
-		return sqlstore.OAuthClient{}, err
+		return Client{}, err
 	}
 	d.mu.Lock()
 	if len(d.cache) >= maxClientDocuments {
@@ -161,54 +160,54 @@ func checkDocumentURL(raw string) error {
 
 // fetch gets and validates the document at id, returning its client (not
 // yet stored) and how long to cache it.
-func (d *clientDocuments) fetch(ctx context.Context, id string) (sqlstore.OAuthClient, time.Duration, error) {
+func (d *clientDocuments) fetch(ctx context.Context, id string) (Client, time.Duration, error) {
 	if err := checkDocumentURL(id); err != nil {
-		return sqlstore.OAuthClient{}, 0, err
+		return Client{}, 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, ClientDocumentTimeout)
 	defer cancel()
 	if _, err := d.guard.CheckURL(ctx, id); err != nil {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{"the client_id URL is not an allowed destination: " + err.Error()}
+		return Client{}, 0, &errClientDocument{"the client_id URL is not an allowed destination: " + err.Error()}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
 	if err != nil {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{"the client_id URL is not valid"}
+		return Client{}, 0, &errClientDocument{"the client_id URL is not valid"}
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{"fetch failed: " + err.Error()}
+		return Client{}, 0, &errClientDocument{"fetch failed: " + err.Error()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{fmt.Sprintf("fetch answered %d, want 200", resp.StatusCode)}
+		return Client{}, 0, &errClientDocument{fmt.Sprintf("fetch answered %d, want 200", resp.StatusCode)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxClientDocumentBytes+1))
 	if err != nil {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{"reading the document failed: " + err.Error()}
+		return Client{}, 0, &errClientDocument{"reading the document failed: " + err.Error()}
 	}
 	if len(body) > MaxClientDocumentBytes {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{fmt.Sprintf("the document exceeds %d bytes", MaxClientDocumentBytes)}
+		return Client{}, 0, &errClientDocument{fmt.Sprintf("the document exceeds %d bytes", MaxClientDocumentBytes)}
 	}
 	var m clientMetadata
 	if err := json.Unmarshal(body, &m); err != nil {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{"the document is not a JSON object of client metadata"}
+		return Client{}, 0, &errClientDocument{"the document is not a JSON object of client metadata"}
 	}
 	if m.ClientID != id {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{"the document's client_id differs from its URL"}
+		return Client{}, 0, &errClientDocument{"the document's client_id differs from its URL"}
 	}
 	for _, u := range m.RedirectURIs {
 		if bokat.CheckText(u, false) != "" {
-			return sqlstore.OAuthClient{}, 0, &errClientDocument{"a redirect URI is not clean text"}
+			return Client{}, 0, &errClientDocument{"a redirect URI is not clean text"}
 		}
 	}
 	u, _ := url.Parse(id)
 	c, merr := m.publicClient(u.Hostname(), false)
 	if merr != nil {
-		return sqlstore.OAuthClient{}, 0, &errClientDocument{merr.description}
+		return Client{}, 0, &errClientDocument{merr.description}
 	}
 	c.ID = id
-	c.Registration = sqlstore.ClientMetadata
+	c.Registration = ClientMetadata
 	return c, cacheTTL(resp.Header.Get("Cache-Control")), nil
 }
 

@@ -13,13 +13,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/sqlstore"
 )
-
-// ClientStore is what client registration needs of the store.
-type ClientStore interface {
-	CreateOAuthClient(ctx context.Context, c sqlstore.OAuthClient) error
-}
 
 // ClientSpec describes a client to register.
 type ClientSpec struct {
@@ -29,8 +23,8 @@ type ClientSpec struct {
 	// Public clients (native and browser apps) get no secret; PKCE is their
 	// only proof, as it is an additional one for every client.
 	Public bool
-	// Registration is how the client came (sqlstore.ClientOperator when
-	// empty, or sqlstore.ClientDynamic).
+	// Registration is how the client came (ClientOperator when empty,
+	// or ClientDynamic).
 	Registration string
 }
 
@@ -62,7 +56,7 @@ func CreateClient(ctx context.Context, store ClientStore, h *auth.Hasher, spec C
 	if err != nil {
 		return "", "", err
 	}
-	c := sqlstore.OAuthClient{
+	c := Client{
 		ID:           ClientIDPrefix + strings.ReplaceAll(id.String(), "-", ""),
 		Name:         name,
 		RedirectURIs: uris,

@@ -1,4 +1,4 @@
-package oauth
+package oauth_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -33,7 +34,7 @@ const (
 // fuzzServers returns an authorization server for each engine the run
 // covers (see sqlstoretest.Engines), each on a fresh store holding one
 // confidential and one public client with the same ids on every engine.
-func fuzzServers(tb testing.TB) []*Server {
+func fuzzServers(tb testing.TB) []*oauth.Server {
 	tb.Helper()
 	h, err := auth.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
@@ -43,16 +44,16 @@ func fuzzServers(tb testing.TB) []*Server {
 	if len(engines) == 0 {
 		tb.Fatal("no test engine selected: check BOKAT_TEST_ENGINES and " + sqlstoretest.PostgresURLEnv)
 	}
-	var out []*Server
+	var out []*oauth.Server
 	for _, engine := range engines {
 		db := sqlstoretest.Open(tb, engine)
-		s, err := New(Config{BaseURL: "https://api.bokat.example", Store: db, Hasher: h, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		s, err := oauth.New(oauth.Config{BaseURL: "https://api.bokat.example", Store: sqlstore.Bind[oauth.Tx](db), Hasher: h, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		ctx, now := context.Background(), time.Now()
-		for _, c := range []sqlstore.OAuthClient{
-			{ID: fuzzConfidential, Name: "Appen", RedirectURIs: fuzzRedirectURIs, Scopes: bokat.AllScopes(), SecretHash: h.Hash(domainClientSecret, fuzzSecret), CreatedAt: now},
+		for _, c := range []oauth.Client{
+			{ID: fuzzConfidential, Name: "Appen", RedirectURIs: fuzzRedirectURIs, Scopes: bokat.AllScopes(), SecretHash: h.Hash(oauth.DomainClientSecret, fuzzSecret), CreatedAt: now},
 			{ID: fuzzPublic, Name: "Mobil", RedirectURIs: fuzzRedirectURIs[1:], Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CreatedAt: now},
 		} {
 			if err := db.CreateOAuthClient(ctx, c); err != nil {
@@ -68,7 +69,7 @@ func fuzzServers(tb testing.TB) []*Server {
 // returns the first answer; the engines must answer alike (issue 11: both
 // engines behave alike), byte for byte for JSON and by status and
 // Location otherwise.
-func serveAll(t *testing.T, servers []*Server, handler func(*Server) http.Handler, newRequest func() *http.Request) *httptest.ResponseRecorder {
+func serveAll(t *testing.T, servers []*oauth.Server, handler func(*oauth.Server) http.Handler, newRequest func() *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
 	var first *httptest.ResponseRecorder
 	for i, s := range servers {
@@ -99,6 +100,23 @@ func rfc6749Text(s string) bool {
 		}
 	}
 	return true
+}
+
+// TestSafeScopeNameKeepsRFC6749Characters: an echoed name may only use the
+// characters RFC 6749 allows in error_description (found by FuzzAuthorizeQuery).
+func TestSafeScopeNameKeepsRFC6749Characters(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"bookings:read":         "bookings:read",
+		`admin"\`:               "admin??",
+		"ä\x00\x7f":             "????", // ä is two bytes
+		strings.Repeat("a", 61): strings.Repeat("a", 60) + "...",
+	}
+	for in, want := range cases {
+		if got := oauth.SafeScopeName(in); got != want || !rfc6749Text(got) {
+			t.Errorf("safeScopeName(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // The OAuth fuzz targets send each request to a server on every engine the
@@ -147,9 +165,9 @@ func FuzzTokenForm(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, endpoint uint8, contentType, authorization, body string) {
 		revoke := endpoint%2 == 1
-		handler, path := (*Server).Token, "/oauth/token"
+		handler, path := (*oauth.Server).Token, "/oauth/token"
 		if revoke {
-			handler, path = (*Server).Revoke, "/oauth/revoke"
+			handler, path = (*oauth.Server).Revoke, "/oauth/revoke"
 		}
 		newRequest := func() *http.Request {
 			r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
@@ -242,7 +260,7 @@ func FuzzAuthorizeQuery(f *testing.F) {
 			r.URL.RawQuery = query
 			return r
 		}
-		w := serveAll(t, servers, (*Server).Authorize, newRequest)
+		w := serveAll(t, servers, (*oauth.Server).Authorize, newRequest)
 		r := newRequest()
 		switch w.Code {
 		case http.StatusBadRequest:
@@ -263,7 +281,7 @@ func FuzzAuthorizeQuery(f *testing.F) {
 
 // checkErrorRedirect asserts that an error redirect goes to a registered
 // redirect URI and carries what RFC 6749 4.1.2.1 and RFC 9207 ask for.
-func checkErrorRedirect(t *testing.T, s *Server, req url.Values, loc string) {
+func checkErrorRedirect(t *testing.T, s *oauth.Server, req url.Values, loc string) {
 	t.Helper()
 	u, err := url.Parse(loc)
 	if err != nil {
@@ -285,8 +303,8 @@ func checkErrorRedirect(t *testing.T, s *Server, req url.Values, loc string) {
 		t.Fatalf("redirect %q: error %q is not one of RFC 6749 4.1.2.1", loc, code)
 	case !rfc6749Text(desc):
 		t.Fatalf("redirect %q: error_description %q uses characters RFC 6749 4.1.2.1 forbids", loc, desc)
-	case got.Get("iss") != s.issuer:
-		t.Fatalf("redirect %q: iss %q, want %q", loc, got.Get("iss"), s.issuer)
+	case got.Get("iss") != oauth.IssuerOf(s):
+		t.Fatalf("redirect %q: iss %q, want %q", loc, got.Get("iss"), oauth.IssuerOf(s))
 	case got.Has("code"):
 		t.Fatalf("redirect %q carries a code without a session", loc)
 	}

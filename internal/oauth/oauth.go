@@ -37,7 +37,6 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/sqlstore"
 )
 
 // Lifetimes and limits.
@@ -95,20 +94,6 @@ const (
 type CodeSender interface {
 	SendSignInCode(ctx context.Context, email, code, locale string) error
 }
-
-// Store is what the authorization server needs of the database.
-type Store interface {
-	InTx(ctx context.Context, fn func(*sqlstore.Tx) error) error
-	CreateOAuthClient(ctx context.Context, c sqlstore.OAuthClient) error
-	OAuthClient(ctx context.Context, id string) (sqlstore.OAuthClient, error)
-	PutMetadataClient(ctx context.Context, c sqlstore.OAuthClient) (sqlstore.OAuthClient, error)
-	Session(ctx context.Context, tokenHash string, now time.Time) (userID, email string, err error)
-	DeleteSession(ctx context.Context, tokenHash string) error
-	OAuthToken(ctx context.Context, kind, hash string) (sqlstore.OAuthTokenGrant, error)
-	PurgeOAuth(ctx context.Context, now time.Time) (int64, error)
-}
-
-var _ Store = (*sqlstore.DB)(nil)
 
 // Config holds the server's dependencies.
 type Config struct {
@@ -235,7 +220,7 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (bokat.Pri
 	if !strings.HasPrefix(token, auth.AccessTokenPrefix) || len(token) > 200 {
 		return bokat.Principal{}, fmt.Errorf("%w: not an access token", auth.ErrInvalidCredential)
 	}
-	tg, err := s.store.OAuthToken(ctx, sqlstore.TokenAccess, s.hasher.Hash(domainAccess, token))
+	tg, err := s.store.OAuthToken(ctx, TokenAccess, s.hasher.Hash(domainAccess, token))
 	if errors.Is(err, bokat.ErrNotFound) {
 		return bokat.Principal{}, fmt.Errorf("%w: unknown access token", auth.ErrInvalidCredential)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"bokat"
 	"bokat/internal/ratelimit"
-	"bokat/internal/sqlstore"
 )
 
 // SelfRegisteredScopes are the scopes a client that registered itself
@@ -52,12 +51,12 @@ func (e *metadataError) Error() string { return e.code + ": " + e.description }
 // substituteAuth another token_endpoint_auth_method is replaced by none
 // (RFC 7591 section 3.2.1 lets the server substitute values; the response
 // tells the client), else it is refused.
-func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (sqlstore.OAuthClient, *metadataError) {
+func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (Client, *metadataError) {
 	if len(m.RedirectURIs) == 0 {
-		return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", "at least one redirect URI is required"}
+		return Client{}, &metadataError{"invalid_redirect_uri", "at least one redirect URI is required"}
 	}
 	if len(m.RedirectURIs) > 10 {
-		return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", "at most 10 redirect URIs are accepted"}
+		return Client{}, &metadataError{"invalid_redirect_uri", "at most 10 redirect URIs are accepted"}
 	}
 	var uris []string
 	for _, u := range m.RedirectURIs {
@@ -67,31 +66,31 @@ func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (
 			if errors.As(err, &be) {
 				desc = be.Detail
 			}
-			return sqlstore.OAuthClient{}, &metadataError{"invalid_redirect_uri", desc}
+			return Client{}, &metadataError{"invalid_redirect_uri", desc}
 		}
 		if !slices.Contains(uris, u) {
 			uris = append(uris, u)
 		}
 	}
 	if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" && !substituteAuth {
-		return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata",
+		return Client{}, &metadataError{"invalid_client_metadata",
 			"token_endpoint_auth_method must be none: self-registered clients are public and prove themselves with PKCE S256"}
 	}
 	for _, g := range m.GrantTypes {
 		if g != "authorization_code" && g != "refresh_token" {
-			return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata", "grant_types may hold only authorization_code and refresh_token"}
+			return Client{}, &metadataError{"invalid_client_metadata", "grant_types may hold only authorization_code and refresh_token"}
 		}
 	}
 	for _, rt := range m.ResponseTypes {
 		if rt != "code" {
-			return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata", "response_types may hold only code"}
+			return Client{}, &metadataError{"invalid_client_metadata", "response_types may hold only code"}
 		}
 	}
 	scopes := SelfRegisteredScopes()
 	if strings.TrimSpace(m.Scope) != "" {
 		var err error
 		if scopes, err = parseScope(strings.Join(strings.Fields(m.Scope), " "), scopes); err != nil {
-			return sqlstore.OAuthClient{}, &metadataError{"invalid_client_metadata", err.Error()}
+			return Client{}, &metadataError{"invalid_client_metadata", err.Error()}
 		}
 	}
 	name := cleanClientName(m.ClientName)
@@ -103,7 +102,7 @@ func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (
 			name = u.Hostname()
 		}
 	}
-	return sqlstore.OAuthClient{Name: name, RedirectURIs: uris, Scopes: scopes}, nil
+	return Client{Name: name, RedirectURIs: uris, Scopes: scopes}, nil
 }
 
 // cleanClientName makes a self-declared client name fit the consent page:
@@ -161,7 +160,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	id, _, err := CreateClient(r.Context(), s.store, s.hasher, ClientSpec{Name: c.Name, RedirectURIs: c.RedirectURIs,
-		Scopes: c.Scopes, Public: true, Registration: sqlstore.ClientDynamic}, now)
+		Scopes: c.Scopes, Public: true, Registration: ClientDynamic}, now)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "dynamic client registration failed", "error", err.Error())
 		fail(http.StatusServiceUnavailable, "temporarily_unavailable", "the client could not be registered; retry later")

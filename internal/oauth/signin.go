@@ -18,7 +18,6 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/ratelimit"
-	"bokat/internal/sqlstore"
 )
 
 // Sign-in: the customer enters an e-mail address, receives a one-time code
@@ -184,7 +183,7 @@ func (s *Server) sendCode(ctx context.Context, email, lang, browser string) (str
 	}
 	now := s.now()
 	id := s.hasher.Hash(domainSignInHandle, handle)
-	c := sqlstore.SignInCode{
+	c := SignInCode{
 		ID:          id,
 		Email:       email,
 		EmailHash:   s.hasher.Hash(domainEmail, email),
@@ -193,7 +192,7 @@ func (s *Server) sendCode(ctx context.Context, email, lang, browser string) (str
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(SignInCodeTTL),
 	}
-	err = s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err = s.store.InTx(ctx, func(tx Tx) error {
 		n, err := tx.SignInCodesSince(ctx, c.EmailHash, now.Add(-SignInSendWindow))
 		if err != nil {
 			return err
@@ -282,7 +281,7 @@ func (s *Server) checkCode(ctx context.Context, handle, browser, code string) (c
 	var out codeCheck
 	now := s.now()
 	id := s.hasher.Hash(domainSignInHandle, handle)
-	err := s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.store.InTx(ctx, func(tx Tx) error {
 		out = codeCheck{}
 		c, err := tx.SpendSignInAttempt(ctx, id, SignInAttempts, now)
 		if errors.Is(err, bokat.ErrNotFound) {

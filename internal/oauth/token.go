@@ -19,7 +19,6 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/ratelimit"
-	"bokat/internal/sqlstore"
 )
 
 // tokenError is an RFC 6749 section 5.2 error of the token or revocation
@@ -150,25 +149,25 @@ func errSlowDown(wait time.Duration) *tokenError {
 // id, whose failed-authentication budget is spent are refused before their
 // credentials are read; a failed authentication spends both budgets; an
 // authenticated client spends its request budget.
-func (s *Server) admitClient(r *http.Request) (sqlstore.OAuthClient, *tokenError) {
+func (s *Server) admitClient(r *http.Request) (Client, *tokenError) {
 	ctx := r.Context()
 	ipKey, clientKey := ratelimit.Caller(ctx), "client:"+claimedClientID(r)
 	if wait := max(s.peek(ctx, s.limits.AuthFailuresIP, ipKey), s.peek(ctx, s.limits.AuthFailuresClient, clientKey)); wait > 0 {
-		return sqlstore.OAuthClient{}, errSlowDown(wait)
+		return Client{}, errSlowDown(wait)
 	}
 	c, e := s.authenticateClient(r)
 	if e == errInvalidClient {
 		wait := max(s.spend(ctx, s.limits.AuthFailuresIP, ipKey), s.spend(ctx, s.limits.AuthFailuresClient, clientKey))
 		if wait > 0 {
-			return sqlstore.OAuthClient{}, errSlowDown(wait)
+			return Client{}, errSlowDown(wait)
 		}
-		return sqlstore.OAuthClient{}, e
+		return Client{}, e
 	}
 	if e != nil {
-		return sqlstore.OAuthClient{}, e
+		return Client{}, e
 	}
 	if wait := s.spend(ctx, s.limits.Token, "client:"+c.ID); wait > 0 {
-		return sqlstore.OAuthClient{}, errSlowDown(wait)
+		return Client{}, errSlowDown(wait)
 	}
 	return c, nil
 }
@@ -195,7 +194,7 @@ func claimedClientID(r *http.Request) string {
 // request: client_secret_basic or client_secret_post for confidential
 // clients, client_id alone ("none") for public ones. Exactly one method may
 // be used.
-func (s *Server) authenticateClient(r *http.Request) (sqlstore.OAuthClient, *tokenError) {
+func (s *Server) authenticateClient(r *http.Request) (Client, *tokenError) {
 	id, secret, basic := r.BasicAuth()
 	_, postSecret := r.PostForm["client_secret"]
 	if basic {
@@ -203,37 +202,37 @@ func (s *Server) authenticateClient(r *http.Request) (sqlstore.OAuthClient, *tok
 		id, err1 = url.QueryUnescape(id)
 		secret, err2 = url.QueryUnescape(secret)
 		if err1 != nil || err2 != nil {
-			return sqlstore.OAuthClient{}, errInvalidClient
+			return Client{}, errInvalidClient
 		}
 		if postSecret {
-			return sqlstore.OAuthClient{}, errInvalidRequest("use one client authentication method, not two")
+			return Client{}, errInvalidRequest("use one client authentication method, not two")
 		}
 		if bodyID := r.PostForm.Get("client_id"); bodyID != "" && bodyID != id {
-			return sqlstore.OAuthClient{}, errInvalidRequest("client_id differs from the authenticated client")
+			return Client{}, errInvalidRequest("client_id differs from the authenticated client")
 		}
 	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	if id == "" || len(id) > 100 && !isDocumentClientID(id) || len(id) > maxClientIDURL ||
 		bokat.CheckText(id, false) != "" || bokat.CheckText(secret, false) != "" {
-		return sqlstore.OAuthClient{}, errInvalidClient
+		return Client{}, errInvalidClient
 	}
 	c, err := s.store.OAuthClient(r.Context(), id)
 	if errors.Is(err, bokat.ErrNotFound) {
-		return sqlstore.OAuthClient{}, errInvalidClient
+		return Client{}, errInvalidClient
 	}
 	if err != nil {
-		return sqlstore.OAuthClient{}, errServer(err)
+		return Client{}, errServer(err)
 	}
 	if c.Public() {
 		if secret != "" || postSecret || basic {
-			return sqlstore.OAuthClient{}, errInvalidClient
+			return Client{}, errInvalidClient
 		}
 		return c, nil
 	}
 	if secret == "" || len(secret) > 200 ||
 		subtle.ConstantTimeCompare([]byte(s.hasher.Hash(domainClientSecret, secret)), []byte(c.SecretHash)) != 1 {
-		return sqlstore.OAuthClient{}, errInvalidClient
+		return Client{}, errInvalidClient
 	}
 	return c, nil
 }
@@ -289,7 +288,7 @@ func s256(verifier string) string {
 // exchangeCode redeems an authorization code (RFC 6749 4.1.3, RFC 7636
 // 4.6). A code is single use: a second use revokes every token issued from
 // it. The revocation commits although the request fails.
-func (s *Server) exchangeCode(r *http.Request, client sqlstore.OAuthClient) (tokenResponse, *tokenError) {
+func (s *Server) exchangeCode(r *http.Request, client Client) (tokenResponse, *tokenError) {
 	ctx := r.Context()
 	code, verifier, redirect := r.PostForm.Get("code"), r.PostForm.Get("code_verifier"), r.PostForm.Get("redirect_uri")
 	switch {
@@ -312,7 +311,7 @@ func (s *Server) exchangeCode(r *http.Request, client sqlstore.OAuthClient) (tok
 		refuse *tokenError
 	)
 	now := s.now()
-	err := s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.store.InTx(ctx, func(tx Tx) error {
 		resp, refuse = tokenResponse{}, nil
 		g, err := tx.GrantByCodeHash(ctx, s.hasher.Hash(domainCode, code))
 		if errors.Is(err, bokat.ErrNotFound) {
@@ -366,7 +365,7 @@ func (s *Server) exchangeCode(r *http.Request, client sqlstore.OAuthClient) (tok
 // refresh redeems a refresh token (RFC 6749 section 6) and rotates it. A
 // second use of a refresh token revokes its whole family (RFC 9700 4.14.2);
 // the revocation commits although the request fails.
-func (s *Server) refresh(r *http.Request, client sqlstore.OAuthClient) (tokenResponse, *tokenError) {
+func (s *Server) refresh(r *http.Request, client Client) (tokenResponse, *tokenError) {
 	ctx := r.Context()
 	token := r.PostForm.Get("refresh_token")
 	if token == "" {
@@ -381,9 +380,9 @@ func (s *Server) refresh(r *http.Request, client sqlstore.OAuthClient) (tokenRes
 	)
 	now := s.now()
 	hash := s.hasher.Hash(domainRefresh, token)
-	err := s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.store.InTx(ctx, func(tx Tx) error {
 		resp, refuse = tokenResponse{}, nil
-		tg, err := tx.OAuthToken(ctx, sqlstore.TokenRefresh, hash)
+		tg, err := tx.OAuthToken(ctx, TokenRefresh, hash)
 		if errors.Is(err, bokat.ErrNotFound) {
 			refuse = errInvalidGrant("the refresh token is invalid")
 			return nil
@@ -439,13 +438,13 @@ var errRollback = errors.New("rollback")
 // issue stores and returns a new access token (with accessScopes) and a new
 // refresh token (with refreshScopes, which stay those of the grant's
 // refresh chain, RFC 6749 section 6) in the grant's family.
-func (s *Server) issue(ctx context.Context, tx *sqlstore.Tx, g sqlstore.OAuthGrant, accessScopes, refreshScopes []bokat.Scope, now time.Time) (tokenResponse, error) {
+func (s *Server) issue(ctx context.Context, tx Tx, g Grant, accessScopes, refreshScopes []bokat.Scope, now time.Time) (tokenResponse, error) {
 	access := auth.NewSecret(auth.AccessTokenPrefix)
 	refresh := auth.NewSecret(RefreshTokenPrefix)
-	for _, t := range []sqlstore.OAuthToken{
-		{Hash: s.hasher.Hash(domainAccess, access), Kind: sqlstore.TokenAccess, GrantID: g.ID, Scopes: accessScopes,
+	for _, t := range []Token{
+		{Hash: s.hasher.Hash(domainAccess, access), Kind: TokenAccess, GrantID: g.ID, Scopes: accessScopes,
 			CreatedAt: now, ExpiresAt: now.Add(AccessTokenTTL)},
-		{Hash: s.hasher.Hash(domainRefresh, refresh), Kind: sqlstore.TokenRefresh, GrantID: g.ID, Scopes: refreshScopes,
+		{Hash: s.hasher.Hash(domainRefresh, refresh), Kind: TokenRefresh, GrantID: g.ID, Scopes: refreshScopes,
 			CreatedAt: now, ExpiresAt: now.Add(RefreshTokenTTL)},
 	} {
 		if err := tx.InsertToken(ctx, t); err != nil {
@@ -488,19 +487,19 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 		s.writeTokenError(w, r, errInvalidRequest("token is required"))
 		return
 	}
-	kinds := []string{sqlstore.TokenAccess, sqlstore.TokenRefresh}
+	kinds := []string{TokenAccess, TokenRefresh}
 	if r.PostForm.Get("token_type_hint") == "refresh_token" {
 		slices.Reverse(kinds)
 	}
 	now := s.now()
 	ctx := r.Context()
-	err := s.store.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := s.store.InTx(ctx, func(tx Tx) error {
 		if len(token) > 200 {
 			return nil
 		}
 		for _, kind := range kinds {
 			domain := domainAccess
-			if kind == sqlstore.TokenRefresh {
+			if kind == TokenRefresh {
 				domain = domainRefresh
 			}
 			hash := s.hasher.Hash(domain, token)
@@ -514,7 +513,7 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 			if tg.Grant.ClientID != client.ID {
 				return nil
 			}
-			if kind == sqlstore.TokenRefresh {
+			if kind == TokenRefresh {
 				return tx.RevokeGrant(ctx, tg.Grant.ID, "refresh token revoked by the client", now)
 			}
 			return tx.RevokeToken(ctx, hash, now)

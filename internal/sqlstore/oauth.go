@@ -8,43 +8,24 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/oauth"
 )
 
-// OAuthClient is a registered OAuth client. Its secret is never stored: only
-// its keyed hash, and a public client has none.
-type OAuthClient struct {
-	ID   string
-	Name string
-	// SecretHash is empty for a public client.
-	SecretHash   string
-	RedirectURIs []string
-	Scopes       []bokat.Scope
-	// Registration says how the client was registered (ClientOperator,
-	// ClientDynamic or ClientMetadata); empty means ClientOperator.
-	Registration string
-	CreatedAt    time.Time
-}
-
-// How OAuth clients are registered.
-const (
-	ClientOperator = "operator"
-	ClientDynamic  = "dynamic"
-	ClientMetadata = "metadata"
+var (
+	_ oauth.Store = Bound[oauth.Tx]{}
+	_ oauth.Tx    = (*Tx)(nil)
 )
 
-func registrationOf(c OAuthClient) string {
+func registrationOf(c oauth.Client) string {
 	if c.Registration == "" {
-		return ClientOperator
+		return oauth.ClientOperator
 	}
 	return c.Registration
 }
 
-// Public reports whether the client has no secret.
-func (c OAuthClient) Public() bool { return c.SecretHash == "" }
-
 // CreateOAuthClient stores a client. Redirect URIs must not contain
 // whitespace (they are stored space-separated).
-func (db *DB) CreateOAuthClient(ctx context.Context, c OAuthClient) error {
+func (db *DB) CreateOAuthClient(ctx context.Context, c oauth.Client) error {
 	var secret sql.NullString
 	if c.SecretHash != "" {
 		secret = sql.NullString{String: c.SecretHash, Valid: true}
@@ -62,7 +43,7 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c OAuthClient) error {
 // Metadata Document (its id is the document's URL) and returns it as
 // stored. A revoked client stays revoked: it returns bokat.ErrNotFound, and
 // so does an id already held by a client registered another way.
-func (db *DB) PutMetadataClient(ctx context.Context, c OAuthClient) (OAuthClient, error) {
+func (db *DB) PutMetadataClient(ctx context.Context, c oauth.Client) (oauth.Client, error) {
 	err := db.InTx(ctx, func(tx *Tx) error {
 		return affectedOne(tx.tx.ExecContext(ctx,
 			`INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, scopes, registration, created_at)
@@ -73,15 +54,15 @@ func (db *DB) PutMetadataClient(ctx context.Context, c OAuthClient) (OAuthClient
 			c.ID, c.Name, strings.Join(c.RedirectURIs, " "), joinScopes(c.Scopes), Millis(c.CreatedAt)))
 	})
 	if err != nil {
-		return OAuthClient{}, err
+		return oauth.Client{}, err
 	}
 	return db.OAuthClient(ctx, c.ID)
 }
 
 // OAuthClient returns the active client with the id, or bokat.ErrNotFound.
-func (db *DB) OAuthClient(ctx context.Context, id string) (OAuthClient, error) {
+func (db *DB) OAuthClient(ctx context.Context, id string) (oauth.Client, error) {
 	var (
-		c        OAuthClient
+		c        oauth.Client
 		secret   sql.NullString
 		uris     string
 		scopes   string
@@ -92,26 +73,13 @@ func (db *DB) OAuthClient(ctx context.Context, id string) (OAuthClient, error) {
 		   FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`, id).
 		Scan(&c.ID, &c.Name, &secret, &uris, &scopes, &c.Registration, &creation)
 	if err != nil {
-		return OAuthClient{}, translate(err)
+		return oauth.Client{}, translate(err)
 	}
 	c.SecretHash = secret.String
 	c.RedirectURIs = strings.Fields(uris)
 	c.Scopes = splitScopes(scopes)
 	c.CreatedAt = FromMillis(creation)
 	return c, nil
-}
-
-// SignInCode is a one-time e-mail sign-in code, stored hashed.
-type SignInCode struct {
-	// ID is the keyed hash of the handle in the browser's cookie.
-	ID          string
-	Email       string
-	EmailHash   string
-	BrowserHash string
-	CodeHash    string
-	Attempts    int
-	CreatedAt   time.Time
-	ExpiresAt   time.Time
 }
 
 // SignInCodesSince counts the codes sent to the e-mail (by its hash) since
@@ -125,7 +93,7 @@ func (tx *Tx) SignInCodesSince(ctx context.Context, emailHash string, since time
 }
 
 // InsertSignInCode stores a new sign-in code.
-func (tx *Tx) InsertSignInCode(ctx context.Context, c SignInCode) error {
+func (tx *Tx) InsertSignInCode(ctx context.Context, c oauth.SignInCode) error {
 	_, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO oauth_signin_codes (id, email, email_hash, browser_hash, code_hash, attempts, created_at, expires_at)
 		 VALUES ($1, $2, $3, $4, $5, 0, $6, $7)`,
@@ -137,8 +105,8 @@ func (tx *Tx) InsertSignInCode(ctx context.Context, c SignInCode) error {
 // with the attempts spent so far (including this one). It returns
 // bokat.ErrNotFound when the code is unknown, consumed, expired, or has no
 // attempt left. The increment is atomic on both engines.
-func (tx *Tx) SpendSignInAttempt(ctx context.Context, id string, maxAttempts int, now time.Time) (SignInCode, error) {
-	c := SignInCode{ID: id}
+func (tx *Tx) SpendSignInAttempt(ctx context.Context, id string, maxAttempts int, now time.Time) (oauth.SignInCode, error) {
+	c := oauth.SignInCode{ID: id}
 	var created, expires int64
 	err := tx.tx.QueryRowContext(ctx,
 		`UPDATE oauth_signin_codes SET attempts = attempts + 1
@@ -147,7 +115,7 @@ func (tx *Tx) SpendSignInAttempt(ctx context.Context, id string, maxAttempts int
 		id, Millis(now), maxAttempts).
 		Scan(&c.Email, &c.EmailHash, &c.BrowserHash, &c.CodeHash, &c.Attempts, &created, &expires)
 	if err != nil {
-		return SignInCode{}, translate(err)
+		return oauth.SignInCode{}, translate(err)
 	}
 	c.CreatedAt, c.ExpiresAt = FromMillis(created), FromMillis(expires)
 	return c, nil
@@ -197,27 +165,8 @@ func (db *DB) DeleteSession(ctx context.Context, tokenHash string) error {
 	})
 }
 
-// OAuthGrant is what a user approved for a client: the authorization code
-// (hashed, single use) and the family of tokens issued from it.
-type OAuthGrant struct {
-	ID               string
-	ClientID         string
-	UserID           string
-	Scopes           []bokat.Scope
-	CodeHash         string
-	RedirectURI      string
-	RedirectURIGiven bool
-	CodeChallenge    string
-	// Audience is the resource the grant's tokens are for (RFC 8707).
-	Audience      bokat.Audience
-	CodeExpiresAt time.Time
-	CodeUsedAt    time.Time // zero while unused
-	CreatedAt     time.Time
-	RevokedAt     time.Time // zero while active
-}
-
 // InsertGrant stores a grant with its authorization code.
-func (tx *Tx) InsertGrant(ctx context.Context, g OAuthGrant) error {
+func (tx *Tx) InsertGrant(ctx context.Context, g oauth.Grant) error {
 	given := 0
 	if g.RedirectURIGiven {
 		given = 1
@@ -237,9 +186,9 @@ func (tx *Tx) InsertGrant(ctx context.Context, g OAuthGrant) error {
 const grantColumns = `g.id, g.client_id, g.user_id, g.scopes, g.code_hash, g.redirect_uri, g.redirect_uri_given,
 	g.code_challenge, g.audience, g.code_expires_at, g.code_used_at, g.created_at, g.revoked_at`
 
-// grantRow scans the grantColumns into an OAuthGrant.
+// grantRow scans the grantColumns into an oauth.Grant.
 type grantRow struct {
-	g        *OAuthGrant
+	g        *oauth.Grant
 	scopes   string
 	given    int
 	audience string
@@ -268,13 +217,13 @@ func (r *grantRow) finish() {
 
 // GrantByCodeHash returns the grant of an authorization code, or
 // bokat.ErrNotFound.
-func (tx *Tx) GrantByCodeHash(ctx context.Context, codeHash string) (OAuthGrant, error) {
-	var g OAuthGrant
+func (tx *Tx) GrantByCodeHash(ctx context.Context, codeHash string) (oauth.Grant, error) {
+	var g oauth.Grant
 	row := grantRow{g: &g}
 	err := tx.tx.QueryRowContext(ctx, `SELECT `+grantColumns+` FROM oauth_grants g WHERE g.code_hash = $1`, codeHash).
 		Scan(row.targets()...)
 	if err != nil {
-		return OAuthGrant{}, translate(err)
+		return oauth.Grant{}, translate(err)
 	}
 	row.finish()
 	return g, nil
@@ -307,26 +256,8 @@ func (tx *Tx) RevokeGrant(ctx context.Context, grantID, reason string, now time.
 	return translate(err)
 }
 
-// Token kinds.
-const (
-	TokenAccess  = "access"
-	TokenRefresh = "refresh"
-)
-
-// OAuthToken is an access or refresh token, stored under its keyed hash.
-type OAuthToken struct {
-	Hash      string
-	Kind      string // TokenAccess or TokenRefresh
-	GrantID   string
-	Scopes    []bokat.Scope
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	UsedAt    time.Time // refresh tokens: when rotated; zero while unused
-	RevokedAt time.Time // zero while not revoked
-}
-
 // InsertToken stores a token.
-func (tx *Tx) InsertToken(ctx context.Context, t OAuthToken) error {
+func (tx *Tx) InsertToken(ctx context.Context, t oauth.Token) error {
 	_, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO oauth_tokens (token_hash, kind, grant_id, scopes, created_at, expires_at)
 		 VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -334,17 +265,9 @@ func (tx *Tx) InsertToken(ctx context.Context, t OAuthToken) error {
 	return translate(err)
 }
 
-// OAuthTokenGrant is a token with its grant and whether its client is
-// still active.
-type OAuthTokenGrant struct {
-	Token        OAuthToken
-	Grant        OAuthGrant
-	ClientActive bool
-}
-
-func tokenByHash(ctx context.Context, q Reader, kind, hash string) (OAuthTokenGrant, error) {
+func tokenByHash(ctx context.Context, q Reader, kind, hash string) (oauth.TokenGrant, error) {
 	var (
-		out              OAuthTokenGrant
+		out              oauth.TokenGrant
 		t                = &out.Token
 		scopes           string
 		created, expires int64
@@ -362,7 +285,7 @@ func tokenByHash(ctx context.Context, q Reader, kind, hash string) (OAuthTokenGr
 		   JOIN oauth_clients c ON c.id = g.client_id
 		  WHERE t.token_hash = $1 AND t.kind = $2`, hash, kind).Scan(targets...)
 	if err != nil {
-		return OAuthTokenGrant{}, translate(err)
+		return oauth.TokenGrant{}, translate(err)
 	}
 	grant.finish()
 	t.Scopes = splitScopes(scopes)
@@ -374,13 +297,13 @@ func tokenByHash(ctx context.Context, q Reader, kind, hash string) (OAuthTokenGr
 
 // OAuthToken returns the token of the kind with the hash, with its grant,
 // or bokat.ErrNotFound. It reads from the read pool.
-func (db *DB) OAuthToken(ctx context.Context, kind, hash string) (OAuthTokenGrant, error) {
+func (db *DB) OAuthToken(ctx context.Context, kind, hash string) (oauth.TokenGrant, error) {
 	return tokenByHash(ctx, db.read, kind, hash)
 }
 
 // OAuthToken returns the token of the kind with the hash, with its grant,
 // inside the transaction, or bokat.ErrNotFound.
-func (tx *Tx) OAuthToken(ctx context.Context, kind, hash string) (OAuthTokenGrant, error) {
+func (tx *Tx) OAuthToken(ctx context.Context, kind, hash string) (oauth.TokenGrant, error) {
 	return tokenByHash(ctx, tx.tx, kind, hash)
 }
 

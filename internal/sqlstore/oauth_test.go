@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
 
 // grantFixture stores a client, a user and a grant with an access and a
 // refresh token.
-func grantFixture(t *testing.T, db *sqlstore.DB, now time.Time) sqlstore.OAuthGrant {
+func grantFixture(t *testing.T, db *sqlstore.DB, now time.Time) oauth.Grant {
 	t.Helper()
 	ctx := context.Background()
-	if err := db.CreateOAuthClient(ctx, sqlstore.OAuthClient{ID: "oc_1", Name: "Appen", SecretHash: "h",
+	if err := db.CreateOAuthClient(ctx, oauth.Client{ID: "oc_1", Name: "Appen", SecretHash: "h",
 		RedirectURIs: []string{"https://a.example/cb", "http://127.0.0.1/cb"}, Scopes: bokat.AllScopes(), CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	g := sqlstore.OAuthGrant{ID: "g1", ClientID: "oc_1", Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CodeHash: "code-h",
+	g := oauth.Grant{ID: "g1", ClientID: "oc_1", Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CodeHash: "code-h",
 		RedirectURI: "https://a.example/cb", RedirectURIGiven: true, CodeChallenge: "ch", Audience: bokat.AudienceMCP, CodeExpiresAt: now.Add(time.Minute), CreatedAt: now}
 	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		uid, err := tx.SignInUser(ctx, "usr_1", "kund@example.se", now)
@@ -34,9 +35,9 @@ func grantFixture(t *testing.T, db *sqlstore.DB, now time.Time) sqlstore.OAuthGr
 		if err := tx.InsertGrant(ctx, g); err != nil {
 			return err
 		}
-		for _, tok := range []sqlstore.OAuthToken{
-			{Hash: "access-h", Kind: sqlstore.TokenAccess, GrantID: g.ID, Scopes: g.Scopes, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)},
-			{Hash: "refresh-h", Kind: sqlstore.TokenRefresh, GrantID: g.ID, Scopes: g.Scopes, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		for _, tok := range []oauth.Token{
+			{Hash: "access-h", Kind: oauth.TokenAccess, GrantID: g.ID, Scopes: g.Scopes, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)},
+			{Hash: "refresh-h", Kind: oauth.TokenRefresh, GrantID: g.ID, Scopes: g.Scopes, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 		} {
 			if err := tx.InsertToken(ctx, tok); err != nil {
 				return err
@@ -57,23 +58,23 @@ func TestOAuthRecordsRoundTrip(t *testing.T) {
 		want := grantFixture(t, db, now)
 
 		c, err := db.OAuthClient(ctx, "oc_1")
-		if err != nil || c.Name != "Appen" || c.Registration != sqlstore.ClientOperator || len(c.RedirectURIs) != 2 || c.RedirectURIs[1] != "http://127.0.0.1/cb" || len(c.Scopes) != 8 {
+		if err != nil || c.Name != "Appen" || c.Registration != oauth.ClientOperator || len(c.RedirectURIs) != 2 || c.RedirectURIs[1] != "http://127.0.0.1/cb" || len(c.Scopes) != 8 {
 			t.Fatalf("client = %+v, %v", c, err)
 		}
 		if _, err := db.OAuthClient(ctx, "oc_nope"); !errors.Is(err, bokat.ErrNotFound) {
 			t.Fatalf("unknown client: %v", err)
 		}
-		tg, err := db.OAuthToken(ctx, sqlstore.TokenAccess, "access-h")
+		tg, err := db.OAuthToken(ctx, oauth.TokenAccess, "access-h")
 		if err != nil {
 			t.Fatal(err)
 		}
 		g := tg.Grant
 		if g.ID != want.ID || g.ClientID != "oc_1" || g.UserID != "usr_1" || !g.RedirectURIGiven || g.RedirectURI != want.RedirectURI ||
 			g.CodeChallenge != "ch" || g.Audience != bokat.AudienceMCP || !g.CodeExpiresAt.Equal(want.CodeExpiresAt) || !g.CodeUsedAt.IsZero() || !g.RevokedAt.IsZero() ||
-			!tg.ClientActive || tg.Token.Kind != sqlstore.TokenAccess || !tg.Token.ExpiresAt.Equal(now.Add(15*time.Minute)) {
+			!tg.ClientActive || tg.Token.Kind != oauth.TokenAccess || !tg.Token.ExpiresAt.Equal(now.Add(15*time.Minute)) {
 			t.Fatalf("token and grant = %+v", tg)
 		}
-		if _, err := db.OAuthToken(ctx, sqlstore.TokenRefresh, "access-h"); !errors.Is(err, bokat.ErrNotFound) {
+		if _, err := db.OAuthToken(ctx, oauth.TokenRefresh, "access-h"); !errors.Is(err, bokat.ErrNotFound) {
 			t.Fatalf("an access token found as a refresh token: %v", err)
 		}
 		// The same e-mail signs in as the same user.
@@ -91,7 +92,7 @@ func TestOAuthRecordsRoundTrip(t *testing.T) {
 		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.RevokeGrant(ctx, "g1", "test", now) }); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []struct{ kind, hash string }{{sqlstore.TokenAccess, "access-h"}, {sqlstore.TokenRefresh, "refresh-h"}} {
+		for _, k := range []struct{ kind, hash string }{{oauth.TokenAccess, "access-h"}, {oauth.TokenRefresh, "refresh-h"}} {
 			tg, err := db.OAuthToken(ctx, k.kind, k.hash)
 			if err != nil || tg.Token.RevokedAt.IsZero() || tg.Grant.RevokedAt.IsZero() {
 				t.Fatalf("%s after RevokeGrant: %+v, %v", k.kind, tg, err)
@@ -141,13 +142,13 @@ func TestSignInAttemptsAreCounted(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		now := time.Now()
-		c := sqlstore.SignInCode{ID: "h1", Email: "a@example.se", EmailHash: "eh", BrowserHash: "bh", CodeHash: "ch",
+		c := oauth.SignInCode{ID: "h1", Email: "a@example.se", EmailHash: "eh", BrowserHash: "bh", CodeHash: "ch",
 			CreatedAt: now, ExpiresAt: now.Add(10 * time.Minute)}
 		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.InsertSignInCode(ctx, c) }); err != nil {
 			t.Fatal(err)
 		}
 		for want := 1; want <= 3; want++ {
-			var got sqlstore.SignInCode
+			var got oauth.SignInCode
 			err := db.InTx(ctx, func(tx *sqlstore.Tx) (err error) {
 				got, err = tx.SpendSignInAttempt(ctx, "h1", 3, now)
 				return err
@@ -181,10 +182,10 @@ func TestPurgeOAuthKeepsWhatMayStillBeUsed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.OAuthToken(ctx, sqlstore.TokenAccess, "access-h"); !errors.Is(err, bokat.ErrNotFound) || n != 1 {
+		if _, err := db.OAuthToken(ctx, oauth.TokenAccess, "access-h"); !errors.Is(err, bokat.ErrNotFound) || n != 1 {
 			t.Fatalf("expired access token not purged (n=%d, err=%v)", n, err)
 		}
-		if _, err := db.OAuthToken(ctx, sqlstore.TokenRefresh, "refresh-h"); err != nil {
+		if _, err := db.OAuthToken(ctx, oauth.TokenRefresh, "refresh-h"); err != nil {
 			t.Fatalf("refresh token purged early: %v", err)
 		}
 		// Much later the refresh token and then its grant go too.
@@ -206,10 +207,10 @@ func TestMetadataClients(t *testing.T) {
 		ctx := context.Background()
 		now := time.UnixMilli(1_790_000_000_123).UTC()
 		const id = "https://app.example/client.json"
-		c := sqlstore.OAuthClient{ID: id, Name: "Appen", RedirectURIs: []string{"https://app.example/cb"},
+		c := oauth.Client{ID: id, Name: "Appen", RedirectURIs: []string{"https://app.example/cb"},
 			Scopes: []bokat.Scope{bokat.ScopeBookingsRead}, CreatedAt: now}
 		got, err := db.PutMetadataClient(ctx, c)
-		if err != nil || got.Registration != sqlstore.ClientMetadata || !got.Public() || got.Name != "Appen" {
+		if err != nil || got.Registration != oauth.ClientMetadata || !got.Public() || got.Name != "Appen" {
 			t.Fatalf("first put = %+v, %v", got, err)
 		}
 		c.Name, c.RedirectURIs = "Appen 2", []string{"https://app.example/cb2", "http://127.0.0.1/cb"}
@@ -226,7 +227,7 @@ func TestMetadataClients(t *testing.T) {
 		if _, err := db.PutMetadataClient(ctx, c); !errors.Is(err, bokat.ErrNotFound) {
 			t.Fatalf("put over a revoked client: %v, want not found", err)
 		}
-		if err := db.CreateOAuthClient(ctx, sqlstore.OAuthClient{ID: "https://op.example/c", Name: "Op",
+		if err := db.CreateOAuthClient(ctx, oauth.Client{ID: "https://op.example/c", Name: "Op",
 			RedirectURIs: []string{"https://op.example/cb"}, Scopes: bokat.AllScopes(), CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}

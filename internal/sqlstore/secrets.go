@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/auth"
 )
 
 // DevelopmentSecret returns the named development secret, creating it with
@@ -42,17 +43,10 @@ func (db *DB) DevelopmentSecret(ctx context.Context, name string, generate func(
 	return value, nil
 }
 
-// PartnerClient is a partner credential's record. The token itself is never
-// stored: only its keyed hash.
-type PartnerClient struct {
-	ID        string
-	Name      string
-	Scopes    []bokat.Scope
-	CreatedAt time.Time
-}
+var _ auth.Store = (*DB)(nil)
 
 // CreatePartnerClient stores a partner client with the keyed hash of its token.
-func (db *DB) CreatePartnerClient(ctx context.Context, c PartnerClient, tokenHash string) error {
+func (db *DB) CreatePartnerClient(ctx context.Context, c auth.PartnerClient, tokenHash string) error {
 	return db.InTx(ctx, func(tx *Tx) error {
 		_, err := tx.tx.ExecContext(ctx,
 			`INSERT INTO partner_clients (id, name, token_hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5)`,
@@ -63,9 +57,9 @@ func (db *DB) CreatePartnerClient(ctx context.Context, c PartnerClient, tokenHas
 
 // PartnerClientByTokenHash finds the active partner client whose token has
 // the given keyed hash, or returns bokat.ErrNotFound.
-func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string) (PartnerClient, error) {
+func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string) (auth.PartnerClient, error) {
 	var (
-		c       PartnerClient
+		c       auth.PartnerClient
 		scopes  string
 		created int64
 	)
@@ -73,7 +67,7 @@ func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string) (P
 		`SELECT id, name, scopes, created_at FROM partner_clients WHERE token_hash = $1 AND revoked_at IS NULL`,
 		tokenHash).Scan(&c.ID, &c.Name, &scopes, &created)
 	if err != nil {
-		return PartnerClient{}, translate(err)
+		return auth.PartnerClient{}, translate(err)
 	}
 	c.Scopes = splitScopes(scopes)
 	c.CreatedAt = FromMillis(created)

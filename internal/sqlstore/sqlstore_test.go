@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/auth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -54,7 +55,7 @@ func TestSchemaNewerThanBinaryIsRefused(t *testing.T) {
 func TestPartnerClientRoundTrip(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		want := sqlstore.PartnerClient{
+		want := auth.PartnerClient{
 			ID: "pc_1", Name: "Acme", Scopes: []bokat.Scope{bokat.ScopeBookingsSearch, bokat.ScopeBookingsConfirm},
 			CreatedAt: time.UnixMilli(1_790_000_000_000).UTC(),
 		}
@@ -71,7 +72,7 @@ func TestPartnerClientRoundTrip(t *testing.T) {
 		if _, err := db.PartnerClientByTokenHash(ctx, "other"); !errors.Is(err, bokat.ErrNotFound) {
 			t.Fatalf("unknown hash: err = %v, want ErrNotFound", err)
 		}
-		if err := db.CreatePartnerClient(ctx, sqlstore.PartnerClient{ID: "pc_2", Name: "B", Scopes: want.Scopes, CreatedAt: want.CreatedAt}, "hash-1"); !errors.Is(err, bokat.ErrConflict) {
+		if err := db.CreatePartnerClient(ctx, auth.PartnerClient{ID: "pc_2", Name: "B", Scopes: want.Scopes, CreatedAt: want.CreatedAt}, "hash-1"); !errors.Is(err, bokat.ErrConflict) {
 			t.Fatalf("duplicate hash: err = %v, want ErrConflict", err)
 		}
 	})

@@ -1,0 +1,27 @@
+package auth
+
+import (
+	"context"
+	"time"
+
+	"bokat"
+)
+
+// Store is what partner authentication needs of the database.
+type Store interface {
+	// CreatePartnerClient stores a partner client with the keyed hash of
+	// its token; a taken hash or id is bokat.ErrConflict.
+	CreatePartnerClient(ctx context.Context, c PartnerClient, tokenHash string) error
+	// PartnerClientByTokenHash returns the active partner client with the
+	// token hash, or bokat.ErrNotFound.
+	PartnerClientByTokenHash(ctx context.Context, tokenHash string) (PartnerClient, error)
+}
+
+// PartnerClient is a partner credential's record. The token itself is never
+// stored: only its keyed hash.
+type PartnerClient struct {
+	ID        string
+	Name      string
+	Scopes    []bokat.Scope
+	CreatedAt time.Time
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/idem"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 )
@@ -52,7 +53,7 @@ func NewLifecycle(db *sqlstore.DB, search *Search, onQueued func()) (*Lifecycle,
 
 // queued passes on the result of a write that queues notification jobs,
 // calling onQueued once its transaction committed (a replay queued none).
-func (l *Lifecycle) queued(out sqlstore.Outcome, replay bool, err error) (sqlstore.Outcome, bool, error) {
+func (l *Lifecycle) queued(out idem.Outcome, replay bool, err error) (idem.Outcome, bool, error) {
 	if err == nil && !replay && l.onQueued != nil {
 		l.onQueued()
 	}
@@ -62,7 +63,7 @@ func (l *Lifecycle) queued(out sqlstore.Outcome, replay bool, err error) (sqlsto
 // Render turns the outcome of a write into the response stored with its
 // idempotency key and answered to the caller (and, on a replay, answered
 // again).
-type Render func(bokat.Booking) (sqlstore.Outcome, error)
+type Render func(bokat.Booking) (idem.Outcome, error)
 
 // Location is a confirmation location: the job's address and its postcode.
 type Location struct {
@@ -102,42 +103,42 @@ type ConfirmInput struct {
 //
 // A request repeating an earlier successful one with the same key gets
 // that outcome back even when its option has expired since.
-func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key sqlstore.IdemKey,
-	fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
+func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key idem.Key,
+	fingerprint string, render Render) (idem.Outcome, bool, error) {
 	if !in.ConsentConfirmed {
-		return sqlstore.Outcome{}, false, ConsentRequired()
+		return idem.Outcome{}, false, ConsentRequired()
 	}
 	if !in.TermsAccepted {
-		return sqlstore.Outcome{}, false, TermsNotAccepted()
+		return idem.Outcome{}, false, TermsNotAccepted()
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true, now)
 	if done, err := l.previewing(ctx, key, optErr, func() (ConsentSummary, error) {
 		return l.optionSummary(ctx, "confirm", claims)
 	}); done {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		if optErr != nil {
-			return sqlstore.Outcome{}, optErr
+			return idem.Outcome{}, optErr
 		}
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		in.Consent.Method = method
 		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := l.search.Revalidate(ctx, tx, claims, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		providerName, err := tx.ProviderName(ctx, claims.ProviderID)
 		if err != nil {
-			return sqlstore.Outcome{}, fmt.Errorf("read the provider: %w", err)
+			return idem.Outcome{}, fmt.Errorf("read the provider: %w", err)
 		}
 		svc, _ := l.search.cat.Service(claims.ServiceID) // Revalidate checked it exists
 		locale := claims.Locale
@@ -166,13 +167,13 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		}
 		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID("cal_"), now)
 		if errors.Is(err, sqlstore.ErrSlotTaken) {
-			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
+			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingConfirmed, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		out, err := render(b)
 		out.ResourceID = b.ID
@@ -193,7 +194,7 @@ func applyOption(b *bokat.Booking, c OptionClaims, termsAcceptedAt time.Time) {
 // unlessReplay returns optErr, the failed checks of a write's option,
 // unless the idempotency key is already stored: then the write goes on to
 // its transaction, which answers the replay (or idempotency_key_reused).
-func (l *Lifecycle) unlessReplay(ctx context.Context, key sqlstore.IdemKey, optErr error) error {
+func (l *Lifecycle) unlessReplay(ctx context.Context, key idem.Key, optErr error) error {
 	if optErr == nil {
 		return nil
 	}
@@ -398,44 +399,44 @@ type CancelInput struct {
 // confirmation), 404 booking_not_found (unknown or another owner's), 409
 // booking_not_active (already cancelled, with a new key),
 // idempotency_key_reused, idempotency_request_in_progress; or a store error.
-func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID string, in CancelInput, key sqlstore.IdemKey,
-	fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
+func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID string, in CancelInput, key idem.Key,
+	fingerprint string, render Render) (idem.Outcome, bool, error) {
 	if !in.UserConfirmed {
-		return sqlstore.Outcome{}, false, UserConfirmationRequired("cancel")
+		return idem.Outcome{}, false, UserConfirmationRequired("cancel")
 	}
 	now := l.search.now().UTC()
 	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
 		b, err := l.activeBooking(ctx, p, bookingID)
 		return l.bookingSummary("cancel", b), err
 	}); done {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
-			return sqlstore.Outcome{}, bookingNotFound()
+			return idem.Outcome{}, bookingNotFound()
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if !b.Active() {
-			return sqlstore.Outcome{}, bookingNotActive(b)
+			return idem.Outcome{}, bookingNotActive(b)
 		}
 		b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, in.Reason
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		if err := tx.CancelBooking(ctx, b, in.Notes, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		out, err := render(b)
 		out.ResourceID = b.ID
@@ -484,12 +485,12 @@ type RescheduleInput struct {
 // plus 404 booking_not_found, 409 booking_not_active, and 409
 // booking_option_changed for an option of another service or provider.
 func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID string, in RescheduleInput,
-	key sqlstore.IdemKey, fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
+	key idem.Key, fingerprint string, render Render) (idem.Outcome, bool, error) {
 	if !in.UserConfirmed {
-		return sqlstore.Outcome{}, false, UserConfirmationRequired("reschedule")
+		return idem.Outcome{}, false, UserConfirmationRequired("reschedule")
 	}
 	if !in.TermsAccepted {
-		return sqlstore.Outcome{}, false, TermsNotAccepted()
+		return idem.Outcome{}, false, TermsNotAccepted()
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false, now)
@@ -503,45 +504,45 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		}
 		return l.optionSummary(ctx, "reschedule", claims)
 	}); done {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		if optErr != nil {
-			return sqlstore.Outcome{}, optErr
+			return idem.Outcome{}, optErr
 		}
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
-			return sqlstore.Outcome{}, bookingNotFound()
+			return idem.Outcome{}, bookingNotFound()
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if !b.Active() {
-			return sqlstore.Outcome{}, bookingNotActive(b)
+			return idem.Outcome{}, bookingNotActive(b)
 		}
 		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
-			return sqlstore.Outcome{}, otherProviderOption()
+			return idem.Outcome{}, otherProviderOption()
 		}
 		if in.DestinationLocation == nil && claims.DestinationPostcode != b.DestinationPostcode {
-			return sqlstore.Outcome{}, postcodeMismatch("destination_location.postcode",
+			return idem.Outcome{}, postcodeMismatch("destination_location.postcode",
 				"the destination postcode the option was searched for (send destination_location)")
 		}
 		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := l.search.RevalidateExcluding(ctx, tx, claims, now, b.ID); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		contact, err := tx.BookingAddresses(ctx, b.ID)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		contact.ServiceAddress = in.ServiceLocation.Address
 		if in.DestinationLocation != nil {
@@ -553,16 +554,16 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		err = tx.MoveBooking(ctx, b, contact, now)
 		if errors.Is(err, sqlstore.ErrSlotTaken) {
-			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
+			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		out, err := render(b)
 		out.ResourceID = b.ID

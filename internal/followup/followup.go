@@ -17,9 +17,14 @@ import (
 
 	"bokat"
 	"bokat/internal/catalog"
+	"bokat/internal/idem"
 	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 )
+
+// OpCreate is the idempotency operation of Create: keys are scoped to the
+// principal and it.
+const OpCreate = "requests.create"
 
 // Values of the request fields the contract leaves open. They are stable and
 // documented in docs/decisions.md.
@@ -170,19 +175,19 @@ func Postcode(l Location) string {
 // Create stores the request, its candidates and a provider notification job
 // in one transaction, guarded by the idempotency key, and returns the
 // outcome rendered by render (the stored response a replay returns).
-func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key sqlstore.IdemKey, fingerprint string,
-	render func(Request) (sqlstore.Outcome, error)) (sqlstore.Outcome, bool, error) {
+func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key idem.Key, fingerprint string,
+	render func(Request) (idem.Outcome, error)) (idem.Outcome, bool, error) {
 	if err := s.CheckTaxonomy(in.VerticalID, in.JobTypeID); err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	jt, _ := s.cat.JobType(in.VerticalID, in.JobTypeID)
 	postcode := Postcode(in.Location)
 	candidates, err := s.candidates(ctx, in.VerticalID, jt, postcode)
 	if err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	now := s.now().UTC()
-	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		id, session := "req_"+compactUUID(), "ses_"+compactUUID()
 		customer, _ := json.Marshal(in.Customer)
 		loc, _ := json.Marshal(in.Location)
@@ -205,14 +210,14 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 			row.Candidates = append(row.Candidates, sqlstore.RequestCandidate{ProviderID: c.ProviderID, DirectBooking: c.DirectBooking})
 		}
 		if err := tx.InsertFollowUpRequest(ctx, row); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if len(candidates) > 0 {
 			err := tx.InsertNotificationJob(ctx, sqlstore.NotificationJob{ID: "ntf_" + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
 				NextAttemptAt: now, CreatedAt: now})
 			if err != nil {
-				return sqlstore.Outcome{}, err
+				return idem.Outcome{}, err
 			}
 		}
 		out, err := render(Request{

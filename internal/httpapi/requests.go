@@ -8,7 +8,7 @@ import (
 
 	"bokat"
 	"bokat/internal/followup"
-	"bokat/internal/sqlstore"
+	"bokat/internal/idem"
 )
 
 // Wire types of request creation (CreatePublicRequest and its response).
@@ -85,10 +85,11 @@ const requestSafeNextStep = "A provider follow-up request was created; it is NOT
 
 // handleCreateRequest serves POST /v1/requests and its deprecated twin.
 // Its key may come in the Idempotency-Key header or the body; a replay
-// repeats the stored 201.
+// repeats the 201 with the stored body.
 func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) error {
-	return serveKeyed(s, w, r, keyedWrite{operation: "requests.create", precheck: s.requestPrecheck, headerKey: true},
-		func(p bokat.Principal, in *createRequestBody, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+	return serveKeyed(s, w, r, keyedWrite{operation: followup.OpCreate, precheck: s.requestPrecheck, headerKey: true,
+		status: http.StatusCreated},
+		func(p bokat.Principal, in *createRequestBody, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return s.followups.Create(r.Context(), p, in.input(), key, fp, createRequestOutcome)
 		})
 }
@@ -135,9 +136,9 @@ func (in *createRequestBody) input() followup.Input {
 	return input
 }
 
-// createRequestOutcome renders the 201 answer of a new request, stored with
-// its idempotency key.
-func createRequestOutcome(req followup.Request) (sqlstore.Outcome, error) {
+// createRequestOutcome renders the answer of a new request (HTTP 201),
+// stored with its idempotency key.
+func createRequestOutcome(req followup.Request) (idem.Outcome, error) {
 	resp := createRequestResponse{
 		OK: true, SpecVersion: bokat.RequestsContractVersion,
 		Request: requestWire{
@@ -157,5 +158,5 @@ func createRequestOutcome(req followup.Request) (sqlstore.Outcome, error) {
 	}
 	resp.SafeNextStep = fmt.Sprintf(requestSafeNextStep, who)
 	raw, err := json.Marshal(resp)
-	return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
+	return idem.Outcome{Body: raw}, err
 }

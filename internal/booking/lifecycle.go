@@ -105,11 +105,8 @@ type ConfirmInput struct {
 // that outcome back even when its option has expired since.
 func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key idem.Key,
 	fingerprint string, render Render) (idem.Outcome, bool, error) {
-	if !in.ConsentConfirmed {
-		return idem.Outcome{}, false, ConsentRequired()
-	}
-	if !in.TermsAccepted {
-		return idem.Outcome{}, false, TermsNotAccepted()
+	if err := CheckConsent(OpConfirm, ConsentFlags{UserConsent: in.ConsentConfirmed, TermsAccepted: in.TermsAccepted}); err != nil {
+		return idem.Outcome{}, false, err
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true, now)
@@ -288,9 +285,57 @@ func postcodeMismatch(field, what string) *bokat.Error {
 	}
 }
 
-// ConsentRequired is the error of a write without the user's explicit,
-// fresh confirmation or consent.
-func ConsentRequired() *bokat.Error {
+// ConsentFlags are what the caller of a booking write declares the user
+// agreed to: their consent to share their personal data with the provider
+// (confirm), their fresh confirmation of the change (cancel, reschedule),
+// and the option's terms (confirm, reschedule).
+type ConsentFlags struct {
+	UserConsent      bool
+	UserConfirmation bool
+	TermsAccepted    bool
+}
+
+// CheckConsent is the consent rule of the booking writes, the one place it
+// is stated. The write op (OpConfirm, OpCancel or OpReschedule) needs, in
+// this order: the user's consent (confirm), their fresh confirmation
+// (cancel, reschedule), and the terms (confirm, reschedule); the first one
+// missing is the error — 400 consent_required or terms_not_accepted. Flags
+// op does not ask for are ignored.
+//
+// Confirm, Cancel and Reschedule apply it to their input before anything
+// else. A transport may apply it earlier, to the flags of a request it has
+// not yet decoded, so that a missing agreement is answered before any other
+// fault of the request and its personal data is not processed without it
+// (the REST API's keyed writes do).
+func CheckConsent(op string, f ConsentFlags) error {
+	var (
+		consent, terms bool
+		confirmation   string // the change the user confirms, if asked
+	)
+	switch op {
+	case OpConfirm:
+		consent, terms = true, true
+	case OpCancel:
+		confirmation = "cancel"
+	case OpReschedule:
+		confirmation, terms = "reschedule", true
+	default:
+		return fmt.Errorf("booking: no consent rule for the operation %q", op)
+	}
+	switch {
+	case consent && !f.UserConsent:
+		return consentRequired()
+	case confirmation != "" && !f.UserConfirmation:
+		return userConfirmationRequired(confirmation)
+	case terms && !f.TermsAccepted:
+		return termsNotAccepted()
+	}
+	return nil
+}
+
+// consentRequired is the error of a confirmation without the user's
+// explicit consent.
+func consentRequired() *bokat.Error {
 	return &bokat.Error{
 		Code:   bokat.CodeConsentRequired,
 		Detail: "The user's explicit consent is required (user_consent_confirmed: true) before a booking is confirmed with their personal data.",
@@ -300,9 +345,9 @@ func ConsentRequired() *bokat.Error {
 	}
 }
 
-// TermsNotAccepted is the error of a confirmation or reschedule whose terms
+// termsNotAccepted is the error of a confirmation or reschedule whose terms
 // are not accepted.
-func TermsNotAccepted() *bokat.Error {
+func termsNotAccepted() *bokat.Error {
 	return &bokat.Error{
 		Code:   bokat.CodeTermsNotAccepted,
 		Detail: "The user must accept the option's terms (booking_terms_accepted: true).",
@@ -312,10 +357,10 @@ func TermsNotAccepted() *bokat.Error {
 	}
 }
 
-// UserConfirmationRequired is the error of a cancel or reschedule without
+// userConfirmationRequired is the error of a cancel or reschedule without
 // the user's fresh, explicit confirmation (what: "cancel", "reschedule").
 // It shares the code consent_required: the user has not agreed to the change.
-func UserConfirmationRequired(what string) *bokat.Error {
+func userConfirmationRequired(what string) *bokat.Error {
 	return &bokat.Error{
 		Code:   bokat.CodeConsentRequired,
 		Detail: fmt.Sprintf("The user's fresh, explicit confirmation is required (user_confirmation_confirmed: true) to %s the booking.", what),
@@ -401,8 +446,8 @@ type CancelInput struct {
 // idempotency_key_reused, idempotency_request_in_progress; or a store error.
 func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID string, in CancelInput, key idem.Key,
 	fingerprint string, render Render) (idem.Outcome, bool, error) {
-	if !in.UserConfirmed {
-		return idem.Outcome{}, false, UserConfirmationRequired("cancel")
+	if err := CheckConsent(OpCancel, ConsentFlags{UserConfirmation: in.UserConfirmed}); err != nil {
+		return idem.Outcome{}, false, err
 	}
 	now := l.search.now().UTC()
 	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
@@ -486,11 +531,8 @@ type RescheduleInput struct {
 // booking_option_changed for an option of another service or provider.
 func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID string, in RescheduleInput,
 	key idem.Key, fingerprint string, render Render) (idem.Outcome, bool, error) {
-	if !in.UserConfirmed {
-		return idem.Outcome{}, false, UserConfirmationRequired("reschedule")
-	}
-	if !in.TermsAccepted {
-		return idem.Outcome{}, false, TermsNotAccepted()
+	if err := CheckConsent(OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted}); err != nil {
+		return idem.Outcome{}, false, err
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false, now)

@@ -163,7 +163,7 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpConfirm, precheck: requireFlags(true, "", true),
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpConfirm, precheck: bookingConsent(booking.OpConfirm),
 		status: http.StatusCreated, replayInBody: true, counted: s.metrics.BookingConfirmed},
 		func(p bokat.Principal, in *confirmRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return lc.Confirm(r.Context(), p, in.input(), key, fp, confirmOutcome)
@@ -249,7 +249,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("booking_id")
-	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpCancel, bookingID: id, precheck: requireFlags(false, "cancel", false),
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpCancel, bookingID: id, precheck: bookingConsent(booking.OpCancel),
 		status: http.StatusOK, replayInBody: true, counted: s.metrics.BookingCancelled},
 		func(p bokat.Principal, in *cancelRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return lc.Cancel(r.Context(), p, id,
@@ -280,7 +280,7 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	id := r.PathValue("booking_id")
-	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpReschedule, bookingID: id, precheck: requireFlags(false, "reschedule", true),
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpReschedule, bookingID: id, precheck: bookingConsent(booking.OpReschedule),
 		status: http.StatusOK, replayInBody: true, counted: s.metrics.BookingRescheduled},
 		func(p bokat.Principal, in *rescheduleRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return lc.Reschedule(r.Context(), p, id, booking.RescheduleInput{

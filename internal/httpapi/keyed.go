@@ -45,6 +45,7 @@ type keyedWrite struct {
 	// precheck sees the raw body before schema validation, so that a
 	// missing consent or confirmation is answered with its own code and
 	// the personal data in the body is not processed at all without it.
+	// It applies the use case's own consent rule.
 	precheck func(body []byte) error
 	// headerKey accepts the key in the Idempotency-Key header too (it must
 	// then equal the body's, if both are sent).
@@ -120,11 +121,11 @@ func headerOrBodyKey(r *http.Request, bodyKey string) (string, error) {
 	return bodyKey, nil
 }
 
-// requireFlags is the precheck of a booking write: the user's consent
-// (confirm), their fresh confirmation of what ("cancel", "reschedule"),
-// and the terms, each when asked for, in that order. A body that is not a
+// bookingConsent is the precheck of the booking write op: the use case's
+// consent rule (booking.CheckConsent) applied to the flags of the raw body,
+// each of which counts only as the JSON literal true. A body that is not a
 // JSON object passes: schema validation reports it.
-func requireFlags(consent bool, confirmation string, terms bool) func([]byte) error {
+func bookingConsent(op string) func([]byte) error {
 	return func(body []byte) error {
 		var f struct {
 			UserConsent      json.RawMessage `json:"user_consent_confirmed"`
@@ -134,15 +135,8 @@ func requireFlags(consent bool, confirmation string, terms bool) func([]byte) er
 		if json.Unmarshal(body, &f) != nil {
 			return nil
 		}
-		switch {
-		case consent && !isTrue(f.UserConsent):
-			return booking.ConsentRequired()
-		case confirmation != "" && !isTrue(f.UserConfirmation):
-			return booking.UserConfirmationRequired(confirmation)
-		case terms && !isTrue(f.TermsAccepted):
-			return booking.TermsNotAccepted()
-		}
-		return nil
+		return booking.CheckConsent(op, booking.ConsentFlags{UserConsent: isTrue(f.UserConsent),
+			UserConfirmation: isTrue(f.UserConfirmation), TermsAccepted: isTrue(f.TermsAccepted)})
 	}
 }
 

@@ -94,9 +94,10 @@ func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) err
 		})
 }
 
-// requestPrecheck checks a request's consent before anything else (without
-// it the personal data in the body is not processed at all), then its
-// taxonomy, so that an unknown vertical or job type gets its own code.
+// requestPrecheck checks a request's consent (the use case's rule,
+// followup.CheckConsent) before anything else (without it the personal data
+// in the body is not processed at all), then its taxonomy, so that an
+// unknown vertical or job type gets its own code.
 func (s *Server) requestPrecheck(body []byte) error {
 	var peek struct {
 		UserConsentConfirmed *bool `json:"user_consent_confirmed"`
@@ -104,12 +105,8 @@ func (s *Server) requestPrecheck(body []byte) error {
 		JobTypeID            any   `json:"job_type_id"`
 	}
 	_ = json.Unmarshal(body, &peek)
-	if peek.UserConsentConfirmed == nil || !*peek.UserConsentConfirmed {
-		return &bokat.Error{Code: bokat.CodeConsentRequired,
-			Detail:       "The customer's explicit consent (user_consent_confirmed: true) is required before a request with personal data is created.",
-			Issues:       []string{"user_consent_confirmed: must be true"},
-			SafeNextStep: "Ask the user whether they consent to sharing their name, phone, e-mail and job details with providers; retry only with user_consent_confirmed true.",
-			Extra:        map[string]any{"consent_required_before_create": true}}
+	if err := followup.CheckConsent(peek.UserConsentConfirmed != nil && *peek.UserConsentConfirmed); err != nil {
+		return err
 	}
 	if v, ok := peek.VerticalID.(string); ok {
 		if jt, ok := peek.JobTypeID.(string); ok {
@@ -128,7 +125,7 @@ func (in *createRequestBody) input() followup.Input {
 		Timing:    followup.Timing(in.Timing),
 		BudgetSEK: in.BudgetSEK.int64(), Details: in.Details, CustomerNextStep: in.CustomerNextStep, Source: in.Source,
 		ExternalReference: in.ExternalReference, Locale: in.Locale, Timezone: in.Timezone,
-		ConsentStatement: in.UserConsentStatement, ConsentSource: in.ConsentSource,
+		ConsentConfirmed: in.UserConsentConfirmed, ConsentStatement: in.UserConsentStatement, ConsentSource: in.ConsentSource,
 	}
 	if in.ConsentCollectedAt != nil {
 		input.ConsentCollectedAt = *in.ConsentCollectedAt

@@ -59,6 +59,7 @@ func faucetRequest() followup.Input {
 		BudgetSEK:        &budget,
 		Details:          map[string]any{"product_on_site": true, "fixture": "köksblandare", "floor": 3},
 		CustomerNextStep: "home_visit",
+		ConsentConfirmed: true,
 	}
 }
 

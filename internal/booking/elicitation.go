@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/idem"
 	"bokat/internal/sqlstore"
 )
 
@@ -61,7 +62,7 @@ func elicitationFrom(ctx context.Context) *Elicitation {
 // if so, ends it: with the write's own error when its checks failed (unless
 // the key is already stored: a replay writes nothing and needs no consent),
 // or with ErrPreviewed after filling the summary.
-func (l *Lifecycle) previewing(ctx context.Context, key sqlstore.IdemKey, checkErr error, summary func() (ConsentSummary, error)) (bool, error) {
+func (l *Lifecycle) previewing(ctx context.Context, key idem.Key, checkErr error, summary func() (ConsentSummary, error)) (bool, error) {
 	e := elicitationFrom(ctx)
 	if e == nil || !e.Preview {
 		return false, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/idem"
 	"bokat/internal/notify"
 	"bokat/internal/outbox"
 	"bokat/internal/schedule"
@@ -54,7 +55,7 @@ func NewLifecycle(db *sqlstore.DB, search *Search, onQueued func()) (*Lifecycle,
 
 // queued passes on the result of a write that queues notification jobs,
 // calling onQueued once its transaction committed (a replay queued none).
-func (l *Lifecycle) queued(out sqlstore.Outcome, replay bool, err error) (sqlstore.Outcome, bool, error) {
+func (l *Lifecycle) queued(out idem.Outcome, replay bool, err error) (idem.Outcome, bool, error) {
 	if err == nil && !replay && l.onQueued != nil {
 		l.onQueued()
 	}
@@ -64,7 +65,7 @@ func (l *Lifecycle) queued(out sqlstore.Outcome, replay bool, err error) (sqlsto
 // Render turns the outcome of a write into the response stored with its
 // idempotency key and answered to the caller (and, on a replay, answered
 // again).
-type Render func(bokat.Booking) (sqlstore.Outcome, error)
+type Render func(bokat.Booking) (idem.Outcome, error)
 
 // Location is a confirmation location: the job's address and its postcode.
 type Location struct {
@@ -104,42 +105,39 @@ type ConfirmInput struct {
 //
 // A request repeating an earlier successful one with the same key gets
 // that outcome back even when its option has expired since.
-func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key sqlstore.IdemKey,
-	fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
-	if !in.ConsentConfirmed {
-		return sqlstore.Outcome{}, false, ConsentRequired()
-	}
-	if !in.TermsAccepted {
-		return sqlstore.Outcome{}, false, TermsNotAccepted()
+func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key idem.Key,
+	fingerprint string, render Render) (idem.Outcome, bool, error) {
+	if err := CheckConsent(OpConfirm, ConsentFlags{UserConsent: in.ConsentConfirmed, TermsAccepted: in.TermsAccepted}); err != nil {
+		return idem.Outcome{}, false, err
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true, now)
 	if done, err := l.previewing(ctx, key, optErr, func() (ConsentSummary, error) {
 		return l.optionSummary(ctx, "confirm", claims)
 	}); done {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		if optErr != nil {
-			return sqlstore.Outcome{}, optErr
+			return idem.Outcome{}, optErr
 		}
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		in.Consent.Method = method
 		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := l.search.Revalidate(ctx, tx, claims, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		providerName, err := tx.ProviderName(ctx, claims.ProviderID)
 		if err != nil {
-			return sqlstore.Outcome{}, fmt.Errorf("read the provider: %w", err)
+			return idem.Outcome{}, fmt.Errorf("read the provider: %w", err)
 		}
 		svc, _ := l.search.cat.Service(claims.ServiceID) // Revalidate checked it exists
 		locale := claims.Locale
@@ -168,13 +166,13 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		}
 		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID("cal_"), now)
 		if errors.Is(err, sqlstore.ErrSlotTaken) {
-			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
+			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingConfirmed, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		out, err := render(b)
 		out.ResourceID = b.ID
@@ -195,7 +193,7 @@ func applyOption(b *bokat.Booking, c OptionClaims, termsAcceptedAt time.Time) {
 // unlessReplay returns optErr, the failed checks of a write's option,
 // unless the idempotency key is already stored: then the write goes on to
 // its transaction, which answers the replay (or idempotency_key_reused).
-func (l *Lifecycle) unlessReplay(ctx context.Context, key sqlstore.IdemKey, optErr error) error {
+func (l *Lifecycle) unlessReplay(ctx context.Context, key idem.Key, optErr error) error {
 	if optErr == nil {
 		return nil
 	}
@@ -289,9 +287,57 @@ func postcodeMismatch(field, what string) *bokat.Error {
 	}
 }
 
-// ConsentRequired is the error of a write without the user's explicit,
-// fresh confirmation or consent.
-func ConsentRequired() *bokat.Error {
+// ConsentFlags are what the caller of a booking write declares the user
+// agreed to: their consent to share their personal data with the provider
+// (confirm), their fresh confirmation of the change (cancel, reschedule),
+// and the option's terms (confirm, reschedule).
+type ConsentFlags struct {
+	UserConsent      bool
+	UserConfirmation bool
+	TermsAccepted    bool
+}
+
+// CheckConsent is the consent rule of the booking writes, the one place it
+// is stated. The write op (OpConfirm, OpCancel or OpReschedule) needs, in
+// this order: the user's consent (confirm), their fresh confirmation
+// (cancel, reschedule), and the terms (confirm, reschedule); the first one
+// missing is the error — 400 consent_required or terms_not_accepted. Flags
+// op does not ask for are ignored.
+//
+// Confirm, Cancel and Reschedule apply it to their input before anything
+// else. A transport may apply it earlier, to the flags of a request it has
+// not yet decoded, so that a missing agreement is answered before any other
+// fault of the request and its personal data is not processed without it
+// (the REST API's keyed writes do).
+func CheckConsent(op string, f ConsentFlags) error {
+	var (
+		consent, terms bool
+		confirmation   string // the change the user confirms, if asked
+	)
+	switch op {
+	case OpConfirm:
+		consent, terms = true, true
+	case OpCancel:
+		confirmation = "cancel"
+	case OpReschedule:
+		confirmation, terms = "reschedule", true
+	default:
+		return fmt.Errorf("booking: no consent rule for the operation %q", op)
+	}
+	switch {
+	case consent && !f.UserConsent:
+		return consentRequired()
+	case confirmation != "" && !f.UserConfirmation:
+		return userConfirmationRequired(confirmation)
+	case terms && !f.TermsAccepted:
+		return termsNotAccepted()
+	}
+	return nil
+}
+
+// consentRequired is the error of a confirmation without the user's
+// explicit consent.
+func consentRequired() *bokat.Error {
 	return &bokat.Error{
 		Code:   bokat.CodeConsentRequired,
 		Detail: "The user's explicit consent is required (user_consent_confirmed: true) before a booking is confirmed with their personal data.",
@@ -301,9 +347,9 @@ func ConsentRequired() *bokat.Error {
 	}
 }
 
-// TermsNotAccepted is the error of a confirmation or reschedule whose terms
+// termsNotAccepted is the error of a confirmation or reschedule whose terms
 // are not accepted.
-func TermsNotAccepted() *bokat.Error {
+func termsNotAccepted() *bokat.Error {
 	return &bokat.Error{
 		Code:   bokat.CodeTermsNotAccepted,
 		Detail: "The user must accept the option's terms (booking_terms_accepted: true).",
@@ -313,10 +359,10 @@ func TermsNotAccepted() *bokat.Error {
 	}
 }
 
-// UserConfirmationRequired is the error of a cancel or reschedule without
+// userConfirmationRequired is the error of a cancel or reschedule without
 // the user's fresh, explicit confirmation (what: "cancel", "reschedule").
 // It shares the code consent_required: the user has not agreed to the change.
-func UserConfirmationRequired(what string) *bokat.Error {
+func userConfirmationRequired(what string) *bokat.Error {
 	return &bokat.Error{
 		Code:   bokat.CodeConsentRequired,
 		Detail: fmt.Sprintf("The user's fresh, explicit confirmation is required (user_confirmation_confirmed: true) to %s the booking.", what),
@@ -400,44 +446,44 @@ type CancelInput struct {
 // confirmation), 404 booking_not_found (unknown or another owner's), 409
 // booking_not_active (already cancelled, with a new key),
 // idempotency_key_reused, idempotency_request_in_progress; or a store error.
-func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID string, in CancelInput, key sqlstore.IdemKey,
-	fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
-	if !in.UserConfirmed {
-		return sqlstore.Outcome{}, false, UserConfirmationRequired("cancel")
+func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID string, in CancelInput, key idem.Key,
+	fingerprint string, render Render) (idem.Outcome, bool, error) {
+	if err := CheckConsent(OpCancel, ConsentFlags{UserConfirmation: in.UserConfirmed}); err != nil {
+		return idem.Outcome{}, false, err
 	}
 	now := l.search.now().UTC()
 	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
 		b, err := l.activeBooking(ctx, p, bookingID)
 		return l.bookingSummary("cancel", b), err
 	}); done {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
-			return sqlstore.Outcome{}, bookingNotFound()
+			return idem.Outcome{}, bookingNotFound()
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if !b.Active() {
-			return sqlstore.Outcome{}, bookingNotActive(b)
+			return idem.Outcome{}, bookingNotActive(b)
 		}
 		b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, in.Reason
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		if err := tx.CancelBooking(ctx, b, in.Notes, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		out, err := render(b)
 		out.ResourceID = b.ID
@@ -486,12 +532,9 @@ type RescheduleInput struct {
 // plus 404 booking_not_found, 409 booking_not_active, and 409
 // booking_option_changed for an option of another service or provider.
 func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID string, in RescheduleInput,
-	key sqlstore.IdemKey, fingerprint string, render Render) (sqlstore.Outcome, bool, error) {
-	if !in.UserConfirmed {
-		return sqlstore.Outcome{}, false, UserConfirmationRequired("reschedule")
-	}
-	if !in.TermsAccepted {
-		return sqlstore.Outcome{}, false, TermsNotAccepted()
+	key idem.Key, fingerprint string, render Render) (idem.Outcome, bool, error) {
+	if err := CheckConsent(OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted}); err != nil {
+		return idem.Outcome{}, false, err
 	}
 	now := l.search.now().UTC()
 	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false, now)
@@ -505,45 +548,45 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		}
 		return l.optionSummary(ctx, "reschedule", claims)
 	}); done {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		if optErr != nil {
-			return sqlstore.Outcome{}, optErr
+			return idem.Outcome{}, optErr
 		}
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
 		if errors.Is(err, bokat.ErrNotFound) {
-			return sqlstore.Outcome{}, bookingNotFound()
+			return idem.Outcome{}, bookingNotFound()
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if !b.Active() {
-			return sqlstore.Outcome{}, bookingNotActive(b)
+			return idem.Outcome{}, bookingNotActive(b)
 		}
 		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
-			return sqlstore.Outcome{}, otherProviderOption()
+			return idem.Outcome{}, otherProviderOption()
 		}
 		if in.DestinationLocation == nil && claims.DestinationPostcode != b.DestinationPostcode {
-			return sqlstore.Outcome{}, postcodeMismatch("destination_location.postcode",
+			return idem.Outcome{}, postcodeMismatch("destination_location.postcode",
 				"the destination postcode the option was searched for (send destination_location)")
 		}
 		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := l.search.RevalidateExcluding(ctx, tx, claims, now, b.ID); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		contact, err := tx.BookingAddresses(ctx, b.ID)
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		contact.ServiceAddress = in.ServiceLocation.Address
 		if in.DestinationLocation != nil {
@@ -555,16 +598,16 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		err = tx.MoveBooking(ctx, b, contact, now)
 		if errors.Is(err, sqlstore.ErrSlotTaken) {
-			return sqlstore.Outcome{}, optionUnavailable("the slot was just booked by someone else")
+			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, now); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		out, err := render(b)
 		out.ResourceID = b.ID

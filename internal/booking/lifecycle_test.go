@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/idem"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -24,9 +25,9 @@ func confirmInput(o Option) ConfirmInput {
 	}
 }
 
-func stored(b bokat.Booking) (sqlstore.Outcome, error) {
+func stored(b bokat.Booking) (idem.Outcome, error) {
 	raw, err := json.Marshal(RecordOf(b))
-	return sqlstore.Outcome{Status: 201, Body: raw}, err
+	return idem.Outcome{Body: raw}, err
 }
 
 func TestLifecycleConfirmsInTheSearchLocale(t *testing.T) {
@@ -41,7 +42,7 @@ func TestLifecycleConfirmsInTheSearchLocale(t *testing.T) {
 		q := query("vvs", "install_faucet", "113 45", "i morgon")
 		q.Locale = "en-GB"
 		o := f.run(t, q).Options[0]
-		key := sqlstore.IdemKey{Owner: testPrincipal.OwnerKey(), Operation: OpConfirm, Key: "k1"}
+		key := idem.Key{Owner: testPrincipal.OwnerKey(), Operation: OpConfirm, Key: "k1"}
 		out, replay, err := l.Confirm(context.Background(), testPrincipal, confirmInput(o), key, "fp", stored)
 		if err != nil || replay {
 			t.Fatalf("confirm: %v (replay %v)", err, replay)
@@ -107,14 +108,14 @@ func TestLifecycleChecksBeforeWriting(t *testing.T) {
 			in := confirmInput(o)
 			tc.mutate(&in)
 			_, _, err := l.Confirm(context.Background(), testPrincipal, in,
-				sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "k-" + tc.name}, "fp", stored)
+				idem.Key{Owner: "pc_1", Operation: OpConfirm, Key: "k-" + tc.name}, "fp", stored)
 			if got := bokat.ErrorCode(err); got != tc.want {
 				t.Errorf("code %s (%v), want %s", got, err, tc.want)
 			}
 		})
 	}
 	f.clock.Advance(time.Hour)
-	_, _, err := l.Confirm(context.Background(), testPrincipal, confirmInput(o), sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "late"}, "fp", stored)
+	_, _, err := l.Confirm(context.Background(), testPrincipal, confirmInput(o), idem.Key{Owner: "pc_1", Operation: OpConfirm, Key: "late"}, "fp", stored)
 	if bokat.ErrorCode(err) != bokat.CodeBookingOptionExpired {
 		t.Errorf("expired option: %v", err)
 	}
@@ -160,7 +161,7 @@ func TestConfirmLosesToAConcurrentWriter(t *testing.T) {
 		<-holding
 		result := make(chan error, 1)
 		go func() {
-			_, _, err := l.Confirm(ctx, testPrincipal, confirmInput(o), sqlstore.IdemKey{Owner: "pc_1", Operation: OpConfirm, Key: "k"}, "fp", stored)
+			_, _, err := l.Confirm(ctx, testPrincipal, confirmInput(o), idem.Key{Owner: "pc_1", Operation: OpConfirm, Key: "k"}, "fp", stored)
 			result <- err
 		}()
 		if db.Engine() == sqlstore.Postgres {
@@ -245,8 +246,8 @@ func TestLifecycleTellsOfQueuedNotifications(t *testing.T) {
 	}
 	o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
 	ctx := context.Background()
-	key := func(op, k string) sqlstore.IdemKey {
-		return sqlstore.IdemKey{Owner: testPrincipal.OwnerKey(), Operation: op, Key: k}
+	key := func(op, k string) idem.Key {
+		return idem.Key{Owner: testPrincipal.OwnerKey(), Operation: op, Key: k}
 	}
 	refused := confirmInput(o)
 	refused.TermsVersion = "fixed_price_terms_v1:x"

@@ -17,9 +17,14 @@ import (
 
 	"bokat"
 	"bokat/internal/catalog"
+	"bokat/internal/idem"
 	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 )
+
+// OpCreate is the idempotency operation of Create: keys are scoped to the
+// principal and it.
+const OpCreate = "requests.create"
 
 // Values of the request fields the contract leaves open. They are stable and
 // documented in docs/decisions.md.
@@ -80,6 +85,7 @@ type Input struct {
 	ExternalReference  string
 	Locale             string
 	Timezone           string
+	ConsentConfirmed   bool
 	ConsentStatement   string
 	ConsentSource      string
 	ConsentCollectedAt time.Time
@@ -130,6 +136,25 @@ func New(db *sqlstore.DB, cat *catalog.Catalog, now func() time.Time, onQueued f
 // idempotencyTTL is how long request keys are kept (DECISIONS.md: at least 30 days).
 const idempotencyTTL = 30 * 24 * time.Hour
 
+// CheckConsent is the consent rule of request creation, the one place it is
+// stated: without the customer's explicit consent (confirmed) a request
+// carrying their personal data is not created. It answers 400
+// consent_required with consent_required_before_create. Create applies it
+// to its input before anything else; the REST API applies it earlier, to
+// the flag of a body it has not yet decoded, so that a missing consent is
+// answered before any other fault and the personal data is not processed
+// without it.
+func CheckConsent(confirmed bool) error {
+	if confirmed {
+		return nil
+	}
+	return &bokat.Error{Code: bokat.CodeConsentRequired,
+		Detail:       "The customer's explicit consent (user_consent_confirmed: true) is required before a request with personal data is created.",
+		Issues:       []string{"user_consent_confirmed: must be true"},
+		SafeNextStep: "Ask the user whether they consent to sharing their name, phone, e-mail and job details with providers; retry only with user_consent_confirmed true.",
+		Extra:        map[string]any{"consent_required_before_create": true}}
+}
+
 // CheckTaxonomy returns a validation_failed error for a vertical or job type
 // the catalog does not accept, naming the accepted ids.
 func (s *Service) CheckTaxonomy(verticalID, jobTypeID string) error {
@@ -169,20 +194,25 @@ func Postcode(l Location) string {
 
 // Create stores the request, its candidates and a provider notification job
 // in one transaction, guarded by the idempotency key, and returns the
-// outcome rendered by render (the stored response a replay returns).
-func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key sqlstore.IdemKey, fingerprint string,
-	render func(Request) (sqlstore.Outcome, error)) (sqlstore.Outcome, bool, error) {
+// outcome rendered by render (the stored response a replay returns). It
+// refuses a request without consent (CheckConsent) and with a vertical or
+// job type the catalog does not accept (CheckTaxonomy), in that order.
+func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key idem.Key, fingerprint string,
+	render func(Request) (idem.Outcome, error)) (idem.Outcome, bool, error) {
+	if err := CheckConsent(in.ConsentConfirmed); err != nil {
+		return idem.Outcome{}, false, err
+	}
 	if err := s.CheckTaxonomy(in.VerticalID, in.JobTypeID); err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	jt, _ := s.cat.JobType(in.VerticalID, in.JobTypeID)
 	postcode := Postcode(in.Location)
 	candidates, err := s.candidates(ctx, in.VerticalID, jt, postcode)
 	if err != nil {
-		return sqlstore.Outcome{}, false, err
+		return idem.Outcome{}, false, err
 	}
 	now := s.now().UTC()
-	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (sqlstore.Outcome, error) {
+	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (idem.Outcome, error) {
 		id, session := "req_"+compactUUID(), "ses_"+compactUUID()
 		customer, _ := json.Marshal(in.Customer)
 		loc, _ := json.Marshal(in.Location)
@@ -205,14 +235,14 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key s
 			row.Candidates = append(row.Candidates, sqlstore.RequestCandidate{ProviderID: c.ProviderID, DirectBooking: c.DirectBooking})
 		}
 		if err := tx.InsertFollowUpRequest(ctx, row); err != nil {
-			return sqlstore.Outcome{}, err
+			return idem.Outcome{}, err
 		}
 		if len(candidates) > 0 {
 			err := tx.InsertNotificationJob(ctx, notify.Job{ID: "ntf_" + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
 				NextAttemptAt: now, CreatedAt: now})
 			if err != nil {
-				return sqlstore.Outcome{}, err
+				return idem.Outcome{}, err
 			}
 		}
 		out, err := render(Request{

@@ -11,7 +11,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
-	"bokat/internal/sqlstore"
+	"bokat/internal/idem"
 )
 
 // Wire types of confirmation, status, cancel and reschedule.
@@ -163,9 +163,9 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpConfirm, precheck: requireFlags(true, "", true),
-		replayInBody: true, counted: s.metrics.BookingConfirmed},
-		func(p bokat.Principal, in *confirmRequestWire, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpConfirm, precheck: bookingConsent(booking.OpConfirm),
+		status: http.StatusCreated, replayInBody: true, counted: s.metrics.BookingConfirmed},
+		func(p bokat.Principal, in *confirmRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return lc.Confirm(r.Context(), p, in.input(), key, fp, confirmOutcome)
 		})
 }
@@ -192,16 +192,16 @@ func (in *confirmRequestWire) input() booking.ConfirmInput {
 	return input
 }
 
-// confirmOutcome renders the 201 answer of a new booking, stored with its
-// idempotency key.
-func confirmOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+// confirmOutcome renders the answer of a new booking (HTTP 201), stored
+// with its idempotency key.
+func confirmOutcome(b bokat.Booking) (idem.Outcome, error) {
 	raw, err := json.Marshal(confirmResponseWire{
 		OK: true, SpecVersion: bokat.BookingsContractVersion, RequestID: b.RequestID, Booking: booking.RecordOf(b),
 		ProviderSelected: true, AvailabilityChecked: true, BookingCreated: true,
 		ConfirmationDelivery: allQueued,
 		SafeNextStep:         confirmedSafeNextStep(b, "confirmed"),
 	})
-	return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
+	return idem.Outcome{Body: raw}, err
 }
 
 // handleBookingStatus serves GET /v1/bookings/{booking_id} and its
@@ -249,9 +249,9 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("booking_id")
-	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpCancel, bookingID: id, precheck: requireFlags(false, "cancel", false),
-		replayInBody: true, counted: s.metrics.BookingCancelled},
-		func(p bokat.Principal, in *cancelRequestWire, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpCancel, bookingID: id, precheck: bookingConsent(booking.OpCancel),
+		status: http.StatusOK, replayInBody: true, counted: s.metrics.BookingCancelled},
+		func(p bokat.Principal, in *cancelRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return lc.Cancel(r.Context(), p, id,
 				booking.CancelInput{UserConfirmed: in.UserConfirmationConfirmed, Reason: in.Reason, Notes: in.Notes},
 				key, fp, cancelOutcome)
@@ -260,7 +260,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 
 // cancelOutcome renders the answer of a cancellation, stored with its
 // idempotency key.
-func cancelOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+func cancelOutcome(b bokat.Booking) (idem.Outcome, error) {
 	raw, err := json.Marshal(cancelResponseWire{
 		OK: true, SpecVersion: bokat.BookingsContractVersion, BookingID: b.ID, Status: bokat.BookingCancelled,
 		CancelledAt: booking.WireTime(b.CancelledAt), BookingCreated: true, CurrentConfirmationActive: false,
@@ -270,7 +270,7 @@ func cancelOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
 			"delivered. To book again, search booking options and confirm the user's new choice.",
 			b.ID, b.ServiceLabelSV, b.ProviderName, b.SlotLabel),
 	})
-	return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
+	return idem.Outcome{Body: raw}, err
 }
 
 // handleReschedule serves POST /v1/bookings/{booking_id}/reschedule.
@@ -280,9 +280,9 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	id := r.PathValue("booking_id")
-	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpReschedule, bookingID: id, precheck: requireFlags(false, "reschedule", true),
-		replayInBody: true, counted: s.metrics.BookingRescheduled},
-		func(p bokat.Principal, in *rescheduleRequestWire, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpReschedule, bookingID: id, precheck: bookingConsent(booking.OpReschedule),
+		status: http.StatusOK, replayInBody: true, counted: s.metrics.BookingRescheduled},
+		func(p bokat.Principal, in *rescheduleRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return lc.Reschedule(r.Context(), p, id, booking.RescheduleInput{
 				OptionID:            in.BookingOptionID,
 				ServiceLocation:     *in.ServiceLocation.location(),
@@ -297,14 +297,14 @@ func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error 
 
 // rescheduleOutcome renders the answer of a reschedule, stored with its
 // idempotency key.
-func rescheduleOutcome(b bokat.Booking) (sqlstore.Outcome, error) {
+func rescheduleOutcome(b bokat.Booking) (idem.Outcome, error) {
 	raw, err := json.Marshal(rescheduleResponseWire{
 		OK: true, SpecVersion: bokat.BookingsContractVersion, Booking: booking.RecordOf(b),
 		BookingCreated: true, CurrentConfirmationActive: true, ProviderSelected: true, AvailabilityChecked: true,
 		RescheduledAt: booking.WireTime(b.RescheduledAt), NotificationDelivery: allQueued,
 		SafeNextStep: confirmedSafeNextStep(b, "moved to a new time") + " The old time is released.",
 	})
-	return sqlstore.Outcome{Status: http.StatusOK, Body: raw}, err
+	return idem.Outcome{Body: raw}, err
 }
 
 // handleCalendarFeed serves GET /calendar/{provider_id}/{token}.ics: the

@@ -20,6 +20,7 @@ import (
 	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/followup"
+	"bokat/internal/idem"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -158,7 +159,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 			b.Fatal(err)
 		}
 		wire.IdempotencyKey = ""
-		fp, err := requestFingerprint(wire, "")
+		fp, err := idem.Fingerprint(wire, "")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -218,10 +219,10 @@ func BenchmarkConfirm(b *testing.B) {
 			ctx := context.Background()
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchConcurrency, MaxConnsPerHost: benchConcurrency}}
 			direct := func(i int) error {
-				out, _, err := f.lc.Confirm(ctx, f.p, f.inputs[i],
-					sqlstore.IdemKey{Owner: f.p.OwnerKey(), Operation: booking.OpConfirm, Key: f.keys[i]}, f.fps[i], confirmOutcome)
-				if err == nil && out.Status != http.StatusCreated {
-					err = fmt.Errorf("status %d", out.Status)
+				out, replay, err := f.lc.Confirm(ctx, f.p, f.inputs[i],
+					idem.Key{Owner: f.p.OwnerKey(), Operation: booking.OpConfirm, Key: f.keys[i]}, f.fps[i], confirmOutcome)
+				if err == nil && (replay || out.ResourceID == "") {
+					err = fmt.Errorf("no new booking (replay %v, resource %q)", replay, out.ResourceID)
 				}
 				return err
 			}

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +8,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
-	"bokat/internal/sqlstore"
+	"bokat/internal/idem"
 )
 
 // The keyed-write path: confirm, cancel, reschedule and request creation
@@ -47,12 +45,16 @@ type keyedWrite struct {
 	// precheck sees the raw body before schema validation, so that a
 	// missing consent or confirmation is answered with its own code and
 	// the personal data in the body is not processed at all without it.
+	// It applies the use case's own consent rule.
 	precheck func(body []byte) error
 	// headerKey accepts the key in the Idempotency-Key header too (it must
 	// then equal the body's, if both are sent).
 	headerKey bool
+	// status answers the write (HTTP 201 for a creation, 200 for a
+	// change); the stored outcome holds only the body.
+	status int
 	// replayInBody answers a replay with HTTP 200 and idempotent_replay
-	// rewritten to true; otherwise a replay repeats the stored status and
+	// rewritten to true; otherwise a replay repeats status and the stored
 	// body. Either way the header Idempotent-Replayed tells it.
 	replayInBody bool
 	// counted is called once for a write that was not a replay.
@@ -62,7 +64,7 @@ type keyedWrite struct {
 // keyedCall runs the use case of a keyed write with the principal, the
 // idempotency key and the fingerprint; it returns the outcome and whether
 // it is a replay.
-type keyedCall[B any] func(p bokat.Principal, in *B, key sqlstore.IdemKey, fingerprint string) (sqlstore.Outcome, bool, error)
+type keyedCall[B any] func(p bokat.Principal, in *B, key idem.Key, fingerprint string) (idem.Outcome, bool, error)
 
 // serveKeyed serves a keyed write: read the body, precheck it, decode it
 // into B, take its key, fingerprint it, call once, count and answer.
@@ -89,19 +91,19 @@ func serveKeyed[B any, PB interface {
 			return err
 		}
 	}
-	fp, err := requestFingerprint(in, kw.bookingID)
+	fp, err := idem.Fingerprint(in, kw.bookingID)
 	if err != nil {
 		return err
 	}
 	p := auth.PrincipalFrom(r.Context())
-	out, replay, err := call(p, &in, sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: kw.operation, Key: key}, fp)
+	out, replay, err := call(p, &in, idem.Key{Owner: p.OwnerKey(), Operation: kw.operation, Key: key}, fp)
 	if err != nil {
 		return err
 	}
 	if !replay && kw.counted != nil {
 		kw.counted()
 	}
-	return s.writeOutcome(w, r, out, replay, kw.replayInBody)
+	return s.writeOutcome(w, r, kw, out, replay)
 }
 
 // headerOrBodyKey is the key of a write that takes it in the
@@ -119,11 +121,11 @@ func headerOrBodyKey(r *http.Request, bodyKey string) (string, error) {
 	return bodyKey, nil
 }
 
-// requireFlags is the precheck of a booking write: the user's consent
-// (confirm), their fresh confirmation of what ("cancel", "reschedule"),
-// and the terms, each when asked for, in that order. A body that is not a
+// bookingConsent is the precheck of the booking write op: the use case's
+// consent rule (booking.CheckConsent) applied to the flags of the raw body,
+// each of which counts only as the JSON literal true. A body that is not a
 // JSON object passes: schema validation reports it.
-func requireFlags(consent bool, confirmation string, terms bool) func([]byte) error {
+func bookingConsent(op string) func([]byte) error {
 	return func(body []byte) error {
 		var f struct {
 			UserConsent      json.RawMessage `json:"user_consent_confirmed"`
@@ -133,45 +135,23 @@ func requireFlags(consent bool, confirmation string, terms bool) func([]byte) er
 		if json.Unmarshal(body, &f) != nil {
 			return nil
 		}
-		switch {
-		case consent && !isTrue(f.UserConsent):
-			return booking.ConsentRequired()
-		case confirmation != "" && !isTrue(f.UserConfirmation):
-			return booking.UserConfirmationRequired(confirmation)
-		case terms && !isTrue(f.TermsAccepted):
-			return booking.TermsNotAccepted()
-		}
-		return nil
+		return booking.CheckConsent(op, booking.ConsentFlags{UserConsent: isTrue(f.UserConsent),
+			UserConfirmation: isTrue(f.UserConfirmation), TermsAccepted: isTrue(f.TermsAccepted)})
 	}
 }
 
 func isTrue(raw json.RawMessage) bool { return string(raw) == "true" }
 
-// requestFingerprint is the digest idempotency keys are compared by: the
-// decoded request (strictly decoded, so member order and white space do not
-// matter) without its key, and the booking it acts on (empty for confirm),
-// so that one key cannot act on two bookings.
-func requestFingerprint(decoded any, bookingID string) (string, error) {
-	raw, err := json.Marshal(decoded)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	h.Write([]byte(bookingID))
-	h.Write([]byte{0})
-	h.Write(raw)
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// writeOutcome answers a keyed write: the stored body with its status, and
-// for a replay the header Idempotent-Replayed; with replayInBody a replay
-// answers HTTP 200 with idempotent_replay rewritten to true.
-func (s *Server) writeOutcome(w http.ResponseWriter, r *http.Request, out sqlstore.Outcome, replay, replayInBody bool) error {
-	if !replay || !replayInBody {
+// writeOutcome answers a keyed write: the stored body with the write's
+// status, and for a replay the header Idempotent-Replayed; with
+// replayInBody a replay answers HTTP 200 with idempotent_replay rewritten
+// to true.
+func (s *Server) writeOutcome(w http.ResponseWriter, r *http.Request, kw keyedWrite, out idem.Outcome, replay bool) error {
+	if !replay || !kw.replayInBody {
 		if replay {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
-		s.writeJSON(w, r, out.Status, json.RawMessage(out.Body))
+		s.writeJSON(w, r, kw.status, json.RawMessage(out.Body))
 		return nil
 	}
 	var m map[string]json.RawMessage

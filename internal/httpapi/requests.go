@@ -8,7 +8,7 @@ import (
 
 	"bokat"
 	"bokat/internal/followup"
-	"bokat/internal/sqlstore"
+	"bokat/internal/idem"
 )
 
 // Wire types of request creation (CreatePublicRequest and its response).
@@ -85,17 +85,19 @@ const requestSafeNextStep = "A provider follow-up request was created; it is NOT
 
 // handleCreateRequest serves POST /v1/requests and its deprecated twin.
 // Its key may come in the Idempotency-Key header or the body; a replay
-// repeats the stored 201.
+// repeats the 201 with the stored body.
 func (s *Server) handleCreateRequest(w http.ResponseWriter, r *http.Request) error {
-	return serveKeyed(s, w, r, keyedWrite{operation: "requests.create", precheck: s.requestPrecheck, headerKey: true},
-		func(p bokat.Principal, in *createRequestBody, key sqlstore.IdemKey, fp string) (sqlstore.Outcome, bool, error) {
+	return serveKeyed(s, w, r, keyedWrite{operation: followup.OpCreate, precheck: s.requestPrecheck, headerKey: true,
+		status: http.StatusCreated},
+		func(p bokat.Principal, in *createRequestBody, key idem.Key, fp string) (idem.Outcome, bool, error) {
 			return s.followups.Create(r.Context(), p, in.input(), key, fp, createRequestOutcome)
 		})
 }
 
-// requestPrecheck checks a request's consent before anything else (without
-// it the personal data in the body is not processed at all), then its
-// taxonomy, so that an unknown vertical or job type gets its own code.
+// requestPrecheck checks a request's consent (the use case's rule,
+// followup.CheckConsent) before anything else (without it the personal data
+// in the body is not processed at all), then its taxonomy, so that an
+// unknown vertical or job type gets its own code.
 func (s *Server) requestPrecheck(body []byte) error {
 	var peek struct {
 		UserConsentConfirmed *bool `json:"user_consent_confirmed"`
@@ -103,12 +105,8 @@ func (s *Server) requestPrecheck(body []byte) error {
 		JobTypeID            any   `json:"job_type_id"`
 	}
 	_ = json.Unmarshal(body, &peek)
-	if peek.UserConsentConfirmed == nil || !*peek.UserConsentConfirmed {
-		return &bokat.Error{Code: bokat.CodeConsentRequired,
-			Detail:       "The customer's explicit consent (user_consent_confirmed: true) is required before a request with personal data is created.",
-			Issues:       []string{"user_consent_confirmed: must be true"},
-			SafeNextStep: "Ask the user whether they consent to sharing their name, phone, e-mail and job details with providers; retry only with user_consent_confirmed true.",
-			Extra:        map[string]any{"consent_required_before_create": true}}
+	if err := followup.CheckConsent(peek.UserConsentConfirmed != nil && *peek.UserConsentConfirmed); err != nil {
+		return err
 	}
 	if v, ok := peek.VerticalID.(string); ok {
 		if jt, ok := peek.JobTypeID.(string); ok {
@@ -127,7 +125,7 @@ func (in *createRequestBody) input() followup.Input {
 		Timing:    followup.Timing(in.Timing),
 		BudgetSEK: in.BudgetSEK.int64(), Details: in.Details, CustomerNextStep: in.CustomerNextStep, Source: in.Source,
 		ExternalReference: in.ExternalReference, Locale: in.Locale, Timezone: in.Timezone,
-		ConsentStatement: in.UserConsentStatement, ConsentSource: in.ConsentSource,
+		ConsentConfirmed: in.UserConsentConfirmed, ConsentStatement: in.UserConsentStatement, ConsentSource: in.ConsentSource,
 	}
 	if in.ConsentCollectedAt != nil {
 		input.ConsentCollectedAt = *in.ConsentCollectedAt
@@ -135,9 +133,9 @@ func (in *createRequestBody) input() followup.Input {
 	return input
 }
 
-// createRequestOutcome renders the 201 answer of a new request, stored with
-// its idempotency key.
-func createRequestOutcome(req followup.Request) (sqlstore.Outcome, error) {
+// createRequestOutcome renders the answer of a new request (HTTP 201),
+// stored with its idempotency key.
+func createRequestOutcome(req followup.Request) (idem.Outcome, error) {
 	resp := createRequestResponse{
 		OK: true, SpecVersion: bokat.RequestsContractVersion,
 		Request: requestWire{
@@ -157,5 +155,5 @@ func createRequestOutcome(req followup.Request) (sqlstore.Outcome, error) {
 	}
 	resp.SafeNextStep = fmt.Sprintf(requestSafeNextStep, who)
 	raw, err := json.Marshal(resp)
-	return sqlstore.Outcome{Status: http.StatusCreated, Body: raw}, err
+	return idem.Outcome{Body: raw}, err
 }

@@ -2,7 +2,6 @@ package notify_test
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
+	"bokat/internal/idem"
 	"bokat/internal/notify"
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
@@ -59,6 +59,7 @@ func faucetRequest() followup.Input {
 		BudgetSEK:        &budget,
 		Details:          map[string]any{"product_on_site": true, "fixture": "köksblandare", "floor": 3},
 		CustomerNextStep: "home_visit",
+		ConsentConfirmed: true,
 	}
 }
 
@@ -69,10 +70,10 @@ func (e *env) createRequest(tb testing.TB, in followup.Input) (followup.Request,
 	ctx := bokat.WithRequestIDs(context.Background(), requestIDs)
 	var created followup.Request
 	p := bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: "pc_test"}
-	_, _, err := e.requests.Create(ctx, p, in, sqlstore.IdemKey{Owner: p.OwnerKey(), Operation: "requests.create", Key: uuid.NewString()},
-		"fingerprint", func(r followup.Request) (sqlstore.Outcome, error) {
+	_, _, err := e.requests.Create(ctx, p, in, idem.Key{Owner: p.OwnerKey(), Operation: "requests.create", Key: uuid.NewString()},
+		"fingerprint", func(r followup.Request) (idem.Outcome, error) {
 			created = r
-			return sqlstore.Outcome{Status: http.StatusCreated, Body: []byte(`{}`)}, nil
+			return idem.Outcome{Body: []byte(`{}`)}, nil
 		})
 	if err != nil {
 		tb.Fatal(err)

@@ -3,6 +3,9 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"bokat/internal/idem"
 )
 
 // Bound is the database as one consuming package sees it: every method of
@@ -27,4 +30,11 @@ func Bind[T any](db *DB) Bound[T] {
 // InTx runs fn in one write transaction, as DB.InTx does.
 func (b Bound[T]) InTx(ctx context.Context, fn func(T) error) error {
 	return b.DB.InTx(ctx, func(tx *Tx) error { return fn(any(tx).(T)) })
+}
+
+// InIdempotentTx runs fn in one write transaction guarded by the key, as
+// DB.InIdempotentTx does.
+func (b Bound[T]) InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string, now, expiresAt time.Time,
+	fn func(T) (idem.Outcome, error)) (idem.Outcome, bool, error) {
+	return b.DB.InIdempotentTx(ctx, k, fingerprint, now, expiresAt, func(tx *Tx) (idem.Outcome, error) { return fn(any(tx).(T)) })
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/idem"
 )
 
 // ErrSlotTaken is returned (wrapping bokat.ErrConflict) when a booking's
@@ -350,7 +351,7 @@ func (db *DB) SetConfirmationStatus(ctx context.Context, bookingID, recipient, s
 // IdempotencyKeyExists reports, from the read pool, whether the key has a
 // stored record: a request that fails its checks is still answered by the
 // replay when an identical earlier request succeeded.
-func (db *DB) IdempotencyKeyExists(ctx context.Context, k IdemKey) (bool, error) {
+func (db *DB) IdempotencyKeyExists(ctx context.Context, k idem.Key) (bool, error) {
 	var n int
 	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys
 		WHERE owner_key = $1 AND operation = $2 AND idem_key = $3`, k.Owner, k.Operation, k.Key).Scan(&n)

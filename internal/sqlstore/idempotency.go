@@ -6,24 +6,8 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/idem"
 )
-
-// IdemKey identifies a keyed write: keys are scoped to the calling principal
-// (Owner) and the operation.
-type IdemKey struct {
-	Owner     string
-	Operation string
-	Key       string
-}
-
-// Outcome is the stored result of a keyed write: the HTTP status and the
-// response body (without per-response metadata) that a replay returns, and
-// the id of the resource the write created or changed.
-type Outcome struct {
-	Status     int
-	Body       []byte
-	ResourceID string
-}
 
 // errKeyClaimed means a concurrent transaction claimed the same key first.
 var errKeyClaimed = errors.New("idempotency key claimed concurrently")
@@ -42,11 +26,11 @@ var errKeyClaimed = errors.New("idempotency key claimed concurrently")
 // and then replay its outcome instead of racing it on the effect. An empty
 // key runs fn without a record. expiresAt zero keeps the key as long as its
 // resource.
-func (db *DB) InIdempotentTx(ctx context.Context, k IdemKey, fingerprint string, now, expiresAt time.Time,
-	fn func(tx *Tx) (Outcome, error)) (out Outcome, replay bool, err error) {
+func (db *DB) InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string, now, expiresAt time.Time,
+	fn func(tx *Tx) (idem.Outcome, error)) (out idem.Outcome, replay bool, err error) {
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
 		err = db.InTx(ctx, func(tx *Tx) error {
-			out, replay = Outcome{}, false
+			out, replay = idem.Outcome{}, false
 			if k.Key != "" {
 				rec, err := tx.IdempotencyRecord(ctx, k.Owner, k.Operation, k.Key)
 				switch {
@@ -56,7 +40,7 @@ func (db *DB) InIdempotentTx(ctx context.Context, k IdemKey, fingerprint string,
 							Detail:       "This idempotency key was already used with a different request.",
 							SafeNextStep: "Use a new idempotency key for a new request; reuse a key only to retry the identical request."}
 					}
-					out, replay = Outcome{Status: rec.ResponseStatus, Body: rec.ResponseBody, ResourceID: rec.ResourceID}, true
+					out, replay = idem.Outcome{Body: rec.ResponseBody, ResourceID: rec.ResourceID}, true
 					return nil
 				case !errors.Is(err, bokat.ErrNotFound):
 					return err
@@ -79,30 +63,29 @@ func (db *DB) InIdempotentTx(ctx context.Context, k IdemKey, fingerprint string,
 				return nil
 			}
 			_, err = tx.tx.ExecContext(ctx,
-				`UPDATE idempotency_keys SET response_status = $1, response_body = $2, resource_id = $3
-				  WHERE owner_key = $4 AND operation = $5 AND idem_key = $6`,
-				out.Status, string(out.Body), out.ResourceID, k.Owner, k.Operation, k.Key)
+				`UPDATE idempotency_keys SET response_body = $1, resource_id = $2
+				  WHERE owner_key = $3 AND operation = $4 AND idem_key = $5`,
+				string(out.Body), out.ResourceID, k.Owner, k.Operation, k.Key)
 			return translate(err)
 		})
 		if !errors.Is(err, errKeyClaimed) {
 			return out, replay, err
 		}
 	}
-	return Outcome{}, false, &bokat.Error{Code: bokat.CodeIdempotencyRequestInProgress,
+	return idem.Outcome{}, false, &bokat.Error{Code: bokat.CodeIdempotencyRequestInProgress,
 		Detail: "A request with this idempotency key is still being processed.", RetryAfter: time.Second}
 }
 
 // IdempotencyRecord is the stored outcome of a write made with an
 // idempotency key. Keys are scoped to (owner, operation).
 type IdempotencyRecord struct {
-	OwnerKey       string
-	Operation      string
-	Key            string
-	Fingerprint    string
-	ResourceID     string
-	ResponseStatus int
-	ResponseBody   []byte
-	CreatedAt      time.Time
+	OwnerKey     string
+	Operation    string
+	Key          string
+	Fingerprint  string
+	ResourceID   string
+	ResponseBody []byte
+	CreatedAt    time.Time
 	// ExpiresAt is zero for keys kept as long as their resource.
 	ExpiresAt time.Time
 }
@@ -117,9 +100,9 @@ func (tx *Tx) IdempotencyRecord(ctx context.Context, owner, operation, key strin
 		expires = NullMillis(time.Time{})
 	)
 	err := tx.tx.QueryRowContext(ctx,
-		`SELECT fingerprint, resource_id, response_status, response_body, created_at, expires_at
+		`SELECT fingerprint, resource_id, response_body, created_at, expires_at
 		   FROM idempotency_keys WHERE owner_key = $1 AND operation = $2 AND idem_key = $3`,
-		owner, operation, key).Scan(&r.Fingerprint, &r.ResourceID, &r.ResponseStatus, &body, &created, &expires)
+		owner, operation, key).Scan(&r.Fingerprint, &r.ResourceID, &body, &created, &expires)
 	if err != nil {
 		return IdempotencyRecord{}, translate(err)
 	}
@@ -135,9 +118,9 @@ func (tx *Tx) IdempotencyRecord(ctx context.Context, owner, operation, key strin
 func (tx *Tx) PutIdempotencyRecord(ctx context.Context, r IdempotencyRecord) error {
 	_, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO idempotency_keys (owner_key, operation, idem_key, fingerprint, resource_id,
-		        response_status, response_body, created_at, expires_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		r.OwnerKey, r.Operation, r.Key, r.Fingerprint, r.ResourceID, r.ResponseStatus, string(r.ResponseBody),
+		        response_body, created_at, expires_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.OwnerKey, r.Operation, r.Key, r.Fingerprint, r.ResourceID, string(r.ResponseBody),
 		Millis(r.CreatedAt), NullMillis(r.ExpiresAt))
 	return translate(err)
 }

@@ -1,0 +1,11 @@
+package supply
+
+// Limits of the file format, for the external tests.
+var ProviderIDPattern = providerIDPattern
+
+const (
+	MaxEmailLen    = maxEmailLen
+	MaxPhoneLen    = maxPhoneLen
+	MaxHorizonDays = maxHorizonDays
+	MaxPriceSEK    = maxPriceSEK
+)

@@ -197,6 +197,8 @@ func TestParseRejectsBrokenFiles(t *testing.T) {
 			"x.yaml:3:47: providers[0].hours: must give at least one working range"},
 		{"duration on flat", "version: 1\nproviders:\n  - {id: p, name: P, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1, duration: {minutes_per_unit: 5}}]}\n",
 			"providers[0].services[0].duration.minutes_per_unit: needs a per-unit service"},
+		{"one anchor in two roles", "version: 1\nproviders:\n  - {id: p, name: P, email: a@b.example, postcodes: &x [\"111\"], hours: *x, services: *x}\n",
+			"x.yaml:3:53: providers[0].hours: must be a mapping of fields"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

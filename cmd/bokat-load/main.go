@@ -403,7 +403,7 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := supply.Import(ctx, db, cat, supplyName, supplyFile, time.Now()); err != nil {
+	if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, supplyFile, time.Now()); err != nil {
 		return fail(err)
 	}
 	contract, err := api.Load()

@@ -236,7 +236,7 @@ func runServe(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if c.Demo {
-		res, err := supply.Import(ctx, db, cat, supply.DemoName, supply.Demo(), time.Now())
+		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), time.Now())
 		if err != nil {
 			return fmt.Errorf("demo supply: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat/internal/catalog"
+	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 )
 
@@ -47,7 +48,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	res, err := supply.Store(ctx, db, name, providers, time.Now())
+	res, err := supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), name, providers, time.Now())
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}

@@ -25,7 +25,7 @@ func (f *fixture) revalidate(tb testing.TB, c OptionClaims, now time.Time, exclu
 
 func (f *fixture) reimport(tb testing.TB, file string) {
 	tb.Helper()
-	if _, err := supply.Import(context.Background(), f.db, testCatalog(tb), "x.yaml", []byte(file), f.clock.Now()); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(tb), "x.yaml", []byte(file), f.clock.Now()); err != nil {
 		tb.Fatal(err)
 	}
 }

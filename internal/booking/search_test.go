@@ -46,7 +46,7 @@ type fixtureOption func(*Config)
 func newFixture(tb testing.TB, db *sqlstore.DB, supplyFile string, now time.Time, opts ...fixtureOption) *fixture {
 	tb.Helper()
 	if supplyFile != "" {
-		if _, err := supply.Import(context.Background(), db, testCatalog(tb), "test.yaml", []byte(supplyFile), now); err != nil {
+		if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](db), testCatalog(tb), "test.yaml", []byte(supplyFile), now); err != nil {
 			tb.Fatalf("import supply: %v", err)
 		}
 	}
@@ -634,14 +634,14 @@ func testSearchSeesImportedSupplyChanges(t *testing.T, db *sqlstore.DB) {
 		t.Fatalf("before: %+v", o)
 	}
 	changed := strings.Replace(oneProvider, "price_sek: 1890", "price_sek: 2090", 1)
-	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(changed), now); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(changed), now); err != nil {
 		t.Fatal(err)
 	}
 	if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 2090 {
 		t.Errorf("after a price change the search still shows %+v", o)
 	}
 	inactive := strings.Replace(changed, "    name: Ett Företag AB\n", "    name: Ett Företag AB\n    active: false\n", 1)
-	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(inactive), now); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(inactive), now); err != nil {
 		t.Fatal(err)
 	}
 	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
@@ -649,7 +649,7 @@ func testSearchSeesImportedSupplyChanges(t *testing.T, db *sqlstore.DB) {
 	}
 	// Back again, now with a blocked day: the calendar is read on every search.
 	blocked := changed + "    blocked: [{start: 2026-11-24, end: 2026-11-24}]\n"
-	if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(blocked), now); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(blocked), now); err != nil {
 		t.Fatal(err)
 	}
 	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
@@ -691,7 +691,7 @@ func TestConcurrentSearchesDuringImports(t *testing.T) {
 		if i%2 == 1 {
 			file = oneProvider
 		}
-		if _, err := supply.Import(context.Background(), f.db, testCatalog(t), "x.yaml", []byte(file), now); err != nil {
+		if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(file), now); err != nil {
 			t.Fatal(err)
 		}
 	}

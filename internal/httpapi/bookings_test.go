@@ -306,7 +306,7 @@ func TestConfirmErrors(t *testing.T) {
 	}
 	raised := strings.Replace(string(supply.Demo()), "{service_id: electrician_install_dimmer_standard, price_sek: 1290}",
 		"{service_id: electrician_install_dimmer_standard, price_sek: 1390}", 1)
-	if _, err := supply.Import(context.Background(), e.db, cat, "raised.yaml", []byte(raised), time.Now()); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, "raised.yaml", []byte(raised), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if optionProvider(changing) != "prv_sthlm_el_1" {

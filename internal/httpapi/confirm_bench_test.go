@@ -106,7 +106,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := supply.Import(ctx, db, cat, "bench.yaml", []byte(benchSupply(providers)), benchNow); err != nil {
+	if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, "bench.yaml", []byte(benchSupply(providers)), benchNow); err != nil {
 		b.Fatal(err)
 	}
 	now := func() time.Time { return benchNow }

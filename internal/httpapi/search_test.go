@@ -18,7 +18,7 @@ import (
 func (e *testEnv) withDemoSupply() *testEnv {
 	e.t.Helper()
 	cat, _ := loadCatalog()
-	if _, err := supply.Import(context.Background(), e.db, cat, supply.DemoName, supply.Demo(), time.Now()); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, supply.DemoName, supply.Demo(), time.Now()); err != nil {
 		e.t.Fatal(err)
 	}
 	return e

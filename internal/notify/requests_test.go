@@ -32,7 +32,7 @@ func (e *env) demoProviders(tb testing.TB) map[string]bokat.ProviderSupply {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := supply.Import(context.Background(), e.db, cat, supply.DemoName, supply.Demo(), e.clk.Now()); err != nil {
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, supply.DemoName, supply.Demo(), e.clk.Now()); err != nil {
 		tb.Fatal(err)
 	}
 	list, err := supply.Parse(supply.DemoName, supply.Demo(), cat)
@@ -311,7 +311,7 @@ func TestFollowUpRequestRetriesOnlyTheProvidersNotReached(t *testing.T) {
 			if tc.withdrawn {
 				cat, _ := catalog.Load()
 				file := strings.Replace(string(supply.Demo()), "    name: "+one.Name+"\n", "    name: "+one.Name+"\n    active: false\n", 1)
-				if _, err := supply.Import(context.Background(), e.db, cat, "demo.yaml", []byte(file), e.clk.Now()); err != nil {
+				if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, "demo.yaml", []byte(file), e.clk.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}

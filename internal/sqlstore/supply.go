@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/supply"
 )
 
 // Supply is a consistent read of every provider's supply (blocked periods
@@ -358,22 +359,17 @@ func scanBusy(rows *sql.Rows, err error) ([]bokat.CalendarEntry, error) {
 	return out, translate(rows.Err())
 }
 
-// ImportOutcome says what importing one provider changed.
-type ImportOutcome string
-
-// Import outcomes.
-const (
-	ImportCreated   ImportOutcome = "created"
-	ImportUpdated   ImportOutcome = "updated"
-	ImportUnchanged ImportOutcome = "unchanged"
+var (
+	_ supply.Tx    = (*Tx)(nil)
+	_ supply.Store = Bound[supply.Tx]{}
 )
 
 // PutProviderSupply makes the stored supply of p.ID equal p: the provider
 // row, its postcodes, services, hours and active blocked periods (matched by
 // id). Only the parts that differ are written, so putting the same supply
-// again writes nothing and reports ImportUnchanged. Booking entries of the
+// again writes nothing and reports supply.Unchanged. Booking entries of the
 // calendar are never touched. A change bumps the supply revision.
-func (tx *Tx) PutProviderSupply(ctx context.Context, p bokat.ProviderSupply, now time.Time) (ImportOutcome, error) {
+func (tx *Tx) PutProviderSupply(ctx context.Context, p bokat.ProviderSupply, now time.Time) (supply.Outcome, error) {
 	out, err := tx.PutSupply(ctx, []bokat.ProviderSupply{p}, now)
 	if err != nil {
 		return "", err
@@ -395,7 +391,7 @@ const (
 // with multi-row statements, so its cost grows with the rows written, not
 // with the round trips per provider. A provider id given twice is an error.
 // Any change bumps the supply revision once.
-func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time.Time) ([]ImportOutcome, error) {
+func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time.Time) ([]supply.Outcome, error) {
 	ps = slices.Clone(ps)
 	ids := make([]string, len(ps))
 	seen := make(map[string]bool, len(ps))
@@ -421,7 +417,7 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 		return nil, err
 	}
 	var (
-		out        = make([]ImportOutcome, len(ps))
+		out        = make([]supply.Outcome, len(ps))
 		newRows    []any // providers
 		updated    []bokat.Provider
 		clearPC    []string
@@ -496,11 +492,11 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 		}
 		switch {
 		case !changed:
-			out[i] = ImportUnchanged
+			out[i] = supply.Unchanged
 		case !exists:
-			out[i] = ImportCreated
+			out[i] = supply.Created
 		default:
-			out[i] = ImportUpdated
+			out[i] = supply.Updated
 		}
 	}
 
@@ -552,7 +548,7 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 		end_at = excluded.end_at, active = TRUE, note = excluded.note`, 6, blockRows, `NULL, 'blocked', TRUE`); err != nil {
 		return nil, err
 	}
-	if slices.ContainsFunc(out, func(o ImportOutcome) bool { return o != ImportUnchanged }) {
+	if slices.ContainsFunc(out, func(o supply.Outcome) bool { return o != supply.Unchanged }) {
 		if err := tx.bumpSupplyRevision(ctx); err != nil {
 			return nil, err
 		}

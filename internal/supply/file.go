@@ -6,9 +6,11 @@
 // format embedded in the binary (demo.yaml).
 //
 // Parse reports every problem of a file at once, each with its line and
-// column, and Import writes nothing when there is any. Importing the same
-// file again changes nothing: providers are matched by id, and only what
-// differs is written.
+// column, and Import writes nothing when there is any. The file's structure
+// is checked against a JSON Schema (supply.schema.json); the rules it cannot
+// say, those that need the catalog or compare fields, are written in Go
+// (checker). Importing the same file again changes nothing: providers are
+// matched by id, and only what differs is written.
 package supply
 
 import (
@@ -18,11 +20,13 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -40,15 +44,10 @@ const DemoName = "demo.yaml"
 // Demo returns the demo supply file (see DECISIONS.md, "Demo supply").
 func Demo() []byte { return slices.Clone(demoFile) }
 
-// FormatVersion is the only `version` a supply file may declare.
-const FormatVersion = 1
-
 // Defaults of optional provider fields.
 const (
 	DefaultMinNoticeMinutes = 120
 	DefaultHorizonDays      = 14
-	maxHorizonDays          = 365
-	maxPriceSEK             = 10_000_000
 )
 
 // Problem is one error in a supply file, at a 1-based line and column
@@ -90,7 +89,6 @@ func (e *Errors) Line(p Problem) string {
 // Parse reads and validates a supply file against the catalog. It returns
 // the providers it describes, or *Errors listing every problem found.
 func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupply, error) {
-	d := &decoder{cat: cat}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &Errors{File: name, Problems: []Problem{yamlProblem(err)}}
@@ -103,15 +101,28 @@ func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupp
 			"aliases repeat more than %d YAML nodes; write such lists out, or cover postcodes with ranges (\"111-118\")",
 			MaxAliasExpansion)}}}
 	}
-	out := d.file(doc.Content[0])
-	if len(d.problems) > 0 {
-		slices.SortStableFunc(d.problems, func(a, b Problem) int {
-			if a.Line != b.Line {
-				return a.Line - b.Line
-			}
-			return a.Column - b.Column
-		})
-		return nil, &Errors{File: name, Problems: d.problems}
+	root := doc.Content[0]
+	var conv converter
+	value := conv.value(root)
+	sch, _ := fileSchema()
+	c := &checker{cat: cat, issues: schemaIssues(sch.Validate(value))}
+	slices.SortStableFunc(c.issues, func(a, b issue) int { return compareTokens(a.at, b.at) })
+	for _, r := range conv.twice {
+		c.issues = append(c.issues, issue{at: append(r.at, r.key.Value), key: true, repeated: r.key, message: "given twice"})
+	}
+	c.flagged = map[string]bool{}
+	for _, is := range c.issues {
+		in := is.at
+		if is.unknown || is.repeated != nil {
+			in = in[:len(in)-1] // a problem of the mapping, not of the key's value
+		}
+		for _, p := range prefixes(in) {
+			c.flagged[p] = true
+		}
+	}
+	out := c.file(value)
+	if problems := locateIssues(root, c.issues, c.skip); len(problems) > 0 {
+		return nil, &Errors{File: name, Problems: problems}
 	}
 	return out, nil
 }
@@ -181,265 +192,115 @@ func yamlProblem(err error) Problem {
 	return Problem{Message: "not valid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 }
 
-type decoder struct {
-	cat      *catalog.Catalog
-	problems []Problem
-	// memo holds the decoded postcodes, hours and services of list and
-	// mapping nodes, so an alias of a node is decoded once (its problems
-	// are reported once, at the anchored node).
-	memo map[*yaml.Node]any
+// checker applies the rules the schema cannot say to the converted file,
+// and decodes it.
+type checker struct {
+	cat *catalog.Catalog
+	// issues holds the schema's issues, sorted by location, then the
+	// rules' own in the order found.
+	issues []issue
+	// flagged holds the tokens, joined by "/", of every value with an issue
+	// of the schema within.
+	flagged map[string]bool
+	// skip lists values whose schema issues a rule replaced (an unknown
+	// service's prices, a price its pricing model does not use).
+	skip [][]string
+	// decoded holds lists and mappings decoded already, by identity: an
+	// aliased value is decoded, and its problems reported, once.
+	decoded map[any]any
 }
 
-// memoized returns the value decoded from n before, or decodes it with fn
-// and keeps it when n is the target of an alias.
-func memoized[T any](d *decoder, n *yaml.Node, fn func() T) T {
-	r := resolve(n)
-	if r == nil || r.Anchor == "" {
-		return fn()
-	}
-	if v, ok := d.memo[r]; ok {
-		return v.(T)
-	}
-	v := fn()
-	if d.memo == nil {
-		d.memo = map[*yaml.Node]any{}
-	}
-	d.memo[r] = v
-	return v
+func (c *checker) add(is issue) { c.issues = append(c.issues, is) }
+
+func at(base []string, tokens ...string) []string {
+	return append(slices.Clip(base), tokens...)
 }
 
-func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
-	p := Problem{Path: path, Message: fmt.Sprintf(format, args...)}
-	if n != nil {
-		p.Line, p.Column = n.Line, n.Column
+// once returns what decode returns for v, decoding a shared list or
+// mapping only the first time.
+func once[T any](c *checker, v any, decode func() T) T {
+	if r, ok := v.(repeat); ok {
+		v = r.value
 	}
-	d.problems = append(d.problems, p)
-}
-
-// field is a member of a mapping with the node of its key (for locations).
-type field struct {
-	key, value *yaml.Node
-}
-
-// fields reads a mapping, reporting a non-mapping, duplicate keys and keys
-// outside allowed, and returns its members by key.
-func (d *decoder) fields(n *yaml.Node, path string, allowed ...string) map[string]field {
-	n = resolve(n)
-	if n.Kind != yaml.MappingNode {
-		d.fail(n, path, "must be a mapping of fields")
-		return nil
+	rv := reflect.ValueOf(v)
+	if (rv.Kind() != reflect.Map && rv.Kind() != reflect.Slice) || rv.Len() == 0 {
+		return decode()
 	}
-	out := make(map[string]field, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		name := k.Value
-		if !slices.Contains(allowed, name) {
-			d.fail(k, join(path, name), "unknown field; allowed are %s", strings.Join(allowed, ", "))
-			continue
-		}
-		if _, dup := out[name]; dup {
-			d.fail(k, join(path, name), "given twice")
-			continue
-		}
-		out[name] = field{key: k, value: v}
+	id := [2]any{reflect.TypeFor[T](), rv.UnsafePointer()}
+	if out, ok := c.decoded[id]; ok {
+		return out.(T)
 	}
+	out := decode()
+	if c.decoded == nil {
+		c.decoded = map[any]any{}
+	}
+	c.decoded[id] = out
 	return out
 }
 
-// required reports a missing member and returns its value node or nil.
-func (d *decoder) required(fs map[string]field, parent *yaml.Node, path, name string) *yaml.Node {
-	f, ok := fs[name]
-	if !ok {
-		d.fail(parent, join(path, name), "is required")
-		return nil
-	}
-	return f.value
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
-
-// str reads a scalar as text; numbers are accepted as their digits (an
-// unquoted postcode reads as a number in YAML).
-func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
-	n = resolve(n)
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		d.fail(n, path, "must be text")
-		return "", false
-	}
-	return n.Value, true
-}
-
-// text reads a string of length lo..hi (in characters).
-func (d *decoder) text(n *yaml.Node, path string, lo, hi int) (string, bool) {
-	s, ok := d.str(n, path)
-	if !ok {
-		return "", false
-	}
-	s = strings.TrimSpace(s)
-	if l := len([]rune(s)); l < lo || l > hi {
-		if lo > 0 {
-			d.fail(n, path, "must be %d to %d characters", lo, hi)
-		} else {
-			d.fail(n, path, "must be at most %d characters", hi)
-		}
-		return "", false
-	}
-	return s, true
-}
-
-// integer reads a whole number in lo..hi.
-func (d *decoder) integer(n *yaml.Node, path string, lo, hi int64) (int64, bool) {
-	n = resolve(n)
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-		d.fail(n, path, "must be a whole number")
-		return 0, false
-	}
-	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
-	if err != nil || v < lo || v > hi {
-		d.fail(n, path, "must be a whole number from %d to %d", lo, hi)
-		return 0, false
-	}
-	return v, true
-}
-
-func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
-	n = resolve(n)
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-		d.fail(n, path, "must be true or false")
-		return false, false
-	}
-	var b bool
-	if err := n.Decode(&b); err != nil {
-		d.fail(n, path, "must be true or false")
-		return false, false
-	}
-	return b, true
-}
-
-func isEmptySeq(n *yaml.Node) bool {
-	n = resolve(n)
-	return n.Kind == yaml.SequenceNode && len(n.Content) == 0
-}
-
-func (d *decoder) seq(n *yaml.Node, path string) []*yaml.Node {
-	n = resolve(n)
-	if n.Kind != yaml.SequenceNode {
-		d.fail(n, path, "must be a list")
-		return nil
-	}
-	return n.Content
-}
-
-var providerIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-func (d *decoder) file(root *yaml.Node) []bokat.ProviderSupply {
-	fs := d.fields(root, "", "version", "providers")
-	if fs == nil {
-		return nil
-	}
-	if v := d.required(fs, root, "", "version"); v != nil {
-		if n, ok := d.integer(v, "version", 0, 1<<31); ok && n != FormatVersion {
-			d.fail(v, "version", "must be %d", FormatVersion)
+func (c *checker) file(v any) []bokat.ProviderSupply {
+	root, _ := as[map[string]any](v)
+	list, _ := as[[]any](root["providers"])
+	var out []bokat.ProviderSupply
+	var index []int
+	for i, item := range list {
+		if m, ok := as[map[string]any](item); ok {
+			out = append(out, c.provider(m, []string{"providers", strconv.Itoa(i)}))
+			index = append(index, i)
 		}
 	}
-	list := d.required(fs, root, "", "providers")
-	if list == nil {
-		return nil
-	}
-	items := d.seq(list, "providers")
-	if isEmptySeq(list) {
-		d.fail(list, "providers", "must list at least one provider")
+	// Ids must be distinct; only providers without other problems count.
+	unclean := map[string]bool{}
+	for _, is := range c.issues {
+		if len(is.at) >= 2 && is.at[0] == "providers" {
+			unclean[is.at[1]] = true
+		}
 	}
 	seen := map[string]int{}
-	var out []bokat.ProviderSupply
-	for i, item := range items {
-		path := index("providers", i)
-		p, idNode, ok := d.provider(item, path)
-		if !ok {
+	for k, p := range out {
+		i := strconv.Itoa(index[k])
+		if unclean[i] {
 			continue
 		}
 		if first, dup := seen[p.ID]; dup {
-			d.fail(idNode, join(path, "id"), "duplicates the id of providers[%d]", first)
+			c.add(issue{at: []string{"providers", i, "id"}, message: fmt.Sprintf("duplicates the id of providers[%d]", first)})
 			continue
 		}
-		seen[p.ID] = i
-		out = append(out, p)
+		seen[p.ID] = index[k]
 	}
 	return out
 }
 
-func (d *decoder) provider(n *yaml.Node, path string) (bokat.ProviderSupply, *yaml.Node, bool) {
-	before := len(d.problems)
-	fs := d.fields(n, path, "id", "name", "city", "rating_label", "email", "phone", "active", "min_notice_minutes",
-		"horizon_days", "postcodes", "hours", "services", "blocked")
-	if fs == nil {
-		return bokat.ProviderSupply{}, nil, false
-	}
+func (c *checker) provider(m map[string]any, base []string) bokat.ProviderSupply {
 	p := bokat.ProviderSupply{Provider: bokat.Provider{
 		Active: true, MinNoticeMinutes: DefaultMinNoticeMinutes, HorizonDays: DefaultHorizonDays,
 	}}
-	idNode := d.required(fs, n, path, "id")
-	if idNode != nil {
-		if id, ok := d.str(idNode, join(path, "id")); ok {
-			if !providerIDPattern.MatchString(id) {
-				d.fail(idNode, join(path, "id"), "must be 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit")
-			}
-			p.ID = id
-		}
+	p.ID, _ = text(m["id"])
+	p.Name, _ = text(m["name"])
+	p.City, _ = text(m["city"])
+	p.RatingLabel, _ = text(m["rating_label"])
+	p.Email, _ = text(m["email"])
+	p.Phone, _ = text(m["phone"])
+	if b, ok := as[bool](m["active"]); ok {
+		p.Active = b
 	}
-	if v := d.required(fs, n, path, "name"); v != nil {
-		p.Name, _ = d.text(v, join(path, "name"), 1, 160)
+	if n, ok := integer(m["min_notice_minutes"]); ok {
+		p.MinNoticeMinutes = int(n)
 	}
-	if f, ok := fs["city"]; ok {
-		p.City, _ = d.text(f.value, join(path, "city"), 0, 120)
+	if n, ok := integer(m["horizon_days"]); ok {
+		p.HorizonDays = int(n)
 	}
-	if f, ok := fs["rating_label"]; ok {
-		p.RatingLabel, _ = d.text(f.value, join(path, "rating_label"), 0, 80)
+	if v, ok := m["postcodes"]; ok {
+		p.Postcodes = once(c, v, func() []bokat.PostcodeRange { return postcodes(v) })
 	}
-	if v := d.required(fs, n, path, "email"); v != nil {
-		p.Email, _ = d.email(v, join(path, "email"))
+	if v, ok := m["hours"]; ok {
+		p.Hours = once(c, v, func() []bokat.WorkingRange { return c.hours(v, at(base, "hours")) })
 	}
-	if f, ok := fs["phone"]; ok {
-		p.Phone, _ = d.phone(f.value, join(path, "phone"))
+	if v, ok := m["services"]; ok {
+		p.Services = once(c, v, func() []bokat.ProviderService { return c.services(v, at(base, "services")) })
 	}
-	if f, ok := fs["active"]; ok {
-		p.Active, _ = d.boolean(f.value, join(path, "active"))
-	}
-	if f, ok := fs["min_notice_minutes"]; ok {
-		v, _ := d.integer(f.value, join(path, "min_notice_minutes"), 0, 7*24*60)
-		p.MinNoticeMinutes = int(v)
-	}
-	if f, ok := fs["horizon_days"]; ok {
-		v, _ := d.integer(f.value, join(path, "horizon_days"), 1, maxHorizonDays)
-		p.HorizonDays = int(v)
-	}
-	if v := d.required(fs, n, path, "postcodes"); v != nil {
-		p.Postcodes = memoized(d, v, func() []bokat.PostcodeRange { return d.postcodes(v, join(path, "postcodes")) })
-	}
-	if v := d.required(fs, n, path, "hours"); v != nil {
-		p.Hours = memoized(d, v, func() []bokat.WorkingRange { return d.hours(v, join(path, "hours")) })
-	}
-	if v := d.required(fs, n, path, "services"); v != nil {
-		p.Services = memoized(d, v, func() []bokat.ProviderService { return d.services(v, join(path, "services")) })
-	}
-	if f, ok := fs["blocked"]; ok {
-		p.Blocked = d.blocked(f.value, join(path, "blocked"), p.ID)
-	}
-	return p, idNode, len(d.problems) == before
+	p.Blocked = c.blocked(m["blocked"], at(base, "blocked"), p.ID)
+	return p
 }
 
 // Limits of provider contact data. An e-mail address is at most 254
@@ -451,28 +312,25 @@ const (
 	maxPhoneDigs = 15 // E.164
 )
 
-// email reads a provider's e-mail address: one bare address
+// checkEmail accepts a provider's e-mail address: one bare address
 // ("bokningar@firma.se"), without a display name, angle brackets or
 // comments, as net/mail parses it.
-func (d *decoder) email(n *yaml.Node, path string) (string, bool) {
-	s, ok := d.text(n, path, 3, maxEmailLen)
-	if !ok {
-		return "", false
+func checkEmail(s string) error {
+	if err := checkLength(s, 3, maxEmailLen); err != nil {
+		return err
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s {
-		d.fail(n, path, "is not an e-mail address; give one bare address like bokningar@firma.se, without a name or <>")
-		return "", false
+		return errors.New("is not an e-mail address; give one bare address like bokningar@firma.se, without a name or <>")
 	}
-	return s, true
+	return nil
 }
 
-// phone reads a provider's phone number: digits with optional spaces,
-// hyphens, parentheses and a leading +, 5 to 15 digits.
-func (d *decoder) phone(n *yaml.Node, path string) (string, bool) {
-	s, ok := d.text(n, path, minPhoneDigs, maxPhoneLen)
-	if !ok {
-		return "", false
+// checkPhone accepts a provider's phone number: digits with optional
+// spaces, hyphens, parentheses and a leading +, 5 to 15 digits.
+func checkPhone(s string) error {
+	if err := checkLength(s, minPhoneDigs, maxPhoneLen); err != nil {
+		return err
 	}
 	digits := 0
 	valid := true
@@ -487,34 +345,38 @@ func (d *decoder) phone(n *yaml.Node, path string) (string, bool) {
 		}
 	}
 	if !valid || digits < minPhoneDigs || digits > maxPhoneDigs {
-		d.fail(n, path, "is not a phone number; give %d to %d digits, optionally with a leading +, spaces, hyphens or parentheses",
+		return fmt.Errorf("is not a phone number; give %d to %d digits, optionally with a leading +, spaces, hyphens or parentheses",
 			minPhoneDigs, maxPhoneDigs)
-		return "", false
 	}
-	return s, true
+	return nil
 }
 
-// postcodes reads coverage entries: a postcode ("113 45"), a prefix of one
-// to four digits ("11" or "113"), or a range of either ("111-118",
-// "111 00-118 99").
-func (d *decoder) postcodes(n *yaml.Node, path string) []bokat.PostcodeRange {
-	items := d.seq(n, path)
-	if isEmptySeq(n) {
-		d.fail(n, path, "must list at least one postcode, prefix or range")
+func checkLength(s string, lo, hi int) error {
+	if n := utf8.RuneCountInString(s); n < lo || n > hi {
+		return fmt.Errorf("must be %d to %d characters", lo, hi)
 	}
+	return nil
+}
+
+var providerIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+func checkProviderID(s string) error {
+	if !providerIDPattern.MatchString(s) {
+		return errors.New("must be 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit")
+	}
+	return nil
+}
+
+// postcodes decodes coverage entries (checked by the schema).
+func postcodes(v any) []bokat.PostcodeRange {
+	list, _ := as[[]any](v)
 	var out []bokat.PostcodeRange
-	for i, item := range items {
-		p := index(path, i)
-		s, ok := d.str(item, p)
-		if !ok {
-			continue
+	for _, item := range list {
+		if s, ok := text(item); ok {
+			if r, err := ParsePostcodeRange(s); err == nil {
+				out = append(out, r)
+			}
 		}
-		r, err := ParsePostcodeRange(s)
-		if err != nil {
-			d.fail(item, p, "%v", err)
-			continue
-		}
-		out = append(out, r)
 	}
 	return out
 }
@@ -556,65 +418,65 @@ func postcodePrefix(s string) (bokat.PostcodeRange, error) {
 	return bokat.PostcodeRange{From: n * scale, To: n*scale + scale - 1}, nil
 }
 
-var weekdayKeys = map[string]time.Weekday{
-	"monday": time.Monday, "tuesday": time.Tuesday, "wednesday": time.Wednesday, "thursday": time.Thursday,
-	"friday": time.Friday, "saturday": time.Saturday, "sunday": time.Sunday,
+// weekdayKeys are the keys of working hours, in the order they are read,
+// with the days each gives.
+var weekdayKeys = []struct {
+	key  string
+	days []time.Weekday
+}{
+	{"weekdays", []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}},
+	{"monday", []time.Weekday{time.Monday}}, {"tuesday", []time.Weekday{time.Tuesday}},
+	{"wednesday", []time.Weekday{time.Wednesday}}, {"thursday", []time.Weekday{time.Thursday}},
+	{"friday", []time.Weekday{time.Friday}}, {"saturday", []time.Weekday{time.Saturday}},
+	{"sunday", []time.Weekday{time.Sunday}},
 }
 
-// hours reads weekly working hours: weekday names (or "weekdays" for Monday
-// to Friday) mapped to lists of "HH:MM-HH:MM" ranges.
-func (d *decoder) hours(n *yaml.Node, path string) []bokat.WorkingRange {
-	before := len(d.problems)
-	fs := d.fields(n, path, "weekdays", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-	if fs == nil {
+// hours decodes weekly working hours: weekday names (or "weekdays" for
+// Monday to Friday) mapped to lists of "HH:MM-HH:MM" ranges. A day must be
+// given once, and its ranges must not overlap.
+func (c *checker) hours(v any, base []string) []bokat.WorkingRange {
+	m, ok := as[map[string]any](v)
+	if !ok {
 		return nil
 	}
+	before := len(c.issues)
 	var week schedule.WeeklyHours
 	var given [7]bool
-	read := func(key string, days []time.Weekday) {
-		f, ok := fs[key]
+	for _, wk := range weekdayKeys {
+		list, ok := m[wk.key]
 		if !ok {
-			return
+			continue
 		}
-		p := join(path, key)
 		var ranges []schedule.ClockRange
-		for i, item := range d.seq(f.value, p) {
-			s, ok := d.str(item, index(p, i))
-			if !ok {
-				continue
+		items, _ := as[[]any](list)
+		for _, item := range items {
+			if s, ok := text(item); ok {
+				if r, err := parseClockRange(s); err == nil {
+					ranges = append(ranges, r)
+				}
 			}
-			r, err := parseClockRange(s)
-			if err != nil {
-				d.fail(item, index(p, i), "%v", err)
-				continue
-			}
-			ranges = append(ranges, r)
 		}
-		for _, day := range days {
+		for _, day := range wk.days {
 			if given[day] {
-				d.fail(f.key, p, "%s is also given by \"weekdays\"", strings.ToLower(day.String()))
+				c.add(issue{at: at(base, wk.key), key: true, message: fmt.Sprintf("%s is also given by \"weekdays\"", strings.ToLower(day.String()))})
 				continue
 			}
 			given[day] = true
 			week[day] = append(week[day], ranges...)
 		}
 	}
-	read("weekdays", []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday})
-	for _, key := range []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} {
-		read(key, []time.Weekday{weekdayKeys[key]})
-	}
 	var out []bokat.WorkingRange
 	for day, ranges := range week {
 		slices.SortFunc(ranges, func(a, b schedule.ClockRange) int { return a.Start - b.Start })
 		for i, r := range ranges {
 			if i > 0 && r.Start < ranges[i-1].End {
-				d.fail(n, path, "%s: %s overlaps %s", strings.ToLower(time.Weekday(day).String()), r, ranges[i-1])
+				c.add(issue{at: base, message: fmt.Sprintf("%s: %s overlaps %s", strings.ToLower(time.Weekday(day).String()), r, ranges[i-1])})
 			}
 			out = append(out, bokat.WorkingRange{Weekday: time.Weekday(day), StartMinute: r.Start, EndMinute: r.End})
 		}
 	}
-	if len(out) == 0 && len(d.problems) == before {
-		d.fail(n, path, "must give at least one working range; a provider without hours has no slots")
+	if len(out) == 0 && len(c.issues) == before && !c.flagged[strings.Join(base, "/")] {
+		c.add(issue{at: base, message: "must give at least one working range; a provider without hours has no slots"})
 	}
 	return out
 }
@@ -638,154 +500,138 @@ func parseClockRange(s string) (schedule.ClockRange, error) {
 	return r, nil
 }
 
-func (d *decoder) services(n *yaml.Node, path string) []bokat.ProviderService {
-	items := d.seq(n, path)
-	if isEmptySeq(n) {
-		d.fail(n, path, "must list at least one service")
-	}
+// services decodes a provider's services and checks them against the
+// catalog: each service once, priced as its pricing model says.
+func (c *checker) services(v any, base []string) []bokat.ProviderService {
+	items, _ := as[[]any](v)
 	seen := map[string]int{}
 	var out []bokat.ProviderService
 	for i, item := range items {
-		p := index(path, i)
-		fs := d.fields(item, p, "service_id", "price_sek", "unit_price_sek", "minimum_charge_sek", "duration")
-		if fs == nil {
-			continue
-		}
-		idNode := d.required(fs, item, p, "service_id")
-		if idNode == nil {
-			continue
-		}
-		id, ok := d.str(idNode, join(p, "service_id"))
+		p := at(base, strconv.Itoa(i))
+		m, ok := as[map[string]any](item)
 		if !ok {
 			continue
 		}
-		svc, known := d.cat.Service(id)
-		if !known {
-			d.fail(idNode, join(p, "service_id"), "%q is not a service of the catalog; see the service_id of each fixed_price_seed in GET /v1/capabilities", id)
-			continue
+		id, ok := text(m["service_id"])
+		svc, known := c.cat.Service(id)
+		_, dup := seen[id]
+		switch {
+		case !ok: // the schema says what is wrong
+		case !known:
+			c.add(issue{at: at(p, "service_id"), message: fmt.Sprintf("%q is not a service of the catalog; see the service_id of each fixed_price_seed in GET /v1/capabilities", id)})
+		case dup:
+			c.add(issue{at: at(p, "service_id"), message: fmt.Sprintf("is already offered by %s[%d]", pathOf(base), seen[id])})
 		}
-		if first, dup := seen[id]; dup {
-			d.fail(idNode, join(p, "service_id"), "is already offered by %s[%d]", path, first)
+		if !ok || !known || dup {
+			for _, name := range []string{"price_sek", "unit_price_sek", "minimum_charge_sek", "duration"} {
+				c.skip = append(c.skip, at(p, name))
+			}
 			continue
 		}
 		seen[id] = i
 		s := bokat.ProviderService{ServiceID: id}
 		model := svc.PricingModel
+		require := func(name string) {
+			if _, ok := m[name]; !ok {
+				c.add(issue{at: p, field: name, message: "is required"})
+			}
+		}
 		forbid := func(name, why string) {
-			if f, ok := fs[name]; ok {
-				d.fail(f.key, join(p, name), "is not used by %s services (%s); %s", model, id, why)
+			if _, ok := m[name]; ok {
+				c.add(issue{at: at(p, name), key: true, message: fmt.Sprintf("is not used by %s services (%s); %s", model, id, why)})
+				c.skip = append(c.skip, at(p, name))
 			}
 		}
 		if model.PerUnit() {
-			if v := d.required(fs, item, p, "unit_price_sek"); v != nil {
-				s.UnitPriceSEK, _ = d.integer(v, join(p, "unit_price_sek"), 1, maxPriceSEK)
-			}
-			if f, ok := fs["minimum_charge_sek"]; ok {
-				s.MinimumChargeSEK, _ = d.integer(f.value, join(p, "minimum_charge_sek"), 0, maxPriceSEK)
-			}
+			require("unit_price_sek")
 			forbid("price_sek", "give unit_price_sek per "+svc.UnitEN)
+			s.UnitPriceSEK, _ = integer(m["unit_price_sek"])
+			s.MinimumChargeSEK, _ = integer(m["minimum_charge_sek"])
 		} else {
-			if v := d.required(fs, item, p, "price_sek"); v != nil {
-				s.PriceSEK, _ = d.integer(v, join(p, "price_sek"), 1, maxPriceSEK)
-			}
+			require("price_sek")
 			forbid("unit_price_sek", "give price_sek")
 			forbid("minimum_charge_sek", "give price_sek")
+			s.PriceSEK, _ = integer(m["price_sek"])
 		}
-		if f, ok := fs["duration"]; ok {
-			s.Duration = d.duration(f.value, join(p, "duration"), model.PerUnit())
+		if d, ok := as[map[string]any](m["duration"]); ok {
+			s.Duration = c.duration(d, at(p, "duration"), model.PerUnit())
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-func (d *decoder) duration(n *yaml.Node, path string, perUnit bool) bokat.DurationOverride {
-	fs := d.fields(n, path, "fixed_minutes", "minutes_per_unit", "minimum_minutes")
-	if fs == nil {
-		return bokat.DurationOverride{}
-	}
+// duration decodes a service's duration override: fixed minutes, or for a
+// per-unit service minutes per unit with an optional minimum.
+func (c *checker) duration(m map[string]any, base []string, perUnit bool) bokat.DurationOverride {
 	var o bokat.DurationOverride
-	_, fixed := fs["fixed_minutes"]
-	_, per := fs["minutes_per_unit"]
+	_, fixed := m["fixed_minutes"]
+	_, per := m["minutes_per_unit"]
+	_, minimum := m["minimum_minutes"]
+	skip := func(names ...string) {
+		for _, name := range names {
+			c.skip = append(c.skip, at(base, name))
+		}
+	}
 	switch {
 	case fixed && per:
-		d.fail(n, path, "give fixed_minutes or minutes_per_unit, not both")
+		c.add(issue{at: base, message: "give fixed_minutes or minutes_per_unit, not both"})
+		skip("fixed_minutes", "minutes_per_unit", "minimum_minutes")
 	case fixed:
-		if f, ok := fs["minimum_minutes"]; ok {
-			d.fail(f.key, join(path, "minimum_minutes"), "goes with minutes_per_unit only")
+		if minimum {
+			c.add(issue{at: at(base, "minimum_minutes"), key: true, message: "goes with minutes_per_unit only"})
+			skip("minimum_minutes")
 		}
-		v, _ := d.integer(fs["fixed_minutes"].value, join(path, "fixed_minutes"), 15, 24*60)
-		o.FixedMinutes = int(v)
+		n, _ := integer(m["fixed_minutes"])
+		o.FixedMinutes = int(n)
+	case per && !perUnit:
+		c.add(issue{at: at(base, "minutes_per_unit"), key: true, message: "needs a per-unit service; give fixed_minutes"})
+		skip("minutes_per_unit", "minimum_minutes")
 	case per:
-		if !perUnit {
-			d.fail(fs["minutes_per_unit"].key, join(path, "minutes_per_unit"), "needs a per-unit service; give fixed_minutes")
-			break
-		}
-		v, _ := d.integer(fs["minutes_per_unit"].value, join(path, "minutes_per_unit"), 1, 24*60)
-		o.MinutesPerUnit = int(v)
-		if f, ok := fs["minimum_minutes"]; ok {
-			v, _ := d.integer(f.value, join(path, "minimum_minutes"), 0, 24*60)
-			o.MinimumMinutes = int(v)
-		}
+		n, _ := integer(m["minutes_per_unit"])
+		low, _ := integer(m["minimum_minutes"])
+		o.MinutesPerUnit, o.MinimumMinutes = int(n), int(low)
 	default:
-		d.fail(n, path, "must give fixed_minutes or minutes_per_unit")
+		c.add(issue{at: base, message: "must give fixed_minutes or minutes_per_unit"})
+		skip("minimum_minutes")
 	}
 	return o
 }
 
-func (d *decoder) blocked(n *yaml.Node, path, providerID string) []bokat.BlockedPeriod {
+// blocked decodes a provider's blocked periods; each must end after it
+// starts.
+func (c *checker) blocked(v any, base []string, providerID string) []bokat.BlockedPeriod {
+	items, _ := as[[]any](v)
 	var out []bokat.BlockedPeriod
-	for i, item := range d.seq(n, path) {
-		p := index(path, i)
-		fs := d.fields(item, p, "start", "end", "note")
-		if fs == nil {
-			continue
-		}
-		var b bokat.BlockedPeriod
-		ok := true
-		if v := d.required(fs, item, p, "start"); v != nil {
-			if s, sok := d.str(v, join(p, "start")); sok {
-				t, err := parseInstant(s, false)
-				if err != nil {
-					d.fail(v, join(p, "start"), "%v", err)
-					ok = false
-				}
-				b.Start = t
-			} else {
-				ok = false
-			}
-		} else {
-			ok = false
-		}
-		if v := d.required(fs, item, p, "end"); v != nil {
-			if s, sok := d.str(v, join(p, "end")); sok {
-				t, err := parseInstant(s, true)
-				if err != nil {
-					d.fail(v, join(p, "end"), "%v", err)
-					ok = false
-				}
-				b.End = t
-			} else {
-				ok = false
-			}
-		} else {
-			ok = false
-		}
-		if f, has := fs["note"]; has {
-			b.Note, _ = d.text(f.value, join(p, "note"), 0, 200)
-		}
+	for i, item := range items {
+		m, ok := as[map[string]any](item)
 		if !ok {
 			continue
 		}
-		if !b.Start.Before(b.End) {
-			d.fail(item, p, "end must be after start")
+		start, okStart := instant(m["start"], false)
+		end, okEnd := instant(m["end"], true)
+		if !okStart || !okEnd {
 			continue
 		}
-		b.Start, b.End = b.Start.UTC().Truncate(time.Millisecond), b.End.UTC().Truncate(time.Millisecond)
+		if !start.Before(end) {
+			c.add(issue{at: at(base, strconv.Itoa(i)), message: "end must be after start"})
+			continue
+		}
+		b := bokat.BlockedPeriod{Start: start.UTC().Truncate(time.Millisecond), End: end.UTC().Truncate(time.Millisecond)}
+		b.Note, _ = text(m["note"])
 		b.ID = BlockedPeriodID(providerID, b.Start, b.End)
 		out = append(out, b)
 	}
 	return out
+}
+
+func instant(v any, end bool) (time.Time, bool) {
+	s, ok := text(v)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := parseInstant(s, end)
+	return t, err == nil
 }
 
 // BlockedPeriodID is the stable id of a provider's blocked period: the same

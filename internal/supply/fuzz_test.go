@@ -1,4 +1,4 @@
-package supply
+package supply_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"bokat"
+	"bokat/internal/supply"
 )
 
 // FuzzParse feeds Parse arbitrary files. Properties: it never panics; it
@@ -20,7 +21,7 @@ func FuzzParse(f *testing.F) {
 	// Seeds: the files of the parser tests and the demo supply.
 	for _, s := range []string{
 		validFile,
-		string(Demo()),
+		string(supply.Demo()),
 		"",
 		"providers: [\n",
 		"version: 1\nproviders: []\n",
@@ -43,8 +44,8 @@ func FuzzParse(f *testing.F) {
 		if len(data) > 64<<10 {
 			t.Skip() // supply files are read whole; the parser's cost is linear in them
 		}
-		got, err := Parse("x.yaml", data, c)
-		again, err2 := Parse("x.yaml", data, c)
+		got, err := supply.Parse("x.yaml", data, c)
+		again, err2 := supply.Parse("x.yaml", data, c)
 		if !reflect.DeepEqual(got, again) || errText(err) != errText(err2) {
 			t.Fatalf("Parse is not deterministic: %v / %v", err, err2)
 		}
@@ -68,7 +69,7 @@ func errText(err error) string {
 
 func checkProblems(t *testing.T, data []byte, err error) {
 	t.Helper()
-	var perr *Errors
+	var perr *supply.Errors
 	if !errors.As(err, &perr) {
 		t.Fatalf("Parse error %v (%T) is not *Errors", err, err)
 	}
@@ -108,15 +109,15 @@ func checkSupply(t *testing.T, got []bokat.ProviderSupply) {
 	seen := map[string]bool{}
 	for _, p := range got {
 		switch n := utf8.RuneCountInString(p.Name); {
-		case !providerIDPattern.MatchString(p.ID) || seen[p.ID]:
+		case !supply.ProviderIDPattern.MatchString(p.ID) || seen[p.ID]:
 			t.Fatalf("provider id %q is malformed or repeated", p.ID)
 		case n < 1 || n > 160 || p.Name != strings.TrimSpace(p.Name):
 			t.Fatalf("provider %s: name %q", p.ID, p.Name)
-		case p.Email == "" || len(p.Email) > maxEmailLen || strings.ContainsAny(p.Email, "<> \n"):
+		case p.Email == "" || len(p.Email) > supply.MaxEmailLen || strings.ContainsAny(p.Email, "<> \n"):
 			t.Fatalf("provider %s: email %q", p.ID, p.Email)
-		case p.Phone != "" && (len(p.Phone) > maxPhoneLen || strings.Trim(p.Phone, "0123456789 -()+") != ""):
+		case p.Phone != "" && (len(p.Phone) > supply.MaxPhoneLen || strings.Trim(p.Phone, "0123456789 -()+") != ""):
 			t.Fatalf("provider %s: phone %q", p.ID, p.Phone)
-		case p.HorizonDays < 1 || p.HorizonDays > maxHorizonDays || p.MinNoticeMinutes < 0 || p.MinNoticeMinutes > 7*24*60:
+		case p.HorizonDays < 1 || p.HorizonDays > supply.MaxHorizonDays || p.MinNoticeMinutes < 0 || p.MinNoticeMinutes > 7*24*60:
 			t.Fatalf("provider %s: horizon %d days, notice %d minutes", p.ID, p.HorizonDays, p.MinNoticeMinutes)
 		case len(p.Postcodes) == 0 || len(p.Hours) == 0 || len(p.Services) == 0:
 			t.Fatalf("provider %s lacks postcodes, hours or services: %+v", p.ID, p)
@@ -133,13 +134,13 @@ func checkSupply(t *testing.T, got []bokat.ProviderSupply) {
 			}
 		}
 		for _, s := range p.Services {
-			if _, ok := cat(t).Service(s.ServiceID); !ok || s.PriceSEK < 0 || s.UnitPriceSEK < 0 || s.PriceSEK > maxPriceSEK || s.UnitPriceSEK > maxPriceSEK ||
+			if _, ok := cat(t).Service(s.ServiceID); !ok || s.PriceSEK < 0 || s.UnitPriceSEK < 0 || s.PriceSEK > supply.MaxPriceSEK || s.UnitPriceSEK > supply.MaxPriceSEK ||
 				(s.PriceSEK == 0) == (s.UnitPriceSEK == 0) {
 				t.Fatalf("provider %s: service %+v", p.ID, s)
 			}
 		}
 		for _, b := range p.Blocked {
-			if !b.Start.Before(b.End) || b.ID != BlockedPeriodID(p.ID, b.Start, b.End) {
+			if !b.Start.Before(b.End) || b.ID != supply.BlockedPeriodID(p.ID, b.Start, b.End) {
 				t.Fatalf("provider %s: blocked period %+v", p.ID, b)
 			}
 		}

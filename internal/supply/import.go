@@ -7,7 +7,6 @@ import (
 
 	"bokat"
 	"bokat/internal/catalog"
-	"bokat/internal/sqlstore"
 )
 
 // Result says what an import did, by provider id.
@@ -31,18 +30,19 @@ func (r Result) String() string {
 // `active: false` to withdraw one). Nothing is written when the file has any
 // problem; the error is then *Errors. Importing the same file twice changes
 // nothing the second time.
-func Import(ctx context.Context, db *sqlstore.DB, cat *catalog.Catalog, name string, data []byte, now time.Time) (Result, error) {
+func Import(ctx context.Context, st Store, cat *catalog.Catalog, name string, data []byte, now time.Time) (Result, error) {
 	providers, err := Parse(name, data, cat)
 	if err != nil {
 		return Result{}, err
 	}
-	return Store(ctx, db, name, providers, now)
+	return ImportParsed(ctx, st, name, providers, now)
 }
 
-// Store is Import of providers already parsed (by Parse) from the file name.
-func Store(ctx context.Context, db *sqlstore.DB, name string, providers []bokat.ProviderSupply, now time.Time) (Result, error) {
+// ImportParsed is Import of providers already parsed (by Parse) from the
+// file name.
+func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.ProviderSupply, now time.Time) (Result, error) {
 	var res Result
-	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	err := st.InTx(ctx, func(tx Tx) error {
 		res = Result{}
 		outcomes, err := tx.PutSupply(ctx, providers, now)
 		if err != nil {
@@ -51,9 +51,9 @@ func Store(ctx context.Context, db *sqlstore.DB, name string, providers []bokat.
 		for i, outcome := range outcomes {
 			id := providers[i].ID
 			switch outcome {
-			case sqlstore.ImportCreated:
+			case Created:
 				res.Created = append(res.Created, id)
-			case sqlstore.ImportUpdated:
+			case Updated:
 				res.Updated = append(res.Updated, id)
 			default:
 				res.Unchanged = append(res.Unchanged, id)

@@ -1,4 +1,4 @@
-package supply
+package supply_test
 
 import (
 	"bytes"
@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 )
 
 // generated returns a generated supply file of n providers with 40 busy
@@ -16,7 +18,7 @@ import (
 func generated(tb testing.TB, n int, seed uint64) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := Generate(&buf, cat(tb), GenerateOptions{Providers: n, Seed: seed, From: schedule.NewDate(2026, 11, 24), BusyHours: 40}); err != nil {
+	if err := supply.Generate(&buf, cat(tb), supply.GenerateOptions{Providers: n, Seed: seed, From: schedule.NewDate(2026, 11, 24), BusyHours: 40}); err != nil {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
@@ -39,7 +41,7 @@ func BenchmarkImport(b *testing.B) {
 					b.StopTimer()
 					db := sqlstoretest.Open(b, engine)
 					b.StartTimer()
-					res, err := Import(ctx, db, cat(b), "gen.yaml", file, now)
+					res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(b), "gen.yaml", file, now)
 					if err != nil || len(res.Created) != n {
 						b.Fatalf("import: %v, %s", err, res)
 					}
@@ -47,11 +49,11 @@ func BenchmarkImport(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("%s/providers=%d/unchanged", engine, n), func(b *testing.B) {
 				db := sqlstoretest.Open(b, engine)
-				if _, err := Import(ctx, db, cat(b), "gen.yaml", file, now); err != nil {
+				if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(b), "gen.yaml", file, now); err != nil {
 					b.Fatal(err)
 				}
 				for b.Loop() {
-					res, err := Import(ctx, db, cat(b), "gen.yaml", file, now)
+					res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(b), "gen.yaml", file, now)
 					if err != nil || len(res.Unchanged) != n {
 						b.Fatalf("import: %v, %s", err, res)
 					}

@@ -1,4 +1,4 @@
-package supply
+package supply_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 )
 
 func TestGenerateIsDeterministicAndValid(t *testing.T) {
@@ -27,12 +28,12 @@ func TestGenerateIsDeterministicAndValid(t *testing.T) {
 		t.Fatal("another seed gave the same file")
 	}
 	var buf bytes.Buffer
-	o := GenerateOptions{Providers: 25, Seed: 3, From: from, Days: 14, BusyHours: 40,
+	o := supply.GenerateOptions{Providers: 25, Seed: 3, From: from, Days: 14, BusyHours: 40,
 		Postcodes: []string{"411-418", "113 45"}, Services: []string{"vvs_install_faucet_standard", "cleaning_window_per_window"}}
-	if err := Generate(&buf, cat(t), o); err != nil {
+	if err := supply.Generate(&buf, cat(t), o); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := Parse("gen.yaml", buf.Bytes(), cat(t))
+	ps, err := supply.Parse("gen.yaml", buf.Bytes(), cat(t))
 	if err != nil {
 		t.Fatalf("generated file does not parse: %v", err)
 	}
@@ -68,11 +69,11 @@ func TestGenerateIsDeterministicAndValid(t *testing.T) {
 		t.Errorf("ids are not distinct: %d", len(ids))
 	}
 	o.BusyHours = 200 // more than 9 hours × 9 working days
-	if err := Generate(&bytes.Buffer{}, cat(t), o); err == nil || !strings.Contains(err.Error(), "fewer than 200 busy hours") {
+	if err := supply.Generate(&bytes.Buffer{}, cat(t), o); err == nil || !strings.Contains(err.Error(), "fewer than 200 busy hours") {
 		t.Errorf("too many busy hours: err = %v", err)
 	}
 	o.BusyHours, o.Services = 1, []string{"no_such_service"}
-	if err := Generate(&bytes.Buffer{}, cat(t), o); err == nil {
+	if err := supply.Generate(&bytes.Buffer{}, cat(t), o); err == nil {
 		t.Error("an unknown service was accepted")
 	}
 }
@@ -109,7 +110,7 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-		res, err := Import(ctx, db, cat(t), "gen.yaml", file, now)
+		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "gen.yaml", file, now)
 		if err != nil || len(res.Created) != n {
 			t.Fatalf("first import: %v, %s", err, res)
 		}
@@ -117,7 +118,7 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err = Import(ctx, db, cat(t), "gen.yaml", file, now.Add(time.Hour))
+		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "gen.yaml", file, now.Add(time.Hour))
 		if err != nil || len(res.Unchanged) != n {
 			t.Fatalf("same file again: %v, %s", err, res)
 		}
@@ -142,7 +143,7 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 		blocks[600] = blocks[600][:i] + blocks[600][j:]
 		edit(619, `end: "`, `note: "Kurs", end: "`) // a blocked period's note
 		changed := []byte(head + strings.Join(blocks, ""))
-		res, err = Import(ctx, db, cat(t), "gen.yaml", changed, now.Add(2*time.Hour))
+		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "gen.yaml", changed, now.Add(2*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 		if rev, _ := db.SupplyRevision(ctx); rev <= rev1 {
 			t.Fatalf("a changing import left the revision at %d", rev)
 		}
-		parsed, err := Parse("gen.yaml", changed, cat(t))
+		parsed, err := supply.Parse("gen.yaml", changed, cat(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestPutSupplyRefusesAProviderGivenTwice(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		ps, err := Parse("x.yaml", []byte(validFile), cat(t))
+		ps, err := supply.Parse("x.yaml", []byte(validFile), cat(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,11 +219,11 @@ func TestAliasesAreDecodedOnceAndBounded(t *testing.T) {
 		provider(&long, i, "*pc", "*h", "*s")
 		provider(&expanded, i, list, hours, services)
 	}
-	got, err := Parse("aliases.yaml", []byte(long.String()), cat(t))
+	got, err := supply.Parse("aliases.yaml", []byte(long.String()), cat(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Parse("expanded.yaml", []byte(expanded.String()), cat(t))
+	want, err := supply.Parse("expanded.yaml", []byte(expanded.String()), cat(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +233,8 @@ func TestAliasesAreDecodedOnceAndBounded(t *testing.T) {
 
 	// 2,000 aliases of a 3,000-postcode list repeat 6 million nodes.
 	bomb := strings.Replace(long.String(), list, "["+strings.Repeat(`"113 45", `, 2999)+`"113 46"]`, 1)
-	_, err = Parse("bomb.yaml", []byte(bomb), cat(t))
-	var perr *Errors
+	_, err = supply.Parse("bomb.yaml", []byte(bomb), cat(t))
+	var perr *supply.Errors
 	if !errors.As(err, &perr) || len(perr.Problems) != 1 || !strings.Contains(err.Error(), "aliases repeat more than 5000000 YAML nodes") {
 		t.Fatalf("alias bomb: err = %v", err)
 	}
@@ -242,7 +243,7 @@ func TestAliasesAreDecodedOnceAndBounded(t *testing.T) {
 	for i := 'b'; i <= 'k'; i++ {
 		laughs += fmt.Sprintf("%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
-	if _, err := Parse("laughs.yaml", []byte(laughs), cat(t)); err == nil || !strings.Contains(err.Error(), "aliases repeat more than") {
+	if _, err := supply.Parse("laughs.yaml", []byte(laughs), cat(t)); err == nil || !strings.Contains(err.Error(), "aliases repeat more than") {
 		t.Fatalf("billion laughs: err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package supply
+package supply_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 )
 
 var loadCatalog = sync.OnceValues(catalog.Load)
@@ -64,7 +65,7 @@ providers:
 
 func TestParseReadsEveryField(t *testing.T) {
 	t.Parallel()
-	got, err := Parse("supply.yaml", []byte(validFile), cat(t))
+	got, err := supply.Parse("supply.yaml", []byte(validFile), cat(t))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -74,7 +75,7 @@ func TestParseReadsEveryField(t *testing.T) {
 	a, b := got[0], got[1]
 	wantA := bokat.Provider{ID: "prv_a", Name: "Alfa Rör AB", City: "Stockholm", RatingLabel: "4,8 av 5",
 		Email: "bokning@alfa-ror.example", Phone: "+46 8 465 004 05", Active: true,
-		MinNoticeMinutes: DefaultMinNoticeMinutes, HorizonDays: DefaultHorizonDays}
+		MinNoticeMinutes: supply.DefaultMinNoticeMinutes, HorizonDays: supply.DefaultHorizonDays}
 	if a.Provider != wantA {
 		t.Errorf("provider a = %+v, want %+v", a.Provider, wantA)
 	}
@@ -104,7 +105,7 @@ func TestParseReadsEveryField(t *testing.T) {
 	}
 	for i, w := range wantBlocked {
 		g := a.Blocked[i]
-		if !g.Start.Equal(w.Start) || !g.End.Equal(w.End) || g.Note != w.Note || g.ID != BlockedPeriodID("prv_a", w.Start, w.End) {
+		if !g.Start.Equal(w.Start) || !g.End.Equal(w.End) || g.Note != w.Note || g.ID != supply.BlockedPeriodID("prv_a", w.Start, w.End) {
 			t.Errorf("blocked[%d] = %+v, want %+v", i, g, w)
 		}
 	}
@@ -151,8 +152,8 @@ providers:
     hours: {weekdays: ["08:00-17:00"]}
     services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
 `
-	_, err := Parse("bad.yaml", []byte(file), cat(t))
-	var perr *Errors
+	_, err := supply.Parse("bad.yaml", []byte(file), cat(t))
+	var perr *supply.Errors
 	if !errors.As(err, &perr) {
 		t.Fatalf("Parse error = %v, want *Errors", err)
 	}
@@ -196,11 +197,13 @@ func TestParseRejectsBrokenFiles(t *testing.T) {
 			"x.yaml:3:47: providers[0].hours: must give at least one working range"},
 		{"duration on flat", "version: 1\nproviders:\n  - {id: p, name: P, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1, duration: {minutes_per_unit: 5}}]}\n",
 			"providers[0].services[0].duration.minutes_per_unit: needs a per-unit service"},
+		{"one anchor in two roles", "version: 1\nproviders:\n  - {id: p, name: P, email: a@b.example, postcodes: &x [\"111\"], hours: *x, services: *x}\n",
+			"x.yaml:3:53: providers[0].hours: must be a mapping of fields"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Parse("x.yaml", []byte(tc.file), cat(t))
+			_, err := supply.Parse("x.yaml", []byte(tc.file), cat(t))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Parse error = %v, want it to contain %q", err, tc.want)
 			}
@@ -246,7 +249,7 @@ func TestParseProviderContactData(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Parse("x.yaml", []byte(contactFile(tc.contact)), cat(t))
+			got, err := supply.Parse("x.yaml", []byte(contactFile(tc.contact)), cat(t))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("Parse: %v", err)
@@ -256,7 +259,7 @@ func TestParseProviderContactData(t *testing.T) {
 				}
 				return
 			}
-			var perr *Errors
+			var perr *supply.Errors
 			if !errors.As(err, &perr) || len(perr.Problems) != 1 || !strings.HasPrefix(perr.Error(), tc.want) {
 				t.Errorf("Parse error =\n%v\nwant one problem starting %q", err, tc.want)
 			}
@@ -284,7 +287,7 @@ func TestParsePostcodeRange(t *testing.T) {
 		{"", bokat.PostcodeRange{}, true},
 	}
 	for _, tc := range tests {
-		got, err := ParsePostcodeRange(tc.in)
+		got, err := supply.ParsePostcodeRange(tc.in)
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("ParsePostcodeRange(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
 		}
@@ -294,7 +297,7 @@ func TestParsePostcodeRange(t *testing.T) {
 func TestDemoSupplyMatchesTheDecisions(t *testing.T) {
 	t.Parallel()
 	c := cat(t)
-	providers, err := Parse(DemoName, Demo(), c)
+	providers, err := supply.Parse(supply.DemoName, supply.Demo(), c)
 	if err != nil {
 		t.Fatalf("the demo supply does not parse:\n%v", err)
 	}
@@ -374,7 +377,7 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-		res, err := Import(ctx, db, cat(t), "supply.yaml", []byte(validFile), now)
+		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(validFile), now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,14 +385,14 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 			t.Fatalf("first import = %+v", res)
 		}
 		before, full := dump(t, db)
-		parsed, _ := Parse("supply.yaml", []byte(validFile), cat(t))
+		parsed, _ := supply.Parse("supply.yaml", []byte(validFile), cat(t))
 		for i := range parsed {
 			if got, want := sqlstore.NormalizeSupply(full[i]), sqlstore.NormalizeSupply(parsed[i]); !supplyEqual(got, want) {
 				t.Errorf("stored %s =\n%+v\nwant\n%+v", want.ID, got, want)
 			}
 		}
 
-		res, err = Import(ctx, db, cat(t), "supply.yaml", []byte(validFile), now.Add(time.Hour))
+		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(validFile), now.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +413,7 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 		changed := strings.Replace(validFile, "price_sek: 1890", "price_sek: 1990", 1)
 		changed = strings.Replace(changed, `      - {start: "2026-11-24T08:00", end: "2026-11-24T12:00"}`+"\n", "", 1)
 		changed = strings.Replace(changed, `["111-118", "120", "131 45"]`, `["111-118"]`, 1)
-		res, err = Import(ctx, db, cat(t), "supply.yaml", []byte(changed), now.Add(2*time.Hour))
+		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(changed), now.Add(2*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +450,7 @@ func TestImportKeepsProviderContactData(t *testing.T) {
 				t.Fatal(err)
 			}
 			now = now.Add(time.Minute)
-			res, err := Import(ctx, db, cat(t), "supply.yaml", []byte(file), now)
+			res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(file), now)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -470,7 +473,7 @@ func TestImportKeepsProviderContactData(t *testing.T) {
 				t.Errorf("%s: contact = %+v, want %+v", name, c, want)
 			}
 		}
-		if _, err := Import(ctx, db, cat(t), "supply.yaml", []byte(validFile), now); err != nil {
+		if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(validFile), now); err != nil {
 			t.Fatal(err)
 		}
 		newPhone := strings.Replace(validFile, "phone: +46 8 465 004 05", "phone: 08-465 004 06", 1)
@@ -496,8 +499,8 @@ func TestImportWritesNothingWhenTheFileHasProblems(t *testing.T) {
 	db := sqlstoretest.Open(t, sqlstore.SQLite)
 	ctx := context.Background()
 	bad := strings.Replace(validFile, "price_sek: 1390", "price_sek: -1", 1)
-	_, err := Import(ctx, db, cat(t), "supply.yaml", []byte(bad), time.Now())
-	var perr *Errors
+	_, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(bad), time.Now())
+	var perr *supply.Errors
 	if !errors.As(err, &perr) || !strings.Contains(err.Error(), "providers[1].services[1].price_sek: must be a whole number from 1 to") {
 		t.Fatalf("Import error = %v", err)
 	}

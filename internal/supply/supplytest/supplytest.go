@@ -44,7 +44,7 @@ func Load(tb testing.TB, db *sqlstore.DB, cat *catalog.Catalog, o Options, now t
 	if err != nil {
 		tb.Fatalf("parse the generated supply: %v", err)
 	}
-	if _, err := supply.Store(ctx, db, "generated.yaml", providers, now); err != nil {
+	if _, err := supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), "generated.yaml", providers, now); err != nil {
 		tb.Fatalf("import the generated supply: %v", err)
 	}
 	if o.BookingsPerProvider <= 0 {

@@ -1,0 +1,32 @@
+package supply
+
+import (
+	"context"
+	"time"
+
+	"bokat"
+)
+
+// Store is the database as an import sees it: one write transaction per
+// import.
+type Store interface {
+	InTx(ctx context.Context, fn func(Tx) error) error
+}
+
+// Tx is the write transaction an import runs in.
+type Tx interface {
+	// PutSupply makes the stored supply of each provider equal the one
+	// given, writing only what differs, and says per provider, in the order
+	// given, what that changed. A provider id given twice is an error.
+	PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time.Time) ([]Outcome, error)
+}
+
+// Outcome says what importing one provider changed.
+type Outcome string
+
+// Import outcomes.
+const (
+	Created   Outcome = "created"
+	Updated   Outcome = "updated"
+	Unchanged Outcome = "unchanged"
+)

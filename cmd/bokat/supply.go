@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"bokat/internal/catalog"
 	"bokat/internal/supply"
@@ -47,7 +46,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	res, err := supply.Store(ctx, db, name, providers, time.Now())
+	res, err := supply.Store(ctx, db, name, providers, e.now())
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}

@@ -58,11 +58,15 @@ import (
 	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
+	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
+	"bokat/internal/oauth"
+	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/telemetry"
 	"bokat/internal/webhook"
 )
 
@@ -391,25 +395,6 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if database == "" {
 		database = "sqlite:" + filepath.Join(dir, "bokat.db")
 	}
-	db, err := sqlstore.Open(ctx, database)
-	if err != nil {
-		return fail(err)
-	}
-	cleanup = append(cleanup, func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		return fail(err)
-	}
-	cat, err := catalog.Load()
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, supplyFile, time.Now()); err != nil {
-		return fail(err)
-	}
-	contract, err := api.Load()
-	if err != nil {
-		return fail(err)
-	}
 	hasher, err := auth.NewHasher([]byte(rand.Text() + rand.Text()))
 	if err != nil {
 		return fail(err)
@@ -420,12 +405,35 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
-	db.SetVault(&sqlstore.Vault{Keys: sealer, Index: hasher.Hash})
+	db, err := sqlstore.Open(ctx, database, sqlstore.WithVault(&sqlstore.Vault{Keys: sealer, Index: hasher.Hash}))
+	if err != nil {
+		return fail(err)
+	}
+	cleanup = append(cleanup, func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		return fail(err)
+	}
+	now := time.Now
+	cat, err := catalog.Load()
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, supplyFile, now()); err != nil {
+		return fail(err)
+	}
+	contract, err := api.Load()
+	if err != nil {
+		return fail(err)
+	}
 	keys, err := booking.NewKeyring(booking.Key{ID: "load", Secret: []byte(rand.Text() + rand.Text())})
 	if err != nil {
 		return fail(err)
 	}
-	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys})
+	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys, Now: now})
+	if err != nil {
+		return fail(err)
+	}
+	bookings, err := booking.NewLifecycle(db, search, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -435,10 +443,9 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
-	srv, err := httpapi.New(httpapi.Config{BaseURL: url, Logger: log, Contract: contract, Catalog: cat,
-		Auth: auth.NewAuthenticator(hasher, db, nil), Store: db, Search: search, Followups: followup.New(db, cat, nil, nil)})
+	cleanup = append(cleanup, func() { ln.Close() })
+	srv, err := newSearchHandler(db, hasher, sealer, url, log, now, contract, cat, search, bookings)
 	if err != nil {
-		ln.Close()
 		return fail(err)
 	}
 	cleanup = append(cleanup, serve(ln, srv.Handler()))
@@ -454,6 +461,33 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 		return fail(fmt.Errorf("the search returned no options: %s", body))
 	}
 	return url, body, done, nil
+}
+
+// newSearchHandler returns the API as serve wires it, on db, with rate
+// limits off (the load is what is measured).
+func newSearchHandler(db *sqlstore.DB, hasher *auth.Hasher, sealer *webhook.Keyring, url string, log *slog.Logger,
+	now func() time.Time, contract *api.Contract, cat *catalog.Catalog, search *booking.Search, bookings *booking.Lifecycle) (*httpapi.Server, error) {
+	as, err := oauth.New(oauth.Config{BaseURL: url, Store: sqlstore.Bind[oauth.Tx](db), Hasher: hasher, Logger: log, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	feed, err := calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: url, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	webhooks := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db),
+		Guard: webhook.NewGuard(net.DefaultResolver, false), Keys: sealer, Now: now})
+	health := telemetry.NewHealth(log, telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
+		if err := db.Ping(ctx); err != nil {
+			return telemetry.Failed("unreachable", err)
+		}
+		return nil
+	}})
+	return httpapi.New(httpapi.Config{BaseURL: url, Logger: log, Now: now, Contract: contract, Catalog: cat,
+		Auth: auth.NewAuthenticator(hasher, db, as), Store: db, Followups: followup.New(db, cat, now, nil),
+		Search: search, Bookings: bookings, CalendarFeed: feed, Webhooks: webhooks, OAuth: as,
+		Metrics: telemetry.NewMetrics(now), Health: health,
+		RateLimiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: now}), RateLimits: &httpapi.RateLimits{}})
 }
 
 // startBareServer serves a handler that decodes the request and answers a

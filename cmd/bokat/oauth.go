@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"bokat"
 	"bokat/internal/oauth"
@@ -67,7 +66,7 @@ func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
 	}
 	id, secret, err := oauth.CreateClient(ctx, db, hasher, oauth.ClientSpec{
 		Name: name, RedirectURIs: redirects, Scopes: scopes, Public: public,
-	}, time.Now())
+	}, e.now())
 	if err != nil {
 		return err
 	}

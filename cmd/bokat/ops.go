@@ -51,6 +51,9 @@ type opsConfig struct {
 	limits      httpapi.RateLimits
 	oauthLimits oauth.Limits
 	proxies     []netip.Prefix
+	// now is the clock of the rate limiter, the heartbeats, the metrics and
+	// the mailer: serve sets its one clock (time.Now when unset).
+	now func() time.Time
 }
 
 const defaultMailFrom = "Bokat <bokning@bokat.localhost>"
@@ -222,10 +225,7 @@ type ops struct {
 	// Mailer sends notifications and, for the sign-in flow, one-time codes
 	// (Mailer.SendSignInCode).
 	mailer *notify.Mailer
-	// requests hands follow-up requests to providers through the
-	// notification worker.
-	requests notify.RequestSource
-	// metricsServer serves /metrics on --metrics-addr when set.
+	// metricsServer serves /metrics on metricsLn (--metrics-addr) when set.
 	metricsServer *http.Server
 	metricsLn     net.Listener
 	closers       []io.Closer
@@ -233,7 +233,7 @@ type ops struct {
 
 // setupOps builds metrics, readiness, the rate limiter and the mailer.
 func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logger) (*ops, error) {
-	o := &ops{metrics: telemetry.NewMetrics(nil), heartbeats: telemetry.NewHeartbeats(nil)}
+	o := &ops{metrics: telemetry.NewMetrics(c.now), heartbeats: telemetry.NewHeartbeats(c.now)}
 	o.metrics.WatchBacklog(db, log)
 	o.health = telemetry.NewHealth(log,
 		telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
@@ -263,23 +263,21 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 			log.Warn("Redis does not answer; rate limits fail open until it does", "error", err.Error())
 		}
 		cancel()
-		o.limiter = ratelimit.NewRedis(client, ratelimit.RedisOptions{Prefix: c.RedisPrefix})
+		o.limiter = ratelimit.NewRedis(client, ratelimit.RedisOptions{Prefix: c.RedisPrefix, Now: c.now})
 	} else {
-		o.limiter = ratelimit.NewMemory(ratelimit.MemoryOptions{})
+		o.limiter = ratelimit.NewMemory(ratelimit.MemoryOptions{Now: c.now})
 	}
 
-	mailer, err := notify.NewMailer(notify.MailerConfig{SMTPURL: c.SMTPURL, From: c.MailFrom, Dir: c.MailDir, Logger: log})
+	mailer, err := notify.NewMailer(notify.MailerConfig{SMTPURL: c.SMTPURL, From: c.MailFrom, Dir: c.MailDir, Logger: log, Now: c.now})
 	if err != nil {
-		o.close()
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, errors.Join(fmt.Errorf("%w: %v", errUsage, err), o.close())
 	}
 	o.mailer = mailer
 
 	if c.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", c.MetricsAddr)
 		if err != nil {
-			o.close()
-			return nil, fmt.Errorf("listen on --metrics-addr %s: %w", c.MetricsAddr, err)
+			return nil, errors.Join(fmt.Errorf("listen on --metrics-addr %s: %w", c.MetricsAddr, err), o.close())
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", o.metrics.Handler(log))
@@ -291,56 +289,37 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 }
 
 // notificationWorker returns the background loop delivering notification
-// jobs, or nil when it has neither bookings nor follow-up requests to read.
-// The booking store is the BookingSource (nil: booking jobs wait for it);
-// o.requests hands follow-up requests to providers; followUp raises
-// booking.provider_action_required (nil: failed provider jobs wait for it).
-// Invitation UIDs are qualified by the host of baseURL, as the provider
-// calendar feed's are. wake, when not nil, wakes the worker once jobs
-// were committed.
-func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL string, source notify.BookingSource, followUp notify.ProviderFollowUp, wake *notify.Waker) (*worker, error) {
-	if source == nil && o.requests == nil {
-		log.Info("notification worker not started: no booking store is wired yet")
-		return nil, nil
-	}
-	if source == nil {
-		log.Info("notification worker: follow-up requests only; booking messages wait for the booking store")
-	}
+// jobs: customer and provider messages about bookings (bookings gives what
+// they say) and follow-up requests handed to providers (requests). followUp
+// raises booking.provider_action_required when a provider message fails for
+// good. Invitation UIDs are qualified by the host of baseURL, as the
+// provider calendar feed's are. wake wakes the worker once jobs were
+// committed.
+func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL string, bookings notify.BookingSource,
+	requests notify.RequestSource, followUp notify.ProviderFollowUp, wake *notify.Waker, now func() time.Time) (worker, error) {
 	uidDomain, err := calfeed.UIDDomain(baseURL)
 	if err != nil {
-		return nil, err
+		return worker{}, err
 	}
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
-		Store: sqlstore.Bind[notify.Tx](db), Bookings: source, Requests: o.requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
-		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake,
+		Store: sqlstore.Bind[notify.Tx](db), Bookings: bookings, Requests: requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
+		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake, Now: now,
 	})
 	if err != nil {
-		return nil, err
+		return worker{}, err
 	}
-	return &worker{name: "notify", run: w.Run}, nil
+	return worker{name: "notify", run: w.Run}, nil
 }
 
-// serveMetrics runs the metrics listener until shutdown.
-func (o *ops) serveMetrics(log *slog.Logger) {
-	if o.metricsServer == nil {
-		return
-	}
-	go func() {
-		if err := o.metricsServer.Serve(o.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener stopped", "error", err.Error())
-		}
-	}()
-}
-
-func (o *ops) shutdownMetrics(ctx context.Context) {
-	if o.metricsServer != nil {
-		_ = o.metricsServer.Shutdown(ctx)
-	}
-}
-
-func (o *ops) close() {
+// close closes the Redis client and the metrics listener (unless its server
+// closed it already).
+func (o *ops) close() error {
+	var errs []error
 	for _, c := range o.closers {
-		_ = c.Close()
+		if err := c.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
 	}
+	return errors.Join(errs...)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"bokat"
 	"bokat/internal/auth"
@@ -44,7 +43,7 @@ func runPartnerCreate(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
-	id, token, err := authn.CreatePartner(ctx, name, scopes, time.Now())
+	id, token, err := authn.CreatePartner(ctx, name, scopes, e.now())
 	if err != nil {
 		return err
 	}

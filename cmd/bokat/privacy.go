@@ -19,18 +19,6 @@ import (
 	"bokat/internal/sqlstore"
 )
 
-// setupVault gives the store the vault sealing customer contact data: the
-// --secret-key keyring (as for webhook signing secrets) and the blind
-// index keyed with the token pepper.
-func setupVault(ctx context.Context, c serveConfig, db *sqlstore.DB, hasher *auth.Hasher) error {
-	keys, err := secretKeyring(ctx, c, db)
-	if err != nil {
-		return err
-	}
-	db.SetVault(&sqlstore.Vault{Keys: keys, Index: hasher.Hash})
-	return nil
-}
-
 // resealBatch is how many rows of each table one re-seal transaction takes.
 const resealBatch = 200
 
@@ -248,17 +236,8 @@ func openPrivacy(ctx context.Context, name string, args []string, e env, more ..
 	if err != nil {
 		return nil, c, nil, err
 	}
-	db, err := openStore(ctx, c.commonConfig)
+	db, hasher, _, err := openSealedStore(ctx, c.commonConfig, c.SecretKey)
 	if err != nil {
-		return nil, c, nil, err
-	}
-	hasher, err := tokenHasher(ctx, c.commonConfig, db)
-	if err != nil {
-		db.Close()
-		return nil, c, nil, err
-	}
-	if err := setupVault(ctx, serveConfig{commonConfig: c.commonConfig, SecretKey: c.SecretKey}, db, hasher); err != nil {
-		db.Close()
 		return nil, c, nil, err
 	}
 	log = log.With("command", "privacy "+name,
@@ -287,7 +266,7 @@ func runPrivacyExport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	doc := exportDocument(recs, time.Now())
+	doc := exportDocument(recs, e.now())
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
@@ -439,13 +418,14 @@ func runPrivacyErase(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
+	now := e.now().UTC()
 	var cancel func(context.Context, *sqlstore.Tx, bokat.Booking) error
 	if cancelFuture {
 		cancel = func(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking) error {
-			return booking.CancelInTx(ctx, tx, b, eraseCancelReason, time.Now().UTC())
+			return booking.CancelInTx(ctx, tx, b, eraseCancelReason, now)
 		}
 	}
-	out, err := db.ErasePerson(ctx, c.Email, c.Phone, time.Now().UTC(), cancel)
+	out, err := db.ErasePerson(ctx, c.Email, c.Phone, now, cancel)
 	if err != nil {
 		log.Warn("personal data not erased", "error", err.Error())
 		return err

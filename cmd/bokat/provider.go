@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/auth"
 	"bokat/internal/calfeed"
 	"bokat/internal/sqlstore"
 )
@@ -34,7 +35,11 @@ func runProviderFeedURL(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	feed, err := calendarFeed(ctx, c, db, baseURL)
+	hasher, err := tokenHasher(ctx, c, db)
+	if err != nil {
+		return err
+	}
+	feed, err := calendarFeed(hasher, db, baseURL, e.now)
 	if err != nil {
 		return err
 	}
@@ -62,10 +67,6 @@ func runProviderFeedURL(ctx context.Context, args []string, e env) error {
 // keyed with a key derived from the token pepper: no further secret to
 // configure, and rotating the pepper (which invalidates every token anyway)
 // changes every feed address.
-func calendarFeed(ctx context.Context, c commonConfig, db *sqlstore.DB, baseURL string) (*calfeed.Feed, error) {
-	hasher, err := tokenHasher(ctx, c, db)
-	if err != nil {
-		return nil, err
-	}
-	return calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: baseURL, Now: time.Now})
+func calendarFeed(hasher *auth.Hasher, db *sqlstore.DB, baseURL string, now func() time.Time) (*calfeed.Feed, error) {
+	return calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: baseURL, Now: now})
 }

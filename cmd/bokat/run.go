@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // errUsage marks a command-line mistake (exit status 2).
@@ -25,11 +26,14 @@ type env struct {
 	getenv func(string) string
 	stdout io.Writer
 	stderr io.Writer
+	// now is the clock of every command: whatever decides by the time
+	// (expiry, due times, retention) reads this one.
+	now func() time.Time
 }
 
 // run executes one bokat command. Tests call it directly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr, now: time.Now}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("%w: no command given", errUsage)

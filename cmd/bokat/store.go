@@ -4,16 +4,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 
 	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
+	"bokat/internal/webhook"
 )
 
-// openStore opens and migrates the configured database.
-func openStore(ctx context.Context, c commonConfig) (*sqlstore.DB, error) {
-	db, err := sqlstore.Open(ctx, c.Database)
+// openStore opens and migrates the configured database with the options
+// (sqlstore.WithVault for the commands that seal or open contact data:
+// openSealedStore).
+func openStore(ctx context.Context, c commonConfig, opts ...sqlstore.Option) (*sqlstore.DB, error) {
+	db, err := sqlstore.Open(ctx, c.Database, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -24,8 +28,51 @@ func openStore(ctx context.Context, c commonConfig) (*sqlstore.DB, error) {
 	return db, nil
 }
 
+// openSealedStore opens and migrates the configured database with the vault
+// sealing customer contact data: the secretKey keyring (as for webhook
+// signing secrets) and the blind index keyed with the token pepper. It
+// returns the token hasher and the keyring beside the store.
+//
+// The store takes its vault when it is opened. In development a key that is
+// not configured is generated once and kept in the database, so it is read
+// first through a store of its own, closed before the sealing store opens.
+func openSealedStore(ctx context.Context, c commonConfig, secretKey string) (*sqlstore.DB, *auth.Hasher, *webhook.Keyring, error) {
+	keysFrom := func(secrets *sqlstore.DB) (*auth.Hasher, *webhook.Keyring, error) {
+		hasher, err := tokenHasher(ctx, c, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, err := secretKeyring(ctx, c, secretKey, secrets)
+		return hasher, keys, err
+	}
+	var (
+		hasher *auth.Hasher
+		keys   *webhook.Keyring
+		err    error
+	)
+	if c.TokenPepper != "" && secretKey != "" {
+		hasher, keys, err = keysFrom(nil) // both configured: no database to read
+	} else {
+		secrets, openErr := openStore(ctx, c)
+		if openErr != nil {
+			return nil, nil, nil, openErr
+		}
+		hasher, keys, err = keysFrom(secrets)
+		err = errors.Join(err, secrets.Close())
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db, err := openStore(ctx, c, sqlstore.WithVault(&sqlstore.Vault{Keys: keys, Index: hasher.Hash}))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return db, hasher, keys, nil
+}
+
 // tokenHasher returns the token hasher: keyed with the configured pepper, or
-// in development with a pepper generated once and kept in the database.
+// in development with a pepper generated once and kept in db (which may be
+// nil when the pepper is configured).
 func tokenHasher(ctx context.Context, c commonConfig, db *sqlstore.DB) (*auth.Hasher, error) {
 	var raw string
 	if c.TokenPepper != "" {

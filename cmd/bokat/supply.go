@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"bokat/internal/catalog"
 	"bokat/internal/sqlstore"
@@ -48,7 +47,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	res, err := supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), name, providers, time.Now())
+	res, err := supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), name, providers, e.now())
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}

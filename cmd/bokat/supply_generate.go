@@ -42,7 +42,7 @@ func runSupplyGenerate(_ context.Context, args []string, e env) error {
 	}
 	o.Postcodes = splitList(postcodes)
 	o.Services = splitList(services)
-	o.From = schedule.DateOf(time.Now())
+	o.From = schedule.DateOf(e.now())
 	if from != "" {
 		t, err := time.Parse("2006-01-02", from)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"time"
 
@@ -17,11 +16,11 @@ import (
 
 var _ httpapi.Webhooks = (*webhook.Service)(nil)
 
-// secretKeyring returns the keyring sealing stored secrets (webhook signing
-// secrets): the configured keys, or in development a key generated once and
-// kept in the database.
-func secretKeyring(ctx context.Context, c serveConfig, db *sqlstore.DB) (*webhook.Keyring, error) {
-	raw := c.SecretKey
+// secretKeyring returns the keyring of --secret-key, sealing stored secrets
+// (webhook signing secrets, customer contact data): the configured keys
+// (raw), or in development a key generated once and kept in db (which may
+// be nil when raw is set).
+func secretKeyring(ctx context.Context, c commonConfig, raw string, db *sqlstore.DB) (*webhook.Keyring, error) {
 	if raw == "" {
 		if c.production() {
 			return nil, fmt.Errorf("production requires BOKAT_SECRET_KEY")
@@ -57,21 +56,17 @@ func parseSecretKeys(raw string) ([][]byte, error) {
 }
 
 // setupWebhooks builds the webhook service the API serves and the two
-// background loops that deliver: the outbox relay and the dispatcher.
-func setupWebhooks(ctx context.Context, c serveConfig, db *sqlstore.DB, log *slog.Logger, hb *telemetry.Heartbeats, m *telemetry.Metrics) (*webhook.Service, []worker, error) {
-	keys, err := secretKeyring(ctx, c, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
-	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys})
+// background loops that deliver: the outbox relay and the dispatcher. keys
+// seal the endpoints' signing secrets; guard checks every destination.
+func setupWebhooks(db *sqlstore.DB, keys *webhook.Keyring, guard *webhook.Guard, log *slog.Logger, hb *telemetry.Heartbeats, m *telemetry.Metrics, now func() time.Time) (*webhook.Service, []worker) {
+	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys, Now: now})
 	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher"),
-		Heartbeat: hb.Register("webhook-dispatcher", time.Minute), Outcomes: m})
+		Heartbeat: hb.Register("webhook-dispatcher", time.Minute), Outcomes: m, Now: now})
 	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick,
-		Heartbeat: hb.Register("outbox-relay", time.Minute)})
-	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, OnQueued: disp.Kick})
+		Heartbeat: hb.Register("outbox-relay", time.Minute), Now: now})
+	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, OnQueued: disp.Kick, Now: now})
 	return svc, []worker{
 		{name: "outbox-relay", run: relay.Run},
 		{name: "webhook-dispatcher", run: disp.Run},
-	}, nil
+	}
 }

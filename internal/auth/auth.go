@@ -76,14 +76,12 @@ type Authenticator struct {
 	access   AccessTokenVerifier
 }
 
-// NewAuthenticator returns an Authenticator. access may be nil until OAuth is
-// configured; access tokens are then refused.
+// NewAuthenticator returns an Authenticator verifying OAuth access tokens
+// with access. access may be nil where no request is authenticated (the
+// command that creates partner credentials); access tokens are then refused.
 func NewAuthenticator(h *Hasher, partners Store, access AccessTokenVerifier) *Authenticator {
 	return &Authenticator{hasher: h, partners: partners, access: access}
 }
-
-// SetAccessTokenVerifier installs the OAuth access-token verifier.
-func (a *Authenticator) SetAccessTokenVerifier(v AccessTokenVerifier) { a.access = v }
 
 const partnerHashDomain = "partner"
 

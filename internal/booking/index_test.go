@@ -386,11 +386,10 @@ func TestTwoProcessesSeeEachOthersBookings(t *testing.T) {
 	u := sqlstoretest.URL(t, sqlstore.Postgres)
 	vault := sqlstoretest.Vault(t) // the processes share the secret key, as serve processes do
 	open := func() *sqlstore.DB {
-		db, err := sqlstore.Open(context.Background(), u)
+		db, err := sqlstore.Open(context.Background(), u, sqlstore.WithVault(vault))
 		if err != nil {
 			t.Fatal(err)
 		}
-		db.SetVault(vault)
 		t.Cleanup(func() { db.Close() })
 		return db
 	}

@@ -150,23 +150,12 @@ func confirmedSafeNextStep(b bokat.Booking, what string) string {
 		b.ID, what, b.ServiceLabelSV, b.ProviderName, b.SlotLabel, b.PriceSEK, b.TermsVersion, b.ID)
 }
 
-func (s *Server) lifecycle() (*booking.Lifecycle, error) {
-	if s.bookings == nil {
-		return nil, errors.New("the booking lifecycle is not configured on this server")
-	}
-	return s.bookings, nil
-}
-
 // handleConfirm serves POST /v1/bookings and its deprecated twin.
 func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) error {
-	lc, err := s.lifecycle()
-	if err != nil {
-		return err
-	}
 	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpConfirm, precheck: bookingConsent(booking.OpConfirm),
 		status: http.StatusCreated, replayInBody: true, counted: s.metrics.BookingConfirmed},
 		func(p bokat.Principal, in *confirmRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
-			return lc.Confirm(r.Context(), p, in.input(), key, fp, confirmOutcome)
+			return s.bookings.Confirm(r.Context(), p, in.input(), key, fp, confirmOutcome)
 		})
 }
 
@@ -208,12 +197,8 @@ func confirmOutcome(b bokat.Booking) (idem.Outcome, error) {
 // deprecated twin (which leaves out current_confirmation_active).
 func (s *Server) handleBookingStatus(legacy bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		lc, err := s.lifecycle()
-		if err != nil {
-			return err
-		}
 		id := r.PathValue("booking_id")
-		b, err := lc.Status(r.Context(), auth.PrincipalFrom(r.Context()), id)
+		b, err := s.bookings.Status(r.Context(), auth.PrincipalFrom(r.Context()), id)
 		if errors.Is(err, bokat.ErrNotFound) {
 			s.writeJSON(w, r, http.StatusOK, statusNotFoundWire{OK: true, Found: false, BookingID: id,
 				SafeNextStep: "No booking with this id is visible to your credential. Do not tell the user that a booking " +
@@ -244,15 +229,11 @@ func (s *Server) handleBookingStatus(legacy bool) handlerFunc {
 
 // handleCancel serves POST /v1/bookings/{booking_id}/cancel.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
-	lc, err := s.lifecycle()
-	if err != nil {
-		return err
-	}
 	id := r.PathValue("booking_id")
 	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpCancel, bookingID: id, precheck: bookingConsent(booking.OpCancel),
 		status: http.StatusOK, replayInBody: true, counted: s.metrics.BookingCancelled},
 		func(p bokat.Principal, in *cancelRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
-			return lc.Cancel(r.Context(), p, id,
+			return s.bookings.Cancel(r.Context(), p, id,
 				booking.CancelInput{UserConfirmed: in.UserConfirmationConfirmed, Reason: in.Reason, Notes: in.Notes},
 				key, fp, cancelOutcome)
 		})
@@ -275,15 +256,11 @@ func cancelOutcome(b bokat.Booking) (idem.Outcome, error) {
 
 // handleReschedule serves POST /v1/bookings/{booking_id}/reschedule.
 func (s *Server) handleReschedule(w http.ResponseWriter, r *http.Request) error {
-	lc, err := s.lifecycle()
-	if err != nil {
-		return err
-	}
 	id := r.PathValue("booking_id")
 	return serveKeyed(s, w, r, keyedWrite{operation: booking.OpReschedule, bookingID: id, precheck: bookingConsent(booking.OpReschedule),
 		status: http.StatusOK, replayInBody: true, counted: s.metrics.BookingRescheduled},
 		func(p bokat.Principal, in *rescheduleRequestWire, key idem.Key, fp string) (idem.Outcome, bool, error) {
-			return lc.Reschedule(r.Context(), p, id, booking.RescheduleInput{
+			return s.bookings.Reschedule(r.Context(), p, id, booking.RescheduleInput{
 				OptionID:            in.BookingOptionID,
 				ServiceLocation:     *in.ServiceLocation.location(),
 				DestinationLocation: in.DestinationLocation.location(),
@@ -312,9 +289,6 @@ func rescheduleOutcome(b bokat.Booking) (idem.Outcome, error) {
 // both answer 404.
 func (s *Server) handleCalendarFeed(w http.ResponseWriter, r *http.Request) error {
 	notFound := bokat.Errorf(bokat.CodeNotFound, "no calendar feed at this address")
-	if s.feed == nil {
-		return notFound
-	}
 	providerID := r.PathValue("provider_id")
 	token, ok := strings.CutSuffix(r.PathValue("feed"), ".ics")
 	if !ok || !s.feed.Verify(providerID, token) {

@@ -428,7 +428,7 @@ func TestConfirmErrors(t *testing.T) {
 func TestConfirmReplaysAfterTheOptionExpired(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Now())
-	e := sqliteEnv(t, func(c *Config) { c.Now = clock.Now }).withDemoSupply()
+	e := sqliteEnv(t, func(c *envConfig) { c.Now = clock.Now }).withDemoSupply()
 	o := e.options(t, faucetSearch())[0]
 	first := e.confirm(t, o, "k-late")
 	clock.Advance(time.Hour)
@@ -442,7 +442,7 @@ func TestConfirmReplaysAfterTheOptionExpired(t *testing.T) {
 
 func TestConfirmWithoutSigningKeysAnswers503(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t, func(c *Config) {
+	e := sqliteEnv(t, func(c *envConfig) {
 		s, err := booking.NewSearch(booking.Config{Catalog: c.Catalog, Store: c.Store.(*sqlstore.DB)})
 		if err != nil {
 			t.Fatal(err)
@@ -855,8 +855,7 @@ func (oauthPrincipals) VerifyAccessToken(_ context.Context, token string) (bokat
 
 func TestBookingsBelongToTheOAuthUser(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t).withDemoSupply()
-	e.authn.SetAccessTokenVerifier(oauthPrincipals{})
+	e := sqliteEnv(t, withAccessTokens(oauthPrincipals{})).withDemoSupply()
 	o := e.options(t, faucetSearch())[0]
 	anna, bo := bearer("bka_anna"), bearer("bka_bo")
 	r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(o, "k1"), Header: anna})

@@ -123,13 +123,14 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 		b.Fatal(err)
 	}
 	hasher, _ := auth.NewHasher(bytes.Repeat([]byte{1}, 32))
-	authn := auth.NewAuthenticator(hasher, db, nil)
-	clientID, token, err := authn.CreatePartner(ctx, "bench", bokat.AllScopes(), benchNow)
+	cfg := envConfig{Config: Config{BaseURL: "http://bokat.test", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: now,
+		Contract: contract, Catalog: cat, Store: db, Followups: followup.New(db, cat, now, nil), Search: search, Bookings: lc}}
+	completeConfig(b, db, hasher, &cfg)
+	clientID, token, err := cfg.Auth.CreatePartner(ctx, "bench", bokat.AllScopes(), benchNow)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Config{BaseURL: "http://bokat.test", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: now,
-		Contract: contract, Catalog: cat, Auth: authn, Store: db, Followups: followup.New(db, cat, now, nil), Search: search, Bookings: lc})
+	srv, err := New(cfg.Config)
 	if err != nil {
 		b.Fatal(err)
 	}

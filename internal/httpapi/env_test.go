@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,8 +21,12 @@ import (
 	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
+	"bokat/internal/oauth"
+	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/telemetry"
+	"bokat/internal/webhook"
 )
 
 // Loaded once per test process: both are immutable.
@@ -72,11 +77,27 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-type envOption func(*Config)
+// envConfig is what a test varies in its server: the Config, and what the
+// server is built with beside it.
+type envConfig struct {
+	Config
+	// accessTokens verifies OAuth access tokens; the authorization server
+	// (Config.OAuth) by default.
+	accessTokens auth.AccessTokenVerifier
+	// extraRoutes, when set, are served beside the real table (for testing
+	// middleware on a route shape the foundation does not have yet).
+	extraRoutes func(s *Server) []route
+}
 
-// newTestEnv starts a server on db. extra routes, when given, are served
-// beside the real table (for testing middleware on a route shape the
-// foundation does not have yet).
+type envOption func(*envConfig)
+
+// withAccessTokens has the server accept the OAuth access tokens v verifies.
+func withAccessTokens(v auth.AccessTokenVerifier) envOption {
+	return func(c *envConfig) { c.accessTokens = v }
+}
+
+// newTestEnv starts a server on db with every dependency real, as serve
+// wires it; opts vary it.
 func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	t.Helper()
 	contract, err := loadContract()
@@ -91,22 +112,39 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn := auth.NewAuthenticator(hasher, db, nil)
 	logs := &syncBuffer{}
-	cfg := Config{
+	cfg := envConfig{Config: Config{
 		BaseURL:   "http://bokat.test",
 		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:       time.Now,
 		Contract:  contract,
 		Catalog:   cat,
-		Auth:      authn,
 		Store:     db,
 		Followups: followup.New(db, cat, nil, nil),
-	}
+	}}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	completeConfig(t, db, hasher, &cfg)
+	srv, err := newServer(cfg.Config, cfg.extraRoutes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	e := &testEnv{t: t, db: db, srv: srv, http: hs, contract: contract, authn: cfg.Auth, logs: logs}
+	e.token = e.partner("all-scopes", bokat.AllScopes()...)
+	return e
+}
+
+// completeConfig gives cfg, on the store db, every dependency it lacks:
+// real ones, as serve builds them. Rate limits are off unless a test sets
+// them.
+func completeConfig(t testing.TB, db *sqlstore.DB, hasher *auth.Hasher, cfg *envConfig) {
+	t.Helper()
+	var err error
 	if cfg.Search == nil {
-		if cfg.Search, err = booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: testOptionKeys, Now: cfg.Now}); err != nil {
+		if cfg.Search, err = booking.NewSearch(booking.Config{Catalog: cfg.Catalog, Store: db, Keys: testOptionKeys, Now: cfg.Now}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,15 +159,46 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 			t.Fatal(err)
 		}
 	}
-	srv, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if cfg.Webhooks == nil {
+		keys, err := webhook.NewKeyring(bytes.Repeat([]byte{9}, webhook.KeySize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Webhooks = webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db),
+			Guard: webhook.NewGuard(net.DefaultResolver, cfg.WebhookAllowPrivate), Keys: keys, Now: cfg.Now})
 	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	e := &testEnv{t: t, db: db, srv: srv, http: hs, contract: contract, authn: authn, logs: logs}
-	e.token = e.partner("all-scopes", bokat.AllScopes()...)
-	return e
+	if cfg.OAuth == nil {
+		as, err := oauth.New(oauth.Config{BaseURL: cfg.BaseURL, Production: cfg.Production, Store: sqlstore.Bind[oauth.Tx](db), Hasher: hasher,
+			Logger: cfg.Logger, Now: cfg.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.OAuth = as
+		if cfg.accessTokens == nil {
+			cfg.accessTokens = as
+		}
+	}
+	if cfg.Auth == nil {
+		cfg.Auth = auth.NewAuthenticator(hasher, db, cfg.accessTokens)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = telemetry.NewMetrics(cfg.Now)
+	}
+	if cfg.Health == nil {
+		store := cfg.Store
+		cfg.Health = telemetry.NewHealth(cfg.Logger, telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
+			if err := store.Ping(ctx); err != nil {
+				return telemetry.Failed("unreachable", err)
+			}
+			return nil
+		}})
+	}
+	if cfg.RateLimiter == nil {
+		cfg.RateLimiter = ratelimit.NewMemory(ratelimit.MemoryOptions{Now: cfg.Now})
+		if cfg.RateLimits == nil {
+			cfg.RateLimits = &RateLimits{} // every policy off
+		}
+	}
 }
 
 // forEachEngine runs fn with a fresh server on each test engine.

@@ -187,7 +187,7 @@ func TestTraceIDIsTakenFromAValidTraceparentOnly(t *testing.T) {
 // scoped, decoding write on the booking-options path (whose schema the
 // contract defines) and a route that panics.
 func probeRoutes() envOption {
-	return func(c *Config) {
+	return func(c *envConfig) {
 		c.extraRoutes = func(s *Server) []route {
 			return []route{
 				{method: "POST", pattern: "/v1/booking-options", auth: authRequired, scope: bokat.ScopeBookingsSearch,
@@ -319,7 +319,7 @@ func TestPartnerCredentialsOnEachEngine(t *testing.T) {
 func TestUnreachableStoreAnswers503AndRecovers(t *testing.T) {
 	t.Parallel()
 	flaky := &flakyStore{}
-	e := sqliteEnv(t, probeRoutes(), func(c *Config) { flaky.inner = c.Store; c.Store = flaky })
+	e := sqliteEnv(t, probeRoutes(), func(c *envConfig) { flaky.inner = c.Store; c.Store = flaky })
 	flaky.down.Store(true)
 	r := e.do(request{Method: "GET", Path: "/v1/bookings/b1", Header: bearer(e.token), NoValidate: true})
 	checkProblem(t, r, 503, bokat.CodePersistenceUnavailable, "/v1/bookings/b1")

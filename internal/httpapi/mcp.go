@@ -136,11 +136,7 @@ func (s *Server) Problem(ctx context.Context, err error) (int, []byte) {
 // from the option signing key keyID ("" for the signing key), and its id.
 // It implements mcp.Backend.
 func (s *Server) ElicitationKey(keyID string) (string, []byte, error) {
-	lc, err := s.lifecycle()
-	if err != nil {
-		return "", nil, err
-	}
-	return lc.DerivedKey(keyID, mcp.ElicitationKeyLabel)
+	return s.bookings.DerivedKey(keyID, mcp.ElicitationKeyLabel)
 }
 
 // invokeCheck refuses what the REST route's transport would have refused

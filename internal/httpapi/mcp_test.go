@@ -631,7 +631,7 @@ func TestMCPRateLimits(t *testing.T) {
 // principal, as the REST routes do.
 func TestMCPDevelopmentServerAdmitsCallersWithoutCredential(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t, func(c *Config) { c.AuthOptional = true }).withDemoSupply()
+	e := sqliteEnv(t, func(c *envConfig) { c.AuthOptional = true }).withDemoSupply()
 	s := e.mcpConnect(t, mcpEras[2], "")
 	o := e.options(t, faucetSearch())[0]
 	created := s.call("confirm_booking", confirmBody(o, "dev1")).success(t, "confirm without a credential")
@@ -646,8 +646,7 @@ func TestMCPDevelopmentServerAdmitsCallersWithoutCredential(t *testing.T) {
 // surface the user's client reads it through.
 func TestMCPBookingsBelongToTheOAuthUser(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t).withDemoSupply()
-	e.authn.SetAccessTokenVerifier(oauthPrincipals{})
+	e := sqliteEnv(t, withAccessTokens(oauthPrincipals{})).withDemoSupply()
 	anna := e.mcpConnect(t, mcpEras[0], "bka_mcp.anna")
 	bo := e.mcpConnect(t, mcpEras[1], "bka_mcp.bo")
 	o := e.options(t, faucetSearch())[0]

@@ -67,7 +67,7 @@ func patientRedisLimiter(t *testing.T) *ratelimit.Redis {
 // loopback proxy.
 func newLimitedOAuthEnv(t *testing.T, l oauth.Limiter, limits oauth.Limits) *oauthEnv {
 	t.Helper()
-	trust := func(c *Config) {
+	trust := func(c *envConfig) {
 		p, err := ParseTrustedProxies("127.0.0.1")
 		if err != nil {
 			t.Fatal(err)

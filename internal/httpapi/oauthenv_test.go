@@ -113,7 +113,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		t.Fatal(err)
 	}
 	e := &oauthEnv{hasher: hasher, sender: &recordingSender{}, clock: clocktest.New(time.Now())}
-	wire := func(c *Config) {
+	wire := func(c *envConfig) {
 		var sender oauth.CodeSender = e.sender
 		if setup.noSender {
 			sender = nil
@@ -127,13 +127,12 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Auth.SetAccessTokenVerifier(as)
-		c.OAuth = as
+		c.OAuth, c.accessTokens = as, as
 		e.as = as
 	}
 	if setup.baseURL != "" {
 		wire = func(wire envOption) envOption {
-			return func(c *Config) { c.BaseURL = setup.baseURL; wire(c) }
+			return func(c *envConfig) { c.BaseURL = setup.baseURL; wire(c) }
 		}(wire)
 	}
 	e.testEnv = newTestEnv(t, db, append([]envOption{wire}, opts...)...)

@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-
-	"bokat/internal/telemetry"
 )
 
 // operatorRoutes serves the operator endpoints beside the API: GET /healthz
@@ -13,18 +10,9 @@ import (
 // format) without the v1 metadata or Problem shape, no credential, no rate
 // limit. They pass the access log (at debug level) and request metrics.
 func (s *Server) operatorRoutes(mux *http.ServeMux, cfg Config) {
-	health := cfg.Health
-	if health == nil {
-		health = telemetry.NewHealth(s.log, telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
-			if err := s.store.Ping(ctx); err != nil {
-				return telemetry.Failed("unreachable", err)
-			}
-			return nil
-		}})
-	}
-	mux.Handle("GET /healthz", s.operator("/healthz", health.LiveHandler()))
-	mux.Handle("GET /readyz", s.operator("/readyz", health.ReadyHandler()))
-	if cfg.ServeMetrics && cfg.Metrics != nil {
+	mux.Handle("GET /healthz", s.operator("/healthz", cfg.Health.LiveHandler()))
+	mux.Handle("GET /readyz", s.operator("/readyz", cfg.Health.ReadyHandler()))
+	if cfg.ServeMetrics {
 		mux.Handle("GET /metrics", s.operator("/metrics", cfg.Metrics.Handler(s.log)))
 	}
 }

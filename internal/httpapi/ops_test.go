@@ -29,7 +29,7 @@ func newTestClock() *clocktest.Clock {
 
 // withLimits installs a limiter and the quotas.
 func withLimits(l ratelimit.Limiter, limits RateLimits, trusted ...string) envOption {
-	return func(c *Config) {
+	return func(c *envConfig) {
 		c.RateLimiter = l
 		c.RateLimits = &limits
 		if len(trusted) > 0 {
@@ -43,7 +43,7 @@ func withLimits(l ratelimit.Limiter, limits RateLimits, trusted ...string) envOp
 }
 
 func withMetrics(m *telemetry.Metrics) envOption {
-	return func(c *Config) {
+	return func(c *envConfig) {
 		c.Metrics = m
 		c.ServeMetrics = true
 	}
@@ -60,7 +60,7 @@ func smallLimits(search, writes, reads int) RateLimits {
 // classRoutes are test routes of each rate class: a search (POST on the
 // search path), a write and a read.
 func classRoutes() envOption {
-	return func(c *Config) {
+	return func(c *envConfig) {
 		c.extraRoutes = func(s *Server) []route {
 			ok := func(w http.ResponseWriter, r *http.Request) error {
 				s.writeJSON(w, r, 200, map[string]any{"ok": true})
@@ -414,7 +414,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 
 func TestMetricsCanBeLeftOffTheAPIListener(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t, func(c *Config) { c.Metrics = telemetry.NewMetrics(nil) })
+	e := sqliteEnv(t, func(c *envConfig) { c.Metrics = telemetry.NewMetrics(nil) })
 	r := e.do(request{Method: "GET", Path: "/metrics", NoValidate: true})
 	checkProblem(t, r, 404, bokat.CodeNotFound, "/metrics")
 }
@@ -424,7 +424,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		hb := telemetry.NewHeartbeats(nil)
 		worker := hb.Register("notify", time.Minute)
 		var e *testEnv
-		e = newTestEnv(t, db, func(c *Config) {
+		e = newTestEnv(t, db, func(c *envConfig) {
 			c.Health = telemetry.NewHealth(c.Logger,
 				telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
 					if err := db.Ping(ctx); err != nil {

@@ -30,7 +30,7 @@ func TestNoPartnerYetIsAnsweredWithoutLogFloodOrQueryPerCall(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Now())
 	counting := &countingStore{}
-	e := sqliteEnv(t, func(c *Config) {
+	e := sqliteEnv(t, func(c *envConfig) {
 		c.Production, c.Now = true, clock.Now
 		counting.Store = c.Store
 		c.Store = counting

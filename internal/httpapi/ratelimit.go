@@ -65,9 +65,6 @@ func (s *Server) policyOf(rt route, method string) ratelimit.Policy {
 // false. When the limiter fails the request goes through unchecked (fail
 // open), with a warning (at most one per 10 s) and a metric.
 func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal) bool {
-	if s.limiter == nil {
-		return true
-	}
 	policy := s.policyOf(rt, r.Method)
 	if !policy.Enabled() {
 		return true
@@ -75,7 +72,7 @@ func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request, rt route, 
 	d, err := s.limiter.Allow(r.Context(), policy, s.rateKey(r, p))
 	if err != nil {
 		s.metrics.RateLimitBackendError()
-		now := time.Now().UnixNano()
+		now := s.now().UnixNano()
 		if last := s.limiterWarned.Load(); now-last > int64(10*time.Second) && s.limiterWarned.CompareAndSwap(last, now) {
 			s.log.WarnContext(r.Context(), "rate limiter unavailable: requests pass unchecked", "error", err.Error())
 		}

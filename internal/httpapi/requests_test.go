@@ -279,7 +279,7 @@ func checkLegacyError(t *testing.T, r response, status int, code string) {
 func TestLegacyRequestCreationIn503UntilAPartnerExists(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Now())
-	e := sqliteEnv(t, func(c *Config) { c.Production = true; c.Now = clock.Now })
+	e := sqliteEnv(t, func(c *envConfig) { c.Production = true; c.Now = clock.Now })
 	if _, err := e.db.R().ExecContext(context.Background(), `UPDATE partner_clients SET revoked_at = 1`); err == nil {
 		t.Fatal("the read pool accepted a write")
 	}

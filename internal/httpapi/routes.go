@@ -92,30 +92,26 @@ type protocolRoute struct {
 // protocolRoutes lists the OAuth discovery documents (RFC 8414, RFC 9728)
 // and the authorization server's endpoints (package oauth).
 func (s *Server) protocolRoutes() []protocolRoute {
-	rts := []protocolRoute{
+	as := s.oauth
+	return []protocolRoute{
 		{http.MethodGet, "/.well-known/oauth-protected-resource", http.HandlerFunc(s.handleResourceMetadata)},
 		// The MCP surface (package mcp) and its RFC 9728 resource metadata.
 		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp", s.mcp.ResourceMetadata()},
 		{http.MethodPost, "/mcp", s.mcpEndpoint()},
 		{http.MethodGet, "/mcp", s.mcpEndpoint()},
 		{http.MethodDelete, "/mcp", s.mcpEndpoint()},
+		{http.MethodGet, "/.well-known/oauth-authorization-server", as.Metadata()},
+		{http.MethodGet, "/oauth/authorize", as.Authorize()},
+		{http.MethodPost, "/oauth/authorize", as.Authorize()},
+		{http.MethodGet, "/oauth/sign-in", as.SignIn()},
+		{http.MethodPost, "/oauth/sign-in", as.SignIn()},
+		{http.MethodGet, "/oauth/sign-in/code", as.SignInCode()},
+		{http.MethodPost, "/oauth/sign-in/code", as.SignInCode()},
+		{http.MethodPost, "/oauth/sign-out", as.SignOut()},
+		{http.MethodPost, "/oauth/token", as.Token()},
+		{http.MethodPost, "/oauth/revoke", as.Revoke()},
+		{http.MethodPost, "/oauth/register", as.Register()},
 	}
-	if as := s.oauth; as != nil {
-		rts = append(rts,
-			protocolRoute{http.MethodGet, "/.well-known/oauth-authorization-server", as.Metadata()},
-			protocolRoute{http.MethodGet, "/oauth/authorize", as.Authorize()},
-			protocolRoute{http.MethodPost, "/oauth/authorize", as.Authorize()},
-			protocolRoute{http.MethodGet, "/oauth/sign-in", as.SignIn()},
-			protocolRoute{http.MethodPost, "/oauth/sign-in", as.SignIn()},
-			protocolRoute{http.MethodGet, "/oauth/sign-in/code", as.SignInCode()},
-			protocolRoute{http.MethodPost, "/oauth/sign-in/code", as.SignInCode()},
-			protocolRoute{http.MethodPost, "/oauth/sign-out", as.SignOut()},
-			protocolRoute{http.MethodPost, "/oauth/token", as.Token()},
-			protocolRoute{http.MethodPost, "/oauth/revoke", as.Revoke()},
-			protocolRoute{http.MethodPost, "/oauth/register", as.Register()},
-		)
-	}
-	return rts
 }
 
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {

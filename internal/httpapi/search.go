@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"slices"
@@ -179,9 +178,6 @@ func absoluteURL(baseURL, u string) string {
 // unknown or not-yet-bookable vertical answers 422 unsupported_vertical (the
 // contract's status) rather than a 400 for failing the vertical_id enum.
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
-	if s.search == nil {
-		return fmt.Errorf("search is not configured on this server")
-	}
 	body, err := readJSONBody(r)
 	if err != nil {
 		return err

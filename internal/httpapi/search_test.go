@@ -366,7 +366,7 @@ func TestLegacySearchSharesTheHandler(t *testing.T) {
 
 func TestSearchWithoutSigningKeysAnswers503(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t, func(c *Config) {
+	e := sqliteEnv(t, func(c *envConfig) {
 		s, err := booking.NewSearch(booking.Config{Catalog: c.Catalog, Store: c.Store.(*sqlstore.DB)})
 		if err != nil {
 			t.Fatal(err)

@@ -46,8 +46,9 @@ type Store interface {
 	PartnerClientCount(ctx context.Context) (int, error)
 }
 
-// Config holds the server's dependencies. Every field without a default is
-// required.
+// Config holds the server's dependencies and settings. Every dependency is
+// required (serve provides each one; tests pass real ones); the settings
+// have defaults.
 type Config struct {
 	// BaseURL is the public address of the service, without a trailing slash.
 	BaseURL string
@@ -61,7 +62,7 @@ type Config struct {
 	// principal (development only).
 	AuthOptional bool
 	Logger       *slog.Logger
-	// Now is the clock; defaults to time.Now.
+	// Now is the clock.
 	Now      func() time.Time
 	Contract Contract
 	Catalog  *catalog.Catalog
@@ -69,44 +70,36 @@ type Config struct {
 	Store    Store
 	// Followups creates provider follow-up requests.
 	Followups *followup.Service
-	// Search serves booking option search; without it the search routes
-	// answer internal_error.
+	// Search serves booking option search.
 	Search *booking.Search
-	// Webhooks serves the webhook endpoint and replay operations; without
-	// it they answer internal_error.
+	// Webhooks serves the webhook endpoints and replay operations.
 	Webhooks Webhooks
 	// WebhookAllowPrivate lets registrations name http:// destinations
 	// (development only; the Webhooks service's guard decides the rest).
 	WebhookAllowPrivate bool
 	// OAuth is the authorization server whose endpoints (/oauth/*,
-	// /.well-known/oauth-authorization-server) are served when it is set.
+	// /.well-known/oauth-authorization-server) are served.
 	OAuth AuthorizationServer
 
-	// Operations (all optional).
+	// Operations.
 	//
 	// Metrics records request metrics; with ServeMetrics the handler also
 	// serves GET /metrics (leave it off when metrics have their own listener).
 	Metrics      *telemetry.Metrics
 	ServeMetrics bool
-	// Health answers GET /readyz; by default its one check pings Store.
+	// Health answers GET /healthz and GET /readyz.
 	Health *telemetry.Health
-	// RateLimiter enforces RateLimits; nil disables rate limiting.
+	// RateLimiter enforces RateLimits; a policy that is off is not checked.
 	RateLimiter ratelimit.Limiter
 	// RateLimits default to DefaultRateLimits.
 	RateLimits *RateLimits
 	// TrustedProxies may set X-Forwarded-For: the client IP of anonymous
 	// callers is taken from it only when the peer is one of them.
 	TrustedProxies []netip.Prefix
-	// Bookings confirms, reads, cancels and reschedules bookings; without
-	// it the booking routes answer internal_error.
+	// Bookings confirms, reads, cancels and reschedules bookings.
 	Bookings *booking.Lifecycle
-	// CalendarFeed serves the providers' iCalendar feeds; without it every
-	// feed address answers 404.
+	// CalendarFeed serves the providers' iCalendar feeds.
 	CalendarFeed *calfeed.Feed
-
-	// extraRoutes are served beside the route table; tests use them to
-	// exercise middleware on route shapes of their own.
-	extraRoutes func(s *Server) []route
 }
 
 // Server serves the API.
@@ -157,15 +150,15 @@ type Server struct {
 }
 
 // New returns a Server for the configuration.
-func New(cfg Config) (*Server, error) {
-	if cfg.Contract == nil || cfg.Catalog == nil || cfg.Auth == nil || cfg.Store == nil || cfg.Logger == nil || cfg.Followups == nil {
-		return nil, errors.New("httpapi: Contract, Catalog, Auth, Store, Followups and Logger are required")
-	}
-	if cfg.Production && cfg.AuthOptional {
-		return nil, errors.New("httpapi: --auth-optional is development only")
-	}
-	if cfg.Production && cfg.WebhookAllowPrivate {
-		return nil, errors.New("httpapi: --webhook-allow-private is development only")
+func New(cfg Config) (*Server, error) { return newServer(cfg, nil) }
+
+// newServer returns a Server serving, beside its route table, the routes
+// extra returns (nil: none); a route of extra replaces the table's route of
+// the same method and pattern. Tests exercise middleware on route shapes of
+// their own with it.
+func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	s := &Server{
 		baseURL:      strings.TrimRight(cfg.BaseURL, "/"),
@@ -192,9 +185,6 @@ func New(cfg Config) (*Server, error) {
 		bookings:       cfg.Bookings,
 		feed:           cfg.CalendarFeed,
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
 	texts, err := buildServiceTexts(cfg.Catalog, s.baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: rendering service terms: %w", err)
@@ -208,9 +198,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	rts := s.routes()
-	if cfg.extraRoutes != nil {
-		// A test route replaces the table's route of the same method and pattern.
-		extra := cfg.extraRoutes(s)
+	if extra != nil {
+		extra := extra(s)
 		rts = slices.DeleteFunc(rts, func(rt route) bool {
 			return slices.ContainsFunc(extra, func(x route) bool { return x.method == rt.method && x.pattern == rt.pattern })
 		})
@@ -235,6 +224,35 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("/", s.wrap(route{pattern: "/", contract: bokat.BookingsContractVersion, handler: s.handleUnknownPath(mux)}))
 	s.handler = s.withRequestInfo(mux)
 	return s, nil
+}
+
+// check reports the dependencies the configuration lacks.
+func (cfg *Config) check() error {
+	var missing []string
+	for _, d := range []struct {
+		name string
+		set  bool
+	}{
+		{"Logger", cfg.Logger != nil}, {"Now", cfg.Now != nil}, {"Contract", cfg.Contract != nil},
+		{"Catalog", cfg.Catalog != nil}, {"Auth", cfg.Auth != nil}, {"Store", cfg.Store != nil},
+		{"Followups", cfg.Followups != nil}, {"Search", cfg.Search != nil}, {"Bookings", cfg.Bookings != nil},
+		{"CalendarFeed", cfg.CalendarFeed != nil}, {"Webhooks", cfg.Webhooks != nil}, {"OAuth", cfg.OAuth != nil},
+		{"Metrics", cfg.Metrics != nil}, {"Health", cfg.Health != nil}, {"RateLimiter", cfg.RateLimiter != nil},
+	} {
+		if !d.set {
+			missing = append(missing, d.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("httpapi: Config lacks %s", strings.Join(missing, ", "))
+	}
+	if cfg.Production && cfg.AuthOptional {
+		return errors.New("httpapi: --auth-optional is development only")
+	}
+	if cfg.Production && cfg.WebhookAllowPrivate {
+		return errors.New("httpapi: --webhook-allow-private is development only")
+	}
+	return nil
 }
 
 // Handler returns the server's root handler.

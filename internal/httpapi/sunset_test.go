@@ -15,7 +15,7 @@ func TestLegacySunsetIsAnnouncedOnEveryLegacyResponse(t *testing.T) {
 	t.Parallel()
 	sunset := time.Date(2027, 6, 30, 0, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	const want = "Tue, 29 Jun 2027 22:00:00 GMT"
-	with := sqliteEnv(t, func(c *Config) { c.LegacySunset = sunset })
+	with := sqliteEnv(t, func(c *envConfig) { c.LegacySunset = sunset })
 	without := sqliteEnv(t)
 
 	var legacy int

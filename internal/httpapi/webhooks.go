@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -28,10 +27,6 @@ type Webhooks interface {
 	ListAttempts(ctx context.Context, p bokat.Principal, id, cursor string, limit int) (bokat.WebhookAttemptPage, error)
 	Recover(ctx context.Context, p bokat.Principal, id string, since time.Time) (int, error)
 }
-
-// errWebhooksNotConfigured answers the webhook operations of a server
-// built without a Webhooks service.
-var errWebhooksNotConfigured = errors.New("httpapi: no Webhooks service configured")
 
 // Wire types of the webhook operations.
 type (
@@ -122,9 +117,6 @@ func toWireEndpoint(e bokat.WebhookEndpoint) wireWebhookEndpoint {
 }
 
 func (s *Server) handleListWebhookEndpoints(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	eps, err := s.webhooks.ListEndpoints(r.Context(), auth.PrincipalFrom(r.Context()))
 	if err != nil {
 		return err
@@ -138,9 +130,6 @@ func (s *Server) handleListWebhookEndpoints(w http.ResponseWriter, r *http.Reque
 }
 
 func (s *Server) handleCreateWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	var in wireWebhookEndpointCreate
 	if err := s.decodeWebhookEndpointCreate(r, &in); err != nil {
 		return err
@@ -201,9 +190,6 @@ func (e errorReader) Read([]byte) (int, error) {
 }
 
 func (s *Server) handleDeleteWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	if err := s.webhooks.DeleteEndpoint(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id")); err != nil {
 		return err
 	}
@@ -214,9 +200,6 @@ func (s *Server) handleDeleteWebhookEndpoint(w http.ResponseWriter, r *http.Requ
 // handleSetWebhookEndpointEnabled serves the enable and disable operations.
 func (s *Server) handleSetWebhookEndpointEnabled(enabled bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if s.webhooks == nil {
-			return errWebhooksNotConfigured
-		}
 		ep, err := s.webhooks.SetEndpointEnabled(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"), enabled)
 		if err != nil {
 			return err
@@ -227,9 +210,6 @@ func (s *Server) handleSetWebhookEndpointEnabled(enabled bool) handlerFunc {
 }
 
 func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	rot, err := s.webhooks.RotateSecret(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("endpoint_id"))
 	if err != nil {
 		return err
@@ -245,9 +225,6 @@ func (s *Server) handleRotateWebhookSecret(w http.ResponseWriter, r *http.Reques
 const attemptsLimitDefault = 20
 
 func (s *Server) handleListWebhookAttempts(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	q := r.URL.Query()
 	for k, v := range q {
 		if (k != "limit" && k != "cursor") || len(v) != 1 {
@@ -290,9 +267,6 @@ func (s *Server) handleListWebhookAttempts(w http.ResponseWriter, r *http.Reques
 }
 
 func (s *Server) handleRecoverWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	var in wireWebhookRecover
 	if err := s.decode(r, &in); err != nil {
 		return err
@@ -311,9 +285,6 @@ func (s *Server) handleRecoverWebhookEndpoint(w http.ResponseWriter, r *http.Req
 }
 
 func (s *Server) handleReplayWebhookEvent(w http.ResponseWriter, r *http.Request) error {
-	if s.webhooks == nil {
-		return errWebhooksNotConfigured
-	}
 	rep, err := s.webhooks.Replay(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("outbox_id"))
 	if err != nil {
 		return err

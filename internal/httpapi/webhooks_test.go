@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/followup"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -38,7 +40,7 @@ type webhookEnv struct {
 
 // newWebhookEnv starts a server; allowPrivate is the development mode that
 // lets tests register http:// receivers on 127.0.0.1.
-func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool) *webhookEnv {
+func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool, opts ...envOption) *webhookEnv {
 	t.Helper()
 	key := make([]byte, webhook.KeySize)
 	rand.Read(key)
@@ -51,10 +53,10 @@ func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool) *webhookEnv
 		"metadata.partner.se=169.254.169.254", "mixed.partner.se=93.184.216.34,fd00::7")
 	guard := webhook.NewGuard(res, allowPrivate)
 	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys})
-	e := newTestEnv(t, db, func(c *Config) {
+	e := newTestEnv(t, db, append([]envOption{func(c *envConfig) {
 		c.Webhooks = svc
 		c.WebhookAllowPrivate = allowPrivate
-	})
+	}}, opts...)...)
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys, Timeout: 500 * time.Millisecond})
 	return &webhookEnv{
 		testEnv:  e,
@@ -64,9 +66,9 @@ func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool) *webhookEnv
 	}
 }
 
-func forEachWebhookEngine(t *testing.T, allowPrivate bool, fn func(t *testing.T, e *webhookEnv)) {
+func forEachWebhookEngine(t *testing.T, allowPrivate bool, fn func(t *testing.T, e *webhookEnv), opts ...envOption) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		fn(t, newWebhookEnv(t, db, allowPrivate))
+		fn(t, newWebhookEnv(t, db, allowPrivate, opts...))
 	})
 }
 
@@ -241,12 +243,11 @@ func (f fixedTokens) VerifyAccessToken(_ context.Context, token string) (bokat.P
 
 func TestWebhookOperationsSeeOnlyTheCallersOwn(t *testing.T) {
 	t.Parallel()
+	alice := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_alice", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}, Audience: bokat.AudienceAPI}
+	bob := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_bob", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}, Audience: bokat.AudienceAPI}
 	forEachWebhookEngine(t, true, func(t *testing.T, e *webhookEnv) {
 		acme, acmeToken := e.client("Acme", bokat.ScopeWebhooksManage)
 		_, globexToken := e.client("Globex", bokat.ScopeWebhooksManage)
-		alice := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_alice", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}, Audience: bokat.AudienceAPI}
-		bob := bokat.Principal{Kind: bokat.PrincipalOAuth, ClientID: "oc_app", UserID: "u_bob", Scopes: []bokat.Scope{bokat.ScopeWebhooksManage}, Audience: bokat.AudienceAPI}
-		e.authn.SetAccessTokenVerifier(fixedTokens{"bka_alice": alice, "bka_bob": bob})
 		rc := webhooktest.NewReceiver(t, nil)
 
 		acmeEP := e.register(acmeToken, rc.URL).JSON["endpoint"].(map[string]any)["id"].(string)
@@ -301,7 +302,7 @@ func TestWebhookOperationsSeeOnlyTheCallersOwn(t *testing.T) {
 		if r := e.do(request{Method: "DELETE", Path: "/v1/webhook-endpoints/" + acmeEP, Header: bearer(acmeToken)}); r.Status != 200 {
 			t.Fatalf("acme deletes its own endpoint: %d %s", r.Status, r.Body)
 		}
-	})
+	}, withAccessTokens(fixedTokens{"bka_alice": alice, "bka_bob": bob}))
 }
 
 func TestWebhookOperationsRequireTheScope(t *testing.T) {
@@ -474,13 +475,46 @@ func TestRedirectingReceiverIsNotFollowed(t *testing.T) {
 	})
 }
 
-func TestWebhooksWithoutAServiceAnswerInternalError(t *testing.T) {
+// TestNoServerWithoutAWebhooksService: the webhook operations have no
+// answer for a server without the service, so no such server is built; New
+// names each dependency a Config lacks.
+func TestNoServerWithoutAWebhooksService(t *testing.T) {
 	t.Parallel()
-	e := sqliteEnv(t)
-	r := e.do(request{Method: "GET", Path: "/v1/webhook-endpoints", Header: bearer(e.token)})
-	checkProblem(t, r, 500, bokat.CodeInternalError, "/v1/webhook-endpoints")
-	if strings.Contains(string(r.Body), "Webhooks service") {
-		t.Fatalf("the internal cause leaks: %s", r.Body)
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	contract, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := loadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasher, err := auth.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := envConfig{Config: Config{BaseURL: "http://bokat.test", Logger: slog.New(slog.DiscardHandler), Now: time.Now,
+		Contract: contract, Catalog: cat, Store: db, Followups: followup.New(db, cat, nil, nil)}}
+	completeConfig(t, db, hasher, &full)
+	if _, err := New(full.Config); err != nil {
+		t.Fatalf("a complete Config: %v", err)
+	}
+	for name, drop := range map[string]func(*Config){
+		"Webhooks":     func(c *Config) { c.Webhooks = nil },
+		"Search":       func(c *Config) { c.Search = nil },
+		"Bookings":     func(c *Config) { c.Bookings = nil },
+		"CalendarFeed": func(c *Config) { c.CalendarFeed = nil },
+		"OAuth":        func(c *Config) { c.OAuth = nil },
+		"Metrics":      func(c *Config) { c.Metrics = nil },
+		"Health":       func(c *Config) { c.Health = nil },
+		"RateLimiter":  func(c *Config) { c.RateLimiter = nil },
+		"Now":          func(c *Config) { c.Now = nil },
+	} {
+		c := full.Config
+		drop(&c)
+		if _, err := New(c); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("New without %s: %v, want an error naming it", name, err)
+		}
 	}
 }
 

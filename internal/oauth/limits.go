@@ -87,7 +87,7 @@ func (s *Server) decided(ctx context.Context, p ratelimit.Policy) func(ratelimit
 			if s.metrics != nil {
 				s.metrics.RateLimitBackendError()
 			}
-			now := time.Now().UnixNano()
+			now := s.now().UnixNano()
 			if last := s.limiterWarned.Load(); now-last > int64(10*time.Second) && s.limiterWarned.CompareAndSwap(last, now) {
 				s.log.WarnContext(ctx, "rate limiter unavailable: OAuth requests pass unchecked", "error", err.Error())
 			}

@@ -43,11 +43,16 @@ type RedisOptions struct {
 	Prefix string
 	// Cooldown is how long to skip Redis after a failure; 1s by default.
 	Cooldown time.Duration
+	// Now is the clock of the cool-down; time.Now by default.
+	Now func() time.Time
 }
 
 // NewRedis returns a limiter on the client.
 func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
-	r := &Redis{lim: redis_rate.NewLimiter(ownKeys{client}), prefix: opts.Prefix, cooldown: opts.Cooldown, now: time.Now}
+	r := &Redis{lim: redis_rate.NewLimiter(ownKeys{client}), prefix: opts.Prefix, cooldown: opts.Cooldown, now: opts.Now}
+	if r.now == nil {
+		r.now = time.Now
+	}
 	if r.prefix == "" {
 		r.prefix = DefaultRedisPrefix
 	}

@@ -37,15 +37,11 @@ const (
 )
 
 // ErrNoVault is returned when contact data is written or read on a store
-// that was given no Vault.
+// that was opened without a Vault (WithVault).
 var ErrNoVault = errors.New("the store has no contact vault: customer contact data cannot be sealed or opened")
 
-// SetVault gives the store the vault sealing customer contact data. Call it
-// once, after Open and before the store is used.
-func (db *DB) SetVault(v *Vault) { db.vault.Store(v) }
-
 func (db *DB) contactVault() (*Vault, error) {
-	v := db.vault.Load()
+	v := db.vault
 	if v == nil || v.Keys == nil || v.Index == nil {
 		return nil, ErrNoVault
 	}

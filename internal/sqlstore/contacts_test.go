@@ -68,7 +68,7 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 		rand.Read(newKey)
 		rand.Read(pepper)
 		oldVault := sqlstoretest.VaultWith(t, pepper, oldKey)
-		db.SetVault(oldVault)
+		db = sqlstoretest.Reopen(t, db, oldVault)
 		withProvider(t, db, "p1")
 		if err := insert(t, db, testBooking("bkg_sealed", "p1", t0, 60)); err != nil {
 			t.Fatal(err)
@@ -118,14 +118,14 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 
 		// Rotation: the new key seals, the old one still opens, re-sealing
 		// moves every row to the new key, after which the old key can go.
-		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
+		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
 		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 1); err != nil || n != 1 {
 			t.Fatalf("first re-seal batch: %d %v, want 1", n, err)
 		}
 		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 10); err != nil || n != 1 {
 			t.Fatalf("second re-seal batch: %d %v, want 1", n, err)
 		}
-		db.SetVault(sqlstoretest.VaultWith(t, pepper, newKey))
+		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, newKey))
 		for _, id := range []string{"bkg_sealed", "bkg_legacy"} {
 			if _, keyID, newIndex, _ := contactRow(t, db, id); keyID != webhook.KeyID(newKey) || newIndex != emailIndex {
 				t.Errorf("%s after rotation: key %q, index changed %v", id, keyID, newIndex != emailIndex)
@@ -138,7 +138,7 @@ func TestContactDataIsSealedAndReSealed(t *testing.T) {
 
 		// Without the key a row was sealed with, reading fails and says why,
 		// and re-sealing skips the row, names it, and re-seals the others.
-		db.SetVault(sqlstoretest.VaultWith(t, pepper, oldKey))
+		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, oldKey))
 		if _, err := db.NotificationBooking(ctx, "bkg_sealed"); !errors.Is(err, webhook.ErrUnknownKey) {
 			t.Errorf("read with a keyring lacking the key: %v, want ErrUnknownKey", err)
 		}
@@ -177,7 +177,7 @@ func TestResealPassesOverUnopenableRows(t *testing.T) {
 		rand.Read(pepper)
 		withProvider(t, db, "p1")
 		const batch, unopenable = 4, 11 // more than two batches of rows that do not open
-		db.SetVault(sqlstoretest.VaultWith(t, pepper, lostKey))
+		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, lostKey))
 		for i := range unopenable {
 			if err := insert(t, db, testBooking(fmt.Sprintf("bkg_a%02d", i), "p1", t0.Add(time.Duration(i)*time.Hour), 60)); err != nil {
 				t.Fatal(err)
@@ -200,7 +200,7 @@ func TestResealPassesOverUnopenableRows(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		db.SetVault(sqlstoretest.VaultWith(t, pepper, key)) // lostKey is gone
+		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, key)) // lostKey is gone
 		var (
 			cur     sqlstore.ResealCursor
 			total   int
@@ -272,7 +272,7 @@ func TestRequestContactDataIsSealed(t *testing.T) {
 func TestNoVaultNoContactWrites(t *testing.T) {
 	t.Parallel()
 	db := sqlstoretest.Open(t, sqlstore.SQLite)
-	db.SetVault(nil)
+	db = sqlstoretest.Reopen(t, db, nil)
 	withProvider(t, db, "p1")
 	if err := insert(t, db, testBooking("bkg_x", "p1", t0, 60)); !errors.Is(err, sqlstore.ErrNoVault) {
 		t.Errorf("insert without a vault: %v, want ErrNoVault", err)

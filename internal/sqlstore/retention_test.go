@@ -261,8 +261,9 @@ func TestRetentionSharedByProcesses(t *testing.T) {
 	}
 	ctx := context.Background()
 	url := sqlstoretest.URL(t, sqlstore.Postgres)
+	vault := sqlstoretest.Vault(t)
 	open := func() *sqlstore.DB {
-		db, err := sqlstore.Open(ctx, url)
+		db, err := sqlstore.Open(ctx, url, sqlstore.WithVault(vault))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,8 +274,6 @@ func TestRetentionSharedByProcesses(t *testing.T) {
 	if err := first.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	vault := sqlstoretest.Vault(t)
-	first.SetVault(vault)
 	f := newRetentionFixture(t, first)
 	var (
 		wg       sync.WaitGroup
@@ -284,7 +283,6 @@ func TestRetentionSharedByProcesses(t *testing.T) {
 	)
 	for range 4 {
 		db := open()
-		db.SetVault(vault)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

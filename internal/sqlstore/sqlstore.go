@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -45,9 +44,16 @@ type DB struct {
 	// stmts holds prepared statements of hot read queries on the read pool,
 	// by query text (see readStmt).
 	stmts sync.Map
-	// vault seals customer contact data (SetVault).
-	vault atomic.Pointer[Vault]
+	// vault seals customer contact data (WithVault); nil: none.
+	vault *Vault
 }
+
+// Option configures a store at Open.
+type Option func(*DB)
+
+// WithVault gives the store the vault sealing customer contact data.
+// Without one the store refuses to write or read contact data (ErrNoVault).
+func WithVault(v *Vault) Option { return func(db *DB) { db.vault = v } }
 
 // ParseURL returns the engine and the driver data source of a --database URL:
 // "sqlite:PATH" (or "sqlite://PATH", "file:PATH") selects SQLite, a
@@ -77,12 +83,15 @@ func redactURL(raw string) string {
 
 // Open connects to the database named by rawURL and checks that it answers.
 // It does not migrate; call Migrate.
-func Open(ctx context.Context, rawURL string) (*DB, error) {
+func Open(ctx context.Context, rawURL string, opts ...Option) (*DB, error) {
 	engine, dsn, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	db := &DB{engine: engine}
+	for _, o := range opts {
+		o(db)
+	}
 	switch engine {
 	case SQLite:
 		if dir := filepath.Dir(dsn); dir != "" && dir != "." {

@@ -60,24 +60,48 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
 	}
 }
 
-// Open returns a fresh, migrated store of the engine, closed and removed when
-// the test ends.
+// Open returns a fresh, migrated store of the engine with a fresh Vault,
+// closed and removed when the test ends.
 func Open(tb testing.TB, engine sqlstore.Engine) *sqlstore.DB {
 	tb.Helper()
 	u := URL(tb, engine)
 	if engine == sqlstore.SQLite {
 		u = sqliteClone(tb)
 	}
-	db, err := sqlstore.Open(context.Background(), u)
-	if err != nil {
-		tb.Fatalf("open %s store: %v", engine, err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := open(tb, u, Vault(tb))
 	// A no-op on a clone of a template, but it checks the clone's version.
 	if err := db.Migrate(context.Background()); err != nil {
 		tb.Fatalf("migrate %s store: %v", engine, err)
 	}
-	db.SetVault(Vault(tb))
+	return db
+}
+
+// Reopen returns another store on the database of db, which Open or Reopen
+// returned, with the vault v (nil: none), closed when the test ends: the
+// database as a process holding other keys sees it.
+func Reopen(tb testing.TB, db *sqlstore.DB, v *sqlstore.Vault) *sqlstore.DB {
+	tb.Helper()
+	u, ok := openURLs.Load(db)
+	if !ok {
+		tb.Fatal("sqlstoretest.Reopen: the store was not opened by sqlstoretest")
+	}
+	return open(tb, u.(string), v)
+}
+
+// openURLs holds the database URL of each store open returned.
+var openURLs sync.Map // *sqlstore.DB -> string
+
+func open(tb testing.TB, u string, v *sqlstore.Vault) *sqlstore.DB {
+	tb.Helper()
+	db, err := sqlstore.Open(context.Background(), u, sqlstore.WithVault(v))
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	openURLs.Store(db, u)
+	tb.Cleanup(func() {
+		openURLs.Delete(db)
+		db.Close()
+	})
 	return db
 }
 

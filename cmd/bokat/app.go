@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"bokat"
+	"bokat/api"
+	"bokat/internal/auth"
+	"bokat/internal/booking"
+	"bokat/internal/catalog"
+	"bokat/internal/followup"
+	"bokat/internal/httpapi"
+	"bokat/internal/notify"
+	"bokat/internal/oauth"
+	"bokat/internal/sqlstore"
+	"bokat/internal/supply"
+	"bokat/internal/webhook"
+)
+
+// app is the serve process: the API and the metrics listener, the
+// background workers, and the store under them. newApp builds every part,
+// each from parts built before it; Run serves until its context ends; Close
+// releases what newApp acquired.
+type app struct {
+	log             *slog.Logger
+	stdout          io.Writer
+	env             string
+	shutdownTimeout time.Duration
+
+	db      *sqlstore.DB
+	op      *ops
+	ln      net.Listener // the API's
+	baseURL string
+	search  *booking.Search
+	http    *http.Server
+	workers []worker
+	// demoToken is the development partner token of --demo ("" without).
+	demoToken string
+}
+
+// worker is a background loop of the serve process.
+type worker struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// newApp builds the serve process of c. On an error it releases what it
+// had acquired.
+func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
+	log, err := newLogger(e.stderr, c.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{log: log, stdout: e.stdout, env: c.Env, shutdownTimeout: c.ShutdownTimeout}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, a.release())
+		}
+	}()
+	// The one clock of the process: everything that decides by the time
+	// (expiry, due times, retention, rate windows) reads it.
+	now := e.now
+	c.opsConfig.now = now
+
+	contract, err := api.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load the OpenAPI contract: %w", err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load the catalog: %w", err)
+	}
+	db, hasher, sealing, err := openSealedStore(ctx, c.commonConfig, c.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	a.db = db
+	if c.production() {
+		// Announced once here; the 503s it causes are not logged per call.
+		if n, err := db.PartnerClientCount(ctx); err == nil && n == 0 {
+			log.Warn("no partner credential exists yet (bokat partner create): partner-only routes answer 503 production_token_not_configured")
+		}
+	}
+	keys, err := optionKeyring(ctx, c, db)
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil {
+		log.Warn("no option signing keys configured (BOKAT_OPTION_SIGNING_KEYS): search and confirmation answer 503 option_signing_not_configured")
+	}
+	if a.search, err = booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys, OptionTTL: c.OptionTTL, Now: now}); err != nil {
+		return nil, err
+	}
+	if c.Demo {
+		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), now())
+		if err != nil {
+			return nil, fmt.Errorf("demo supply: %w", err)
+		}
+		log.Info("demo supply loaded", "result", res.String())
+	}
+	if a.op, err = setupOps(ctx, c.opsConfig, db, log); err != nil {
+		return nil, err
+	}
+	// The writes that queue notification jobs (bookings, follow-up requests)
+	// wake the notification worker after they commit, rather than leaving
+	// the jobs to its next poll.
+	notifyWake := notify.NewWaker()
+	followups := followup.New(db, cat, now, notifyWake.Wake)
+	bookings, err := booking.NewLifecycle(db, a.search, notifyWake.Wake)
+	if err != nil {
+		return nil, err
+	}
+	// Webhook destinations and Client ID Metadata Documents are reached
+	// through one SSRF guard (public https destinations on port 443 only,
+	// unless --webhook-allow-private in development).
+	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
+	webhooks, webhookWorkers := setupWebhooks(db, sealing, guard, log, a.op.heartbeats, a.op.metrics, now)
+
+	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", c.Addr, err)
+	}
+	a.baseURL = c.BaseURL
+	if a.baseURL == "" {
+		a.baseURL = "http://" + a.ln.Addr().String()
+	}
+
+	// OAuth 2 for delegated users. Sign-in codes go out through the same
+	// mailer as booking notifications (SMTP, or .eml files in development,
+	// where the code is also logged).
+	oauthServer, err := oauth.New(oauth.Config{
+		BaseURL:       a.baseURL,
+		Production:    c.production(),
+		Store:         sqlstore.Bind[oauth.Tx](db),
+		Hasher:        hasher,
+		Sender:        a.op.mailer,
+		Logger:        log,
+		Now:           now,
+		Limiter:       a.op.limiter,
+		Limits:        &c.oauthLimits,
+		Metrics:       a.op.metrics,
+		DocumentGuard: guard,
+	})
+	if err != nil {
+		return nil, err
+	}
+	authn := auth.NewAuthenticator(hasher, db, oauthServer)
+	feed, err := calendarFeed(hasher, db, a.baseURL, now)
+	if err != nil {
+		return nil, err
+	}
+	legacySunset, err := parseSunset(c.LegacySunset) // checked when parsed
+	if err != nil {
+		return nil, err
+	}
+	srv, err := httpapi.New(httpapi.Config{
+		BaseURL:      a.baseURL,
+		LegacySunset: legacySunset,
+		Production:   c.production(),
+		AuthOptional: c.AuthOptional,
+		Logger:       log,
+		Now:          now,
+		Contract:     contract,
+		Catalog:      cat,
+		Auth:         authn,
+		Store:        db,
+		Followups:    followups,
+		Search:       a.search,
+		Bookings:     bookings,
+		CalendarFeed: feed,
+
+		Webhooks:            webhooks,
+		WebhookAllowPrivate: c.WebhookAllowPrivate,
+		OAuth:               oauthServer,
+
+		Metrics:        a.op.metrics,
+		ServeMetrics:   c.metricsOnAPI(c.production()),
+		Health:         a.op.health,
+		RateLimiter:    a.op.limiter,
+		RateLimits:     &c.limits,
+		TrustedProxies: c.proxies,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.http = newHTTPServer(srv.Handler(), log)
+	if c.Demo {
+		if a.demoToken, err = demoPartner(ctx, db, authn, now()); err != nil {
+			return nil, fmt.Errorf("demo partner: %w", err)
+		}
+	}
+
+	// Background loops beside HTTP.
+	a.workers = append(webhookWorkers,
+		worker{name: "oauth-purge", run: func(ctx context.Context) error { return oauthServer.RunPurge(ctx, time.Hour) }},
+		resealWorker(db, log, time.Hour),
+		retentionWorker(db, log, now, c.retentionConfig, c.devMailDir(), time.Hour))
+	// Customer and provider messages about bookings, and follow-up requests
+	// handed to providers.
+	notifications, err := a.op.notificationWorker(db, log, a.baseURL, bookingSource{db: db, baseURL: a.baseURL}, followups,
+		providerFollowUp{bookings}, notifyWake, now)
+	if err != nil {
+		return nil, err
+	}
+	a.workers = append(a.workers, notifications)
+	return a, nil
+}
+
+// Run serves the API (and /metrics on its own listener) and runs the
+// background workers until ctx is done or the API listener fails. Then it
+// drains HTTP within the shutdown timeout, stops the workers and returns:
+// the listener's failure, or nil.
+func (a *app) Run(ctx context.Context) error {
+	if a.demoToken != "" {
+		fmt.Fprintf(a.stdout, "Development partner token (every scope): %s\n", a.demoToken)
+	}
+	fmt.Fprintf(a.stdout, "bokat listening on %s (store: %s, env: %s)\n", a.baseURL, a.db.Engine(), a.env)
+	if a.op.metricsLn != nil {
+		fmt.Fprintf(a.stdout, "metrics on http://%s/metrics\n", a.op.metricsLn.Addr())
+	}
+
+	// Only the API listener's failure ends the group early. A worker (or
+	// the metrics listener) that stops is logged and the API serves on:
+	// readiness reports a worker whose heartbeat is missing.
+	g, gctx := errgroup.WithContext(ctx)
+	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorkers()
+	for _, w := range a.workers {
+		g.Go(func() error {
+			if err := w.run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
+				a.log.Error("worker stopped", "worker", w.name, "error", err.Error())
+			}
+			return nil
+		})
+	}
+	g.Go(func() error { // the first searches wait for it rather than each reading the calendar
+		if err := a.search.Warm(gctx); err != nil && gctx.Err() == nil {
+			a.log.Warn("building the search index failed; the first search retries", "error", err)
+		}
+		return nil
+	})
+	if a.op.metricsServer != nil {
+		g.Go(func() error {
+			if err := a.op.metricsServer.Serve(a.op.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("metrics listener stopped", "error", err.Error())
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		if err := a.http.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http server: %w", err)
+		}
+		return nil
+	})
+	var shutdownErr error
+	g.Go(func() error {
+		<-gctx.Done()
+		shutdownErr = a.shutdown(stopWorkers)
+		return nil
+	})
+	return errors.Join(g.Wait(), shutdownErr)
+}
+
+// shutdown drains the HTTP listeners within the shutdown timeout, then
+// stops the workers. Requests still running at the timeout are cut, as
+// --shutdown-timeout says: a warning, not an error.
+func (a *app) shutdown(stopWorkers func()) error {
+	a.log.Info("shutting down: draining HTTP")
+	ctx, cancel := context.WithTimeout(context.Background(), a.shutdownTimeout)
+	defer cancel()
+	var errs []error
+	servers := []*http.Server{a.http}
+	if a.op.metricsServer != nil {
+		servers = append(servers, a.op.metricsServer)
+	}
+	for _, srv := range servers {
+		if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+			a.log.Warn("HTTP drain incomplete", "error", err.Error())
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("drain HTTP: %w", err))
+		}
+	}
+	a.log.Info("shutting down: stopping workers")
+	stopWorkers()
+	return errors.Join(errs...)
+}
+
+// Close is the last step of the shutdown, after Run returned: it closes
+// the listeners Run did not serve, the Redis client and the store, in that
+// order, and returns every error met, joined.
+func (a *app) Close() error {
+	a.log.Info("shutting down: closing the store")
+	return a.release()
+}
+
+// release closes what newApp acquired, as far as it got.
+func (a *app) release() error {
+	var errs []error
+	if a.ln != nil {
+		// Once served, the server closed it.
+		if err := a.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if a.op != nil {
+		errs = append(errs, a.op.close())
+	}
+	if a.db != nil {
+		errs = append(errs, a.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// demoPartner returns the stable development partner token (every scope),
+// creating its client on first use.
+func demoPartner(ctx context.Context, db *sqlstore.DB, authn *auth.Authenticator, now time.Time) (string, error) {
+	token, err := db.DevelopmentSecret(ctx, "demo_partner_token", func() (string, error) {
+		return auth.NewSecret(auth.PartnerTokenPrefix), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, authn.EnsurePartner(ctx, "pc_demo", "Development partner (demo)", token, bokat.AllScopes(), now)
+}

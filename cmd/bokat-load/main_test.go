@@ -38,7 +38,9 @@ func TestServersRunInProcessesOfTheirOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(body) != s.BodyBytes || s.BodyBytes < 10_000 {
+	// The answer carries times and signatures, so two searches can differ
+	// by a few bytes.
+	if d := len(body) - s.BodyBytes; d < -64 || d > 64 || s.BodyBytes < 10_000 {
 		t.Errorf("body %d bytes, reported %d", len(body), s.BodyBytes)
 	}
 	own, err := peakRSS("/proc/self/status")

@@ -160,3 +160,13 @@ func FormatPostcode(n int) string {
 
 // PostcodeKey writes a postcode number in its compact form, "11345".
 func PostcodeKey(n int) string { return fmt.Sprintf("%05d", n) }
+
+// ProviderContact is how to reach a provider. It is for notification code
+// only: contact data never goes into API responses, logs or events.
+type ProviderContact struct {
+	ID     string
+	Name   string
+	Email  string
+	Phone  string
+	Active bool
+}

@@ -484,7 +484,7 @@ func newSearchHandler(db *sqlstore.DB, hasher *auth.Hasher, sealer *webhook.Keyr
 		return nil
 	}})
 	return httpapi.New(httpapi.Config{BaseURL: url, Logger: log, Now: now, Contract: contract, Catalog: cat,
-		Auth: auth.NewAuthenticator(hasher, db, as), Store: db, Followups: followup.New(db, cat, now, nil),
+		Auth: auth.NewAuthenticator(hasher, db, as), Store: db, Followups: followup.New(sqlstore.Bind[followup.Tx](db), cat, now, nil),
 		Search: search, Bookings: bookings, CalendarFeed: feed, Webhooks: webhooks, OAuth: as,
 		Metrics: telemetry.NewMetrics(now), Health: health,
 		RateLimiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: now}), RateLimits: &httpapi.RateLimits{}})

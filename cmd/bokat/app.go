@@ -114,7 +114,7 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	// wake the notification worker after they commit, rather than leaving
 	// the jobs to its next poll.
 	notifyWake := notify.NewWaker()
-	followups := followup.New(db, cat, now, notifyWake.Wake)
+	followups := followup.New(sqlstore.Bind[followup.Tx](db), cat, now, notifyWake.Wake)
 	bookings, err := booking.NewLifecycle(db, a.search, notifyWake.Wake)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,6 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/idem"
 	"bokat/internal/notify"
-	"bokat/internal/sqlstore"
 )
 
 // OpCreate is the idempotency operation of Create: keys are scoped to the
@@ -117,7 +116,7 @@ type Request struct {
 
 // Service creates follow-up requests.
 type Service struct {
-	db       *sqlstore.DB
+	db       Store
 	cat      *catalog.Catalog
 	now      func() time.Time
 	onQueued func()
@@ -126,7 +125,7 @@ type Service struct {
 // New returns a Service; now is its clock (time.Now when nil). onQueued,
 // when not nil, is called after Create committed a request's notification
 // jobs (the serve process wakes its notification worker with it).
-func New(db *sqlstore.DB, cat *catalog.Catalog, now func() time.Time, onQueued func()) *Service {
+func New(db Store, cat *catalog.Catalog, now func() time.Time, onQueued func()) *Service {
 	if now == nil {
 		now = time.Now
 	}
@@ -212,7 +211,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 		return idem.Outcome{}, false, err
 	}
 	now := s.now().UTC()
-	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx *sqlstore.Tx) (idem.Outcome, error) {
+	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx Tx) (idem.Outcome, error) {
 		id, session := "req_"+compactUUID(), "ses_"+compactUUID()
 		customer, _ := json.Marshal(in.Customer)
 		loc, _ := json.Marshal(in.Location)
@@ -221,7 +220,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 		if in.Details == nil {
 			det = []byte("{}")
 		}
-		row := sqlstore.FollowUpRequest{
+		row := Record{
 			ID: id, SessionID: session, OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
 			VerticalID: in.VerticalID, JobTypeID: in.JobTypeID, Status: StatusReadyToSend, Description: in.Description,
 			CustomerJSON: customer, LocationJSON: loc, Postcode: postcode, TimingJSON: tim, DetailsJSON: det,
@@ -232,7 +231,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 			CreatedAt: now,
 		}
 		for _, c := range candidates {
-			row.Candidates = append(row.Candidates, sqlstore.RequestCandidate{ProviderID: c.ProviderID, DirectBooking: c.DirectBooking})
+			row.Candidates = append(row.Candidates, RecordCandidate{ProviderID: c.ProviderID, DirectBooking: c.DirectBooking})
 		}
 		if err := tx.InsertFollowUpRequest(ctx, row); err != nil {
 			return idem.Outcome{}, err
@@ -248,7 +247,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 		out, err := render(Request{
 			ID: id, SessionID: session, Status: StatusReadyToSend, VerticalID: in.VerticalID, JobTypeID: in.JobTypeID,
 			TaxonomyConf: TaxonomyDeclared, CustomerNextStep: row.CustomerNextStep, Candidates: candidates,
-			BookingMode: BookingModeFollowUp, Persistence: PersistenceStored, Backend: string(tx.Engine()),
+			BookingMode: BookingModeFollowUp, Persistence: PersistenceStored, Backend: tx.EngineName(),
 		})
 		out.ResourceID = id
 		return out, err

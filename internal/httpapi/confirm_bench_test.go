@@ -124,7 +124,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 	}
 	hasher, _ := auth.NewHasher(bytes.Repeat([]byte{1}, 32))
 	cfg := envConfig{Config: Config{BaseURL: "http://bokat.test", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: now,
-		Contract: contract, Catalog: cat, Store: db, Followups: followup.New(db, cat, now, nil), Search: search, Bookings: lc}}
+		Contract: contract, Catalog: cat, Store: db, Followups: followup.New(sqlstore.Bind[followup.Tx](db), cat, now, nil), Search: search, Bookings: lc}}
 	completeConfig(b, db, hasher, &cfg)
 	clientID, token, err := cfg.Auth.CreatePartner(ctx, "bench", bokat.AllScopes(), benchNow)
 	if err != nil {

@@ -120,7 +120,7 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 		Contract:  contract,
 		Catalog:   cat,
 		Store:     db,
-		Followups: followup.New(db, cat, nil, nil),
+		Followups: followup.New(sqlstore.Bind[followup.Tx](db), cat, nil, nil),
 	}}
 	for _, o := range opts {
 		o(&cfg)

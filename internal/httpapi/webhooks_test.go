@@ -494,7 +494,7 @@ func TestNoServerWithoutAWebhooksService(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := envConfig{Config: Config{BaseURL: "http://bokat.test", Logger: slog.New(slog.DiscardHandler), Now: time.Now,
-		Contract: contract, Catalog: cat, Store: db, Followups: followup.New(db, cat, nil, nil)}}
+		Contract: contract, Catalog: cat, Store: db, Followups: followup.New(sqlstore.Bind[followup.Tx](db), cat, nil, nil)}}
 	completeConfig(t, db, hasher, &full)
 	if _, err := New(full.Config); err != nil {
 		t.Fatalf("a complete Config: %v", err)

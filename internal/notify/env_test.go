@@ -132,7 +132,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.requests = followup.New(db, cat, e.clk.Now, nil)
+	e.requests = followup.New(sqlstore.Bind[followup.Tx](db), cat, e.clk.Now, nil)
 	e.follow = &followUps{}
 	e.metrics = telemetry.NewMetrics(e.clk.Now)
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -449,7 +449,7 @@ func TestWakerWakesAnIdleWorkerAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	wake := notify.NewWaker()
-	e.requests = followup.New(db, cat, e.clk.Now, wake.Wake)
+	e.requests = followup.New(sqlstore.Bind[followup.Tx](db), cat, e.clk.Now, wake.Wake)
 	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Requests: e.requests, Sender: e.mailer,
 		Organizer: e.mailer.FromAddress(), Logger: discardLogger(), Now: e.clk.Now, Poll: time.Hour, Waker: wake})
 	if err != nil {

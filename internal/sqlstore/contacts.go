@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"bokat"
+	"bokat/internal/followup"
 )
 
 // Sealer seals values at rest with AES-256-GCM under rotating keys: the
@@ -215,7 +216,7 @@ var sealedRequestNames = [...]string{"customer_json", "location_json", "descript
 // sealRequest seals a follow-up request's contact columns in r (customer,
 // location, description, consent statement) and returns the row's key id
 // and blind index, read from the customer JSON's "email" and "phone".
-func (v *Vault) sealRequest(r *FollowUpRequest) (keyID, emailIndex, phoneIndex string, err error) {
+func (v *Vault) sealRequest(r *followup.Record) (keyID, emailIndex, phoneIndex string, err error) {
 	var cust struct{ Email, Phone string }
 	if len(r.CustomerJSON) > 0 {
 		if err := json.Unmarshal(r.CustomerJSON, &cust); err != nil {
@@ -236,7 +237,7 @@ func (v *Vault) sealRequest(r *FollowUpRequest) (keyID, emailIndex, phoneIndex s
 }
 
 // openRequest opens the sealed columns of a request read with key keyID.
-func (v *Vault) openRequest(r *FollowUpRequest, keyID string) error {
+func (v *Vault) openRequest(r *followup.Record, keyID string) error {
 	fields := [...]*string{new(string), new(string), &r.Description, &r.ConsentStatement}
 	*fields[0], *fields[1] = string(r.CustomerJSON), string(r.LocationJSON)
 	for i, f := range fields {

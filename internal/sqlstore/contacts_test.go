@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/followup"
 
 	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
@@ -234,7 +235,7 @@ func TestRequestContactDataIsSealed(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		r := sqlstore.FollowUpRequest{ID: "req_1", SessionID: "s", OwnerClientID: "pc_1", VerticalID: "vvs",
+		r := followup.Record{ID: "req_1", SessionID: "s", OwnerClientID: "pc_1", VerticalID: "vvs",
 			JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen hos Greta droppar",
 			CustomerJSON: []byte(`{"name":"Greta Gåsfot","phone":"070-123 45 67","email":"Greta@Example.se"}`),
 			LocationJSON: []byte(`{"address":"Drottninggatan 1","postcode":"111 22"}`), Postcode: "111 22",
@@ -376,7 +377,7 @@ func TestErasePerson(t *testing.T) {
 					return err
 				}
 			}
-			return tx.InsertFollowUpRequest(ctx, sqlstore.FollowUpRequest{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
+			return tx.InsertFollowUpRequest(ctx, followup.Record{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
 				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
 				CustomerJSON: []byte(`{"phone":"070-123 45 67","email":"other@example.se"}`), LocationJSON: []byte(`{}`),
 				TimingJSON: []byte(`{}`), CustomerNextStep: "vänta", Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm",
@@ -450,7 +451,7 @@ func TestCorrectPerson(t *testing.T) {
 				NextAttemptAt: t0, CreatedAt: t0}); err != nil {
 				return err
 			}
-			return tx.InsertFollowUpRequest(ctx, sqlstore.FollowUpRequest{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
+			return tx.InsertFollowUpRequest(ctx, followup.Record{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
 				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
 				CustomerJSON: []byte(`{"first_name":"Greta","last_name":"Gåsfot","phone":"070-123 45 67","email":"greta@example.se"}`),
 				LocationJSON: []byte(`{"address":"Drottninggatan 1"}`), TimingJSON: []byte(`{}`), CustomerNextStep: "vänta",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/followup"
 )
 
 // PersonBooking is a booking held for a person, with its contact data and
@@ -39,7 +40,7 @@ type PersonAccount struct {
 // only once re-sealed), and the sign-in account of their e-mail address.
 type PersonRecords struct {
 	Bookings []PersonBooking
-	Requests []FollowUpRequest
+	Requests []followup.Record
 	Accounts []PersonAccount
 }
 
@@ -426,7 +427,7 @@ func (db *DB) CorrectPerson(ctx context.Context, email, phone string, c ContactC
 			out.Bookings = append(out.Bookings, id)
 		}
 		for _, id := range requests {
-			n, err := tx.rewriteRequest(ctx, v, id, func(r *FollowUpRequest) error {
+			n, err := tx.rewriteRequest(ctx, v, id, func(r *followup.Record) error {
 				customer, err := c.applyJSON(r.CustomerJSON)
 				r.CustomerJSON = customer
 				return err

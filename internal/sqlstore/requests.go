@@ -4,52 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
+
+	"bokat/internal/followup"
 )
 
-// FollowUpRequest is a stored provider follow-up request. CustomerJSON holds
-// the customer's contact data: it is never returned by the API or logged.
-// CustomerJSON, LocationJSON, Description and ConsentStatement are sealed at
-// rest (see Vault); this struct holds them in plain text.
-type FollowUpRequest struct {
-	ID                 string
-	SessionID          string
-	OwnerClientID      string
-	OwnerUserID        string
-	VerticalID         string
-	JobTypeID          string
-	Status             string
-	Description        string
-	CustomerJSON       []byte
-	LocationJSON       []byte
-	Postcode           string
-	TimingJSON         []byte
-	DetailsJSON        []byte
-	BudgetSEK          *int64
-	CustomerNextStep   string
-	Source             string
-	ExternalReference  string
-	Locale             string
-	Timezone           string
-	ConsentStatement   string
-	ConsentSource      string
-	ConsentCollectedAt time.Time
-	Candidates         []RequestCandidate
-	CreatedAt          time.Time
-}
-
-// RequestCandidate is a provider a request is handed to.
-type RequestCandidate struct {
-	ProviderID    string
-	DirectBooking bool
-	// NotificationStatus is how sending the request to the provider went:
-	// bokat.NotificationPending, Sent, Skipped or Failed.
-	// InsertFollowUpRequest ignores it: new candidates are pending.
-	NotificationStatus string
-}
-
 // InsertFollowUpRequest writes a request and its candidates in the transaction.
-func (tx *Tx) InsertFollowUpRequest(ctx context.Context, r FollowUpRequest) error {
+func (tx *Tx) InsertFollowUpRequest(ctx context.Context, r followup.Record) error {
 	var budget sql.NullInt64
 	if r.BudgetSEK != nil {
 		budget = sql.NullInt64{Int64: *r.BudgetSEK, Valid: true}
@@ -91,13 +51,13 @@ func (tx *Tx) InsertFollowUpRequest(ctx context.Context, r FollowUpRequest) erro
 }
 
 // FollowUpRequest reads a request by id, or returns bokat.ErrNotFound.
-func (db *DB) FollowUpRequest(ctx context.Context, id string) (FollowUpRequest, error) {
+func (db *DB) FollowUpRequest(ctx context.Context, id string) (followup.Record, error) {
 	v, err := db.contactVault()
 	if err != nil {
-		return FollowUpRequest{}, err
+		return followup.Record{}, err
 	}
 	var (
-		r                       FollowUpRequest
+		r                       followup.Record
 		customer, loc, tim, det string
 		budget, consentAt       sql.NullInt64
 		created                 int64
@@ -114,11 +74,11 @@ func (db *DB) FollowUpRequest(ctx context.Context, id string) (FollowUpRequest, 
 		&r.Source, &r.ExternalReference, &r.Locale, &r.Timezone, &r.ConsentStatement, &r.ConsentSource, &consentAt, &created,
 		&keyID)
 	if err != nil {
-		return FollowUpRequest{}, translate(err)
+		return followup.Record{}, translate(err)
 	}
 	r.CustomerJSON, r.LocationJSON, r.TimingJSON, r.DetailsJSON = []byte(customer), []byte(loc), []byte(tim), []byte(det)
 	if err := v.openRequest(&r, keyID.String); err != nil {
-		return FollowUpRequest{}, err
+		return followup.Record{}, err
 	}
 	if budget.Valid {
 		b := budget.Int64
@@ -130,31 +90,23 @@ func (db *DB) FollowUpRequest(ctx context.Context, id string) (FollowUpRequest, 
 		`SELECT provider_id, direct_booking, notification_status FROM follow_up_request_candidates
 		  WHERE request_id = $1 ORDER BY provider_id`, id)
 	if err != nil {
-		return FollowUpRequest{}, translate(err)
+		return followup.Record{}, translate(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c RequestCandidate
+		var c followup.RecordCandidate
 		if err := rows.Scan(&c.ProviderID, &c.DirectBooking, &c.NotificationStatus); err != nil {
-			return FollowUpRequest{}, translate(err)
+			return followup.Record{}, translate(err)
 		}
 		r.Candidates = append(r.Candidates, c)
 	}
 	return r, translate(rows.Err())
 }
 
-// ProviderCandidate is a provider that can receive a follow-up request.
-type ProviderCandidate struct {
-	ID   string
-	Name string
-	// DirectBooking: the provider owns a price for the direct service.
-	DirectBooking bool
-}
-
 // ProviderCandidates returns the active providers covering the five-digit
 // postcode that offer at least one of serviceIDs, ordered by name then id;
 // DirectBooking marks those owning a price for directServiceID.
-func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, directServiceID string, postcode int) ([]ProviderCandidate, error) {
+func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, directServiceID string, postcode int) ([]followup.ProviderMatch, error) {
 	if len(serviceIDs) == 0 {
 		return nil, nil
 	}
@@ -181,9 +133,9 @@ func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, direc
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []ProviderCandidate
+	var out []followup.ProviderMatch
 	for rows.Next() {
-		var c ProviderCandidate
+		var c followup.ProviderMatch
 		if err := rows.Scan(&c.ID, &c.Name, &c.DirectBooking); err != nil {
 			return nil, translate(err)
 		}
@@ -191,3 +143,11 @@ func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, direc
 	}
 	return out, translate(rows.Err())
 }
+
+// EngineName is the transaction's engine as text ("sqlite", "postgres").
+func (tx *Tx) EngineName() string { return string(tx.engine) }
+
+var (
+	_ followup.Tx    = (*Tx)(nil)
+	_ followup.Store = Bound[followup.Tx]{}
+)

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"bokat/internal/followup"
 )
 
 // ResealCursor is how far a re-sealing pass has got: the last row id it
@@ -166,9 +168,9 @@ func (tx *Tx) resealRequest(ctx context.Context, v *Vault, id string) (int64, er
 
 // rewriteRequest is rewriteBooking for a follow-up request; edit gets the
 // request with its sealed columns opened.
-func (tx *Tx) rewriteRequest(ctx context.Context, v *Vault, id string, edit func(*FollowUpRequest) error) (int64, error) {
+func (tx *Tx) rewriteRequest(ctx context.Context, v *Vault, id string, edit func(*followup.Record) error) (int64, error) {
 	var (
-		r                  FollowUpRequest
+		r                  followup.Record
 		customer, location string
 		keyID              sql.NullString
 	)

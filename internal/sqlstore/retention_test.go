@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/followup"
 	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -68,14 +69,14 @@ func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 
 	addRequest := func(id string, created time.Time, expired bool) {
 		t.Helper()
-		r := sqlstore.FollowUpRequest{ID: id, SessionID: "s", OwnerClientID: "pc_1", VerticalID: "vvs",
+		r := followup.Record{ID: id, SessionID: "s", OwnerClientID: "pc_1", VerticalID: "vvs",
 			JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen hos Greta droppar",
 			CustomerJSON: []byte(`{"name":"Greta Gåsfot","phone":"070-123 45 67","email":"greta@example.se"}`),
 			LocationJSON: []byte(`{"address":"Drottninggatan 1","postcode":"111 22"}`), Postcode: "111 22",
 			TimingJSON: []byte(`{"urgency":"soon"}`), DetailsJSON: []byte(`{"floor":"3"}`), CustomerNextStep: "vänta",
 			Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm", ConsentStatement: "ja tack", CreatedAt: created,
 			ConsentSource: "chat", ConsentCollectedAt: created,
-			Candidates: []sqlstore.RequestCandidate{{ProviderID: "p1"}}}
+			Candidates: []followup.RecordCandidate{{ProviderID: "p1"}}}
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 			if err := tx.InsertFollowUpRequest(ctx, r); err != nil {
 				return err

@@ -821,24 +821,14 @@ func blockedEqual(a, b []bokat.BlockedPeriod) bool {
 	})
 }
 
-// ProviderContact is how to reach a provider. It is for notification code
-// only: contact data never goes into API responses, logs or events.
-type ProviderContact struct {
-	ID     string
-	Name   string
-	Email  string
-	Phone  string
-	Active bool
-}
-
 // ProviderContact returns the provider's name and contact data, or an error
 // wrapping bokat.ErrNotFound when there is no such provider.
-func (db *DB) ProviderContact(ctx context.Context, providerID string) (ProviderContact, error) {
-	c := ProviderContact{ID: providerID}
+func (db *DB) ProviderContact(ctx context.Context, providerID string) (bokat.ProviderContact, error) {
+	c := bokat.ProviderContact{ID: providerID}
 	err := db.read.QueryRowContext(ctx, `SELECT name, email, phone, active FROM providers WHERE id = $1`, providerID).
 		Scan(&c.Name, &c.Email, &c.Phone, &c.Active)
 	if err != nil {
-		return ProviderContact{}, fmt.Errorf("provider %s: %w", providerID, translate(err))
+		return bokat.ProviderContact{}, fmt.Errorf("provider %s: %w", providerID, translate(err))
 	}
 	return c, nil
 }

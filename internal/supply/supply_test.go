@@ -468,7 +468,7 @@ func TestImportKeepsProviderContactData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := sqlstore.ProviderContact{ID: "prv_a", Name: "Alfa Rör AB", Email: wantEmail, Phone: wantPhone, Active: true}
+			want := bokat.ProviderContact{ID: "prv_a", Name: "Alfa Rör AB", Email: wantEmail, Phone: wantPhone, Active: true}
 			if c != want {
 				t.Errorf("%s: contact = %+v, want %+v", name, c, want)
 			}

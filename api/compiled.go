@@ -104,20 +104,14 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 				return nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
 			}
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
-				base := opPointer + "/requestBody"
-				if rb.Ref != "" {
-					base = strings.TrimPrefix(rb.Ref, "#")
-				}
+				base := refOr(rb.Ref, opPointer+"/requestBody")
 				body := &compiledBody{required: rb.Value.Required}
 				for mt := range rb.Value.Content {
 					body.mediaTypes = append(body.mediaTypes, mt)
 				}
 				slices.Sort(body.mediaTypes)
 				if mt := rb.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
-					body.fragment = base + "/content/application~1json/schema"
-					if mt.Schema.Ref != "" {
-						body.fragment = strings.TrimPrefix(mt.Schema.Ref, "#")
-					}
+					body.fragment = refOr(mt.Schema.Ref, base+"/content/application~1json/schema")
 					body.generic = pointerValue(generic, body.fragment)
 					if body.schema, err = compile(body.fragment); err != nil {
 						return nil, nil, fmt.Errorf("%s %s: compiling the request body schema: %w", method, path, err)
@@ -138,14 +132,8 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 		if mt == nil || mt.Schema == nil {
 			continue
 		}
-		base := "/webhooks/" + escapePointer(name) + "/post/requestBody"
-		if rb.Ref != "" {
-			base = strings.TrimPrefix(rb.Ref, "#")
-		}
-		fragment := base + "/content/application~1json/schema"
-		if mt.Schema.Ref != "" {
-			fragment = strings.TrimPrefix(mt.Schema.Ref, "#")
-		}
+		base := refOr(rb.Ref, "/webhooks/"+escapePointer(name)+"/post/requestBody")
+		fragment := refOr(mt.Schema.Ref, base+"/content/application~1json/schema")
 		s, err := compile(fragment)
 		if err != nil {
 			return nil, nil, fmt.Errorf("webhook %s: compiling the body schema: %w", name, err)
@@ -153,6 +141,14 @@ func compileOperations(doc *openapi3.T, rendered []byte) (map[*openapi3.Operatio
 		webhooks[name] = &compiledBody{schema: s, fragment: fragment, generic: pointerValue(generic, fragment)}
 	}
 	return out, webhooks, nil
+}
+
+// refOr is the JSON pointer a $ref names, or pointer when ref is empty.
+func refOr(ref, pointer string) string {
+	if ref == "" {
+		return pointer
+	}
+	return strings.TrimPrefix(ref, "#")
 }
 
 // compileParams compiles the path and header parameters of an operation,
@@ -165,13 +161,8 @@ func compileParams(item *openapi3.PathItem, op *openapi3.Operation, opPointer st
 		if p == nil || p.Schema == nil || (p.In != openapi3.ParameterInPath && p.In != openapi3.ParameterInHeader) {
 			return nil
 		}
-		if ref.Ref != "" {
-			pointer = strings.TrimPrefix(ref.Ref, "#")
-		}
-		schemaPointer := pointer + "/schema"
-		if p.Schema.Ref != "" {
-			schemaPointer = strings.TrimPrefix(p.Schema.Ref, "#")
-		}
+		pointer = refOr(ref.Ref, pointer)
+		schemaPointer := refOr(p.Schema.Ref, pointer+"/schema")
 		s, err := compile(schemaPointer)
 		if err != nil {
 			return fmt.Errorf("compiling parameter %s: %w", p.Name, err)
@@ -294,10 +285,7 @@ func compileResponses(op *openapi3.Operation, opPointer string, generic any,
 		if ref == nil || ref.Value == nil {
 			continue
 		}
-		base := opPointer + "/responses/" + escapePointer(status)
-		if ref.Ref != "" {
-			base = strings.TrimPrefix(ref.Ref, "#")
-		}
+		base := refOr(ref.Ref, opPointer+"/responses/"+escapePointer(status))
 		cr := &compiledResponse{bodies: make(map[string]*compiledBody)}
 		for name, h := range ref.Value.Headers {
 			if h == nil || h.Value == nil || strings.EqualFold(name, "Content-Type") {
@@ -305,14 +293,7 @@ func compileResponses(op *openapi3.Operation, opPointer string, generic any,
 			}
 			ch := compiledHeader{name: name, required: h.Value.Required}
 			if h.Value.Schema != nil {
-				pointer := base + "/headers/" + escapePointer(name)
-				if h.Ref != "" {
-					pointer = strings.TrimPrefix(h.Ref, "#")
-				}
-				pointer += "/schema"
-				if h.Value.Schema.Ref != "" {
-					pointer = strings.TrimPrefix(h.Value.Schema.Ref, "#")
-				}
+				pointer := refOr(h.Value.Schema.Ref, refOr(h.Ref, base+"/headers/"+escapePointer(name))+"/schema")
 				if v := h.Value.Schema.Value; v != nil && v.Type != nil && len(*v.Type) == 1 {
 					ch.typ = (*v.Type)[0]
 				}
@@ -330,10 +311,7 @@ func compileResponses(op *openapi3.Operation, opPointer string, generic any,
 			if media == nil || media.Schema == nil {
 				continue
 			}
-			fragment := base + "/content/" + escapePointer(mt) + "/schema"
-			if media.Schema.Ref != "" {
-				fragment = strings.TrimPrefix(media.Schema.Ref, "#")
-			}
+			fragment := refOr(media.Schema.Ref, base+"/content/"+escapePointer(mt)+"/schema")
 			s, err := compile(fragment)
 			if err != nil {
 				return nil, fmt.Errorf("response %s: compiling the %s body schema: %w", status, mt, err)

@@ -228,7 +228,7 @@ func book(tb testing.TB, db *sqlstore.DB, provider, id string, start, end time.T
 		contact := bokat.BookingContact{Name: "Test", Phone: "00000", Email: "test@example.se", ServiceAddress: "Testgatan 1"}
 		return tx.InsertBooking(ctx, b, contact, bokat.BookingConsent{}, "cal_"+id, start)
 	})
-	if errors.Is(err, sqlstore.ErrSlotTaken) {
+	if errors.Is(err, booking.ErrSlotTaken) {
 		return false
 	}
 	if err != nil {

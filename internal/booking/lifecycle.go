@@ -14,7 +14,6 @@ import (
 	"bokat/internal/notify"
 	"bokat/internal/outbox"
 	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 )
 
 // Idempotency operations: keys are scoped to the principal and these.
@@ -165,7 +164,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 			contact.DestinationAddress = in.DestinationLocation.Address
 		}
 		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID("cal_"), now)
-		if errors.Is(err, sqlstore.ErrSlotTaken) {
+		if errors.Is(err, ErrSlotTaken) {
 			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
@@ -597,7 +596,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		err = tx.MoveBooking(ctx, b, contact, now)
-		if errors.Is(err, sqlstore.ErrSlotTaken) {
+		if errors.Is(err, ErrSlotTaken) {
 			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {

@@ -65,7 +65,7 @@ type countingStore struct {
 	full atomic.Int32
 }
 
-func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (sqlstore.Availability, error) {
+func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (booking.Availability, error) {
 	if full {
 		c.full.Add(1)
 		time.Sleep(50 * time.Millisecond) // a build takes a while: let the others queue behind it

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"bokat"
@@ -82,4 +83,57 @@ type Tx interface {
 	InsertOutboxEvent(ctx context.Context, e outbox.Event) error
 	// InsertNotificationJob queues a message about a booking change.
 	InsertNotificationJob(ctx context.Context, j notify.Job) error
+}
+
+// ErrSlotTaken is returned (wrapping bokat.ErrConflict) by Tx.InsertBooking
+// and Tx.MoveBooking when a booking's calendar entry would overlap another
+// active booking entry of the same provider: the store's no-overlap rule
+// (PostgreSQL's exclusion constraint calendar_entries_no_overlap, SQLite's
+// trigger of the same name) refused it.
+var ErrSlotTaken = errors.New("the provider already has an active booking overlapping the slot")
+
+// SupplyStore is what search reads from the store.
+type SupplyStore interface {
+	// Revisions returns the supply and the calendar revision, read together.
+	Revisions(ctx context.Context) (supply, calendar int64, err error)
+	// ReadAvailability reads in one snapshot the revisions, the supply when
+	// its revision is not supplyRev, and the active calendar entries ending
+	// after endAfter of every provider (full, or calendarRev negative) or of
+	// those whose calendar changed after calendarRev.
+	ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (Availability, error)
+}
+
+// Supply is a consistent read of every provider's supply (blocked periods
+// aside: they live in the calendar) at one revision.
+type Supply struct {
+	// Revision increases with every committed change of the supply tables.
+	Revision  int64
+	Providers []bokat.ProviderSupply
+}
+
+// BusyEntry is an active calendar entry as search keeps it: who is busy
+// when, and whether it is a booking (else a blocked period).
+type BusyEntry struct {
+	ProviderID string
+	Booking    bool
+	Start, End time.Time
+}
+
+// Availability is one consistent read of what search keeps in memory: the
+// revisions, the supply when it moved on, and calendar entries.
+type Availability struct {
+	SupplyRevision, CalendarRevision int64
+	// Supply is the whole supply at SupplyRevision; nil when the revision
+	// is the one the caller already holds.
+	Supply *Supply
+	// Full reports that Entries hold every provider's entries; otherwise
+	// they hold those of Changed only, and providers not in Changed are as
+	// the caller holds them.
+	Full bool
+	// Changed lists the providers whose calendar changed after the
+	// calendar revision the caller holds (when not Full).
+	Changed []string
+	// Entries are the active calendar entries ending after the asked
+	// instant, ordered by provider and start.
+	Entries []BusyEntry
 }

@@ -433,7 +433,7 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
-	bookings, err := booking.NewLifecycle(db, search, nil)
+	bookings, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), search, nil)
 	if err != nil {
 		return fail(err)
 	}

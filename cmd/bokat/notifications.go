@@ -45,16 +45,6 @@ func (s bookingSource) NotificationBooking(ctx context.Context, bookingID string
 	}, nil
 }
 
-// SetConfirmationStatus writes the status inside tx, which is the
-// database's own transaction: the worker's Store is sqlstore.Bind of s.db.
-func (s bookingSource) SetConfirmationStatus(ctx context.Context, tx notify.Tx, bookingID, recipient, status string) error {
-	stx, ok := tx.(*sqlstore.Tx)
-	if !ok {
-		return fmt.Errorf("confirmation status of booking %s: transaction %T is not the booking store's", bookingID, tx)
-	}
-	return stx.SetConfirmationStatus(ctx, bookingID, recipient, status)
-}
-
 // addressLine joins a street address and a five-digit postcode ("11345")
 // into one line, unless the address already names the postcode.
 func addressLine(address, postcode string) string {

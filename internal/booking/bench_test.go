@@ -1,4 +1,4 @@
-package booking
+package booking_test
 
 import (
 	"context"

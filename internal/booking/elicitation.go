@@ -9,7 +9,6 @@ import (
 
 	"bokat"
 	"bokat/internal/idem"
-	"bokat/internal/sqlstore"
 )
 
 // Elicitation, carried in the context of a write, lets Confirm, Cancel and
@@ -91,7 +90,7 @@ func (l *Lifecycle) previewing(ctx context.Context, key idem.Key, checkErr error
 
 // consentMethod uses the elicitation nonce in ctx, if any, inside tx and
 // returns the consent method of the write.
-func consentMethod(ctx context.Context, tx *sqlstore.Tx, now time.Time) (bokat.ConsentMethod, error) {
+func consentMethod(ctx context.Context, tx Tx, now time.Time) (bokat.ConsentMethod, error) {
 	e := elicitationFrom(ctx)
 	if e == nil || e.Preview || e.Nonce == "" {
 		return bokat.ConsentCallerDeclared, nil

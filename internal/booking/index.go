@@ -11,7 +11,6 @@ import (
 	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 )
 
 // The availability index: what search needs to find free slots, kept in
@@ -166,7 +165,7 @@ func (ix *availIndex) stale(now time.Time) bool {
 	return now.Before(ix.cutoff) || now.Sub(ix.cutoff) > indexRebuild
 }
 
-func newProviderBusy(entries []sqlstore.BusyEntry) *providerBusy {
+func newProviderBusy(entries []BusyEntry) *providerBusy {
 	idx := make([]int, len(entries))
 	for i := range idx {
 		idx[i] = i

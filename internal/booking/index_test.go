@@ -1,4 +1,4 @@
-package booking
+package booking_test
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -36,10 +37,10 @@ type refCand struct {
 
 type refInput []refCand
 
-func (r refInput) candidates() int                      { return len(r) }
-func (r refInput) hash(i int) uint64                    { return r[i].hash }
-func (r refInput) bookings(i int) int                   { return r[i].bookings }
-func (r refInput) slots(i, day int) []schedule.Interval { return r[i].byDay[day] }
+func (r refInput) Candidates() int                      { return len(r) }
+func (r refInput) Hash(i int) uint64                    { return r[i].hash }
+func (r refInput) Bookings(i int) int                   { return r[i].bookings }
+func (r refInput) Slots(i, day int) []schedule.Interval { return r[i].byDay[day] }
 
 // refOption is what the comparison looks at of an option.
 type refOption struct {
@@ -53,11 +54,13 @@ func (o refOption) String() string {
 
 // reference answers q at now by brute force: the options and, when there
 // are none, the next available slots.
-func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Window, now time.Time) ([]refOption, []schedule.Interval, bool) {
+func reference(tb testing.TB, s *booking.Search, db *sqlstore.DB, q booking.Query, w schedule.Window, now time.Time) ([]refOption, []schedule.Interval, bool) {
 	tb.Helper()
 	ctx := context.Background()
-	jt, _ := s.cat.JobType(q.VerticalID, q.JobTypeID)
-	svc, _ := s.cat.Service(jt.Seed.ServiceID)
+	cat := testCatalog(tb)
+	step, maxOptions, maxPerProvider := booking.Limits(s)
+	jt, _ := cat.JobType(q.VerticalID, q.JobTypeID)
+	svc, _ := cat.Service(jt.Seed.ServiceID)
 	quantity, err := svc.Quantity(q.Details)
 	if err != nil {
 		tb.Fatalf("quantity: %v", err)
@@ -71,7 +74,7 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 	if q.DestinationPostcode != "" {
 		destination, _ = bokat.ParsePostcode(q.DestinationPostcode)
 	}
-	days := windowDays(w, now)
+	days := booking.WindowDays(w, now)
 	dayIndex := map[schedule.Date]int{}
 	for i, d := range days {
 		dayIndex[d] = i
@@ -88,7 +91,7 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 			continue
 		}
 		provByID[p.ID] = p
-		duration := JobDuration(svc, offer, quantity)
+		duration := booking.JobDuration(svc, offer, quantity)
 		horizon := now.In(schedule.Stockholm()).AddDate(0, 0, p.HorizonDays)
 		earliest := now.Add(time.Duration(p.MinNoticeMinutes) * time.Minute)
 		entries, err := db.BusyEntries(ctx, []string{p.ID}, now.Add(-48*time.Hour), horizon.Add(48*time.Hour))
@@ -96,7 +99,7 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 			tb.Fatal(err)
 		}
 		var busy []schedule.Interval
-		c := full{refCand: refCand{id: p.ID, hash: rotationHash(p.ID, rotationPeriod(now), bokat.PostcodeKey(postcode)),
+		c := full{refCand: refCand{id: p.ID, hash: booking.RotationHash(p.ID, booking.RotationPeriod(now), bokat.PostcodeKey(postcode)),
 			byDay: make([][]schedule.Interval, len(days))}}
 		for _, e := range entries {
 			busy = append(busy, schedule.Interval{Start: e.Start, End: e.End})
@@ -104,9 +107,9 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 				c.bookings++
 			}
 		}
-		hours := weeklyHours(p.Hours)
+		hours := booking.WeeklyHours(p.Hours)
 		for _, iv := range schedule.Slots(schedule.SlotParams{Hours: hours, From: w.Start, To: minTime(w.End, horizon),
-			Duration: duration, Step: s.step, Busy: busy, Earliest: earliest, Daily: w.Daily}) {
+			Duration: duration, Step: step, Busy: busy, Earliest: earliest, Daily: w.Daily}) {
 			d, ok := dayIndex[schedule.DateOf(iv.Start)]
 			if !ok {
 				tb.Fatalf("slot %v outside the window's days %v", iv, days)
@@ -114,7 +117,7 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 			c.byDay[d] = append(c.byDay[d], iv)
 		}
 		c.next = schedule.Slots(schedule.SlotParams{Hours: hours, From: w.End, To: horizon,
-			Duration: duration, Step: s.step, Busy: busy, Earliest: earliest})
+			Duration: duration, Step: step, Busy: busy, Earliest: earliest})
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
@@ -126,8 +129,8 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 		in[i] = c.refCand
 	}
 	var out []refOption
-	for _, p := range rankOptions(in, len(days), s.maxOptions, s.maxPerProvider, s.maxOptions) {
-		out = append(out, refOption{in[p.cand].id, p.slot.Start, p.slot.End})
+	for _, p := range booking.RankOptions(in, len(days), maxOptions, maxPerProvider, maxOptions) {
+		out = append(out, refOption{in[p.Cand].id, p.Slot.Start, p.Slot.End})
 	}
 	var next []schedule.Interval
 	if len(out) == 0 {
@@ -137,12 +140,19 @@ func reference(tb testing.TB, s *Search, db *sqlstore.DB, q Query, w schedule.Wi
 		}
 		slices.SortFunc(all, func(a, b schedule.Interval) int { return cmp.Or(a.Start.Compare(b.Start), a.End.Compare(b.End)) })
 		all = slices.CompactFunc(all, func(a, b schedule.Interval) bool { return a.Start.Equal(b.Start) })
-		next = all[:min(len(all), maxNextAvailable)]
+		next = all[:min(len(all), booking.MaxNextAvailable)]
 	}
 	return out, next, true
 }
 
-func optionsOf(res Result) []refOption {
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func optionsOf(res booking.Result) []refOption {
 	var out []refOption
 	for _, o := range res.Options {
 		out = append(out, refOption{o.Provider.ID, o.Slot.Start.UTC(), o.Slot.End.UTC()})
@@ -218,7 +228,7 @@ func book(tb testing.TB, db *sqlstore.DB, provider, id string, start, end time.T
 		contact := bokat.BookingContact{Name: "Test", Phone: "00000", Email: "test@example.se", ServiceAddress: "Testgatan 1"}
 		return tx.InsertBooking(ctx, b, contact, bokat.BookingConsent{}, "cal_"+id, start)
 	})
-	if errors.Is(err, sqlstore.ErrSlotTaken) {
+	if errors.Is(err, booking.ErrSlotTaken) {
 		return false
 	}
 	if err != nil {
@@ -256,11 +266,11 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 	ctx := context.Background()
 	now := local(2026, 11, 23, 7, 0).Add(time.Duration(rng.IntN(14*24)) * time.Hour)
 	ids := randomSupply(t, db, rng, 4+rng.IntN(14), now)
-	limits := []func(*Config){
-		func(*Config) {},
-		func(c *Config) { c.MaxPerProvider, c.MaxOptions = 1, 4 },
-		func(c *Config) { c.MaxPerProvider, c.MaxOptions = 2, 25 },
-		func(c *Config) { c.SlotStep = 30 * time.Minute },
+	limits := []func(*booking.Config){
+		func(*booking.Config) {},
+		func(c *booking.Config) { c.MaxPerProvider, c.MaxOptions = 1, 4 },
+		func(c *booking.Config) { c.MaxPerProvider, c.MaxOptions = 2, 25 },
+		func(c *booking.Config) { c.SlotStep = 30 * time.Minute },
 	}
 	f := newFixture(t, db, "", now, limits[rng.IntN(len(limits))])
 	var booked []string
@@ -282,8 +292,8 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 		got := optionsOf(res)
 		want, wantNext, covered := reference(t, f.search, db, q, res.Window, f.clock.Now())
 		if !covered {
-			if res.FallbackReason != ReasonNoCoverage {
-				t.Fatalf("round %d %+v: reason %q, want %q", round, q, res.FallbackReason, ReasonNoCoverage)
+			if res.FallbackReason != booking.ReasonNoCoverage {
+				t.Fatalf("round %d %+v: reason %q, want %q", round, q, res.FallbackReason, booking.ReasonNoCoverage)
 			}
 			continue
 		}
@@ -360,7 +370,7 @@ func propertyRun(t *testing.T, db *sqlstore.DB, seed uint64) {
 
 // checkFree fails on an option that overlaps an active calendar entry of
 // its provider, read from the store.
-func checkFree(tb testing.TB, db *sqlstore.DB, opts []Option) {
+func checkFree(tb testing.TB, db *sqlstore.DB, opts []booking.Option) {
 	tb.Helper()
 	for _, o := range opts {
 		entries, err := db.BusyEntries(context.Background(), []string{o.Provider.ID}, o.Slot.Start, o.Slot.End)
@@ -437,25 +447,25 @@ func TestTwoProcessesSeeEachOthersBookings(t *testing.T) {
 func TestWarmBuildsTheIndex(t *testing.T) {
 	t.Parallel()
 	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 6, 0))
-	if f.search.idx.Load() != nil {
+	if booking.Index(f.search) != nil {
 		t.Fatal("an index before any search")
 	}
 	if err := f.search.Warm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ix := f.search.idx.Load()
+	ix := booking.Index(f.search)
 	supplyRev, calRev, err := f.db.Revisions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ix == nil || ix.snap.revision != supplyRev || ix.calRev != calRev || len(ix.snap.byService) == 0 {
+	if ix == nil || ix.SupplyRevision != supplyRev || ix.CalendarRevision != calRev || ix.Services == 0 {
 		t.Fatalf("index after Warm: %+v (store at %d/%d)", ix, supplyRev, calRev)
 	}
 	insertBooking(t, f.db, "prv_one", "bk_warm", local(2026, 11, 23, 8, 0), local(2026, 11, 23, 9, 0))
 	if err := f.search.Warm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.search.idx.Load().busy["prv_one"]; got == nil || len(got.spans) != 1 || !got.booking[0] {
+	if got := booking.Index(f.search).Busy["prv_one"]; got == nil || len(got) != 1 || !got[0] {
 		t.Errorf("the booking is not in the index after Warm: %+v", got)
 	}
 }

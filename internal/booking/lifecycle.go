@@ -14,7 +14,6 @@ import (
 	"bokat/internal/notify"
 	"bokat/internal/outbox"
 	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 )
 
 // Idempotency operations: keys are scoped to the principal and these.
@@ -36,7 +35,7 @@ const (
 // notification jobs; nothing else writes a booking. It is safe for
 // concurrent use.
 type Lifecycle struct {
-	db       *sqlstore.DB
+	db       Store
 	search   *Search
 	onQueued func()
 }
@@ -46,7 +45,7 @@ type Lifecycle struct {
 // catalog and clock. onQueued, when not nil, is called after a write
 // committed notification jobs (the serve process wakes its notification
 // worker with it).
-func NewLifecycle(db *sqlstore.DB, search *Search, onQueued func()) (*Lifecycle, error) {
+func NewLifecycle(db Store, search *Search, onQueued func()) (*Lifecycle, error) {
 	if db == nil || search == nil {
 		return nil, errors.New("booking: NewLifecycle needs a store and a search")
 	}
@@ -120,7 +119,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
 		if optErr != nil {
 			return idem.Outcome{}, optErr
 		}
@@ -165,7 +164,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 			contact.DestinationAddress = in.DestinationLocation.Address
 		}
 		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID("cal_"), now)
-		if errors.Is(err, sqlstore.ErrSlotTaken) {
+		if errors.Is(err, ErrSlotTaken) {
 			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
@@ -392,7 +391,7 @@ func bookingNotActive(b bokat.Booking) *bokat.Error {
 
 // queue writes the outbox event of a booking change and a customer and a
 // provider notification job for it, in the change's transaction.
-func queue(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.EventType, now time.Time) error {
+func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now time.Time) error {
 	outboxID, err := writeEvent(ctx, tx, b, ev, "", now)
 	if err != nil {
 		return err
@@ -409,7 +408,7 @@ func queue(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.Event
 	return nil
 }
 
-func writeEvent(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, ev bokat.EventType, reason string, now time.Time) (string, error) {
+func writeEvent(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reason string, now time.Time) (string, error) {
 	payload, err := eventPayload(b, reason)
 	if err != nil {
 		return "", err
@@ -458,7 +457,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 	}); done {
 		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
 		method, err := consentMethod(ctx, tx, now)
 		if err != nil {
 			return idem.Outcome{}, err
@@ -497,7 +496,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 // booking.cancelled event and the customer and provider notifications
 // queued. It returns bokat.ErrNotFound unless b is confirmed. It serves
 // the erasure of a person's data (`bokat privacy erase --cancel-future`).
-func CancelInTx(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking, reason string, now time.Time) error {
+func CancelInTx(ctx context.Context, tx Tx, b bokat.Booking, reason string, now time.Time) error {
 	b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, reason
 	b.Sequence++
 	b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
@@ -553,7 +552,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 	if err := l.unlessReplay(ctx, key, optErr); err != nil {
 		return idem.Outcome{}, false, err
 	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx *sqlstore.Tx) (idem.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
 		if optErr != nil {
 			return idem.Outcome{}, optErr
 		}
@@ -597,7 +596,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""
 		err = tx.MoveBooking(ctx, b, contact, now)
-		if errors.Is(err, sqlstore.ErrSlotTaken) {
+		if errors.Is(err, ErrSlotTaken) {
 			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
 		if err != nil {
@@ -621,7 +620,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 // returns an error wrapping bokat.ErrNotFound for an unknown booking.
 func (l *Lifecycle) ProviderActionRequired(ctx context.Context, bookingID, reason string) error {
 	now := l.search.now().UTC()
-	return l.db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	return l.db.InTx(ctx, func(tx Tx) error {
 		b, err := tx.BookingByID(ctx, bookingID)
 		if err != nil {
 			return fmt.Errorf("booking %s: %w", bookingID, err)

@@ -8,7 +8,6 @@ import (
 
 	"bokat"
 	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 )
 
 // Revalidate checks, inside the caller's write transaction, that every fact
@@ -28,20 +27,20 @@ import (
 //
 // The caller must hold now constant through the transaction. To move an
 // existing booking, use RevalidateExcluding so its own entry is not busy.
-func (s *Search) Revalidate(ctx context.Context, tx *sqlstore.Tx, c OptionClaims, now time.Time) error {
+func (s *Search) Revalidate(ctx context.Context, tx Tx, c OptionClaims, now time.Time) error {
 	return s.revalidate(ctx, tx, c, now, "")
 }
 
 // RevalidateExcluding is Revalidate for rescheduling: the calendar entries
 // of bookingID (the booking being moved) do not make the slot busy.
-func (s *Search) RevalidateExcluding(ctx context.Context, tx *sqlstore.Tx, c OptionClaims, now time.Time, bookingID string) error {
+func (s *Search) RevalidateExcluding(ctx context.Context, tx Tx, c OptionClaims, now time.Time, bookingID string) error {
 	if bookingID == "" {
 		return errors.New("booking: RevalidateExcluding needs a booking id")
 	}
 	return s.revalidate(ctx, tx, c, now, bookingID)
 }
 
-func (s *Search) revalidate(ctx context.Context, tx *sqlstore.Tx, c OptionClaims, now time.Time, excludeBooking string) error {
+func (s *Search) revalidate(ctx context.Context, tx Tx, c OptionClaims, now time.Time, excludeBooking string) error {
 	jt, ok := s.cat.JobType(c.VerticalID, c.JobTypeID)
 	if !ok || jt.Seed == nil || jt.Seed.ServiceID != c.ServiceID {
 		return optionChanged("the job type is no longer directly bookable with this service")

@@ -1,4 +1,4 @@
-package booking
+package booking_test
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
 )
 
 // revalidate runs Search.Revalidate in a write transaction, as confirmation will.
-func (f *fixture) revalidate(tb testing.TB, c OptionClaims, now time.Time, excluding string) error {
+func (f *fixture) revalidate(tb testing.TB, c booking.OptionClaims, now time.Time, excluding string) error {
 	tb.Helper()
 	return f.db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
 		if excluding != "" {
@@ -53,7 +54,7 @@ func TestRevalidate(t *testing.T) {
 		type tc struct {
 			name   string
 			change func(t *testing.T) (undo func())
-			claims func(c OptionClaims) OptionClaims
+			claims func(c booking.OptionClaims) booking.OptionClaims
 			at     time.Time
 			want   bokat.Code
 			detail string
@@ -91,13 +92,13 @@ func TestRevalidate(t *testing.T) {
 				return func() { deactivate(t, db, "bk_touch") }
 			}},
 			{name: "slot started", at: local(2026, 11, 24, 8, 0), want: bokat.CodeBookingOptionUnavailable, detail: "started"},
-			{name: "terms version", claims: func(c OptionClaims) OptionClaims { c.TermsVersion += "x"; return c },
+			{name: "terms version", claims: func(c booking.OptionClaims) booking.OptionClaims { c.TermsVersion += "x"; return c },
 				want: bokat.CodeBookingOptionChanged, detail: "terms"},
-			{name: "job type without that service", claims: func(c OptionClaims) OptionClaims { c.JobTypeID = "electrical_install_dimmer"; return c },
+			{name: "job type without that service", claims: func(c booking.OptionClaims) booking.OptionClaims { c.JobTypeID = "electrical_install_dimmer"; return c },
 				want: bokat.CodeBookingOptionChanged, detail: "job type"},
-			{name: "unknown provider", claims: func(c OptionClaims) OptionClaims { c.ProviderID = "prv_gone"; return c },
+			{name: "unknown provider", claims: func(c booking.OptionClaims) booking.OptionClaims { c.ProviderID = "prv_gone"; return c },
 				want: bokat.CodeBookingOptionChanged, detail: "no longer listed"},
-			{name: "a day off", claims: func(c OptionClaims) OptionClaims {
+			{name: "a day off", claims: func(c booking.OptionClaims) booking.OptionClaims {
 				c.SlotStart, c.SlotEnd = local(2026, 12, 24, 8, 0), local(2026, 12, 24, 12, 0) // julafton
 				return c
 			}, at: local(2026, 12, 20, 9, 0), want: bokat.CodeBookingOptionUnavailable, detail: "day off"},

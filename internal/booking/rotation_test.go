@@ -1,4 +1,4 @@
-package booking
+package booking_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -29,8 +30,8 @@ func TestRotationShowsEveryProviderOverADay(t *testing.T) {
 	for quarter := range 96 {
 		f.clock.Set(start.Add(time.Duration(quarter) * 15 * time.Minute).UTC())
 		res := f.run(t, q)
-		if len(res.Options) != DefaultMaxOptions {
-			t.Fatalf("quarter %d: %d options, want %d", quarter, len(res.Options), DefaultMaxOptions)
+		if len(res.Options) != booking.DefaultMaxOptions {
+			t.Fatalf("quarter %d: %d options, want %d", quarter, len(res.Options), booking.DefaultMaxOptions)
 		}
 		for _, o := range res.Options {
 			shown[o.Provider.ID] = true
@@ -64,7 +65,7 @@ type countingStore struct {
 	full atomic.Int32
 }
 
-func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (sqlstore.Availability, error) {
+func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (booking.Availability, error) {
 	if full {
 		c.full.Add(1)
 		time.Sleep(50 * time.Millisecond) // a build takes a while: let the others queue behind it
@@ -82,7 +83,7 @@ func TestConcurrentFirstSearchesBuildTheIndexOnce(t *testing.T) {
 	db := sqlstoretest.Open(t, sqlstore.SQLite)
 	scaleSupply(t, db, 30, 5, 1, now)
 	store := &countingStore{DB: db}
-	s, err := NewSearch(Config{Catalog: testCatalog(t), Store: store, Keys: mustKeyring(t, key("test", 3)), Now: func() time.Time { return now }})
+	s, err := booking.NewSearch(booking.Config{Catalog: testCatalog(t), Store: store, Keys: mustKeyring(t, key("test", 3)), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

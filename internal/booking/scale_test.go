@@ -1,4 +1,4 @@
-package booking
+package booking_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat/internal/booking"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -167,15 +168,15 @@ func BenchmarkIndexMemory(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			if n := len(f.run(b, q).Options); n != DefaultMaxOptions {
+			if n := len(f.run(b, q).Options); n != booking.DefaultMaxOptions {
 				b.Fatalf("%d options", n)
 			}
 			build := time.Since(start)
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			var intervals int
-			for _, pb := range f.search.idx.Load().busy {
-				intervals += len(pb.spans)
+			for _, busy := range booking.Index(f.search).Busy {
+				intervals += len(busy)
 			}
 			if intervals != 400000 {
 				b.Fatalf("%d intervals in the index, want 400000", intervals)

@@ -17,21 +17,7 @@ import (
 	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 )
-
-// SupplyStore is what search reads from the store.
-type SupplyStore interface {
-	// Revisions returns the supply and the calendar revision, read together.
-	Revisions(ctx context.Context) (supply, calendar int64, err error)
-	// ReadAvailability reads in one snapshot the revisions, the supply when
-	// its revision is not supplyRev, and the active calendar entries ending
-	// after endAfter of every provider (full, or calendarRev negative) or of
-	// those whose calendar changed after calendarRev.
-	ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (sqlstore.Availability, error)
-}
-
-var _ SupplyStore = (*sqlstore.DB)(nil)
 
 // Defaults of Config.
 const (

@@ -1,7 +1,9 @@
-package booking
+package booking_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
 	"bokat/internal/schedule"
@@ -29,6 +32,28 @@ func testCatalog(tb testing.TB) *catalog.Catalog {
 	return c
 }
 
+func key(id string, fill byte) booking.Key {
+	return booking.Key{ID: id, Secret: bytes.Repeat([]byte{fill}, 32)}
+}
+
+func mustKeyring(tb testing.TB, keys ...booking.Key) *booking.Keyring {
+	tb.Helper()
+	k, err := booking.NewKeyring(keys...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+func wantCode(t *testing.T, err error, code bokat.Code) *bokat.Error {
+	t.Helper()
+	var e *bokat.Error
+	if !errors.As(err, &e) || e.Code != code {
+		t.Fatalf("error = %v, want code %s", err, code)
+	}
+	return e
+}
+
 func local(y int, m time.Month, d, h, min int) time.Time {
 	return time.Date(y, m, d, h, min, 0, 0, schedule.Stockholm())
 }
@@ -36,12 +61,12 @@ func local(y int, m time.Month, d, h, min int) time.Time {
 // fixture is a Search on a real store loaded with a supply file.
 type fixture struct {
 	db     *sqlstore.DB
-	search *Search
+	search *booking.Search
 	clock  *clocktest.Clock
-	keys   *Keyring
+	keys   *booking.Keyring
 }
 
-type fixtureOption func(*Config)
+type fixtureOption func(*booking.Config)
 
 func newFixture(tb testing.TB, db *sqlstore.DB, supplyFile string, now time.Time, opts ...fixtureOption) *fixture {
 	tb.Helper()
@@ -51,11 +76,11 @@ func newFixture(tb testing.TB, db *sqlstore.DB, supplyFile string, now time.Time
 		}
 	}
 	f := &fixture{db: db, clock: clocktest.New(now.UTC()), keys: mustKeyring(tb, key("test", 3))}
-	cfg := Config{Catalog: testCatalog(tb), Store: db, Keys: f.keys, Now: f.clock.Now}
+	cfg := booking.Config{Catalog: testCatalog(tb), Store: db, Keys: f.keys, Now: f.clock.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := NewSearch(cfg)
+	s, err := booking.NewSearch(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -69,11 +94,11 @@ func sqliteFixture(tb testing.TB, supplyFile string, now time.Time, opts ...fixt
 
 func demoFile() string { return string(supply.Demo()) }
 
-func query(vertical, jobType, postcode, preferred string) Query {
-	return Query{VerticalID: vertical, JobTypeID: jobType, Postcode: postcode, PreferredTimeText: preferred, Locale: "sv-SE"}
+func query(vertical, jobType, postcode, preferred string) booking.Query {
+	return booking.Query{VerticalID: vertical, JobTypeID: jobType, Postcode: postcode, PreferredTimeText: preferred, Locale: "sv-SE"}
 }
 
-func (f *fixture) run(tb testing.TB, q Query) Result {
+func (f *fixture) run(tb testing.TB, q booking.Query) booking.Result {
 	tb.Helper()
 	res, err := f.search.Search(context.Background(), q)
 	if err != nil {
@@ -116,27 +141,27 @@ func TestPriceOfEachPricingModel(t *testing.T) {
 		service  string
 		offer    bokat.ProviderService
 		quantity float64
-		want     Price
+		want     booking.Price
 	}{
 		{"flat", "vvs_install_faucet_standard", bokat.ProviderService{PriceSEK: 1890}, 1,
-			Price{AmountSEK: 1890, PricingModel: catalog.PricingFlat, PriceType: catalog.PriceAvgFixed, Quantity: 1}},
+			booking.Price{AmountSEK: 1890, PricingModel: catalog.PricingFlat, PriceType: catalog.PriceAvgFixed, Quantity: 1}},
 		{"starting_price", "vvs_drain_jetting_single_starting", bokat.ProviderService{PriceSEK: 1495}, 1,
-			Price{AmountSEK: 1495, PricingModel: catalog.PricingStartingPrice, PriceType: catalog.PriceStartingPrice, Quantity: 1}},
+			booking.Price{AmountSEK: 1495, PricingModel: catalog.PricingStartingPrice, PriceType: catalog.PriceStartingPrice, Quantity: 1}},
 		{"per_item above the minimum", "electrician_install_spotlights_per_item", bokat.ProviderService{UnitPriceSEK: 650, MinimumChargeSEK: 1950}, 6,
-			Price{AmountSEK: 3900, PricingModel: catalog.PricingPerItem, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 650, Quantity: 6, Unit: "st", MinimumChargeSEK: 1950}},
+			booking.Price{AmountSEK: 3900, PricingModel: catalog.PricingPerItem, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 650, Quantity: 6, Unit: "st", MinimumChargeSEK: 1950}},
 		{"per_item minimum applied", "electrician_install_spotlights_per_item", bokat.ProviderService{UnitPriceSEK: 650, MinimumChargeSEK: 1950}, 2,
-			Price{AmountSEK: 1950, PricingModel: catalog.PricingPerItem, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 650, Quantity: 2, Unit: "st", MinimumChargeSEK: 1950, MinimumApplied: true}},
+			booking.Price{AmountSEK: 1950, PricingModel: catalog.PricingPerItem, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 650, Quantity: 2, Unit: "st", MinimumChargeSEK: 1950, MinimumApplied: true}},
 		{"per_hour fractional", "moving_packing_two_packers_2h", bokat.ProviderService{UnitPriceSEK: 1190}, 2.5,
-			Price{AmountSEK: 2975, PricingModel: catalog.PricingPerHour, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 1190, Quantity: 2.5, Unit: "timme"}},
+			booking.Price{AmountSEK: 2975, PricingModel: catalog.PricingPerHour, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 1190, Quantity: 2.5, Unit: "timme"}},
 		{"per_sqm rounds half up", "cleaning_move_out_per_sqm", bokat.ProviderService{UnitPriceSEK: 45}, 62.3,
-			Price{AmountSEK: 2804, PricingModel: catalog.PricingPerSqm, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 45, Quantity: 62.3, Unit: "kvm"}},
+			booking.Price{AmountSEK: 2804, PricingModel: catalog.PricingPerSqm, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 45, Quantity: 62.3, Unit: "kvm"}},
 		{"per_window", "cleaning_window_per_window", bokat.ProviderService{UnitPriceSEK: 89, MinimumChargeSEK: 795}, 12,
-			Price{AmountSEK: 1068, PricingModel: catalog.PricingPerWindow, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 89, Quantity: 12, Unit: "fönster", MinimumChargeSEK: 795}},
+			booking.Price{AmountSEK: 1068, PricingModel: catalog.PricingPerWindow, PriceType: catalog.PriceAvgUnit, UnitPriceSEK: 89, Quantity: 12, Unit: "fönster", MinimumChargeSEK: 795}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := PriceOf(svc(tc.service), tc.offer, tc.quantity); got != tc.want {
+			if got := booking.PriceOf(svc(tc.service), tc.offer, tc.quantity); got != tc.want {
 				t.Errorf("PriceOf = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -197,7 +222,7 @@ func TestSearchQuantityRules(t *testing.T) {
 	q := query("electrician", "electrical_install_spotlights", "11345", "nästa vecka")
 	q.Details = map[string]any{"spot_count": 21} // the fixed price covers 1 to 20
 	res := f.run(t, q)
-	if len(res.Options) != 0 || res.FallbackReason != ReasonQuantityOutOfRange || !strings.Contains(res.SafeNextStep, "quote") {
+	if len(res.Options) != 0 || res.FallbackReason != booking.ReasonQuantityOutOfRange || !strings.Contains(res.SafeNextStep, "quote") {
 		t.Errorf("out of range: %d options, reason %q, step %q", len(res.Options), res.FallbackReason, res.SafeNextStep)
 	}
 	q.Details = map[string]any{"spot_count": "many"}
@@ -228,7 +253,7 @@ func TestSearchRefusesContactDataInDetails(t *testing.T) {
 
 // slotDays returns the Stockholm dates of the options, and fails on any
 // slot outside 08:00–17:00 local time.
-func slotDays(t *testing.T, opts []Option) []schedule.Date {
+func slotDays(t *testing.T, opts []booking.Option) []schedule.Date {
 	t.Helper()
 	var days []schedule.Date
 	for _, o := range opts {
@@ -243,7 +268,7 @@ func slotDays(t *testing.T, opts []Option) []schedule.Date {
 	return days
 }
 
-func many(c *Config) { c.MaxPerProvider, c.MaxOptions = 500, 500 }
+func many(c *booking.Config) { c.MaxPerProvider, c.MaxOptions = 500, 500 }
 
 func TestSearchAcrossTheSpringDSTChangeAndEaster(t *testing.T) {
 	t.Parallel()
@@ -325,7 +350,7 @@ func TestSearchSkipsPublicHolidaysAndEves(t *testing.T) {
 			if !res.Window.Understood {
 				t.Fatalf("the window %q was not understood", tc.preferred)
 			}
-			if len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+			if len(res.Options) != 0 || res.FallbackReason != booking.ReasonNoFreeSlot {
 				t.Errorf("%d options (reason %q), want none on a day off", len(res.Options), res.FallbackReason)
 			}
 			// The working day before has slots.
@@ -388,7 +413,7 @@ func TestSearchFallsBackOutsideCoverage(t *testing.T) {
 	f := sqliteFixture(t, demoFile(), local(2026, 11, 23, 9, 0))
 	for _, pc := range []string{"981 20", "17165", "41900"} {
 		res := f.run(t, query("vvs", "install_faucet", pc, "nästa vecka"))
-		if len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage || !strings.Contains(res.SafeNextStep, "POST /v1/requests") {
+		if len(res.Options) != 0 || res.FallbackReason != booking.ReasonNoCoverage || !strings.Contains(res.SafeNextStep, "POST /v1/requests") {
 			t.Errorf("%s: %d options, reason %q", pc, len(res.Options), res.FallbackReason)
 		}
 	}
@@ -411,7 +436,7 @@ func TestSearchMovesNeedBothPostcodesCovered(t *testing.T) {
 		}
 	}
 	q.DestinationPostcode = "411 05" // Göteborg: nobody covers both ends
-	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != booking.ReasonNoCoverage {
 		t.Errorf("Stockholm to Göteborg: %d options, reason %q", len(res.Options), res.FallbackReason)
 	}
 	q.DestinationPostcode = "121 30" // only prv_sthlm_flytt_2 covers 120–129
@@ -467,7 +492,7 @@ func TestSearchReadsEachTimingFamily(t *testing.T) {
 				t.Errorf("window %s – %s daily %v, want %s – %s daily %v", w.Start, w.End, w.Daily, tc.from, tc.to, tc.daily)
 			}
 			if tc.name == "a weekend" {
-				if len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+				if len(res.Options) != 0 || res.FallbackReason != booking.ReasonNoFreeSlot {
 					t.Errorf("%d options on a weekend (reason %q)", len(res.Options), res.FallbackReason)
 				}
 				return
@@ -515,12 +540,12 @@ func TestSearchRanksEarliestFirstWithBoundsAndDeterminism(t *testing.T) {
 		}
 	}
 	for p, n := range perProvider {
-		if n > DefaultMaxPerProvider {
-			t.Errorf("%s has %d options, want at most %d", p, n, DefaultMaxPerProvider)
+		if n > booking.DefaultMaxPerProvider {
+			t.Errorf("%s has %d options, want at most %d", p, n, booking.DefaultMaxPerProvider)
 		}
 	}
 	// A tighter bound caps the total.
-	g := newFixture(t, f.db, "", now, func(c *Config) { c.MaxOptions = 4 })
+	g := newFixture(t, f.db, "", now, func(c *booking.Config) { c.MaxOptions = 4 })
 	if n := len(g.run(t, q).Options); n != 4 {
 		t.Errorf("%d options with MaxOptions 4", n)
 	}
@@ -577,7 +602,7 @@ func TestDemoSupplyGivesOptionsForEverySeededJobTypeInEachCity(t *testing.T) {
 					}
 					res := f.run(t, q)
 					if jt.Seed == nil {
-						if len(res.Options) != 0 || res.FallbackReason != ReasonNotDirectlyBookable {
+						if len(res.Options) != 0 || res.FallbackReason != booking.ReasonNotDirectlyBookable {
 							t.Errorf("no seed: %d options, reason %q", len(res.Options), res.FallbackReason)
 						}
 						return
@@ -616,7 +641,7 @@ func TestSearchChecksVerticalAndJobType(t *testing.T) {
 
 func TestSearchWithoutSigningKeysAnswers503(t *testing.T) {
 	t.Parallel()
-	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 9, 0), func(c *Config) { c.Keys = nil })
+	f := sqliteFixture(t, oneProvider, local(2026, 11, 23, 9, 0), func(c *booking.Config) { c.Keys = nil })
 	_, err := f.search.Search(context.Background(), query("vvs", "install_faucet", "11345", "i morgon"))
 	wantCode(t, err, bokat.CodeOptionSigningNotConfigured)
 }
@@ -644,7 +669,7 @@ func testSearchSeesImportedSupplyChanges(t *testing.T, db *sqlstore.DB) {
 	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(inactive), now); err != nil {
 		t.Fatal(err)
 	}
-	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoCoverage {
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != booking.ReasonNoCoverage {
 		t.Errorf("an inactive provider still has options: %+v", res.Options)
 	}
 	// Back again, now with a blocked day: the calendar is read on every search.
@@ -652,7 +677,7 @@ func testSearchSeesImportedSupplyChanges(t *testing.T, db *sqlstore.DB) {
 	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(blocked), now); err != nil {
 		t.Fatal(err)
 	}
-	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != ReasonNoFreeSlot {
+	if res := f.run(t, q); len(res.Options) != 0 || res.FallbackReason != booking.ReasonNoFreeSlot {
 		t.Errorf("options on a blocked day: %+v (%s)", res.Options, res.FallbackReason)
 	}
 	if res := f.run(t, query("vvs", "install_faucet", "11345", "onsdag")); len(res.Options) == 0 || res.Options[0].Price.AmountSEK != 2090 {

@@ -8,7 +8,6 @@ import (
 
 	"bokat"
 	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 )
 
 // snapshot is the supply at one revision, indexed for search. It is never
@@ -31,7 +30,7 @@ type providerEntry struct {
 	hoursKey string
 }
 
-func newSnapshot(s sqlstore.Supply) *snapshot {
+func newSnapshot(s Supply) *snapshot {
 	snap := &snapshot{revision: s.Revision, byService: map[string][]*providerEntry{}, memo: map[candidateKey]*candidateList{}}
 	for _, p := range s.Providers {
 		if !p.Active {

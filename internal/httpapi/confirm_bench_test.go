@@ -114,7 +114,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 	if err != nil {
 		b.Fatal(err)
 	}
-	lc, err := booking.NewLifecycle(db, search, nil)
+	lc, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), search, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

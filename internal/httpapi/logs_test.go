@@ -63,7 +63,7 @@ func TestLogsCarryNoContactDataOrSecrets(t *testing.T) {
 		ProviderEmail: providerEmail, ProviderPhone: providerPhone, CustomerName: name, CustomerEmail: email, CustomerPhone: phone,
 		ServiceAddress: address, SlotStart: clk.Now().Add(48 * time.Hour), SlotEnd: clk.Now().Add(50 * time.Hour), PriceSEK: 2400, Locale: "sv-SE"}
 	bookings.Put(t, b)
-	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Bookings: bookings, Sender: mailer, Organizer: mailer.FromAddress(), UIDDomain: "api.bokat.example",
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: bookings.Store(), Bookings: bookings, Sender: mailer, Organizer: mailer.FromAddress(), UIDDomain: "api.bokat.example",
 		Logger: log, Now: clk.Now, Outcomes: m, Backoff: []time.Duration{time.Minute}})
 	if err != nil {
 		t.Fatal(err)

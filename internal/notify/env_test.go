@@ -144,7 +144,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 		tb.Fatal(err)
 	}
 	e.worker, err = notify.NewWorker(notify.WorkerConfig{
-		Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Requests: e.requests, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
+		Store: e.bookings.Store(), Bookings: e.bookings, Requests: e.requests, FollowUp: e.follow, Sender: e.mailer, Organizer: e.mailer.FromAddress(),
 		UIDDomain: uidDomain,
 		Logger:    log, Now: e.clk.Now, Outcomes: e.metrics,
 	})

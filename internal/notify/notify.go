@@ -78,15 +78,6 @@ type BookingSource interface {
 	// NotificationBooking returns the booking's current state, or an error
 	// wrapping bokat.ErrNotFound when there is no such booking.
 	NotificationBooking(ctx context.Context, bookingID string) (Booking, error)
-	// SetConfirmationStatus writes status (bokat.NotificationSent, Skipped
-	// or Failed) to the booking's customer_confirmation_status or
-	// provider_confirmation_status (recipient bokat.RecipientCustomer or
-	// bokat.RecipientProvider). It runs inside tx, the transaction that
-	// ends the job, opened by the worker's Store (whose concrete
-	// transaction type the source may rely on): it must write through tx
-	// and never open a transaction of its own (on SQLite that would wait
-	// forever for the one writer).
-	SetConfirmationStatus(ctx context.Context, tx Tx, bookingID, recipient, status string) error
 }
 
 // ProviderFollowUp raises booking.provider_action_required for a booking

@@ -439,7 +439,7 @@ func TestFolderModeWritesEMLFiles(t *testing.T) {
 	if mailer.Mode() != "folder" {
 		t.Fatalf("mode = %s", mailer.Mode())
 	}
-	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Sender: mailer,
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: e.bookings.Store(), Bookings: e.bookings, Sender: mailer,
 		Organizer: mailer.FromAddress(), UIDDomain: uidDomain, Logger: discardLogger(), Now: e.clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +487,7 @@ func TestRunDeliversUntilStoppedAndStopsItsHeartbeat(t *testing.T) {
 	e := newEnv(t, db)
 	hb := telemetry.NewHeartbeats(nil)
 	beat := hb.Register("notify", time.Minute)
-	w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Bookings: e.bookings, Sender: e.mailer,
+	w, err := notify.NewWorker(notify.WorkerConfig{Store: e.bookings.Store(), Bookings: e.bookings, Sender: e.mailer,
 		Organizer: e.mailer.FromAddress(), UIDDomain: uidDomain, Logger: discardLogger(), Now: e.clk.Now, Heartbeat: beat, Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,13 @@ type Tx interface {
 	// EndPendingRequestCandidates gives every candidate provider of the
 	// request still pending the status.
 	EndPendingRequestCandidates(ctx context.Context, requestID, status string) error
+	// SetConfirmationStatus writes status (bokat.NotificationSent, Skipped
+	// or Failed) to the booking's customer or provider confirmation status
+	// (recipient bokat.RecipientCustomer or bokat.RecipientProvider), the
+	// latest outcome of the messages to that party, in the transaction
+	// that ends the job. It returns an error wrapping bokat.ErrNotFound for
+	// an unknown booking.
+	SetConfirmationStatus(ctx context.Context, bookingID, recipient, status string) error
 }
 
 // ErrLeaseLost is returned when a job's claim was overtaken (its lease ran

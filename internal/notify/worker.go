@@ -215,7 +215,7 @@ func (w *Worker) deliver(ctx context.Context, j ClaimedJob) {
 		if err != nil {
 			return fmt.Errorf("latest outcome: %w", err)
 		}
-		return w.cfg.Bookings.SetConfirmationStatus(fctx, tx, j.BookingID, j.Recipient, latest)
+		return tx.SetConfirmationStatus(fctx, j.BookingID, j.Recipient, latest)
 	})
 	w.report(ctx, log, j.Recipient, o, err, bookingLogs)
 }

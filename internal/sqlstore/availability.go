@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"bokat/internal/booking"
 )
 
 // Revisions returns the supply and the calendar revision, read together in
@@ -19,33 +21,6 @@ func (db *DB) Revisions(ctx context.Context) (supply, calendar int64, err error)
 	return supply, calendar, translate(err)
 }
 
-// BusyEntry is an active calendar entry as search keeps it: who is busy
-// when, and whether it is a booking (else a blocked period).
-type BusyEntry struct {
-	ProviderID string
-	Booking    bool
-	Start, End time.Time
-}
-
-// Availability is one consistent read of what search keeps in memory: the
-// revisions, the supply when it moved on, and calendar entries.
-type Availability struct {
-	SupplyRevision, CalendarRevision int64
-	// Supply is the whole supply at SupplyRevision; nil when the revision
-	// is the one the caller already holds.
-	Supply *Supply
-	// Full reports that Entries hold every provider's entries; otherwise
-	// they hold those of Changed only, and providers not in Changed are as
-	// the caller holds them.
-	Full bool
-	// Changed lists the providers whose calendar changed after the
-	// calendar revision the caller holds (when not Full).
-	Changed []string
-	// Entries are the active calendar entries ending after the asked
-	// instant, ordered by provider and start.
-	Entries []BusyEntry
-}
-
 // maxChangedProviders bounds a delta read: when more providers changed than
 // this, reading every entry once is cheaper than a long list.
 const maxChangedProviders = 2000
@@ -55,25 +30,25 @@ const maxChangedProviders = 2000
 // revision is past supplyRev; and the active calendar entries ending after
 // endAfter: of every provider when full is set or calendarRev is negative,
 // else of the providers whose calendar changed after calendarRev.
-func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (Availability, error) {
+func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (booking.Availability, error) {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.engine == Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
 	}
 	tx, err := db.read.BeginTx(ctx, opts)
 	if err != nil {
-		return Availability{}, translate(err)
+		return booking.Availability{}, translate(err)
 	}
 	defer tx.Rollback()
-	var a Availability
+	var a booking.Availability
 	if err := tx.QueryRowContext(ctx, `SELECT s.revision, c.revision FROM supply_revision s, calendar_revision c
 		 WHERE s.id = 1 AND c.id = 1`).Scan(&a.SupplyRevision, &a.CalendarRevision); err != nil {
-		return Availability{}, translate(err)
+		return booking.Availability{}, translate(err)
 	}
 	if a.SupplyRevision != supplyRev {
-		s := Supply{Revision: a.SupplyRevision}
+		s := booking.Supply{Revision: a.SupplyRevision}
 		if s.Providers, err = loadProviders(ctx, tx, ""); err != nil {
-			return Availability{}, err
+			return booking.Availability{}, err
 		}
 		a.Supply = &s
 	}
@@ -81,19 +56,19 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 	if !a.Full && a.CalendarRevision != calendarRev {
 		rows, err := tx.QueryContext(ctx, `SELECT provider_id FROM calendar_changes WHERE rev > $1 ORDER BY provider_id`, calendarRev)
 		if err != nil {
-			return Availability{}, translate(err)
+			return booking.Availability{}, translate(err)
 		}
 		for rows.Next() {
 			var id string
 			if err := rows.Scan(&id); err != nil {
 				rows.Close()
-				return Availability{}, translate(err)
+				return booking.Availability{}, translate(err)
 			}
 			a.Changed = append(a.Changed, id)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return Availability{}, translate(err)
+			return booking.Availability{}, translate(err)
 		}
 		if len(a.Changed) > maxChangedProviders {
 			a.Full, a.Changed = true, nil
@@ -113,17 +88,17 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 		return a, nil
 	}
 	if err != nil {
-		return Availability{}, translate(err)
+		return booking.Availability{}, translate(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			e          BusyEntry
+			e          booking.BusyEntry
 			kind       string
 			start, end int64
 		)
 		if err := rows.Scan(&e.ProviderID, &kind, &start, &end); err != nil {
-			return Availability{}, translate(err)
+			return booking.Availability{}, translate(err)
 		}
 		e.Booking, e.Start, e.End = kind == "booking", FromMillis(start), FromMillis(end)
 		a.Entries = append(a.Entries, e)

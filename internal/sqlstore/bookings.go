@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/idem"
 )
 
-// ErrSlotTaken is returned (wrapping bokat.ErrConflict) when a booking's
-// calendar entry would overlap another active booking entry of the same
-// provider: PostgreSQL's exclusion constraint calendar_entries_no_overlap or
-// SQLite's trigger of the same name refused it.
-var ErrSlotTaken = errors.New("the provider already has an active booking overlapping the slot")
+// The booking lifecycle's store and transaction, and what search reads.
+var (
+	_ booking.Store       = Bound[booking.Tx]{}
+	_ booking.Tx          = (*Tx)(nil)
+	_ booking.SupplyStore = (*DB)(nil)
+)
 
 // bookingColumns are the columns scanBooking reads, in its order.
 const bookingColumns = `id, request_id, owner_client_id, owner_user_id, status, provider_id, provider_name,
@@ -55,7 +57,7 @@ func scanBooking(row rowScanner, extra ...any) (bokat.Booking, error) {
 // contact data and consent — and its calendar entry entryID (kind
 // 'booking', active) over the booking's slot, in the transaction. When the
 // entry overlaps another active booking entry of the provider it fails with
-// an error wrapping ErrSlotTaken and bokat.ErrConflict; on PostgreSQL the
+// an error wrapping booking.ErrSlotTaken and bokat.ErrConflict; on PostgreSQL the
 // transaction is then aborted and must be rolled back.
 func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.BookingContact, consent bokat.BookingConsent,
 	entryID string, now time.Time) error {
@@ -97,7 +99,7 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 func entryError(err error) error {
 	err = translate(err)
 	if errors.Is(err, bokat.ErrConflict) {
-		return fmt.Errorf("%w: %w", ErrSlotTaken, err)
+		return fmt.Errorf("%w: %w", booking.ErrSlotTaken, err)
 	}
 	if err != nil {
 		return fmt.Errorf("write calendar entry: %w", err)
@@ -165,7 +167,7 @@ func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, 
 // Sequence as the caller set them; it clears the delivery statuses and
 // moves the booking's calendar entry to the new slot. The new slot is held
 // to the same rule as a new booking: an overlap with another active booking
-// entry of the provider fails with ErrSlotTaken. It returns
+// entry of the provider fails with booking.ErrSlotTaken. It returns
 // bokat.ErrNotFound unless b is a confirmed booking.
 func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingContact, now time.Time) error {
 	v, plain, err := tx.bookingSecrets(ctx, b.ID)

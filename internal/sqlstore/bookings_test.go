@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -77,7 +78,7 @@ func TestBookingStore(t *testing.T) {
 			if tc.ok && err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 			}
-			if !tc.ok && (!errors.Is(err, sqlstore.ErrSlotTaken) || !errors.Is(err, bokat.ErrConflict)) {
+			if !tc.ok && (!errors.Is(err, booking.ErrSlotTaken) || !errors.Is(err, bokat.ErrConflict)) {
 				t.Errorf("%s: err = %v, want ErrSlotTaken", tc.name, err)
 			}
 		}
@@ -101,7 +102,7 @@ func TestBookingStore(t *testing.T) {
 		moved := a
 		moved.SlotStart, moved.SlotEnd = t0.Add(60*time.Minute), t0.Add(150*time.Minute)
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.MoveBooking(ctx, moved, testContact, t0) })
-		if !errors.Is(err, sqlstore.ErrSlotTaken) {
+		if !errors.Is(err, booking.ErrSlotTaken) {
 			t.Errorf("move over bkg_e: err = %v", err)
 		}
 		moved.SlotStart, moved.SlotEnd, moved.Sequence, moved.RescheduledAt = t0, t0.Add(90*time.Minute), 1, t0.Add(time.Hour)

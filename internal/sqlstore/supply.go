@@ -10,16 +10,9 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/supply"
 )
-
-// Supply is a consistent read of every provider's supply (blocked periods
-// aside: they live in the calendar) at one revision.
-type Supply struct {
-	// Revision increases with every committed change of the supply tables.
-	Revision  int64
-	Providers []bokat.ProviderSupply
-}
 
 // readStmt returns the prepared statement of a hot read query on the read
 // pool, preparing it on first use. Searches run the same few queries for
@@ -53,22 +46,22 @@ func (db *DB) SupplyRevision(ctx context.Context) (int64, error) {
 // LoadSupply reads every provider with its postcodes, services and working
 // hours, and the revision they belong to, in one read transaction. Providers
 // are sorted by id, their lists in a stable order.
-func (db *DB) LoadSupply(ctx context.Context) (Supply, error) {
+func (db *DB) LoadSupply(ctx context.Context) (booking.Supply, error) {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.engine == Postgres {
 		opts.Isolation = sql.LevelRepeatableRead // one snapshot for every statement
 	}
 	tx, err := db.read.BeginTx(ctx, opts)
 	if err != nil {
-		return Supply{}, translate(err)
+		return booking.Supply{}, translate(err)
 	}
 	defer tx.Rollback()
-	var s Supply
+	var s booking.Supply
 	if err := tx.QueryRowContext(ctx, `SELECT revision FROM supply_revision WHERE id = 1`).Scan(&s.Revision); err != nil {
-		return Supply{}, translate(err)
+		return booking.Supply{}, translate(err)
 	}
 	if s.Providers, err = loadProviders(ctx, tx, ""); err != nil {
-		return Supply{}, err
+		return booking.Supply{}, err
 	}
 	return s, nil
 }

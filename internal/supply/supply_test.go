@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
@@ -348,7 +349,7 @@ func TestDemoSupplyMatchesTheDecisions(t *testing.T) {
 
 // dump is the whole stored supply, blocked periods included, for comparing
 // the store before and after an import.
-func dump(t *testing.T, db *sqlstore.DB) (sqlstore.Supply, []bokat.ProviderSupply) {
+func dump(t *testing.T, db *sqlstore.DB) (booking.Supply, []bokat.ProviderSupply) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := db.LoadSupply(ctx)

@@ -18,8 +18,8 @@ import (
 // TableBookings is a notify.BookingSource for tests while the real booking
 // store does not exist: bookings kept as JSON in a table only tests create
 // (test_bookings), with the two confirmation status columns the real
-// bookings table has. It uses the transaction it is given, as the real
-// store must.
+// bookings table has. A worker delivering them uses Store, whose
+// transactions write those columns.
 type TableBookings struct{ db *sqlstore.DB }
 
 var _ notify.BookingSource = (*TableBookings)(nil)
@@ -73,19 +73,31 @@ func (s *TableBookings) NotificationBooking(ctx context.Context, id string) (not
 	return b, json.Unmarshal([]byte(data), &b)
 }
 
-// SetConfirmationStatus implements notify.BookingSource. tx must be a
-// *sqlstore.Tx, as the transactions of a worker whose Store is
-// sqlstore.Bind[notify.Tx] of the same database are.
-func (s *TableBookings) SetConfirmationStatus(ctx context.Context, tx notify.Tx, id, recipient, status string) error {
-	stx, ok := tx.(*sqlstore.Tx)
-	if !ok {
-		return fmt.Errorf("notifytest: transaction %T is not the database's", tx)
-	}
+// Store returns the database as a notification worker uses it, except that
+// the confirmation statuses a job's transaction records go to the test
+// table, next to the bookings of this source. A worker delivering this
+// source's bookings uses it as its Store.
+func (s *TableBookings) Store() notify.Store {
+	return tableStore{sqlstore.Bind[notify.Tx](s.db)}
+}
+
+// tableStore is the worker's store whose transactions are tableTx.
+type tableStore struct{ sqlstore.Bound[notify.Tx] }
+
+func (s tableStore) InTx(ctx context.Context, fn func(notify.Tx) error) error {
+	return s.DB.InTx(ctx, func(tx *sqlstore.Tx) error { return fn(tableTx{tx}) })
+}
+
+// tableTx is the database's transaction writing confirmation statuses to
+// test_bookings.
+type tableTx struct{ *sqlstore.Tx }
+
+func (tx tableTx) SetConfirmationStatus(ctx context.Context, id, recipient, status string) error {
 	col := map[string]string{bokat.RecipientCustomer: "customer_confirmation_status", bokat.RecipientProvider: "provider_confirmation_status"}[recipient]
 	if col == "" {
 		return fmt.Errorf("unknown recipient %q", recipient)
 	}
-	_, err := stx.Q().ExecContext(ctx, `UPDATE test_bookings SET `+col+` = $2 WHERE id = $1`, id, status)
+	_, err := tx.Q().ExecContext(ctx, `UPDATE test_bookings SET `+col+` = $2 WHERE id = $1`, id, status)
 	return err
 }
 

@@ -1,0 +1,81 @@
+package booking
+
+import (
+	"time"
+
+	"bokat/internal/schedule"
+)
+
+// What the external tests (package booking_test, which open a real store
+// and so cannot be part of this package) need of its unexported parts: the
+// pieces of search that the brute-force reference of index_test.go reuses,
+// and a view of the availability index.
+
+const MaxNextAvailable = maxNextAvailable
+
+var (
+	WindowDays     = windowDays
+	WeeklyHours    = weeklyHours
+	RotationPeriod = rotationPeriod
+	RotationHash   = rotationHash
+)
+
+// Limits returns the search's slot step and its bounds on options.
+func Limits(s *Search) (step time.Duration, maxOptions, maxPerProvider int) {
+	return s.step, s.maxOptions, s.maxPerProvider
+}
+
+// RankInput is rankInput with exported methods.
+type RankInput interface {
+	Candidates() int
+	Hash(i int) uint64
+	Bookings(i int) int
+	Slots(i, day int) []schedule.Interval
+}
+
+type rankAdapter struct{ RankInput }
+
+func (a rankAdapter) candidates() int                      { return a.Candidates() }
+func (a rankAdapter) hash(i int) uint64                    { return a.Hash(i) }
+func (a rankAdapter) bookings(i int) int                   { return a.Bookings(i) }
+func (a rankAdapter) slots(i, day int) []schedule.Interval { return a.Slots(i, day) }
+
+// RankPick is a rankPick.
+type RankPick struct {
+	Cand int
+	Slot schedule.Interval
+}
+
+// RankOptions is rankOptions.
+func RankOptions(in RankInput, days, sample, maxPer, maxTotal int) []RankPick {
+	var out []RankPick
+	for _, p := range rankOptions(rankAdapter{in}, days, sample, maxPer, maxTotal) {
+		out = append(out, RankPick{Cand: p.cand, Slot: p.slot})
+	}
+	return out
+}
+
+// IndexView is what the tests look at of a search's availability index.
+type IndexView struct {
+	SupplyRevision, CalendarRevision int64
+	// Services is the number of services some active provider offers.
+	Services int
+	// Busy holds, per provider with busy intervals, whether each interval
+	// (in order of start) is a booking (else a blocked period).
+	Busy map[string][]bool
+}
+
+// Index returns a view of the search's current index, nil before one is
+// built.
+func Index(s *Search) *IndexView {
+	ix := s.idx.Load()
+	if ix == nil {
+		return nil
+	}
+	v := &IndexView{SupplyRevision: ix.snap.revision, CalendarRevision: ix.calRev, Services: len(ix.snap.byService),
+		Busy: make(map[string][]bool, len(ix.busy))}
+	for id, b := range ix.busy {
+		v.Busy[id] = b.booking
+	}
+	return v
+}

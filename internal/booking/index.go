@@ -288,7 +288,8 @@ func (w *searchWalk) at(i int) *walkState {
 	}
 	p := w.cands.providers[i]
 	if len(w.slab) == cap(w.slab) {
-		w.slab = make([]walkState, 0, 16) // earlier chunks stay where they are
+		// A new chunk, twice the last; earlier chunks stay where they are.
+		w.slab = make([]walkState, 0, min(max(2*cap(w.slab), 4), 64))
 	}
 	w.slab = append(w.slab, walkState{plan: w.s.planFor(p, w.job, w.window), busy: w.ix.busy[p.supply.ID]})
 	st := &w.slab[len(w.slab)-1]
@@ -302,34 +303,28 @@ func (w *searchWalk) slots(i, day int) []schedule.Interval {
 		st.byDay = make([]daySlots, len(w.days))
 	}
 	if ds := &st.byDay[day]; !ds.done {
-		// The arena is filled in chunks: a new one when the current one
-		// is nearly full (or when a day outgrows it, by append), while the
-		// slices handed out before keep theirs, which nobody writes again.
-		if cap(w.arena)-len(w.arena) < arenaReserve {
-			w.arena = make([]schedule.Interval, 0, arenaChunk)
+		// The arena is filled in chunks growing twice: a new one when the
+		// day's template may not fit, while the slices handed out before
+		// keep theirs, which nobody writes again.
+		t := w.s.dayTemplate(st.plan.p, st.plan.duration, w.window.Daily, w.days[day])
+		if cap(w.arena)-len(w.arena) < len(t.ms) {
+			w.arena = make([]schedule.Interval, 0, max(len(t.ms), min(2*cap(w.arena), 512), 32))
 		}
 		n := len(w.arena)
-		w.arena = w.s.appendDaySlots(w.arena, st, w.days[day], w.window.Daily)
+		w.arena = appendDaySlots(w.arena, st, t)
 		ds.slots, ds.done = w.arena[n:len(w.arena):len(w.arena)], true
 	}
 	return st.byDay[day].slots
 }
 
-// The arena's chunk size, and the room a day is given before a new chunk
-// is started (a day of half-hour steps has at most 48 slots).
-const (
-	arenaChunk   = 128
-	arenaReserve = 48
-)
-
-// appendDaySlots appends to dst the free slots of a candidate on day d of
-// the window: the day's template for its hours and job length, less what
+// appendDaySlots appends to dst the free slots of a candidate on the day of
+// template t (its hours and job length on that day): the template less what
 // starts before its window, notice or ends after its horizon, and what
-// overlaps its busy intervals. This is what schedule.Slots answers for that day (the property
-// test compares them), without computing wall-clock times per provider.
-func (s *Search) appendDaySlots(dst []schedule.Interval, st *walkState, d schedule.Date, daily schedule.ClockRange) []schedule.Interval {
+// overlaps its busy intervals. This is what schedule.Slots answers for that
+// day (the property test compares them), without computing wall-clock times
+// per provider.
+func appendDaySlots(dst []schedule.Interval, st *walkState, t *dayTemplate) []schedule.Interval {
 	pl := &st.plan
-	t := s.dayTemplate(pl.p, pl.duration, daily, d)
 	if len(t.slots) == 0 {
 		return dst
 	}

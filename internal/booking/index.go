@@ -244,8 +244,12 @@ type searchWalk struct {
 	job    jobSpec
 	window schedule.Window
 	days   []schedule.Date
-	// state of the candidates looked at, by walk position.
+	// state of the candidates looked at, by walk position; the states
+	// live in slab, and their slots in arena (a search looks at a few
+	// dozen candidate days: a few allocations instead of one per day).
 	state map[int]*walkState
+	slab  []walkState
+	arena []schedule.Interval
 }
 
 // jobSpec is what a search looks for: the service and the job's quantity.
@@ -258,8 +262,13 @@ type jobSpec struct {
 type walkState struct {
 	plan  plan
 	busy  *providerBusy
-	byDay [][]schedule.Interval // by day of the window; computed when done[day]
-	done  []bool
+	byDay []daySlots // by day of the window
+}
+
+// daySlots are a candidate's free slots on one day, once computed.
+type daySlots struct {
+	slots []schedule.Interval
+	done  bool
 }
 
 func (w *searchWalk) candidates() int   { return len(w.cands.providers) }
@@ -277,41 +286,55 @@ func (w *searchWalk) at(i int) *walkState {
 		return st
 	}
 	p := w.cands.providers[i]
-	st := &walkState{plan: w.s.planFor(p, w.job, w.window), busy: w.ix.busy[p.supply.ID]}
+	if len(w.slab) == cap(w.slab) {
+		// A new chunk, twice the last; earlier chunks stay where they are.
+		w.slab = make([]walkState, 0, min(max(2*cap(w.slab), 4), 64))
+	}
+	w.slab = append(w.slab, walkState{plan: w.s.planFor(p, w.job, w.window), busy: w.ix.busy[p.supply.ID]})
+	st := &w.slab[len(w.slab)-1]
 	w.state[i] = st
 	return st
 }
 
 func (w *searchWalk) slots(i, day int) []schedule.Interval {
 	st := w.at(i)
-	if st.done == nil {
-		st.byDay, st.done = make([][]schedule.Interval, len(w.days)), make([]bool, len(w.days))
+	if st.byDay == nil {
+		st.byDay = make([]daySlots, len(w.days))
 	}
-	if !st.done[day] {
-		st.byDay[day], st.done[day] = w.s.daySlots(st, w.days[day], w.window.Daily), true
+	if ds := &st.byDay[day]; !ds.done {
+		// The arena is filled in chunks growing twice: a new one when the
+		// day's template may not fit, while the slices handed out before
+		// keep theirs, which nobody writes again.
+		t := w.s.dayTemplate(st.plan.p, st.plan.duration, w.window.Daily, w.days[day])
+		if cap(w.arena)-len(w.arena) < len(t.ms) {
+			w.arena = make([]schedule.Interval, 0, max(len(t.ms), min(2*cap(w.arena), 512), 32))
+		}
+		n := len(w.arena)
+		w.arena = appendDaySlots(w.arena, st, t)
+		ds.slots, ds.done = w.arena[n:len(w.arena):len(w.arena)], true
 	}
-	return st.byDay[day]
+	return st.byDay[day].slots
 }
 
-// daySlots returns the free slots of a candidate on day d of the window:
-// the day's template for its hours and job length, less what starts before
-// its window, notice or ends after its horizon, and what overlaps its busy
-// intervals. This is what schedule.Slots answers for that day (the property
-// test compares them), without computing wall-clock times per provider.
-func (s *Search) daySlots(st *walkState, d schedule.Date, daily schedule.ClockRange) []schedule.Interval {
+// appendDaySlots appends to dst the free slots of a candidate on the day of
+// template t (its hours and job length on that day): the template less what
+// starts before its window, notice or ends after its horizon, and what
+// overlaps its busy intervals. This is what schedule.Slots answers for that
+// day (the property test compares them), without computing wall-clock times
+// per provider.
+func appendDaySlots(dst []schedule.Interval, st *walkState, t *dayTemplate) []schedule.Interval {
 	pl := &st.plan
-	t := s.dayTemplate(pl.p, pl.duration, daily, d)
 	if len(t.slots) == 0 {
-		return nil
+		return dst
 	}
 	lo, to := t.ms[0].start, t.ms[len(t.ms)-1].end
 	lo = max(lo, pl.from.UnixMilli(), pl.earliest.UnixMilli())
 	to = min(to, pl.to.UnixMilli())
 	if lo >= to {
-		return nil
+		return dst
 	}
 	busy := st.busy.within(lo, to)
-	out := make([]schedule.Interval, 0, len(t.slots))
+	out := dst
 	for i, sp := range t.ms {
 		if sp.start < lo {
 			continue

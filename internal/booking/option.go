@@ -97,8 +97,9 @@ type Keyring struct {
 	signing Key
 	verify  map[string][]byte
 	random  io.Reader
-	// macs holds keyed HMAC states of the signing key, reset between uses.
-	macs sync.Pool
+	// signers holds *signer values: keyed HMAC states of the signing key
+	// with scratch buffers, reset between uses.
+	signers sync.Pool
 }
 
 // NewKeyring returns a keyring signing with the first key and verifying
@@ -110,7 +111,7 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 	}
 	k := &Keyring{signing: keys[0], verify: make(map[string][]byte, len(keys)), random: rand.Reader}
 	secret := bytes.Clone(keys[0].Secret)
-	k.macs.New = func() any { return hmac.New(sha256.New, secret) }
+	k.signers.New = func() any { return &signer{mac: hmac.New(sha256.New, secret)} }
 	for _, key := range keys {
 		if !keyIDPattern.MatchString(key.ID) {
 			return nil, fmt.Errorf("option signing: key id %q must be 1 to 32 characters of A-Z, a-z, 0-9, '_' and '-'", key.ID)
@@ -206,30 +207,38 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 		return "", errors.New("option signing: IssuedAt and ExpiresAt must be set, ExpiresAt after IssuedAt")
 	}
 	c.KeyID = k.signing.ID
+	// Search signs every option it returns: the nonce, payload and token
+	// are built in pooled buffers, and the id is the one allocation left.
+	sg := k.signers.Get().(*signer)
+	defer k.signers.Put(sg)
 	if c.Nonce == "" {
-		b := make([]byte, 16)
-		if _, err := io.ReadFull(k.random, b); err != nil {
+		if _, err := io.ReadFull(k.random, sg.nonce[:]); err != nil {
 			return "", fmt.Errorf("option signing: nonce: %w", err)
 		}
-		c.Nonce = base64.RawURLEncoding.EncodeToString(b)
+		c.Nonce = base64.RawURLEncoding.EncodeToString(sg.nonce[:])
 	}
-	raw := appendPayload(make([]byte, 0, 512), c)
-	enc := tokenEncoding
-	token := make([]byte, 0, len(tokenPrefix)+len(c.KeyID)+enc.EncodedLen(len(raw))+enc.EncodedLen(sha256.Size)+3)
-	token = append(token, tokenPrefix...)
+	sg.raw = appendPayload(sg.raw[:0], c)
+	token := append(sg.token[:0], tokenPrefix...)
 	token = append(token, '.')
 	token = append(token, c.KeyID...)
 	token = append(token, '.')
-	token = enc.AppendEncode(token, raw)
-	m := k.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write(token)
-	var sum [sha256.Size]byte
-	sig := m.Sum(sum[:0])
-	k.macs.Put(m)
+	token = tokenEncoding.AppendEncode(token, sg.raw)
+	sg.mac.Reset()
+	sg.mac.Write(token)
+	sig := sg.mac.Sum(sg.sum[:0])
 	token = append(token, '.')
-	token = enc.AppendEncode(token, sig)
+	token = tokenEncoding.AppendEncode(token, sig)
+	sg.token = token
 	return string(token), nil
+}
+
+// signer is the scratch state of one Sign: the signing key's HMAC and
+// buffers kept between uses.
+type signer struct {
+	mac        hash.Hash
+	nonce      [16]byte
+	sum        [sha256.Size]byte
+	raw, token []byte
 }
 
 // appendPayload writes the payload of c as compact JSON, in the member

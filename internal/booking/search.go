@@ -254,7 +254,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 			"once the user consents; it is not a booking.")
 	}
 	walk := &searchWalk{s: s, ix: ix, cands: cands, job: jobSpec{svc: svc, quantity: quantity, now: now},
-		window: res.Window, days: windowDays(res.Window, now), state: map[int]*walkState{}}
+		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
 	picks := rankOptions(walk, len(walk.days), s.maxOptions, s.maxPerProvider, s.maxOptions)
 	if len(picks) == 0 {
 		for _, iv := range walk.nextAvailable() {

@@ -179,6 +179,9 @@ type rule struct {
 	need []string
 }
 
+// phraseRules is the table of rules, built once: every parse walks it.
+var phraseRules = rules()
+
 // rules are tried in this order; a later match that overlaps an earlier
 // accepted one is dropped, so "i morgon" is tomorrow and never a morning, and
 // "15 december" is a date and never "efter 15".
@@ -257,7 +260,7 @@ func findParts(text string) []part {
 	f := fold(text)
 	var taken []span
 	var parts []part
-	for _, r := range rules() {
+	for _, r := range phraseRules {
 		if len(r.need) > 0 && !slices.ContainsFunc(r.need, func(w string) bool { return strings.Contains(f.norm, w) }) {
 			continue
 		}

@@ -15,10 +15,10 @@ import (
 	"bokat/internal/sqlstore"
 )
 
-// TableBookings is a notify.BookingSource for tests while the real booking
-// store does not exist: bookings kept as JSON in a table only tests create
-// (test_bookings), with the two confirmation status columns the real
-// bookings table has. A worker delivering them uses Store, whose
+// TableBookings is a notify.BookingSource for tests that need bookings
+// without the booking use cases: bookings kept as JSON in a table only
+// tests create (test_bookings), with the two confirmation status columns
+// the real bookings table has. A worker delivering them uses Store, whose
 // transactions write those columns.
 type TableBookings struct{ db *sqlstore.DB }
 

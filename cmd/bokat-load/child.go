@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"time"
 )
@@ -33,6 +34,9 @@ type serverSpec struct {
 	BodyBytes int `json:"body_bytes,omitempty"`
 	// CPUProfile, when set, is where the child writes its CPU profile.
 	CPUProfile string `json:"cpu_profile,omitempty"`
+	// HeapProfile, when set, is where the child writes a heap profile when
+	// it is told to stop, after a garbage collection: what it holds live.
+	HeapProfile string `json:"heap_profile,omitempty"`
 }
 
 // serverReady is the child's first line of output.
@@ -186,5 +190,18 @@ func serveChild(rawSpec string, stdin io.Reader, stdout io.Writer) int {
 	ready(serverReady{URL: s.URL, BodyBytes: s.BodyBytes})
 	// Serve until the parent closes stdin (or dies).
 	io.Copy(io.Discard, stdin)
+	if spec.HeapProfile != "" {
+		f, err := os.Create(spec.HeapProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	return 0
 }

@@ -97,6 +97,7 @@ type config struct {
 	check    bool
 	jsonOut  bool
 	profile  string
+	heap     string
 	rate     int
 	// large is the number of providers of the large supply (scale mode).
 	large         int
@@ -143,6 +144,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.large, "large", 0, "scale mode: compare search over the demo supply with search over a generated supply of this many providers")
 	fs.StringVar(&c.largeDatabase, "large-database", "", "scale mode: database URL of the large supply's server (default: a fresh SQLite file); -database is the demo server's")
 	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the measured server (search, or the large server with -large) to this file; with -in-process, of the whole run")
+	fs.StringVar(&c.heap, "memprofile", "", "write a heap profile of the measured server's process, taken after a garbage collection at the end of the run, to this file (not with -in-process)")
 	fs.BoolVar(&c.inProcess, "in-process", false, "run the servers inside this process, beside the load generator, instead of in processes of their own")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -154,6 +156,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
 	}
 
+	if c.heap != "" && c.inProcess {
+		return errors.New("-memprofile needs the servers in processes of their own (not -in-process)")
+	}
 	if c.profile != "" && c.inProcess {
 		f, err := os.Create(c.profile)
 		if err != nil {
@@ -169,7 +174,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return runScale(ctx, c, out)
 	}
 	search, err := startServer(ctx, serverSpec{Kind: "search", Database: c.database, SupplyName: supply.DemoName,
-		CPUProfile: c.childProfile()}, supply.Demo(), c.inProcess)
+		CPUProfile: absPath(c.profile, c.inProcess), HeapProfile: absPath(c.heap, c.inProcess)}, supply.Demo(), c.inProcess)
 	if err != nil {
 		return err
 	}
@@ -213,15 +218,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return emit(out, c, rep, rep.TargetsMet, "ratio", func() { printReport(out, rep, c) })
 }
 
-// childProfile is the CPU profile path of the measured server's process.
-func (c config) childProfile() string {
-	if c.inProcess || c.profile == "" {
+// absPath is a profile path as the measured server's process is given it:
+// absolute, and empty when the servers run in this process.
+func absPath(path string, inProcess bool) string {
+	if inProcess || path == "" {
 		return ""
 	}
-	if abs, err := filepath.Abs(c.profile); err == nil {
+	if abs, err := filepath.Abs(path); err == nil {
 		return abs
 	}
-	return c.profile
+	return path
 }
 
 // emit writes a report as JSON or as text and, with -check, fails when its

@@ -57,7 +57,7 @@ func runScale(ctx context.Context, c config, out io.Writer) error {
 	}
 	started := time.Now()
 	large, err := startServer(ctx, serverSpec{Kind: "search", Database: c.largeDatabase, SupplyName: "generated.yaml",
-		CPUProfile: c.childProfile()}, file, c.inProcess)
+		CPUProfile: absPath(c.profile, c.inProcess), HeapProfile: absPath(c.heap, c.inProcess)}, file, c.inProcess)
 	if err != nil {
 		return fmt.Errorf("large server: %w", err)
 	}

@@ -35,10 +35,16 @@ type RankInput interface {
 
 type rankAdapter struct{ RankInput }
 
-func (a rankAdapter) candidates() int                      { return a.Candidates() }
-func (a rankAdapter) hash(i int) uint64                    { return a.Hash(i) }
-func (a rankAdapter) bookings(i int) int                   { return a.Bookings(i) }
-func (a rankAdapter) slots(i, day int) []schedule.Interval { return a.Slots(i, day) }
+func (a rankAdapter) candidates() int    { return a.Candidates() }
+func (a rankAdapter) hash(i int) uint64  { return a.Hash(i) }
+func (a rankAdapter) bookings(i int) int { return a.Bookings(i) }
+func (a rankAdapter) slots(i, day int) []rankSlot {
+	var out []rankSlot
+	for _, iv := range a.Slots(i, day) {
+		out = append(out, newRankSlot(iv))
+	}
+	return out
+}
 
 // RankPick is a rankPick.
 type RankPick struct {
@@ -50,7 +56,7 @@ type RankPick struct {
 func RankOptions(in RankInput, days, sample, maxPer, maxTotal int) []RankPick {
 	var out []RankPick
 	for _, p := range rankOptions(rankAdapter{in}, days, sample, maxPer, maxTotal) {
-		out = append(out, RankPick{Cand: p.cand, Slot: p.slot})
+		out = append(out, RankPick{Cand: p.cand, Slot: p.slot.interval()})
 	}
 	return out
 }

@@ -249,7 +249,7 @@ type searchWalk struct {
 	// dozen candidate days: a few allocations instead of one per day).
 	state map[int]*walkState
 	slab  []walkState
-	arena []schedule.Interval
+	arena []rankSlot
 }
 
 // jobSpec is what a search looks for: the service and the job's quantity.
@@ -267,7 +267,7 @@ type walkState struct {
 
 // daySlots are a candidate's free slots on one day, once computed.
 type daySlots struct {
-	slots []schedule.Interval
+	slots []rankSlot
 	done  bool
 }
 
@@ -296,7 +296,7 @@ func (w *searchWalk) at(i int) *walkState {
 	return st
 }
 
-func (w *searchWalk) slots(i, day int) []schedule.Interval {
+func (w *searchWalk) slots(i, day int) []rankSlot {
 	st := w.at(i)
 	if st.byDay == nil {
 		st.byDay = make([]daySlots, len(w.days))
@@ -306,8 +306,8 @@ func (w *searchWalk) slots(i, day int) []schedule.Interval {
 		// day's template may not fit, while the slices handed out before
 		// keep theirs, which nobody writes again.
 		t := w.s.dayTemplate(st.plan.p, st.plan.duration, w.window.Daily, w.days[day])
-		if cap(w.arena)-len(w.arena) < len(t.ms) {
-			w.arena = make([]schedule.Interval, 0, max(len(t.ms), min(2*cap(w.arena), 512), 32))
+		if cap(w.arena)-len(w.arena) < len(t.slots) {
+			w.arena = make([]rankSlot, 0, max(len(t.slots), min(2*cap(w.arena), 512), 32))
 		}
 		n := len(w.arena)
 		w.arena = appendDaySlots(w.arena, st, t)
@@ -322,12 +322,12 @@ func (w *searchWalk) slots(i, day int) []schedule.Interval {
 // overlaps its busy intervals. This is what schedule.Slots answers for that
 // day (the property test compares them), without computing wall-clock times
 // per provider.
-func appendDaySlots(dst []schedule.Interval, st *walkState, t *dayTemplate) []schedule.Interval {
+func appendDaySlots(dst []rankSlot, st *walkState, t *dayTemplate) []rankSlot {
 	pl := &st.plan
 	if len(t.slots) == 0 {
 		return dst
 	}
-	lo, to := t.ms[0].start, t.ms[len(t.ms)-1].end
+	lo, to := t.slots[0].start, t.slots[len(t.slots)-1].end
 	lo = max(lo, pl.from.UnixMilli(), pl.earliest.UnixMilli())
 	to = min(to, pl.to.UnixMilli())
 	if lo >= to {
@@ -335,7 +335,7 @@ func appendDaySlots(dst []schedule.Interval, st *walkState, t *dayTemplate) []sc
 	}
 	busy := st.busy.within(lo, to)
 	out := dst
-	for i, sp := range t.ms {
+	for _, sp := range t.slots {
 		if sp.start < lo {
 			continue
 		}
@@ -353,7 +353,7 @@ func appendDaySlots(dst []schedule.Interval, st *walkState, t *dayTemplate) []sc
 			}
 		}
 		if free {
-			out = append(out, t.slots[i])
+			out = append(out, sp)
 		}
 	}
 	return out
@@ -371,10 +371,9 @@ type templateKey struct {
 // maxTemplates bounds the template memo; when it is full it starts again.
 const maxTemplates = 16384
 
-// dayTemplate holds a day's slots and the same as milliseconds.
+// dayTemplate holds the slots of a day for one pattern of hours.
 type dayTemplate struct {
-	slots []schedule.Interval
-	ms    []span
+	slots []rankSlot
 }
 
 // dayTemplate returns the day template of p's hours, memoised: providers
@@ -388,10 +387,10 @@ func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily sch
 	if ok {
 		return t
 	}
-	t = &dayTemplate{slots: schedule.Slots(schedule.SlotParams{Hours: p.hours, From: d.At(0), To: d.AddDays(1).At(0),
-		Duration: duration, Step: s.step, Daily: daily})}
-	for _, iv := range t.slots {
-		t.ms = append(t.ms, span{iv.Start.UnixMilli(), iv.End.UnixMilli()})
+	t = &dayTemplate{}
+	for _, iv := range schedule.Slots(schedule.SlotParams{Hours: p.hours, From: d.At(0), To: d.AddDays(1).At(0),
+		Duration: duration, Step: s.step, Daily: daily}) {
+		t.slots = append(t.slots, newRankSlot(iv))
 	}
 	s.tmplMu.Lock()
 	if len(s.templates) >= maxTemplates {

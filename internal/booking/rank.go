@@ -51,13 +51,32 @@ type rankInput interface {
 	// slots returns candidate i's free slots on the day-th day of the
 	// window, sorted by start. rankOptions asks only for the days it needs,
 	// so an implementation may compute them lazily.
-	slots(i, day int) []schedule.Interval
+	slots(i, day int) []rankSlot
+}
+
+// rankSlot is a free slot as the ranking sees it: its bounds in Unix
+// milliseconds and the part of the day it starts in. It holds no pointer,
+// so the many slots a search computes are nothing to the garbage
+// collector.
+type rankSlot struct {
+	start, end int64
+	part       int
+}
+
+// newRankSlot returns iv as a rankSlot.
+func newRankSlot(iv schedule.Interval) rankSlot {
+	return rankSlot{start: iv.Start.UnixMilli(), end: iv.End.UnixMilli(), part: partOfDay(iv.Start)}
+}
+
+// interval returns the slot as an interval of UTC instants.
+func (s rankSlot) interval() schedule.Interval {
+	return schedule.Interval{Start: time.UnixMilli(s.start).UTC(), End: time.UnixMilli(s.end).UTC()}
 }
 
 // rankPick is one chosen option: a candidate and one of its slots.
 type rankPick struct {
 	cand int
-	slot schedule.Interval
+	slot rankSlot
 }
 
 // Parts of the day of the ranking's buckets.
@@ -116,17 +135,17 @@ first:
 			// The fewest options so far decide first: members with more
 			// are only looked at (their slots computed) when no member
 			// with fewer has a slot in the bucket.
-			best, bestSlot := -1, schedule.Interval{}
+			best, bestSlot := -1, rankSlot{}
 			for level := 0; level < maxPer && best < 0; level++ {
 				for m := range ms {
 					if ms[m].count != level {
 						continue
 					}
 					for _, s := range in.slots(ms[m].cand, d) {
-						if partOfDay(s.Start) != part {
+						if s.part != part {
 							continue
 						}
-						if best < 0 || s.Start.Before(bestSlot.Start) || s.Start.Equal(bestSlot.Start) && better(m, best) {
+						if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && better(m, best) {
 							best, bestSlot = m, s
 						}
 						break // the earliest slot of the part is the member's best there
@@ -154,7 +173,7 @@ first:
 	if complete && open && len(picks) < maxTotal {
 		type entry struct {
 			m     int
-			slot  schedule.Interval
+			slot  rankSlot
 			taken bool
 		}
 		var buckets [][]entry
@@ -165,8 +184,7 @@ first:
 					continue
 				}
 				for _, s := range in.slots(ms[m].cand, d) {
-					p := partOfDay(s.Start)
-					day[p] = append(day[p], entry{m: m, slot: s})
+					day[s.part] = append(day[s.part], entry{m: m, slot: s})
 				}
 			}
 			for _, b := range day {
@@ -177,10 +195,10 @@ first:
 		}
 		offered := map[int64]bool{}
 		for _, p := range picks {
-			offered[p.slot.Start.UnixNano()] = true
+			offered[p.slot.start] = true
 			for _, b := range buckets {
 				for k := range b {
-					if ms[b[k].m].cand == p.cand && b[k].slot.Start.Equal(p.slot.Start) {
+					if ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
 						b[k].taken = true
 					}
 				}
@@ -200,7 +218,7 @@ first:
 						continue
 					}
 					o := &b[best]
-					eNew, oNew := !offered[e.slot.Start.UnixNano()], !offered[o.slot.Start.UnixNano()]
+					eNew, oNew := !offered[e.slot.start], !offered[o.slot.start]
 					c := 0
 					switch {
 					case eNew != oNew:
@@ -211,8 +229,8 @@ first:
 						}
 					case ms[e.m].count != ms[o.m].count:
 						c = cmp.Compare(ms[e.m].count, ms[o.m].count)
-					case !e.slot.Start.Equal(o.slot.Start):
-						c = e.slot.Start.Compare(o.slot.Start)
+					case e.slot.start != o.slot.start:
+						c = cmp.Compare(e.slot.start, o.slot.start)
 					case better(e.m, o.m):
 						c = -1
 					}
@@ -226,7 +244,7 @@ first:
 				e := &b[best]
 				e.taken = true
 				ms[e.m].count++
-				offered[e.slot.Start.UnixNano()] = true
+				offered[e.slot.start] = true
 				picks = append(picks, rankPick{ms[e.m].cand, e.slot})
 				chose = true
 				if len(picks) >= maxTotal {
@@ -244,7 +262,7 @@ first:
 		rankOf[ms[m].cand] = m
 	}
 	slices.SortFunc(picks, func(a, b rankPick) int {
-		if c := a.slot.Start.Compare(b.slot.Start); c != 0 {
+		if c := cmp.Compare(a.slot.start, b.slot.start); c != 0 {
 			return c
 		}
 		switch ma, mb := rankOf[a.cand], rankOf[b.cand]; {

@@ -279,12 +279,12 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	res.Options = make([]Option, 0, len(picks))
 	for _, pk := range picks {
-		pl := &walk.at(pk.cand).plan
+		pl, slot := &walk.at(pk.cand).plan, pk.slot.interval()
 		price := PriceOf(svc, pl.offer, quantity)
 		c := OptionClaims{
 			IssuedAt: now, ExpiresAt: expires,
 			ProviderID: pl.p.supply.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
-			SlotStart: pk.slot.Start, SlotEnd: pk.slot.End,
+			SlotStart: slot.Start, SlotEnd: slot.End,
 			AmountSEK: price.AmountSEK, PricingModel: string(price.PricingModel), PriceType: string(price.PriceType),
 			UnitPriceSEK: price.UnitPriceSEK, Quantity: price.Quantity, Unit: price.Unit, MinimumChargeSEK: price.MinimumChargeSEK,
 			TermsVersion: svc.Terms.Version, Postcode: postcodeKey, DestinationPostcode: destKey, Locale: locale,
@@ -294,8 +294,8 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 			return Result{}, err
 		}
 		res.Options = append(res.Options, Option{
-			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: pk.slot,
-			SlotLabel: schedule.SlotLabel(pk.slot, locale), Price: price, Claims: c,
+			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: slot,
+			SlotLabel: schedule.SlotLabel(slot, locale), Price: price, Claims: c,
 		})
 	}
 	res.SafeNextStep = "Present these options to the user as returned (provider, time, price, scope and terms) and let the " +

@@ -167,6 +167,10 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 	if err != nil {
 		return nil, translate(err)
 	}
+	// Service ids repeat across providers: the supply a search holds keeps
+	// one string per id, which also spares the collector 40 objects per
+	// provider in a large supply.
+	serviceIDs := map[string]string{}
 	for rows.Next() {
 		var (
 			pid string
@@ -176,6 +180,11 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 			&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes); err != nil {
 			rows.Close()
 			return nil, translate(err)
+		}
+		if id, ok := serviceIDs[s.ServiceID]; ok {
+			s.ServiceID = id
+		} else {
+			serviceIDs[s.ServiceID] = s.ServiceID
 		}
 		if p := byID[pid]; p != nil {
 			p.Services = append(p.Services, s)
@@ -213,7 +222,11 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 
 	out := make([]bokat.ProviderSupply, 0, len(order))
 	for _, id := range order {
-		out = append(out, *byID[id])
+		p := byID[id]
+		// Lists built by append hold up to twice their length; a search
+		// keeps the supply for as long as it is current.
+		p.Postcodes, p.Services, p.Hours = slices.Clone(p.Postcodes), slices.Clone(p.Services), slices.Clone(p.Hours)
+		out = append(out, *p)
 	}
 	return out, nil
 }

@@ -249,12 +249,12 @@ type searchWalk struct {
 	// dozen candidate days: a few allocations instead of one per day).
 	state map[int]*walkState
 	slab  []walkState
-	arena []rankSlot
+	arena [][]rankSlot
 }
 
 // jobSpec is what a search looks for: the service and the job's quantity.
 type jobSpec struct {
-	svc      catalog.Service
+	svc      *catalog.Service
 	quantity float64
 	now      time.Time
 }
@@ -262,13 +262,14 @@ type jobSpec struct {
 type walkState struct {
 	plan  plan
 	busy  *providerBusy
-	byDay []daySlots // by day of the window
+	byDay []daySpan // by day of the window
 }
 
-// daySlots are a candidate's free slots on one day, once computed.
-type daySlots struct {
-	slots []rankSlot
-	done  bool
+// daySpan locates a candidate's free slots on one day in the walk's arena,
+// once computed: arena[chunk][from : from+n].
+type daySpan struct {
+	chunk, from, n int32
+	done           bool
 }
 
 func (w *searchWalk) candidates() int   { return len(w.cands.providers) }
@@ -299,21 +300,28 @@ func (w *searchWalk) at(i int) *walkState {
 func (w *searchWalk) slots(i, day int) []rankSlot {
 	st := w.at(i)
 	if st.byDay == nil {
-		st.byDay = make([]daySlots, len(w.days))
+		st.byDay = make([]daySpan, len(w.days))
 	}
-	if ds := &st.byDay[day]; !ds.done {
-		// The arena is filled in chunks growing twice: a new one when the
-		// day's template may not fit, while the slices handed out before
-		// keep theirs, which nobody writes again.
+	ds := &st.byDay[day]
+	if !ds.done {
+		// The arena is a list of chunks, each twice the last: a new one
+		// when the day's template may not fit in the last, so no slot is
+		// ever copied.
 		t := w.s.dayTemplate(st.plan.p, st.plan.duration, w.window.Daily, w.days[day])
-		if cap(w.arena)-len(w.arena) < len(t.slots) {
-			w.arena = make([]rankSlot, 0, max(len(t.slots), min(2*cap(w.arena), 512), 32))
+		last := len(w.arena) - 1
+		if last < 0 || cap(w.arena[last])-len(w.arena[last]) < len(t.slots) {
+			size := 32
+			if last >= 0 {
+				size = min(2*cap(w.arena[last]), 512)
+			}
+			w.arena = append(w.arena, make([]rankSlot, 0, max(size, len(t.slots))))
+			last++
 		}
-		n := len(w.arena)
-		w.arena = appendDaySlots(w.arena, st, t)
-		ds.slots, ds.done = w.arena[n:len(w.arena):len(w.arena)], true
+		from := len(w.arena[last])
+		w.arena[last] = appendDaySlots(w.arena[last], st, t)
+		*ds = daySpan{chunk: int32(last), from: int32(from), n: int32(len(w.arena[last]) - from), done: true}
 	}
-	return st.byDay[day].slots
+	return w.arena[ds.chunk][ds.from : ds.from+ds.n : ds.from+ds.n]
 }
 
 // appendDaySlots appends to dst the free slots of a candidate on the day of

@@ -48,7 +48,10 @@ type Config struct {
 
 // Search finds booking options. It is safe for concurrent use.
 type Search struct {
-	cat            *catalog.Catalog
+	cat *catalog.Catalog
+	// services are the catalog's services, each in one place that every
+	// option of it points to.
+	services       map[string]*catalog.Service
 	store          SupplyStore
 	keys           *Keyring
 	ttl            time.Duration
@@ -78,6 +81,10 @@ func NewSearch(cfg Config) (*Search, error) {
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
 		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep,
 		timing: schedule.NewTimingReader(0), templates: map[templateKey]*dayTemplate{},
+		services: make(map[string]*catalog.Service, len(cfg.Catalog.Services)),
+	}
+	for id, svc := range cfg.Catalog.Services {
+		s.services[id] = &svc
 	}
 	if s.ttl <= 0 {
 		s.ttl = DefaultOptionTTL
@@ -116,7 +123,8 @@ type Option struct {
 	ID        string
 	ExpiresAt time.Time
 	Provider  bokat.Provider
-	Service   catalog.Service
+	// Service is the catalog service; the options of one search share it.
+	Service   *catalog.Service
 	Slot      schedule.Interval
 	SlotLabel string
 	Price     Price
@@ -217,7 +225,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 			"can be offered. Tell the user so, and offer a provider follow-up request (POST /v1/requests) once they consent "+
 			"to sharing their details; it is not a booking and confirms no provider, time or price.")
 	}
-	svc, ok := s.cat.Service(jt.Seed.ServiceID)
+	svc, ok := s.services[jt.Seed.ServiceID]
 	if !ok {
 		return Result{}, fmt.Errorf("booking: catalog has no service %s for job type %s", jt.Seed.ServiceID, jt.ID)
 	}
@@ -280,7 +288,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	res.Options = make([]Option, 0, len(picks))
 	for _, pk := range picks {
 		pl, slot := &walk.at(pk.cand).plan, pk.slot.interval()
-		price := PriceOf(svc, pl.offer, quantity)
+		price := PriceOf(*svc, pl.offer, quantity)
 		c := OptionClaims{
 			IssuedAt: now, ExpiresAt: expires,
 			ProviderID: pl.p.supply.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
@@ -308,7 +316,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 // planFor returns how candidate p is searched for the job in window w.
 func (s *Search) planFor(p *providerEntry, job jobSpec, w schedule.Window) plan {
 	offer, _ := p.supply.Service(job.svc.ID)
-	pl := plan{p: p, offer: offer, duration: JobDuration(job.svc, offer, job.quantity),
+	pl := plan{p: p, offer: offer, duration: JobDuration(*job.svc, offer, job.quantity),
 		earliest: job.now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute),
 		horizon:  job.now.In(schedule.Stockholm()).AddDate(0, 0, p.supply.HorizonDays)}
 	pl.from, pl.to = w.Start, minTime(w.End, pl.horizon)

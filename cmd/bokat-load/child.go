@@ -20,12 +20,16 @@ import (
 // server, and a server's memory is its own. The tool starts itself again
 // with serverEnv set to a serverSpec; that child starts the server, writes
 // one serverReady line to its stdout and serves until its stdin closes.
+// A search server's supply is imported before, by a child of its own (as
+// `bokat supply import` runs apart from `bokat serve`), so the server's
+// process holds what serve holds and not the garbage of a large import.
 const serverEnv = "BOKAT_LOAD_SERVER"
 
 // serverSpec is what a child serves.
 type serverSpec struct {
-	// Kind is "search" (the real handler on a store loaded with SupplyFile)
-	// or "bare".
+	// Kind is "search" (the real handler on a store, loaded with
+	// SupplyFile when set), "bare", or "import" (import SupplyFile into
+	// Database, report, exit).
 	Kind       string `json:"kind"`
 	Database   string `json:"database,omitempty"`
 	SupplyName string `json:"supply_name,omitempty"`
@@ -53,6 +57,8 @@ type server struct {
 	cmd       *exec.Cmd
 	stdin     io.Closer
 	close     func()
+	// dir, when set, is removed once the server has stopped.
+	dir string
 }
 
 // PeakRSS is the server's peak resident set size: the child's, or this
@@ -69,6 +75,9 @@ func (s *server) Close() error {
 	if s.cmd == nil {
 		s.close()
 		return nil
+	}
+	if s.dir != "" {
+		defer os.RemoveAll(s.dir)
 	}
 	s.stdin.Close()
 	done := make(chan error, 1)
@@ -102,17 +111,48 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 			return &server{URL: url, BodyBytes: len(body), close: closeSearch}, nil
 		}
 	}
-	if spec.Kind == "search" {
-		dir, err := os.MkdirTemp("", "bokat-load-supply-")
+	if spec.Kind != "search" {
+		s, err := spawn(spec)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s server process: %w", spec.Kind, err)
 		}
-		defer os.RemoveAll(dir) // the child has read it once it is ready
-		spec.SupplyFile = filepath.Join(dir, "supply.yaml")
-		if err := os.WriteFile(spec.SupplyFile, supplyFile, 0o600); err != nil {
-			return nil, err
-		}
+		return s, nil
 	}
+	// The store (a fresh SQLite file unless Database names one) and the
+	// supply file live in dir until the server stops.
+	dir, err := os.MkdirTemp("", "bokat-load-")
+	if err != nil {
+		return nil, err
+	}
+	if spec.Database == "" {
+		spec.Database = "sqlite:" + filepath.Join(dir, "bokat.db")
+	}
+	imp := serverSpec{Kind: "import", Database: spec.Database, SupplyName: spec.SupplyName,
+		SupplyFile: filepath.Join(dir, "supply.yaml")}
+	if err := os.WriteFile(imp.SupplyFile, supplyFile, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	importer, err := spawn(imp)
+	if err == nil {
+		err = importer.Close()
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("search server process: importing its supply: %w", err)
+	}
+	s, err := spawn(spec)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("search server process: %w", err)
+	}
+	s.dir = dir
+	return s, nil
+}
+
+// spawn starts a child process for spec and reads its ready line; the
+// error is the child's when it reports one.
+func spawn(spec serverSpec) (*server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -146,7 +186,7 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 	}
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("%s server process: %w", spec.Kind, err)
+		return nil, err
 	}
 	s.URL, s.BodyBytes = ready.URL, ready.BodyBytes
 	return s, nil
@@ -175,14 +215,18 @@ func serveChild(rawSpec string, stdin io.Reader, stdout io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var file []byte
-	if spec.Kind == "search" {
-		var err error
-		if file, err = os.ReadFile(spec.SupplyFile); err != nil {
+	if spec.Kind == "import" {
+		file, err := os.ReadFile(spec.SupplyFile)
+		if err == nil {
+			err = importSupply(context.Background(), spec.Database, spec.SupplyName, file)
+		}
+		if err != nil {
 			return fail(err)
 		}
+		ready(serverReady{})
+		return 0
 	}
-	s, err := startServer(context.Background(), spec, file, true)
+	s, err := startServer(context.Background(), spec, nil, true)
 	if err != nil {
 		return fail(err)
 	}

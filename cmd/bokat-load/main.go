@@ -2,9 +2,10 @@
 // HTTP, against a baseline, with one load generator (vegeta) in one run.
 //
 // It starts two servers on 127.0.0.1, each in a process of its own (the
-// tool starts itself again as the server; -in-process keeps them in this
-// process, beside the load generator, whose garbage collection then pauses
-// them too):
+// tool starts itself again as the server, once another process of its own
+// has imported the server's supply, as `bokat supply import` runs apart
+// from `bokat serve`; -in-process keeps them in this process, beside the
+// load generator, whose garbage collection then pauses them too):
 //
 //   - search: the real Bokat handler (contract validation, search, signing,
 //     encoding) on a fresh SQLite store (or -database) loaded with the demo
@@ -384,8 +385,9 @@ func serve(ln net.Listener, h http.Handler) func() {
 	return func() { srv.Close() }
 }
 
-// startSearchServer serves the real handler on a store loaded with the
-// supply file and returns the search URL and one response body.
+// startSearchServer serves the real handler on a store, first loaded with
+// the supply file unless it is nil, and returns the search URL and one
+// response body.
 func startSearchServer(ctx context.Context, database, supplyName string, supplyFile []byte) (string, []byte, func(), error) {
 	dir, err := os.MkdirTemp("", "bokat-load-")
 	if err != nil {
@@ -424,8 +426,10 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, supplyFile, now()); err != nil {
-		return fail(err)
+	if supplyFile != nil {
+		if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, supplyFile, now()); err != nil {
+			return fail(err)
+		}
 	}
 	contract, err := api.Load()
 	if err != nil {
@@ -467,6 +471,25 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 		return fail(fmt.Errorf("the search returned no options: %s", body))
 	}
 	return url, body, done, nil
+}
+
+// importSupply migrates the store at database and imports the supply file
+// into it, as `bokat supply import` does.
+func importSupply(ctx context.Context, database, supplyName string, file []byte) error {
+	db, err := sqlstore.Open(ctx, database)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		return err
+	}
+	_, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, file, time.Now())
+	return err
 }
 
 // newSearchHandler returns the API as serve wires it, on db, with rate

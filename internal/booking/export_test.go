@@ -13,6 +13,13 @@ import (
 
 const MaxNextAvailable = maxNextAvailable
 
+// Helpers of option_test.go that the external tests use too.
+var (
+	TestKey     = key
+	MustKeyring = mustKeyring
+	WantCode    = wantCode
+)
+
 var (
 	WindowDays     = windowDays
 	WeeklyHours    = weeklyHours

@@ -1,9 +1,7 @@
 package booking_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,27 +30,8 @@ func testCatalog(tb testing.TB) *catalog.Catalog {
 	return c
 }
 
-func key(id string, fill byte) booking.Key {
-	return booking.Key{ID: id, Secret: bytes.Repeat([]byte{fill}, 32)}
-}
-
-func mustKeyring(tb testing.TB, keys ...booking.Key) *booking.Keyring {
-	tb.Helper()
-	k, err := booking.NewKeyring(keys...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return k
-}
-
-func wantCode(t *testing.T, err error, code bokat.Code) *bokat.Error {
-	t.Helper()
-	var e *bokat.Error
-	if !errors.As(err, &e) || e.Code != code {
-		t.Fatalf("error = %v, want code %s", err, code)
-	}
-	return e
-}
+// The option tests' helpers (option_test.go, inside the package).
+var key, mustKeyring, wantCode = booking.TestKey, booking.MustKeyring, booking.WantCode
 
 func local(y int, m time.Month, d, h, min int) time.Time {
 	return time.Date(y, m, d, h, min, 0, 0, schedule.Stockholm())

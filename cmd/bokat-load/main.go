@@ -20,7 +20,7 @@
 // search reaches at least half the bare throughput, and its p99 at half load
 // is under 10 ms. -check makes the exit status report whether both hold.
 //
-//	go run ./cmd/bokat-load -duration 5s
+//	go run ./cmd/bokat-load
 //
 // With -large N it measures search at scale instead: a demo server (the
 // demo supply) and a large server (a generated supply of N providers that
@@ -32,7 +32,11 @@
 // 10 ms. It also reports the peak resident memory of the large server's
 // process from /proc.
 //
-//	go run ./cmd/bokat-load -large 5000 -workers 4 -duration 5s
+//	go run ./cmd/bokat-load -large 5000 -workers 4
+//
+// Attacks last 15 s by default: at half load that is enough requests for a
+// p99 that one scheduling hiccup does not decide (see docs/decisions.md,
+// "Judging the p99").
 package main
 
 import (
@@ -135,7 +139,7 @@ type report struct {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bokat-load", flag.ContinueOnError)
 	var c config
-	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each attack (at most 60s)")
+	fs.DurationVar(&c.duration, "duration", 15*time.Second, "length of each attack (at most 60s)")
 	fs.IntVar(&c.rounds, "rounds", 2, "alternating maximum-throughput rounds per server")
 	fs.IntVar(&c.workers, "workers", 32, "concurrent workers of the maximum-throughput attacks")
 	fs.StringVar(&c.database, "database", "", "database URL for the search server (default: a fresh SQLite file)")

@@ -45,6 +45,15 @@ type rankAdapter struct{ RankInput }
 func (a rankAdapter) candidates() int    { return a.Candidates() }
 func (a rankAdapter) hash(i int) uint64  { return a.Hash(i) }
 func (a rankAdapter) bookings(i int) int { return a.Bookings(i) }
+func (a rankAdapter) free(i, days int) bool {
+	for d := range days {
+		if len(a.Slots(i, d)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (a rankAdapter) slots(i, day int) []rankSlot {
 	var out []rankSlot
 	for _, iv := range a.Slots(i, day) {

@@ -250,6 +250,28 @@ type searchWalk struct {
 	state map[int]*walkState
 	slab  []walkState
 	arena [][]rankSlot
+	// probe is free's scratch buffer.
+	probe []rankSlot
+	// horizons memoises the ends of horizons by their length in days: most
+	// candidates share a few.
+	horizons map[int]time.Time
+}
+
+// plan returns how candidate p is searched.
+func (w *searchWalk) plan(p *providerEntry) plan {
+	return planFor(p, w.job, w.window, w.horizon(p.supply.HorizonDays))
+}
+
+func (w *searchWalk) horizon(days int) time.Time {
+	h, ok := w.horizons[days]
+	if !ok {
+		if w.horizons == nil {
+			w.horizons = map[int]time.Time{}
+		}
+		h = horizonEnd(w.job.now, days)
+		w.horizons[days] = h
+	}
+	return h
 }
 
 // jobSpec is what a search looks for: the service and the job's quantity.
@@ -291,10 +313,39 @@ func (w *searchWalk) at(i int) *walkState {
 		// A new chunk, twice the last; earlier chunks stay where they are.
 		w.slab = make([]walkState, 0, min(max(2*cap(w.slab), 4), 64))
 	}
-	w.slab = append(w.slab, walkState{plan: w.s.planFor(p, w.job, w.window), busy: w.ix.busy[p.supply.ID]})
+	w.slab = append(w.slab, walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]})
 	st := &w.slab[len(w.slab)-1]
 	w.state[i] = st
 	return st
+}
+
+// free answers without keeping anything for a candidate it has not looked
+// at before: a search over a window that few candidates have free walks
+// past many of them.
+func (w *searchWalk) free(i, days int) bool {
+	if _, ok := w.state[i]; ok {
+		for d := range days {
+			if len(w.slots(i, d)) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	p := w.cands.providers[i]
+	if !w.window.Start.Before(w.horizon(p.supply.HorizonDays)) {
+		return false // the window starts after its horizon
+	}
+	st := walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]}
+	if !st.plan.from.Before(st.plan.to) {
+		return false
+	}
+	for d := range days {
+		w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, st.plan.duration, w.window.Daily, w.days[d]))
+		if len(w.probe) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *searchWalk) slots(i, day int) []rankSlot {
@@ -437,8 +488,14 @@ const maxNextAvailable = 3
 // window's daily range).
 func (w *searchWalk) nextAvailable() []schedule.Interval {
 	var best []schedule.Interval
-	for i := range w.cands.providers {
-		st := w.at(i)
+	// This walks every candidate, so it keeps nothing per candidate, passes
+	// over one whose horizon ends with the window before its plan, and
+	// takes a candidate's slots from the day templates, as the ranking does.
+	for _, p := range w.cands.providers {
+		if !w.window.End.Before(w.horizon(p.supply.HorizonDays)) {
+			continue
+		}
+		st := walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]}
 		pl := &st.plan
 		from, to := w.window.End, pl.horizon
 		if len(best) == maxNextAvailable {
@@ -450,14 +507,27 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 		if !from.Before(to) {
 			continue
 		}
-		for _, iv := range schedule.Slots(schedule.SlotParams{
-			Hours: pl.p.hours, From: from, To: to, Duration: pl.duration, Step: w.s.step,
-			Busy: st.busy.intervals(from, to), Earliest: pl.earliest, Limit: maxNextAvailable,
-		}) {
-			best = mergeEarliest(best, iv)
+		// The candidate's first maxNextAvailable slots in [from, to), a day
+		// at a time, whatever the window's daily range.
+		pl.from, pl.to = from, to
+		taken := 0
+		for d, last := schedule.DateOf(maxOf(from, pl.earliest)), schedule.DateOf(to); taken < maxNextAvailable && !d.After(last); d = d.AddDays(1) {
+			w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, pl.duration, schedule.ClockRange{}, d))
+			for _, sl := range w.probe[:min(len(w.probe), maxNextAvailable-taken)] {
+				best = mergeEarliest(best, sl.interval())
+			}
+			taken += len(w.probe)
 		}
 	}
 	return best
+}
+
+// maxOf returns the later of a and b.
+func maxOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // mergeEarliest adds iv to best (sorted by start, distinct starts, at most

@@ -52,6 +52,11 @@ type rankInput interface {
 	// window, sorted by start. rankOptions asks only for the days it needs,
 	// so an implementation may compute them lazily.
 	slots(i, day int) []rankSlot
+	// free reports whether candidate i has a free slot on any of the first
+	// days of the window: whether slots(i, d) is non-empty for some d.
+	// rankOptions asks it of every candidate it walks past, so it should
+	// cost little for a candidate without one.
+	free(i, days int) bool
 }
 
 // rankSlot is a free slot as the ranking sees it: its bounds in Unix
@@ -110,11 +115,8 @@ func rankOptions(in rankInput, days, sample, maxPer, maxTotal int) []rankPick {
 	}
 	var ms []member
 	for i := 0; i < in.candidates() && len(ms) < sample; i++ {
-		for d := range days {
-			if len(in.slots(i, d)) > 0 {
-				ms = append(ms, member{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
-				break
-			}
+		if in.free(i, days) {
+			ms = append(ms, member{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
 		}
 	}
 	if len(ms) == 0 {

@@ -151,6 +151,40 @@ func BenchmarkSearchScale(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchScaleEmptyWindow is a search whose window no candidate
+// has free, over 5,000 providers covering the postcode: Christmas Eve
+// (past every horizon) and a Sunday (nobody works; next_available lists
+// Monday's first slots). Such a search walks every candidate, so what it
+// costs per candidate is what this measures:
+//
+//	go test ./internal/booking/ -run '^$' -bench SearchScaleEmptyWindow
+func BenchmarkSearchScaleEmptyWindow(b *testing.B) {
+	now := local(2026, 11, 23, 9, 0)
+	for _, engine := range sqlstoretest.Engines() {
+		db := sqlstoretest.Open(b, engine)
+		scaleSupply(b, db, 5000, 40, 1, now)
+		f := newFixture(b, db, "", now)
+		for _, c := range []struct {
+			text string
+			next int
+		}{{"julafton", 0}, {"på söndag", 3}} {
+			b.Run(string(engine)+"/"+c.text, func(b *testing.B) {
+				q := query("vvs", "install_faucet", "113 45", c.text)
+				if res := f.run(b, q); len(res.Options) != 0 || len(res.NextAvailable) != c.next {
+					b.Fatalf("%d options, %d next available, want 0 and %d", len(res.Options), len(res.NextAvailable), c.next)
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := f.search.Search(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkIndexMemory builds the index over 10,000 providers with 40 busy
 // hours each (400,000 intervals) and reports the heap it holds and the
 // time of the full build (the first search); the loop is searches.

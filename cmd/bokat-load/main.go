@@ -390,8 +390,8 @@ func serve(ln net.Listener, h http.Handler) func() {
 }
 
 // startSearchServer serves the real handler on a store, first loaded with
-// the supply file unless it is nil, and returns the search URL and one
-// response body.
+// the supply file by importSupply unless it is nil (then the store has been
+// loaded already), and returns the search URL and one response body.
 func startSearchServer(ctx context.Context, database, supplyName string, supplyFile []byte) (string, []byte, func(), error) {
 	dir, err := os.MkdirTemp("", "bokat-load-")
 	if err != nil {
@@ -406,6 +406,11 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	fail := func(err error) (string, []byte, func(), error) { done(); return "", nil, nil, err }
 	if database == "" {
 		database = "sqlite:" + filepath.Join(dir, "bokat.db")
+	}
+	if supplyFile != nil {
+		if err := importSupply(ctx, database, supplyName, supplyFile); err != nil {
+			return fail(err)
+		}
 	}
 	hasher, err := auth.NewHasher([]byte(rand.Text() + rand.Text()))
 	if err != nil {
@@ -422,18 +427,10 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 		return fail(err)
 	}
 	cleanup = append(cleanup, func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		return fail(err)
-	}
 	now := time.Now
 	cat, err := catalog.Load()
 	if err != nil {
 		return fail(err)
-	}
-	if supplyFile != nil {
-		if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, supplyFile, now()); err != nil {
-			return fail(err)
-		}
 	}
 	contract, err := api.Load()
 	if err != nil {

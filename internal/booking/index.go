@@ -257,18 +257,26 @@ type searchWalk struct {
 	horizons map[int]time.Time
 }
 
-// plan returns how candidate p is searched.
+// plan returns how candidate p is searched for the job in the window.
 func (w *searchWalk) plan(p *providerEntry) plan {
-	return planFor(p, w.job, w.window, w.horizon(p.supply.HorizonDays))
+	job := w.job
+	offer, _ := p.supply.Service(job.svc.ID)
+	pl := plan{p: p, offer: offer, duration: JobDuration(*job.svc, offer, job.quantity),
+		earliest: job.now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute),
+		horizon:  w.horizon(p.supply.HorizonDays)}
+	pl.from, pl.to = w.window.Start, minTime(w.window.End, pl.horizon)
+	return pl
 }
 
+// horizon returns the end of a horizon of days days from the search's now:
+// the same Stockholm wall-clock time days later.
 func (w *searchWalk) horizon(days int) time.Time {
 	h, ok := w.horizons[days]
 	if !ok {
 		if w.horizons == nil {
 			w.horizons = map[int]time.Time{}
 		}
-		h = horizonEnd(w.job.now, days)
+		h = w.job.now.In(schedule.Stockholm()).AddDate(0, 0, days)
 		w.horizons[days] = h
 	}
 	return h
@@ -511,7 +519,7 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 		// at a time, whatever the window's daily range.
 		pl.from, pl.to = from, to
 		taken := 0
-		for d, last := schedule.DateOf(maxOf(from, pl.earliest)), schedule.DateOf(to); taken < maxNextAvailable && !d.After(last); d = d.AddDays(1) {
+		for d, last := schedule.DateOf(maxTime(from, pl.earliest)), schedule.DateOf(to); taken < maxNextAvailable && !d.After(last); d = d.AddDays(1) {
 			w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, pl.duration, schedule.ClockRange{}, d))
 			for _, sl := range w.probe[:min(len(w.probe), maxNextAvailable-taken)] {
 				best = mergeEarliest(best, sl.interval())
@@ -520,14 +528,6 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 		}
 	}
 	return best
-}
-
-// maxOf returns the later of a and b.
-func maxOf(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // mergeEarliest adds iv to best (sorted by start, distinct starts, at most

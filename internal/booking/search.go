@@ -313,24 +313,15 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
-// planFor returns how candidate p is searched for the job in window w, with
-// horizon the end of p's horizon (horizonEnd).
-func planFor(p *providerEntry, job jobSpec, w schedule.Window, horizon time.Time) plan {
-	offer, _ := p.supply.Service(job.svc.ID)
-	pl := plan{p: p, offer: offer, duration: JobDuration(*job.svc, offer, job.quantity),
-		earliest: job.now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute), horizon: horizon}
-	pl.from, pl.to = w.Start, minTime(w.End, pl.horizon)
-	return pl
-}
-
-// horizonEnd is the end of a horizon of days days from now: the same
-// Stockholm wall-clock time days later.
-func horizonEnd(now time.Time, days int) time.Time {
-	return now.In(schedule.Stockholm()).AddDate(0, 0, days)
-}
-
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
 		return a
 	}
 	return b

@@ -131,7 +131,8 @@ type report struct {
 	TargetsMet     bool          `json:"targets_met"`
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+// parseConfig reads the command line.
+func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("bokat-load", flag.ContinueOnError)
 	var c config
 	fs.DurationVar(&c.duration, "duration", 15*time.Second, "length of each attack (at most 60s)")
@@ -147,15 +148,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.heap, "memprofile", "", "write a heap profile of the measured server's process, taken after a garbage collection at the end of the run, to this file (not with -in-process)")
 	fs.BoolVar(&c.inProcess, "in-process", false, "run the servers inside this process, beside the load generator, instead of in processes of their own")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return c, err
 	}
 	if c.duration <= 0 || c.duration > time.Minute || c.rounds < 1 || c.rounds > 5 || c.workers < 1 {
-		return errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
+		return c, errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
 	}
 	if c.large < 0 || c.large > supply.MaxGenerateProviders || (c.large > 0 && c.rate > 0) {
-		return fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
+		return c, fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
 	}
+	return c, nil
+}
 
+func run(ctx context.Context, args []string, out io.Writer) error {
+	c, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
 	if c.heap != "" && c.inProcess {
 		return errors.New("-memprofile needs the servers in processes of their own (not -in-process)")
 	}

@@ -60,19 +60,14 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
-	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
-	"bokat/internal/followup"
 	"bokat/internal/httpapi"
-	"bokat/internal/oauth"
-	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
-	"bokat/internal/telemetry"
 	"bokat/internal/webhook"
+	"bokat/internal/wire"
 )
 
 // searchBody is the request both servers receive: a faucet installation in
@@ -136,7 +131,8 @@ type report struct {
 	TargetsMet     bool          `json:"targets_met"`
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+// parseConfig reads the command line.
+func parseConfig(args []string) (config, error) {
 	fs := flag.NewFlagSet("bokat-load", flag.ContinueOnError)
 	var c config
 	fs.DurationVar(&c.duration, "duration", 15*time.Second, "length of each attack (at most 60s)")
@@ -152,15 +148,22 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.heap, "memprofile", "", "write a heap profile of the measured server's process, taken after a garbage collection at the end of the run, to this file (not with -in-process)")
 	fs.BoolVar(&c.inProcess, "in-process", false, "run the servers inside this process, beside the load generator, instead of in processes of their own")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return c, err
 	}
 	if c.duration <= 0 || c.duration > time.Minute || c.rounds < 1 || c.rounds > 5 || c.workers < 1 {
-		return errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
+		return c, errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
 	}
 	if c.large < 0 || c.large > supply.MaxGenerateProviders || (c.large > 0 && c.rate > 0) {
-		return fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
+		return c, fmt.Errorf("-large must be in 0..%d, and not combined with -rate", supply.MaxGenerateProviders)
 	}
+	return c, nil
+}
 
+func run(ctx context.Context, args []string, out io.Writer) error {
+	c, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
 	if c.heap != "" && c.inProcess {
 		return errors.New("-memprofile needs the servers in processes of their own (not -in-process)")
 	}
@@ -382,9 +385,8 @@ func listen() (net.Listener, string, error) {
 }
 
 // serve runs h on ln with the settings of bokat serve.
-func serve(ln net.Listener, h http.Handler) func() {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 32 << 10}
+func serve(ln net.Listener, h http.Handler, log *slog.Logger) func() {
+	srv := wire.NewHTTPServer(h, log)
 	go srv.Serve(ln)
 	return func() { srv.Close() }
 }
@@ -412,54 +414,21 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 			return fail(err)
 		}
 	}
-	hasher, err := auth.NewHasher([]byte(rand.Text() + rand.Text()))
+	b, err := openBase(ctx, database)
 	if err != nil {
 		return fail(err)
 	}
-	sealKey := make([]byte, webhook.KeySize)
-	rand.Read(sealKey)
-	sealer, err := webhook.NewKeyring(sealKey)
-	if err != nil {
-		return fail(err)
-	}
-	db, err := sqlstore.Open(ctx, database, sqlstore.WithVault(&sqlstore.Vault{Keys: sealer, Index: hasher.Hash}))
-	if err != nil {
-		return fail(err)
-	}
-	cleanup = append(cleanup, func() { db.Close() })
-	now := time.Now
-	cat, err := catalog.Load()
-	if err != nil {
-		return fail(err)
-	}
-	contract, err := api.Load()
-	if err != nil {
-		return fail(err)
-	}
-	keys, err := booking.NewKeyring(booking.Key{ID: "load", Secret: []byte(rand.Text() + rand.Text())})
-	if err != nil {
-		return fail(err)
-	}
-	search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys, Now: now})
-	if err != nil {
-		return fail(err)
-	}
-	bookings, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), search, nil)
-	if err != nil {
-		return fail(err)
-	}
-	// The access log is formatted as in production, then discarded.
-	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cleanup = append(cleanup, func() { b.Store.Close() })
 	ln, url, err := listen()
 	if err != nil {
 		return fail(err)
 	}
 	cleanup = append(cleanup, func() { ln.Close() })
-	srv, err := newSearchHandler(db, hasher, sealer, url, log, now, contract, cat, search, bookings)
+	srv, err := newSearchHandler(b, url)
 	if err != nil {
 		return fail(err)
 	}
-	cleanup = append(cleanup, serve(ln, srv.Handler()))
+	cleanup = append(cleanup, serve(ln, srv.Handler(), b.Log))
 	url += "/v1/booking-options"
 	body, err := post(url)
 	if err != nil {
@@ -477,14 +446,11 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 // importSupply migrates the store at database and imports the supply file
 // into it, as `bokat supply import` does.
 func importSupply(ctx context.Context, database, supplyName string, file []byte) error {
-	db, err := sqlstore.Open(ctx, database)
+	db, err := wire.OpenStore(ctx, database)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
 	cat, err := catalog.Load()
 	if err != nil {
 		return err
@@ -493,31 +459,48 @@ func importSupply(ctx context.Context, database, supplyName string, file []byte)
 	return err
 }
 
-// newSearchHandler returns the API as serve wires it, on db, with rate
-// limits off (the load is what is measured).
-func newSearchHandler(db *sqlstore.DB, hasher *auth.Hasher, sealer *webhook.Keyring, url string, log *slog.Logger,
-	now func() time.Time, contract *api.Contract, cat *catalog.Catalog, search *booking.Search, bookings *booking.Lifecycle) (*httpapi.Server, error) {
-	as, err := oauth.New(oauth.Config{BaseURL: url, Store: sqlstore.Bind[oauth.Tx](db), Hasher: hasher, Logger: log, Now: now})
+// openBase opens the store at database, sealed with fresh random keys, and
+// loads the definitions: what serve's wiring builds on.
+func openBase(ctx context.Context, database string) (wire.Base, error) {
+	hasher, err := auth.NewHasher([]byte(rand.Text() + rand.Text()))
 	if err != nil {
+		return wire.Base{}, err
+	}
+	sealKey := make([]byte, webhook.KeySize)
+	rand.Read(sealKey)
+	sealer, err := webhook.NewKeyring(sealKey)
+	if err != nil {
+		return wire.Base{}, err
+	}
+	options, err := booking.NewKeyring(booking.Key{ID: "load", Secret: []byte(rand.Text() + rand.Text())})
+	if err != nil {
+		return wire.Base{}, err
+	}
+	keys := wire.Keys{Hasher: hasher, Sealing: sealer, Options: options}
+	contract, cat, err := wire.Definitions()
+	if err != nil {
+		return wire.Base{}, err
+	}
+	db, err := wire.OpenStore(ctx, database, keys.Vault())
+	if err != nil {
+		return wire.Base{}, err
+	}
+	// The access log is formatted as in production, then discarded.
+	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return wire.Base{Log: log, Now: time.Now, Store: db, Keys: keys, Contract: contract, Catalog: cat}, nil
+}
+
+// newSearchHandler returns the API as serve wires it, on b, with rate
+// limits off (the load is what is measured) and no background workers.
+func newSearchHandler(b wire.Base, url string) (*httpapi.Server, error) {
+	o := wire.Options{BaseURL: url, RateLimits: &httpapi.RateLimits{}}
+	var uc wire.UseCases
+	if err := uc.Build(b, o); err != nil {
 		return nil, err
 	}
-	feed, err := calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: url, Now: now})
-	if err != nil {
-		return nil, err
-	}
-	webhooks := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db),
-		Guard: webhook.NewGuard(net.DefaultResolver, false), Keys: sealer, Now: now})
-	health := telemetry.NewHealth(log, telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
-		if err := db.Ping(ctx); err != nil {
-			return telemetry.Failed("unreachable", err)
-		}
-		return nil
-	}})
-	return httpapi.New(httpapi.Config{BaseURL: url, Logger: log, Now: now, Contract: contract, Catalog: cat,
-		Auth: auth.NewAuthenticator(hasher, db, as), Store: db, Followups: followup.New(sqlstore.Bind[followup.Tx](db), cat, now, nil),
-		Search: search, Bookings: bookings, CalendarFeed: feed, Webhooks: webhooks, OAuth: as,
-		Metrics: telemetry.NewMetrics(now), Health: health,
-		RateLimiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: now}), RateLimits: &httpapi.RateLimits{}})
+	var ops wire.Ops
+	ops.Complete(b.Log, b.Store, b.Now)
+	return wire.API(b, o, &uc, ops)
 }
 
 // startBareServer serves a handler that decodes the request and answers a
@@ -547,5 +530,5 @@ func startBareServer(size int) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return url + "/bare", serve(ln, h), nil
+	return url + "/bare", serve(ln, h, slog.New(slog.DiscardHandler)), nil
 }

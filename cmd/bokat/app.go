@@ -13,17 +13,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"bokat"
-	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
-	"bokat/internal/catalog"
-	"bokat/internal/followup"
-	"bokat/internal/httpapi"
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 	"bokat/internal/webhook"
+	"bokat/internal/wire"
 )
 
 // app is the serve process: the API and the metrics listener, the
@@ -53,8 +50,10 @@ type worker struct {
 	run  func(ctx context.Context) error
 }
 
-// newApp builds the serve process of c. On an error it releases what it
-// had acquired.
+// newApp builds the serve process of c, step by step: the store with its
+// keys, the clock and the catalog (openBase); operations; the listener;
+// the use cases; the API; the workers. On an error it releases what it had
+// acquired.
 func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	log, err := newLogger(e.stderr, c.LogLevel)
 	if err != nil {
@@ -68,150 +67,146 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	}()
 	// The one clock of the process: everything that decides by the time
 	// (expiry, due times, retention, rate windows) reads it.
-	now := e.now
-	c.opsConfig.now = now
-
-	contract, err := api.Load()
-	if err != nil {
-		return nil, fmt.Errorf("load the OpenAPI contract: %w", err)
-	}
-	cat, err := catalog.Load()
-	if err != nil {
-		return nil, fmt.Errorf("load the catalog: %w", err)
-	}
-	db, hasher, sealing, err := openSealedStore(ctx, c.commonConfig, c.SecretKey)
+	c.opsConfig.now = e.now
+	b, err := a.openBase(ctx, c, e.now)
 	if err != nil {
 		return nil, err
 	}
-	a.db = db
-	if c.production() {
-		// Announced once here; the 503s it causes are not logged per call.
-		if n, err := db.PartnerClientCount(ctx); err == nil && n == 0 {
-			log.Warn("no partner credential exists yet (bokat partner create): partner-only routes answer 503 production_token_not_configured")
-		}
-	}
-	keys, err := optionKeyring(ctx, c, db)
-	if err != nil {
+	if a.op, err = setupOps(ctx, c.opsConfig, b.Store, log); err != nil {
 		return nil, err
 	}
-	if keys == nil {
-		log.Warn("no option signing keys configured (BOKAT_OPTION_SIGNING_KEYS): search and confirmation answer 503 option_signing_not_configured")
-	}
-	if a.search, err = booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys, OptionTTL: c.OptionTTL, Now: now}); err != nil {
-		return nil, err
-	}
-	if c.Demo {
-		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), now())
-		if err != nil {
-			return nil, fmt.Errorf("demo supply: %w", err)
-		}
-		log.Info("demo supply loaded", "result", res.String())
-	}
-	if a.op, err = setupOps(ctx, c.opsConfig, db, log); err != nil {
+	if err := a.listen(c); err != nil {
 		return nil, err
 	}
 	// The writes that queue notification jobs (bookings, follow-up requests)
 	// wake the notification worker after they commit, rather than leaving
 	// the jobs to its next poll.
 	notifyWake := notify.NewWaker()
-	followups := followup.New(sqlstore.Bind[followup.Tx](db), cat, now, notifyWake.Wake)
-	bookings, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), a.search, notifyWake.Wake)
+	o, err := a.options(c, e.now, notifyWake)
 	if err != nil {
 		return nil, err
 	}
-	// Webhook destinations and Client ID Metadata Documents are reached
-	// through one SSRF guard (public https destinations on port 443 only,
-	// unless --webhook-allow-private in development).
-	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
-	webhooks, webhookWorkers := setupWebhooks(db, sealing, guard, log, a.op.heartbeats, a.op.metrics, now)
+	var uc wire.UseCases
+	if err := uc.Build(b, o); err != nil {
+		return nil, err
+	}
+	a.search = uc.Search
+	if err := a.serveAPI(ctx, b, o, &uc, c.Demo); err != nil {
+		return nil, err
+	}
+	if a.workers, err = a.newWorkers(b, c, &uc, notifyWake); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
 
+// openBase loads the definitions and opens the store with its keys: what
+// every other part is built on. With --demo it loads the demo supply.
+func (a *app) openBase(ctx context.Context, c serveConfig, now func() time.Time) (wire.Base, error) {
+	contract, cat, err := wire.Definitions()
+	if err != nil {
+		return wire.Base{}, err
+	}
+	db, hasher, sealing, err := openSealedStore(ctx, c.commonConfig, c.SecretKey)
+	if err != nil {
+		return wire.Base{}, err
+	}
+	a.db = db
+	if c.production() {
+		// Announced once here; the 503s it causes are not logged per call.
+		if n, err := db.PartnerClientCount(ctx); err == nil && n == 0 {
+			a.log.Warn("no partner credential exists yet (bokat partner create): partner-only routes answer 503 production_token_not_configured")
+		}
+	}
+	keys, err := optionKeyring(ctx, c, db)
+	if err != nil {
+		return wire.Base{}, err
+	}
+	if keys == nil {
+		a.log.Warn("no option signing keys configured (BOKAT_OPTION_SIGNING_KEYS): search and confirmation answer 503 option_signing_not_configured")
+	}
+	if c.Demo {
+		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), now())
+		if err != nil {
+			return wire.Base{}, fmt.Errorf("demo supply: %w", err)
+		}
+		a.log.Info("demo supply loaded", "result", res.String())
+	}
+	return wire.Base{Log: a.log, Now: now, Store: db, Keys: wire.Keys{Hasher: hasher, Sealing: sealing, Options: keys},
+		Contract: contract, Catalog: cat}, nil
+}
+
+// listen opens the API listener; the base URL defaults to its address.
+func (a *app) listen(c serveConfig) error {
+	var err error
 	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", c.Addr, err)
+		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
 	a.baseURL = c.BaseURL
 	if a.baseURL == "" {
 		a.baseURL = "http://" + a.ln.Addr().String()
 	}
+	return nil
+}
 
-	// OAuth 2 for delegated users. Sign-in codes go out through the same
-	// mailer as booking notifications (SMTP, or .eml files in development,
-	// where the code is also logged).
-	oauthServer, err := oauth.New(oauth.Config{
-		BaseURL:       a.baseURL,
-		Production:    c.production(),
-		Store:         sqlstore.Bind[oauth.Tx](db),
-		Hasher:        hasher,
-		Sender:        a.op.mailer,
-		Logger:        log,
-		Now:           now,
-		Limiter:       a.op.limiter,
-		Limits:        &c.oauthLimits,
-		Metrics:       a.op.metrics,
-		DocumentGuard: guard,
-	})
-	if err != nil {
-		return nil, err
-	}
-	authn := auth.NewAuthenticator(hasher, db, oauthServer)
-	feed, err := calendarFeed(hasher, db, a.baseURL, now)
-	if err != nil {
-		return nil, err
-	}
+// options are serve's settings of the wiring, on the operations parts.
+func (a *app) options(c serveConfig, now func() time.Time, wake *notify.Waker) (wire.Options, error) {
 	legacySunset, err := parseSunset(c.LegacySunset) // checked when parsed
 	if err != nil {
-		return nil, err
+		return wire.Options{}, err
 	}
-	srv, err := httpapi.New(httpapi.Config{
-		BaseURL:      a.baseURL,
-		LegacySunset: legacySunset,
-		Production:   c.production(),
-		AuthOptional: c.AuthOptional,
-		Logger:       log,
-		Now:          now,
-		Contract:     contract,
-		Catalog:      cat,
-		Auth:         authn,
-		Store:        db,
-		Followups:    followups,
-		Search:       a.search,
-		Bookings:     bookings,
-		CalendarFeed: feed,
+	// Webhook destinations and Client ID Metadata Documents are reached
+	// through one SSRF guard (public https destinations on port 443 only,
+	// unless --webhook-allow-private in development).
+	guard := webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)
+	return wire.Options{
+		BaseURL: a.baseURL, Production: c.production(), OptionTTL: c.OptionTTL,
+		WebhookAllowPrivate: c.WebhookAllowPrivate, Guard: guard, Wake: wake.Wake,
+		// OAuth 2 for delegated users. Sign-in codes go out through the same
+		// mailer as booking notifications (SMTP, or .eml files in
+		// development, where the code is also logged).
+		OAuth: &oauth.Config{Production: c.production(), Sender: a.op.mailer, Now: now, Limiter: a.op.limiter,
+			Limits: &c.oauthLimits, Metrics: a.op.metrics, DocumentGuard: guard},
+		Heartbeats: a.op.heartbeats, Metrics: a.op.metrics,
+		AuthOptional: c.AuthOptional, LegacySunset: legacySunset, ServeMetrics: c.metricsOnAPI(c.production()),
+		RateLimits: &c.limits, TrustedProxies: c.proxies,
+	}, nil
+}
 
-		Webhooks:            webhooks,
-		WebhookAllowPrivate: c.WebhookAllowPrivate,
-		OAuth:               oauthServer,
-
-		Metrics:        a.op.metrics,
-		ServeMetrics:   c.metricsOnAPI(c.production()),
-		Health:         a.op.health,
-		RateLimiter:    a.op.limiter,
-		RateLimits:     &c.limits,
-		TrustedProxies: c.proxies,
-	})
+// serveAPI builds the API server on the use cases, and with --demo the
+// development partner.
+func (a *app) serveAPI(ctx context.Context, b wire.Base, o wire.Options, uc *wire.UseCases, demo bool) error {
+	srv, err := wire.API(b, o, uc, wire.Ops{Metrics: a.op.metrics, Health: a.op.health, Limiter: a.op.limiter})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a.http = newHTTPServer(srv.Handler(), log)
-	if c.Demo {
-		if a.demoToken, err = demoPartner(ctx, db, authn, now()); err != nil {
-			return nil, fmt.Errorf("demo partner: %w", err)
+	a.http = wire.NewHTTPServer(srv.Handler(), a.log)
+	if demo {
+		if a.demoToken, err = demoPartner(ctx, b.Store, uc.Auth, b.Now()); err != nil {
+			return fmt.Errorf("demo partner: %w", err)
 		}
 	}
+	return nil
+}
 
-	// Background loops beside HTTP.
-	a.workers = append(webhookWorkers,
-		worker{name: "oauth-purge", run: func(ctx context.Context) error { return oauthServer.RunPurge(ctx, time.Hour) }},
-		resealWorker(db, log, time.Hour),
-		retentionWorker(db, log, now, c.retentionConfig, c.devMailDir(), time.Hour))
-	// Customer and provider messages about bookings, and follow-up requests
-	// handed to providers.
-	notifications, err := a.op.notificationWorker(db, log, a.baseURL, bookingSource{db: db, baseURL: a.baseURL}, followups,
-		providerFollowUp{bookings}, notifyWake, now)
+// newWorkers returns the background loops beside HTTP: webhook delivery,
+// the OAuth purge, contact re-sealing and retention, and the notifications
+// (customer and provider messages about bookings, and follow-up requests
+// handed to providers).
+func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *notify.Waker) ([]worker, error) {
+	notifications, err := a.op.notificationWorker(b.Store, a.log, a.baseURL, bookingSource{db: b.Store, baseURL: a.baseURL},
+		uc.Followups, providerFollowUp{uc.Bookings}, wake, b.Now)
 	if err != nil {
 		return nil, err
 	}
-	a.workers = append(a.workers, notifications)
-	return a, nil
+	return []worker{
+		{name: "outbox-relay", run: uc.Relay.Run},
+		{name: "webhook-dispatcher", run: uc.Dispatcher.Run},
+		{name: "oauth-purge", run: func(ctx context.Context) error { return uc.OAuth.RunPurge(ctx, time.Hour) }},
+		resealWorker(b.Store, a.log, time.Hour),
+		retentionWorker(b.Store, a.log, b.Now, c.retentionConfig, c.devMailDir(), time.Hour),
+		notifications,
+	}, nil
 }
 
 // Run serves the API (and /metrics on its own listener) and runs the

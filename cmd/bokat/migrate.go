@@ -6,16 +6,11 @@ import (
 )
 
 func runMigrate(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("migrate", e)
-	var c commonConfig
-	c.register(fs)
-	if _, err := fs.parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if err := c.validate(); err != nil {
+	sc := newStoreCommand("migrate", e)
+	if _, err := sc.parse(args, nil); err != nil {
 		return err
 	}
-	db, err := openStore(ctx, c)
+	db, err := sc.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -25,45 +25,40 @@ func (l *stringList) Set(v string) error {
 // JSON object {"client_id","client_secret"}; a public client gets no
 // secret. The secret is shown this once and stored only as a keyed hash.
 func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("oauth-client create", e)
-	var c commonConfig
-	c.register(fs)
+	sc := newStoreCommand("oauth-client create", e)
 	var (
 		name, scopeList string
 		redirects       stringList
 		public          bool
+		scopes          []bokat.Scope
 	)
-	fs.String(&name, "name", "", "", "client name, shown to customers on the consent page (required)")
-	fs.Var(&redirects, "redirect-uri", "exact redirect URI: https, or http on a loopback address; repeat for several (required)")
-	fs.String(&scopeList, "scopes", "", "all", "comma-separated scopes the client may request, or all")
-	fs.Bool(&public, "public", "", false, "a public client (native or browser app): no secret, PKCE only")
-	if _, err := fs.parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if strings.TrimSpace(name) == "" || len(redirects) == 0 {
-		return fmt.Errorf("%w: --name and --redirect-uri are required", errUsage)
-	}
-	scopes, err := bokat.ParseScopes(scopeList)
-	if err != nil {
-		return fmt.Errorf("%w: --scopes: %v", errUsage, err)
-	}
-	for _, u := range redirects {
-		if err := oauth.ValidateRedirectURI(u); err != nil {
-			return fmt.Errorf("%w: --redirect-uri: %v", errUsage, detailOf(err))
+	sc.fs.String(&name, "name", "", "", "client name, shown to customers on the consent page (required)")
+	sc.fs.Var(&redirects, "redirect-uri", "exact redirect URI: https, or http on a loopback address; repeat for several (required)")
+	sc.fs.String(&scopeList, "scopes", "", "all", "comma-separated scopes the client may request, or all")
+	sc.fs.Bool(&public, "public", "", false, "a public client (native or browser app): no secret, PKCE only")
+	_, err := sc.parse(args, func([]string) error {
+		if strings.TrimSpace(name) == "" || len(redirects) == 0 {
+			return fmt.Errorf("%w: --name and --redirect-uri are required", errUsage)
 		}
-	}
-	if err := c.validate(); err != nil {
+		var err error
+		if scopes, err = bokat.ParseScopes(scopeList); err != nil {
+			return fmt.Errorf("%w: --scopes: %v", errUsage, err)
+		}
+		for _, u := range redirects {
+			if err := oauth.ValidateRedirectURI(u); err != nil {
+				return fmt.Errorf("%w: --redirect-uri: %v", errUsage, detailOf(err))
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	db, err := openStore(ctx, c)
+	db, hasher, err := sc.openHashed(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	hasher, err := tokenHasher(ctx, c, db)
-	if err != nil {
-		return err
-	}
 	id, secret, err := oauth.CreateClient(ctx, db, hasher, oauth.ClientSpec{
 		Name: name, RedirectURIs: redirects, Scopes: scopes, Public: public,
 	}, e.now())

@@ -22,6 +22,7 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
+	"bokat/internal/wire"
 )
 
 // opsConfig holds the operations settings of `serve`: rate limits, mail,
@@ -202,20 +203,6 @@ func (c *opsConfig) metricsOnAPI(production bool) bool {
 	return c.MetricsAddr == "" && (c.MetricsPublic || !production)
 }
 
-// newHTTPServer returns a server for h with the timeouts and limits of every
-// listener of serve: slow or idle clients cannot hold connections open.
-func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-}
-
 // ops is what `serve` runs for operations beside the API.
 type ops struct {
 	metrics    *telemetry.Metrics
@@ -283,7 +270,7 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 		mux.Handle("GET /metrics", o.metrics.Handler(log))
 		o.metricsLn = ln
 		o.closers = append(o.closers, ln)
-		o.metricsServer = newHTTPServer(mux, log)
+		o.metricsServer = wire.NewHTTPServer(mux, log)
 	}
 	return o, nil
 }

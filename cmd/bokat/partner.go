@@ -13,35 +13,30 @@ import (
 // runPartnerCreate creates a partner credential and prints exactly one JSON
 // object {"client_id","token"}. The token is shown this once.
 func runPartnerCreate(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("partner create", e)
-	var c commonConfig
-	c.register(fs)
+	sc := newStoreCommand("partner create", e)
 	var name, scopeList string
-	fs.String(&name, "name", "", "", "partner name (required)")
-	fs.String(&scopeList, "scopes", "", "", "comma-separated scopes, or all (required)")
-	if _, err := fs.parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	name = strings.TrimSpace(name)
-	if name == "" || scopeList == "" {
-		return fmt.Errorf("%w: --name and --scopes are required", errUsage)
-	}
-	scopes, err := bokat.ParseScopes(scopeList)
+	sc.fs.String(&name, "name", "", "", "partner name (required)")
+	sc.fs.String(&scopeList, "scopes", "", "", "comma-separated scopes, or all (required)")
+	var scopes []bokat.Scope
+	_, err := sc.parse(args, func([]string) error {
+		name = strings.TrimSpace(name)
+		if name == "" || scopeList == "" {
+			return fmt.Errorf("%w: --name and --scopes are required", errUsage)
+		}
+		var err error
+		if scopes, err = bokat.ParseScopes(scopeList); err != nil {
+			return fmt.Errorf("%w: --scopes: %v", errUsage, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("%w: --scopes: %v", errUsage, err)
-	}
-	if err := c.validate(); err != nil {
 		return err
 	}
-	db, err := openStore(ctx, c)
+	db, hasher, err := sc.openHashed(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	hasher, err := tokenHasher(ctx, c, db)
-	if err != nil {
-		return err
-	}
 	authn := auth.NewAuthenticator(hasher, db, nil)
 	id, token, err := authn.CreatePartner(ctx, name, scopes, e.now())
 	if err != nil {

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"bokat"
-	"bokat/internal/auth"
-	"bokat/internal/calfeed"
-	"bokat/internal/sqlstore"
+	"bokat/internal/wire"
 )
 
 // runProviderFeedURL prints the secret calendar feed address of each named
@@ -18,28 +15,19 @@ import (
 // it must run with the same --token-pepper (or, in development, the same
 // database) and --base-url as serve.
 func runProviderFeedURL(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("provider feed-url", e)
-	var c commonConfig
-	c.register(fs)
+	sc := newStoreCommand("provider feed-url", e)
 	var baseURL string
-	fs.Text(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "public base URL of the service, as given to serve", checkBaseURL)
-	ids, err := fs.parse(args)
+	sc.fs.Text(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "public base URL of the service, as given to serve", checkBaseURL)
+	ids, err := sc.parse(args, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if err := c.validate(); err != nil {
 		return err
 	}
-	db, err := openStore(ctx, c)
+	db, hasher, err := sc.openHashed(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	hasher, err := tokenHasher(ctx, c, db)
-	if err != nil {
-		return err
-	}
-	feed, err := calendarFeed(hasher, db, baseURL, e.now)
+	feed, err := wire.CalendarFeed(wire.Keys{Hasher: hasher}, db, baseURL, e.now)
 	if err != nil {
 		return err
 	}
@@ -61,12 +49,4 @@ func runProviderFeedURL(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "%s %s\n", id, feed.URL(id))
 	}
 	return nil
-}
-
-// calendarFeed returns the providers' calendar feeds. Their addresses are
-// keyed with a key derived from the token pepper: no further secret to
-// configure, and rotating the pepper (which invalidates every token anyway)
-// changes every feed address.
-func calendarFeed(hasher *auth.Hasher, db *sqlstore.DB, baseURL string, now func() time.Time) (*calfeed.Feed, error) {
-	return calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: baseURL, Now: now})
 }

@@ -11,21 +11,14 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
+	"bokat/internal/wire"
 )
 
 // openStore opens and migrates the configured database with the options
-// (sqlstore.WithVault for the commands that seal or open contact data:
+// (the vault for the commands that seal or open contact data:
 // openSealedStore).
 func openStore(ctx context.Context, c commonConfig, opts ...sqlstore.Option) (*sqlstore.DB, error) {
-	db, err := sqlstore.Open(ctx, c.Database, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return wire.OpenStore(ctx, c.Database, opts...)
 }
 
 // openSealedStore opens and migrates the configured database with the vault
@@ -63,7 +56,7 @@ func openSealedStore(ctx context.Context, c commonConfig, secretKey string) (*sq
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	db, err := openStore(ctx, c, sqlstore.WithVault(&sqlstore.Vault{Keys: keys, Index: hasher.Hash}))
+	db, err := openStore(ctx, c, wire.Keys{Hasher: hasher, Sealing: keys}.Vault())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -123,4 +116,57 @@ func randomKey() (string, error) {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// storeCommand is the set-up every command on the store shares: the common
+// settings beside the command's own, parsed and checked, then the store.
+type storeCommand struct {
+	commonConfig
+	fs *flagSet
+}
+
+// newStoreCommand registers the common settings of the named command; the
+// command registers its own on fs after them.
+func newStoreCommand(name string, e env) *storeCommand {
+	sc := &storeCommand{fs: newFlagSet(name, e)}
+	sc.commonConfig.register(sc.fs)
+	return sc
+}
+
+// parse parses args, then runs the command's own usage check of them
+// (check may be nil), then validates the common settings. It returns the
+// positional arguments.
+func (sc *storeCommand) parse(args []string, check func(positional []string) error) ([]string, error) {
+	positional, err := sc.fs.parse(args)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if check != nil {
+		if err := check(positional); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.validate(); err != nil {
+		return nil, err
+	}
+	return positional, nil
+}
+
+// open opens and migrates the store.
+func (sc *storeCommand) open(ctx context.Context) (*sqlstore.DB, error) {
+	return openStore(ctx, sc.commonConfig)
+}
+
+// openHashed opens the store and the token hasher, keyed as serve keys it.
+func (sc *storeCommand) openHashed(ctx context.Context) (*sqlstore.DB, *auth.Hasher, error) {
+	db, err := sc.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	hasher, err := tokenHasher(ctx, sc.commonConfig, db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, hasher, nil
 }

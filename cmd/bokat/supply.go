@@ -15,17 +15,14 @@ import (
 // problem of the file is printed to stderr as "<file>:<line>:<column>:
 // <field>: <message>", and nothing is written when there is any.
 func runSupplyImport(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("supply import", e)
-	var c commonConfig
-	c.register(fs)
-	positional, err := fs.parse(args)
+	sc := newStoreCommand("supply import", e)
+	positional, err := sc.parse(args, func(positional []string) error {
+		if len(positional) != 1 {
+			return fmt.Errorf("%w: bokat supply import FILE", errUsage)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if len(positional) != 1 {
-		return fmt.Errorf("%w: bokat supply import FILE", errUsage)
-	}
-	if err := c.validate(); err != nil {
 		return err
 	}
 	name := positional[0]
@@ -42,7 +39,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}
-	db, err := openStore(ctx, c)
+	db, err := sc.open(ctx)
 	if err != nil {
 		return err
 	}

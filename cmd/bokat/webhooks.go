@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
-	"time"
 
 	"bokat/internal/httpapi"
-	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
-	"bokat/internal/telemetry"
 	"bokat/internal/webhook"
 )
 
@@ -53,20 +49,4 @@ func parseSecretKeys(raw string) ([][]byte, error) {
 		keys = append(keys, key)
 	}
 	return keys, nil
-}
-
-// setupWebhooks builds the webhook service the API serves and the two
-// background loops that deliver: the outbox relay and the dispatcher. keys
-// seal the endpoints' signing secrets; guard checks every destination.
-func setupWebhooks(db *sqlstore.DB, keys *webhook.Keyring, guard *webhook.Guard, log *slog.Logger, hb *telemetry.Heartbeats, m *telemetry.Metrics, now func() time.Time) (*webhook.Service, []worker) {
-	sender := webhook.NewSender(webhook.SenderConfig{Guard: guard, Keys: keys, Now: now})
-	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Logger: log.With("worker", "webhook-dispatcher"),
-		Heartbeat: hb.Register("webhook-dispatcher", time.Minute), Outcomes: m, Now: now})
-	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Logger: log.With("worker", "outbox-relay"), OnRelayed: disp.Kick,
-		Heartbeat: hb.Register("outbox-relay", time.Minute), Now: now})
-	svc := webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, OnQueued: disp.Kick, Now: now})
-	return svc, []worker{
-		{name: "outbox-relay", run: relay.Run},
-		{name: "webhook-dispatcher", run: disp.Run},
-	}
 }

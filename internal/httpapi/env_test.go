@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,14 +17,11 @@ import (
 	"bokat/api"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
-	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/oauth"
-	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
-	"bokat/internal/telemetry"
 	"bokat/internal/webhook"
 )
 
@@ -47,6 +43,39 @@ var testOptionKeys = func() *booking.Keyring {
 // testFeedKey signs the calendar feed addresses of every test server.
 var testFeedKey = bytes.Repeat([]byte{7}, 32)
 
+// testSealing seals the webhook signing secrets of every test server.
+var testSealing = func() *webhook.Keyring {
+	k, err := webhook.NewKeyring(bytes.Repeat([]byte{9}, webhook.KeySize))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// TestWiring is what a test server's set-up hands the process wiring: the
+// Config to complete, the store under it, the test keys, and what the test
+// varies in the authorization server.
+type TestWiring struct {
+	Config     *Config
+	DB         *sqlstore.DB
+	Hasher     *auth.Hasher
+	OptionKeys *booking.Keyring
+	FeedKey    []byte
+	Sealing    *webhook.Keyring
+	// OAuth configures the authorization server (nil: as serve without a
+	// mailer or limits); AccessTokens replaces the verifier of OAuth access
+	// tokens.
+	OAuth        *oauth.Config
+	AccessTokens auth.AccessTokenVerifier
+}
+
+// WireTest gives a Config every part it lacks through the process wiring
+// (internal/wire), as serve builds them. The wiring imports this package,
+// so these files cannot import it: wire_test.go, a file of the external
+// test package, sets WireTest before any test runs (docs/decisions.md, "One
+// wiring, and how the API's tests reach it").
+var WireTest func(TestWiring) error
+
 // testEnv is a real server on a real store, reached through real HTTP.
 type testEnv struct {
 	t        testing.TB
@@ -58,6 +87,9 @@ type testEnv struct {
 	logs     *syncBuffer
 	// token is a partner token with every scope.
 	token string
+
+	// authServer is the authorization server the server runs.
+	authServer AuthorizationServer
 }
 
 type syncBuffer struct {
@@ -84,6 +116,10 @@ type envConfig struct {
 	// accessTokens verifies OAuth access tokens; the authorization server
 	// (Config.OAuth) by default.
 	accessTokens auth.AccessTokenVerifier
+	// oauth configures the authorization server the wiring builds (nil: no
+	// sender, no limits); hasher replaces the test token hasher.
+	oauth  *oauth.Config
+	hasher *auth.Hasher
 	// extraRoutes, when set, are served beside the real table (for testing
 	// middleware on a route shape the foundation does not have yet).
 	extraRoutes func(s *Server) []route
@@ -108,10 +144,6 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
-	hasher, err := auth.NewHasher([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
 	cfg := envConfig{Config: Config{
 		BaseURL:   "http://bokat.test",
@@ -125,6 +157,12 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	hasher := cfg.hasher
+	if hasher == nil {
+		if hasher, err = auth.NewHasher([]byte("0123456789abcdef0123456789abcdef")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	completeConfig(t, db, hasher, &cfg)
 	srv, err := newServer(cfg.Config, cfg.extraRoutes)
 	if err != nil {
@@ -132,72 +170,23 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	e := &testEnv{t: t, db: db, srv: srv, http: hs, contract: contract, authn: cfg.Auth, logs: logs}
+	e := &testEnv{t: t, db: db, srv: srv, authServer: cfg.OAuth, http: hs, contract: contract, authn: cfg.Auth, logs: logs}
 	e.token = e.partner("all-scopes", bokat.AllScopes()...)
 	return e
 }
 
 // completeConfig gives cfg, on the store db, every dependency it lacks:
-// real ones, as serve builds them. Rate limits are off unless a test sets
-// them.
+// real ones, built by the process wiring as serve builds them. Rate limits
+// are off unless a test sets them.
 func completeConfig(t testing.TB, db *sqlstore.DB, hasher *auth.Hasher, cfg *envConfig) {
 	t.Helper()
-	var err error
-	if cfg.Search == nil {
-		if cfg.Search, err = booking.NewSearch(booking.Config{Catalog: cfg.Catalog, Store: db, Keys: testOptionKeys, Now: cfg.Now}); err != nil {
-			t.Fatal(err)
-		}
+	if cfg.RateLimiter == nil && cfg.RateLimits == nil {
+		cfg.RateLimits = &RateLimits{} // every policy off
 	}
-	if cfg.Bookings == nil {
-		if cfg.Bookings, err = booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), cfg.Search, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if cfg.CalendarFeed == nil {
-		cfg.CalendarFeed, err = calfeed.New(calfeed.Config{Key: testFeedKey, Store: db, BaseURL: cfg.BaseURL, Now: cfg.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if cfg.Webhooks == nil {
-		keys, err := webhook.NewKeyring(bytes.Repeat([]byte{9}, webhook.KeySize))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Webhooks = webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db),
-			Guard: webhook.NewGuard(net.DefaultResolver, cfg.WebhookAllowPrivate), Keys: keys, Now: cfg.Now})
-	}
-	if cfg.OAuth == nil {
-		as, err := oauth.New(oauth.Config{BaseURL: cfg.BaseURL, Production: cfg.Production, Store: sqlstore.Bind[oauth.Tx](db), Hasher: hasher,
-			Logger: cfg.Logger, Now: cfg.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.OAuth = as
-		if cfg.accessTokens == nil {
-			cfg.accessTokens = as
-		}
-	}
-	if cfg.Auth == nil {
-		cfg.Auth = auth.NewAuthenticator(hasher, db, cfg.accessTokens)
-	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = telemetry.NewMetrics(cfg.Now)
-	}
-	if cfg.Health == nil {
-		store := cfg.Store
-		cfg.Health = telemetry.NewHealth(cfg.Logger, telemetry.Check{Name: "database", Run: func(ctx context.Context) error {
-			if err := store.Ping(ctx); err != nil {
-				return telemetry.Failed("unreachable", err)
-			}
-			return nil
-		}})
-	}
-	if cfg.RateLimiter == nil {
-		cfg.RateLimiter = ratelimit.NewMemory(ratelimit.MemoryOptions{Now: cfg.Now})
-		if cfg.RateLimits == nil {
-			cfg.RateLimits = &RateLimits{} // every policy off
-		}
+	err := WireTest(TestWiring{Config: &cfg.Config, DB: db, Hasher: hasher, OptionKeys: testOptionKeys, FeedKey: testFeedKey,
+		Sealing: testSealing, OAuth: cfg.oauth, AccessTokens: cfg.accessTokens})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -118,17 +118,12 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		if setup.noSender {
 			sender = nil
 		}
-		as, err := oauth.New(oauth.Config{
-			BaseURL: c.BaseURL, Production: setup.production, Store: sqlstore.Bind[oauth.Tx](db), Hasher: hasher,
-			Sender: sender, Logger: c.Logger, Now: e.clock.Now,
+		c.hasher = hasher
+		c.oauth = &oauth.Config{
+			Production: setup.production, Sender: sender, Now: e.clock.Now,
 			Limiter: setup.limiter, Limits: setup.limits,
 			DocumentGuard: setup.guard, DocumentTLS: setup.documentTLS,
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-		c.OAuth, c.accessTokens = as, as
-		e.as = as
 	}
 	if setup.baseURL != "" {
 		wire = func(wire envOption) envOption {
@@ -136,6 +131,7 @@ func newOAuthEnv(t *testing.T, db *sqlstore.DB, setup oauthSetup, opts ...envOpt
 		}(wire)
 	}
 	e.testEnv = newTestEnv(t, db, append([]envOption{wire}, opts...)...)
+	e.as = e.authServer.(*oauth.Server)
 	return e
 }
 

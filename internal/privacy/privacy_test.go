@@ -272,3 +272,60 @@ func TestResealPassesOverUnopenableRows(t *testing.T) {
 		}
 	})
 }
+
+// TestResealPass: one pass re-seals every row that needs it and passes over
+// rows that do not open, reporting them without stopping; a store that
+// fails ends the pass after one report, to be tried again at the next.
+func TestResealPass(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		oldKey, lostKey, newKey, pepper := make([]byte, webhook.KeySize), make([]byte, webhook.KeySize),
+			make([]byte, webhook.KeySize), make([]byte, 32)
+		for _, b := range [][]byte{oldKey, lostKey, newKey, pepper} {
+			rand.Read(b)
+		}
+		withProvider(t, db, "p1")
+		if err := insert(t, sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, lostKey)),
+			testBooking("bkg_lost", "p1", t0, 60)); err != nil {
+			t.Fatal(err)
+		}
+		if err := insert(t, sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, oldKey)),
+			testBooking("bkg_old", "p1", t0.Add(2*time.Hour), 60)); err != nil {
+			t.Fatal(err)
+		}
+		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
+		var reports []error
+		report := func(err error, resealed int) {
+			if resealed != 1 {
+				t.Errorf("report after %d re-sealed rows, want 1", resealed)
+			}
+			reports = append(reports, err)
+		}
+		if n := service(db).ResealPass(ctx, report); n != 1 {
+			t.Errorf("pass re-sealed %d rows, want bkg_old only", n)
+		}
+		if len(reports) != 1 || !errors.Is(reports[0], privacy.ErrDoNotOpen) || !strings.Contains(reports[0].Error(), "bkg_lost") {
+			t.Errorf("pass reported %v, want once that bkg_lost does not open", reports)
+		}
+		if _, keyID, _, _ := sqlstoretest.ContactRow(t, db, "bkg_old"); keyID != webhook.KeyID(newKey) {
+			t.Errorf("bkg_old after the pass: key %q, want the new key", keyID)
+		}
+
+		closed := sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, newKey))
+		if err := closed.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		reports = nil
+		n := service(closed).ResealPass(ctx, func(err error, resealed int) {
+			if reports = append(reports, err); len(reports) > 1 {
+				cancel() // the pass did not end: stop it
+			}
+		})
+		if n != 0 || len(reports) != 1 || errors.Is(reports[0], privacy.ErrDoNotOpen) {
+			t.Errorf("pass on a closed store: %d rows, reports %v; want none and one report", n, reports)
+		}
+	})
+}

@@ -336,3 +336,34 @@ func TestParseRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestRetentionJob: one run erases every expired row, batch after batch at
+// the periods' cutoffs, and counts the copies of committed batches only.
+func TestRetentionJob(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		f := newRetentionFixture(t, db)
+		now := func() time.Time { return f.now }
+		r := privacy.Retention{Bookings: f.now.Sub(f.bookingsBefore), Requests: f.now.Sub(f.requestsBefore)}
+		e, err := service(db).EraseExpired(ctx, now, r, func([]string) (int, error) { return 7, errors.New("read-only") })
+		if err == nil || e.Copies != 0 || len(e.Bookings)+len(e.Requests) != 0 {
+			t.Fatalf("run whose copies could not be removed: %+v %v, want an error and nothing erased", e, err)
+		}
+		var copies []string
+		e, err = service(db).EraseExpired(ctx, now, r, func(ids []string) (int, error) {
+			copies = append(copies, ids...)
+			return len(ids), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(e.Bookings)
+		want := slices.Sorted(slices.Values(f.expiredBookings))
+		if !slices.Equal(e.Bookings, want) || !slices.Equal(e.Requests, f.expiredRequests) ||
+			e.DroppedNotifications != len(want)+len(f.expiredRequests) || e.Copies != len(copies) || len(copies) != len(want)+len(f.expiredRequests) {
+			t.Errorf("run erased %+v with %d copies, want bookings %v, requests %v", e, len(copies), want, f.expiredRequests)
+		}
+		f.check(t, db)
+	})
+}

@@ -21,24 +21,6 @@ import (
 	"bokat/internal/webhook"
 )
 
-// The booking fixtures of the store's tests.
-var (
-	t0          = sqlstoretest.T0
-	testContact = sqlstoretest.Contact
-	testBooking = sqlstoretest.Booking
-)
-
-// withProvider stores a provider to book.
-func withProvider(t *testing.T, db *sqlstore.DB, id string) {
-	t.Helper()
-	sqlstoretest.WithProvider(t, db, id)
-}
-
-func insert(t *testing.T, db *sqlstore.DB, b bokat.Booking) error {
-	t.Helper()
-	return sqlstoretest.InsertBooking(t, db, b)
-}
-
 // service is the privacy use cases over db.
 func service(db *sqlstore.DB) *privacy.Service { return privacy.New(sqlstore.Bind[privacy.Tx](db)) }
 
@@ -46,21 +28,21 @@ func TestErasePerson(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		withProvider(t, db, "p1")
-		now := t0.Add(24 * time.Hour)
-		for _, b := range []bokat.Booking{testBooking("bkg_past", "p1", t0, 60), testBooking("bkg_future", "p1", now.Add(time.Hour), 60)} {
-			if err := insert(t, db, b); err != nil {
+		sqlstoretest.WithProvider(t, db, "p1")
+		now := sqlstoretest.T0.Add(24 * time.Hour)
+		for _, b := range []bokat.Booking{sqlstoretest.Booking("bkg_past", "p1", sqlstoretest.T0, 60), sqlstoretest.Booking("bkg_future", "p1", now.Add(time.Hour), 60)} {
+			if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		other := testBooking("bkg_other", "p1", t0.Add(2*time.Hour), 60)
+		other := sqlstoretest.Booking("bkg_other", "p1", sqlstoretest.T0.Add(2*time.Hour), 60)
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			c := testContact
+			c := sqlstoretest.Contact
 			c.Email, c.Phone = "gustav@example.se", "+46709999999"
-			if err := tx.InsertBooking(ctx, other, c, bokat.BookingConsent{}, "cal_other", t0); err != nil {
+			if err := tx.InsertBooking(ctx, other, c, bokat.BookingConsent{}, "cal_other", sqlstoretest.T0); err != nil {
 				return err
 			}
-			if _, err := tx.SignInUser(ctx, "usr_greta", "greta@example.se", t0); err != nil {
+			if _, err := tx.SignInUser(ctx, "usr_greta", "greta@example.se", sqlstoretest.T0); err != nil {
 				return err
 			}
 			for _, q := range []string{
@@ -76,7 +58,7 @@ func TestErasePerson(t *testing.T) {
 				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
 				CustomerJSON: []byte(`{"phone":"070-123 45 67","email":"other@example.se"}`), LocationJSON: []byte(`{}`),
 				TimingJSON: []byte(`{}`), CustomerNextStep: "vänta", Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm",
-				CreatedAt: t0})
+				CreatedAt: sqlstoretest.T0})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -128,29 +110,29 @@ func TestCorrectPerson(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		withProvider(t, db, "p1")
-		for _, b := range []bokat.Booking{testBooking("bkg_one", "p1", t0, 60), testBooking("bkg_two", "p1", t0.Add(2*time.Hour), 60)} {
-			if err := insert(t, db, b); err != nil {
+		sqlstoretest.WithProvider(t, db, "p1")
+		for _, b := range []bokat.Booking{sqlstoretest.Booking("bkg_one", "p1", sqlstoretest.T0, 60), sqlstoretest.Booking("bkg_two", "p1", sqlstoretest.T0.Add(2*time.Hour), 60)} {
+			if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		other := testBooking("bkg_other", "p1", t0.Add(4*time.Hour), 60)
-		gustav := testContact
+		other := sqlstoretest.Booking("bkg_other", "p1", sqlstoretest.T0.Add(4*time.Hour), 60)
+		gustav := sqlstoretest.Contact
 		gustav.Email, gustav.Phone = "gustav@example.se", "+46709999999"
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			if err := tx.InsertBooking(ctx, other, gustav, bokat.BookingConsent{}, "cal_other", t0); err != nil {
+			if err := tx.InsertBooking(ctx, other, gustav, bokat.BookingConsent{}, "cal_other", sqlstoretest.T0); err != nil {
 				return err
 			}
 			if err := tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_one", BookingID: "bkg_one",
 				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
-				NextAttemptAt: t0, CreatedAt: t0}); err != nil {
+				NextAttemptAt: sqlstoretest.T0, CreatedAt: sqlstoretest.T0}); err != nil {
 				return err
 			}
 			return tx.InsertFollowUpRequest(ctx, followup.Record{ID: "req_greta", SessionID: "s", OwnerClientID: "pc_1",
 				VerticalID: "vvs", JobTypeID: "install_faucet", Status: "ready_to_send", Description: "Kranen",
 				CustomerJSON: []byte(`{"first_name":"Greta","last_name":"Gåsfot","phone":"070-123 45 67","email":"greta@example.se"}`),
 				LocationJSON: []byte(`{"address":"Drottninggatan 1"}`), TimingJSON: []byte(`{}`), CustomerNextStep: "vänta",
-				Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm", CreatedAt: t0})
+				Source: "test", Locale: "sv-SE", Timezone: "Europe/Stockholm", CreatedAt: sqlstoretest.T0})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +156,7 @@ func TestCorrectPerson(t *testing.T) {
 		if err != nil || len(got.Bookings) != 2 || len(got.Requests) != 1 {
 			t.Fatalf("found by the new number: %+v %v", got, err)
 		}
-		want := testContact
+		want := sqlstoretest.Contact
 		want.Name, want.Email, want.Phone = name, email, phone
 		for _, b := range got.Bookings {
 			if b.Contact != want || b.Consent.Statement != "ja tack" {
@@ -218,11 +200,11 @@ func TestResealPassesOverUnopenableRows(t *testing.T) {
 		rand.Read(lostKey)
 		rand.Read(key)
 		rand.Read(pepper)
-		withProvider(t, db, "p1")
+		sqlstoretest.WithProvider(t, db, "p1")
 		const batch, unopenable = 4, 11 // more than two batches of rows that do not open
 		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, lostKey))
 		for i := range unopenable {
-			if err := insert(t, db, testBooking(fmt.Sprintf("bkg_a%02d", i), "p1", t0.Add(time.Duration(i)*time.Hour), 60)); err != nil {
+			if err := sqlstoretest.InsertBooking(t, db, sqlstoretest.Booking(fmt.Sprintf("bkg_a%02d", i), "p1", sqlstoretest.T0.Add(time.Duration(i)*time.Hour), 60)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -230,7 +212,7 @@ func TestResealPassesOverUnopenableRows(t *testing.T) {
 		for i := range 3 {
 			id := fmt.Sprintf("bkg_z%02d", i)
 			legacy = append(legacy, id)
-			if err := insert(t, db, testBooking(id, "p1", t0.Add(time.Duration(100+i)*time.Hour), 60)); err != nil {
+			if err := sqlstoretest.InsertBooking(t, db, sqlstoretest.Booking(id, "p1", sqlstoretest.T0.Add(time.Duration(100+i)*time.Hour), 60)); err != nil {
 				t.Fatal(err)
 			}
 			// Written before sealing: plain text, no key id, no index.
@@ -285,13 +267,13 @@ func TestResealPass(t *testing.T) {
 		for _, b := range [][]byte{oldKey, lostKey, newKey, pepper} {
 			rand.Read(b)
 		}
-		withProvider(t, db, "p1")
-		if err := insert(t, sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, lostKey)),
-			testBooking("bkg_lost", "p1", t0, 60)); err != nil {
+		sqlstoretest.WithProvider(t, db, "p1")
+		if err := sqlstoretest.InsertBooking(t, sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, lostKey)),
+			sqlstoretest.Booking("bkg_lost", "p1", sqlstoretest.T0, 60)); err != nil {
 			t.Fatal(err)
 		}
-		if err := insert(t, sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, oldKey)),
-			testBooking("bkg_old", "p1", t0.Add(2*time.Hour), 60)); err != nil {
+		if err := sqlstoretest.InsertBooking(t, sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, oldKey)),
+			sqlstoretest.Booking("bkg_old", "p1", sqlstoretest.T0.Add(2*time.Hour), 60)); err != nil {
 			t.Fatal(err)
 		}
 		db = sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, newKey, oldKey))

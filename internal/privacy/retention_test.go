@@ -31,13 +31,13 @@ type retentionFixture struct {
 func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := retentionFixture{now: t0.Add(1000 * 24 * time.Hour)}
+	f := retentionFixture{now: sqlstoretest.T0.Add(1000 * 24 * time.Hour)}
 	f.bookingsBefore, f.requestsBefore = f.now.Add(-365*24*time.Hour), f.now.Add(-30*24*time.Hour)
-	withProvider(t, db, "p1")
+	sqlstoretest.WithProvider(t, db, "p1")
 	add := func(id string, start time.Time, cancelledAt time.Time, expired bool) {
 		t.Helper()
-		b := testBooking(id, "p1", start, 60)
-		if err := insert(t, db, b); err != nil {
+		b := sqlstoretest.Booking(id, "p1", start, 60)
+		if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
 			t.Fatal(err)
 		}
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
@@ -49,7 +49,7 @@ func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 			}
 			return tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_" + id, BookingID: id,
 				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
-				NextAttemptAt: f.now, CreatedAt: t0})
+				NextAttemptAt: f.now, CreatedAt: sqlstoretest.T0})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -131,7 +131,7 @@ func (f retentionFixture) check(t *testing.T, db *sqlstore.DB) {
 		}
 		if id == "bkg_cancelled_recently" {
 			// Cancel notes are sealed like the contact data, and open again.
-			recs, err := db.PersonRecords(ctx, testContact.Email, "")
+			recs, err := db.PersonRecords(ctx, sqlstoretest.Contact.Email, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,46 +7,32 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/booking"
 	"bokat/internal/notify"
+	"bokat/internal/privacy"
 	"bokat/internal/sqlstore"
 )
 
-// resealBatch is how many rows of each table one re-seal transaction takes.
-const resealBatch = 200
-
 // resealWorker re-seals contact data written in plain text (before sealing,
 // or by an older binary during a rolling upgrade) or sealed with a key that
-// is no longer the first of --secret-key: at once, batch after batch until
-// none is left, then every interval. Several processes may run it.
+// is no longer the first of --secret-key: one pass at once (privacy's
+// ResealPass), then one every interval. Several processes may run it.
 func resealWorker(db *sqlstore.DB, log *slog.Logger, interval time.Duration) worker {
+	p := privacy.New(sqlstore.Bind[privacy.Tx](db))
 	return worker{name: "contact-reseal", run: func(ctx context.Context) error {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			total := 0
-			// One pass visits every row once, in id order: rows that do not
-			// open are passed over, never retried within the pass.
-			var cur sqlstore.ResealCursor
-			for ctx.Err() == nil && !cur.Done() {
-				n, err := db.ResealContacts(ctx, &cur, resealBatch)
-				total += n
-				if err != nil && ctx.Err() == nil {
-					// Rows that do not open are skipped and named (ids only);
-					// the others are re-sealed all the same.
-					log.Warn("contact re-seal incomplete", "error", err.Error(), "resealed_rows", total)
-				}
-				if err != nil && !errors.Is(err, sqlstore.ErrDoNotOpen) {
-					break // the store failed: try again next round
-				}
-			}
+			total := p.ResealPass(ctx, func(err error, resealed int) {
+				// Rows that do not open are skipped and named (ids only);
+				// the others are re-sealed all the same.
+				log.Warn("contact re-seal incomplete", "error", err.Error(), "resealed_rows", resealed)
+			})
 			if total > 0 {
 				log.Info("contact data re-sealed", "rows", total)
 			}
@@ -59,15 +45,6 @@ func resealWorker(db *sqlstore.DB, log *slog.Logger, interval time.Duration) wor
 	}}
 }
 
-// Retention defaults (docs/privacy.md): booking contact data is kept for the
-// consumer-services complaint period after the slot ended or the booking
-// was cancelled; follow-up request contact data for the weeks in which
-// providers answer.
-const (
-	defaultRetainBookings = 3 * 365 * 24 * time.Hour
-	defaultRetainRequests = 30 * 24 * time.Hour
-)
-
 // retentionConfig holds how long customer contact data is kept.
 type retentionConfig struct {
 	RetainBookings time.Duration
@@ -75,7 +52,7 @@ type retentionConfig struct {
 }
 
 func (c *retentionConfig) register(fs *flagSet) {
-	c.RetainBookings, c.RetainRequests = defaultRetainBookings, defaultRetainRequests
+	c.RetainBookings, c.RetainRequests = privacy.DefaultRetainBookings, privacy.DefaultRetainRequests
 	fs.Text(new(string), "retain-bookings", "BOKAT_RETAIN_BOOKINGS", "1095d",
 		"how long a booking's customer contact data is kept after its slot ended or it was cancelled (Go duration or days, e.g. 1095d)",
 		retentionSetter(&c.RetainBookings))
@@ -86,7 +63,7 @@ func (c *retentionConfig) register(fs *flagSet) {
 
 func retentionSetter(p *time.Duration) func(string) error {
 	return func(s string) error {
-		d, err := parseRetention(s)
+		d, err := privacy.ParseRetention(s)
 		if err != nil {
 			return err
 		}
@@ -94,31 +71,6 @@ func retentionSetter(p *time.Duration) func(string) error {
 		return nil
 	}
 }
-
-// parseRetention reads a retention period: a Go duration ("720h") or whole
-// days ("30d"), at least one hour.
-func parseRetention(s string) (time.Duration, error) {
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 || n > 100*365 {
-			return 0, fmt.Errorf("must be a whole number of days (like 30d) or a Go duration (like 720h)")
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("must be a whole number of days (like 30d) or a Go duration (like 720h)")
-		}
-	}
-	if d < time.Hour {
-		return 0, fmt.Errorf("must be at least 1h")
-	}
-	return d, nil
-}
-
-// retentionBatch is how many rows of each table one erasure transaction takes.
-const retentionBatch = 200
 
 // retentionWorker erases expired customer contact data (eraseExpired) at
 // once and then every interval. Several processes may run it.
@@ -146,47 +98,33 @@ func (c opsConfig) devMailDir() string {
 	return c.MailDir
 }
 
-// eraseExpired runs the retention job once: EraseExpiredContacts batch after
-// batch until none is left. With mailDir (the development mail folder;
-// empty when mail goes by SMTP) each batch also removes, before it commits,
-// the .eml files of the messages about the erased bookings and requests:
-// every booking message names its booking id, every request message its
-// request id (notify.EraseFolderMessages). It logs counts only.
+// eraseExpired runs the retention job once (privacy's EraseExpired). With
+// mailDir (the development mail folder; empty when mail goes by SMTP) each
+// batch also removes, before it commits, the .eml files of the messages
+// about the erased bookings and requests: every booking message names its
+// booking id, every request message its request id
+// (notify.EraseFolderMessages). It logs counts only.
 func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now func() time.Time, c retentionConfig, mailDir string) {
-	bookings, requests, dropped, files := 0, 0, 0, 0
-	for ctx.Err() == nil {
-		var (
-			copies  func([]string) error
-			removed int
-		)
-		if mailDir != "" {
-			copies = func(ids []string) error {
-				var err error
-				removed, err = notify.EraseFolderMessages(mailDir, nil, ids)
-				if err != nil {
-					// The error names a file path, never its content; still,
-					// say only what failed.
-					return errors.New("cannot read or remove a file in the mail folder")
-				}
-				return nil
+	var copies func([]string) (int, error)
+	if mailDir != "" {
+		copies = func(ids []string) (int, error) {
+			removed, err := notify.EraseFolderMessages(mailDir, nil, ids)
+			if err != nil {
+				// The error names a file path, never its content; still,
+				// say only what failed.
+				return removed, errors.New("cannot read or remove a file in the mail folder")
 			}
-		}
-		at := now()
-		e, err := db.EraseExpiredContacts(ctx, at, at.Add(-c.RetainBookings), at.Add(-c.RetainRequests), retentionBatch, copies)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("contact retention failed", "error", err.Error())
-			}
-			break
-		}
-		bookings, requests, dropped, files = bookings+len(e.Bookings), requests+len(e.Requests), dropped+e.DroppedNotifications, files+removed
-		if len(e.Bookings) == 0 && len(e.Requests) == 0 {
-			break
+			return removed, nil
 		}
 	}
-	if bookings+requests > 0 {
-		log.Info("expired contact data erased", "bookings", bookings, "requests", requests, "dropped_notifications", dropped,
-			"removed_mail_files", files)
+	p := privacy.New(sqlstore.Bind[privacy.Tx](db))
+	e, err := p.EraseExpired(ctx, now, privacy.Retention{Bookings: c.RetainBookings, Requests: c.RetainRequests}, copies)
+	if err != nil && ctx.Err() == nil {
+		log.Warn("contact retention failed", "error", err.Error())
+	}
+	if len(e.Bookings)+len(e.Requests) > 0 {
+		log.Info("expired contact data erased", "bookings", len(e.Bookings), "requests", len(e.Requests),
+			"dropped_notifications", e.DroppedNotifications, "removed_mail_files", e.Copies)
 	}
 }
 
@@ -262,7 +200,7 @@ func runPrivacyExport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	recs, err := db.PersonRecords(ctx, c.Email, c.Phone)
+	recs, err := privacy.New(sqlstore.Bind[privacy.Tx](db)).PersonRecords(ctx, c.Email, c.Phone)
 	if err != nil {
 		return err
 	}
@@ -361,7 +299,7 @@ func rawOrEmpty(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-func exportDocument(recs sqlstore.PersonRecords, now time.Time) exportWire {
+func exportDocument(recs privacy.Records, now time.Time) exportWire {
 	doc := exportWire{ExportedAt: now.UTC().Truncate(time.Second), Bookings: []exportBookingWire{},
 		Requests: []exportRequestWire{}, Accounts: []exportAccountWire{}}
 	for _, b := range recs.Bookings {
@@ -398,10 +336,6 @@ func exportDocument(recs sqlstore.PersonRecords, now time.Time) exportWire {
 	return doc
 }
 
-// eraseCancelReason is the cancellation reason of a future booking cancelled
-// by an erasure: one of the contract's reasons, as the customer gave none.
-const eraseCancelReason = "other"
-
 // runPrivacyErase erases everything held for a person in one transaction
 // and prints what it erased: ids and counts, no personal data. A future
 // confirmed booking refuses the erasure unless --cancel-future is given.
@@ -419,13 +353,11 @@ func runPrivacyErase(ctx context.Context, args []string, e env) error {
 	}
 	defer db.Close()
 	now := e.now().UTC()
-	var cancel func(context.Context, *sqlstore.Tx, bokat.Booking) error
+	var cancel func(context.Context, privacy.Tx, bokat.Booking) error
 	if cancelFuture {
-		cancel = func(ctx context.Context, tx *sqlstore.Tx, b bokat.Booking) error {
-			return booking.CancelInTx(ctx, tx, b, eraseCancelReason, now)
-		}
+		cancel = privacy.CancelAsLifecycle(now)
 	}
-	out, err := db.ErasePerson(ctx, c.Email, c.Phone, now, cancel)
+	out, err := privacy.New(sqlstore.Bind[privacy.Tx](db)).ErasePerson(ctx, c.Email, c.Phone, now, cancel)
 	if err != nil {
 		log.Warn("personal data not erased", "error", err.Error())
 		return err
@@ -469,7 +401,7 @@ func orEmpty(s []string) []string {
 // correctionFlags registers the --set-* flags of `bokat privacy correct`
 // into c: a flag given sets its field (validated; errors never repeat the
 // value).
-func correctionFlags(c *sqlstore.ContactCorrection) func(*flagSet) {
+func correctionFlags(c *privacy.ContactCorrection) func(*flagSet) {
 	return func(fs *flagSet) {
 		text := func(p **string, name, usage string, check func(string) (string, error)) {
 			fs.Text(new(string), name, "", "", usage, func(s string) error {
@@ -517,7 +449,7 @@ func correctionFlags(c *sqlstore.ContactCorrection) func(*flagSet) {
 // sent); messages already sent, and the development mail folder, are
 // records of what was sent and stay as they are.
 func runPrivacyCorrect(ctx context.Context, args []string, e env) error {
-	var corr sqlstore.ContactCorrection
+	var corr privacy.ContactCorrection
 	db, c, log, err := openPrivacy(ctx, "correct", args, e, correctionFlags(&corr))
 	if err != nil {
 		return err
@@ -526,7 +458,7 @@ func runPrivacyCorrect(ctx context.Context, args []string, e env) error {
 	if len(corr.Fields()) == 0 {
 		return fmt.Errorf("%w: bokat privacy correct needs at least one of --set-name, --set-first-name, --set-last-name, --set-phone, --set-email", errUsage)
 	}
-	out, err := db.CorrectPerson(ctx, c.Email, c.Phone, corr)
+	out, err := privacy.New(sqlstore.Bind[privacy.Tx](db)).CorrectPerson(ctx, c.Email, c.Phone, corr)
 	if err != nil {
 		log.Warn("personal data not corrected", "error", err.Error())
 		return err

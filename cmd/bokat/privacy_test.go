@@ -222,32 +222,6 @@ func (f *e2eFlow) requestMessage(requestID, want string) {
 	f.t.Fatalf("no provider message about request %s with the customer's contact data", requestID)
 }
 
-func TestParseRetention(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"30d", 30 * 24 * time.Hour, true},
-		{"1095d", 1095 * 24 * time.Hour, true},
-		{"720h", 720 * time.Hour, true},
-		{"1h", time.Hour, true},
-		{"59m", 0, false},
-		{"0d", 0, false},
-		{"-3d", 0, false},
-		{"d", 0, false},
-		{"1.5d", 0, false},
-		{"soon", 0, false},
-	}
-	for _, tc := range tests {
-		got, err := parseRetention(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseRetention(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestServeRefusesAShortRetention(t *testing.T) {
 	t.Parallel()
 	var stderr bytes.Buffer

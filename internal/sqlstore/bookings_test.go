@@ -13,42 +13,22 @@ import (
 	"bokat/internal/sqlstore/sqlstoretest"
 )
 
-var t0 = time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+// The booking fixtures, shared with the tests of the privacy rules.
+var (
+	t0          = sqlstoretest.T0
+	testContact = sqlstoretest.Contact
+	testBooking = sqlstoretest.Booking
+)
 
 // withProvider stores a provider to book.
 func withProvider(t *testing.T, db *sqlstore.DB, id string) {
 	t.Helper()
-	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		_, err := tx.PutProviderSupply(context.Background(), bokat.ProviderSupply{
-			Provider: bokat.Provider{ID: id, Name: "Rör AB " + id, Email: "bokningar@" + id + ".example", Active: true, HorizonDays: 14},
-		}, t0)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sqlstoretest.WithProvider(t, db, id)
 }
-
-func testBooking(id, provider string, start time.Time, minutes int) bokat.Booking {
-	return bokat.Booking{
-		ID: id, RequestID: "bkr_" + id, OwnerClientID: "pc_1", Status: bokat.BookingConfirmed,
-		ProviderID: provider, ProviderName: "Rör AB " + provider, ServiceID: "vvs_install_faucet_standard",
-		VerticalID: "vvs", JobTypeID: "install_faucet", ServiceLabelSV: "Byte av blandare", ServiceLabelEN: "Faucet",
-		SlotStart: start, SlotEnd: start.Add(time.Duration(minutes) * time.Minute), SlotLabel: "tisdag 24 november kl. 09:00–10:30",
-		PriceSEK: 1890, PricingModel: "flat", PriceType: "avg_fixed", Quantity: 1,
-		TermsVersion: "fixed_price_terms_v1:vvs_install_faucet_standard", TermsAcceptedAt: t0,
-		Postcode: "11345", Locale: "sv-SE", Source: "external_model", ConfirmedAt: t0,
-	}
-}
-
-var testContact = bokat.BookingContact{Name: "Greta Gåsfot", Phone: "+46701234567", Email: "greta@example.se",
-	ServiceAddress: "Drottninggatan 1"}
 
 func insert(t *testing.T, db *sqlstore.DB, b bokat.Booking) error {
 	t.Helper()
-	return db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		return tx.InsertBooking(context.Background(), b, testContact, bokat.BookingConsent{Statement: "ja tack"}, "cal_"+b.ID, t0)
-	})
+	return sqlstoretest.InsertBooking(t, db, b)
 }
 
 func TestBookingStore(t *testing.T) {

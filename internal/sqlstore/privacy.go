@@ -3,103 +3,88 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"bokat"
 	"bokat/internal/followup"
+	"bokat/internal/privacy"
 )
 
-// PersonBooking is a booking held for a person, with its contact data and
-// consent opened.
-type PersonBooking struct {
-	bokat.Booking
-	Contact         bokat.BookingContact
-	Consent         bokat.BookingConsent
-	CancelNotes     string
-	ContactErasedAt time.Time // zero while the contact data is held
-	// ChangeConsentMethod is how consent to the latest cancellation or
-	// reschedule was obtained; empty when there was none.
-	ChangeConsentMethod bokat.ConsentMethod
-}
+var (
+	_ privacy.Tx    = (*Tx)(nil)
+	_ privacy.Store = Bound[privacy.Tx]{}
+)
 
-// PersonAccount is a sign-in account (OAuth user) of a person.
-type PersonAccount struct {
-	ID           string
-	Email        string
-	CreatedAt    time.Time
-	LastSignInAt time.Time
-}
+// personMatch is the condition, over the blind index columns of bookings
+// and follow_up_requests ($1 the e-mail index, $2 the phone index), that
+// finds a person's rows; ” never matches: an empty index means "not
+// given" or "none stored".
+const personMatch = `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))`
 
-// PersonRecords is everything held for one person: the bookings and
-// follow-up requests whose customer e-mail address or phone number is
-// theirs (found by the blind index, so rows written before sealing count
-// only once re-sealed), and the sign-in account of their e-mail address.
-type PersonRecords struct {
-	Bookings []PersonBooking
-	Requests []followup.Record
-	Accounts []PersonAccount
-}
-
-// PersonRecords returns what is held for the person with the e-mail address
-// and/or phone number (either may be empty, not both).
-func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRecords, error) {
-	v, err := db.contactVault()
-	if err != nil {
-		return PersonRecords{}, err
+// personIndex returns the blind index of the person's e-mail address and
+// phone number, at least one of them not empty.
+func (db *DB) personIndex(email, phone string) (v *Vault, emailIndex, phoneIndex string, err error) {
+	if v, err = db.contactVault(); err != nil {
+		return nil, "", "", err
 	}
-	emailIndex, phoneIndex := v.EmailIndex(email), v.PhoneIndex(phone)
+	emailIndex, phoneIndex = v.EmailIndex(email), v.PhoneIndex(phone)
 	if emailIndex == "" && phoneIndex == "" {
-		return PersonRecords{}, fmt.Errorf("person records: an e-mail address or a phone number is required")
+		return nil, "", "", errors.New("an e-mail address or a phone number is required")
 	}
-	// '' never matches: an empty index means "not given" or "none stored".
-	match := `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))`
-	var out PersonRecords
+	return v, emailIndex, phoneIndex, nil
+}
+
+// PersonRecords implements privacy.Store.
+func (db *DB) PersonRecords(ctx context.Context, email, phone string) (privacy.Records, error) {
+	v, emailIndex, phoneIndex, err := db.personIndex(email, phone)
+	if err != nil {
+		return privacy.Records{}, fmt.Errorf("person records: %w", err)
+	}
+	var out privacy.Records
 	rows, err := db.read.QueryContext(ctx, `SELECT `+bookingColumns+`, `+sealedBookingColumns+`, contact_key_id,
 		consent_source, consent_collected_at, contact_erased_at, consent_method, change_consent_method
-		FROM bookings WHERE `+match+` ORDER BY confirmed_at, id`, emailIndex, phoneIndex)
+		FROM bookings WHERE `+personMatch+` ORDER BY confirmed_at, id`, emailIndex, phoneIndex)
 	if err != nil {
-		return PersonRecords{}, translate(err)
+		return privacy.Records{}, translate(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
 			s                   sealedBooking
-			pb                  PersonBooking
+			pb                  privacy.Booking
 			collected, erasedAt sql.NullInt64
 		)
 		b, err := scanBooking(rows, append(s.dest(), &pb.Consent.Source, &collected, &erasedAt, &pb.Consent.Method, &pb.ChangeConsentMethod)...)
 		if err != nil {
-			return PersonRecords{}, err
+			return privacy.Records{}, err
 		}
 		plain, err := v.openBooking(b.ID, s)
 		if err != nil {
-			return PersonRecords{}, err
+			return privacy.Records{}, err
 		}
 		pb.Booking, pb.Contact, pb.Consent.Statement, pb.CancelNotes = b, plain.Contact, plain.Statement, plain.Notes
 		pb.Consent.CollectedAt, pb.ContactErasedAt = FromNullMillis(collected), FromNullMillis(erasedAt)
 		out.Bookings = append(out.Bookings, pb)
 	}
 	if err := rows.Err(); err != nil {
-		return PersonRecords{}, translate(err)
+		return privacy.Records{}, translate(err)
 	}
-	ids, err := db.ids(ctx, `SELECT id FROM follow_up_requests WHERE `+match+` ORDER BY created_at, id`, emailIndex, phoneIndex)
+	ids, err := db.ids(ctx, `SELECT id FROM follow_up_requests WHERE `+personMatch+` ORDER BY created_at, id`, emailIndex, phoneIndex)
 	if err != nil {
-		return PersonRecords{}, err
+		return privacy.Records{}, err
 	}
 	for _, id := range ids {
 		r, err := db.FollowUpRequest(ctx, id)
 		if err != nil {
-			return PersonRecords{}, err
+			return privacy.Records{}, err
 		}
 		out.Requests = append(out.Requests, r)
 	}
 	if n := NormaliseEmail(email); n != "" {
 		var (
-			a        PersonAccount
+			a        privacy.Account
 			created  int64
 			lastSeen sql.NullInt64
 		)
@@ -110,170 +95,68 @@ func (db *DB) PersonRecords(ctx context.Context, email, phone string) (PersonRec
 			a.CreatedAt, a.LastSignInAt = FromMillis(created), FromNullMillis(lastSeen)
 			out.Accounts = append(out.Accounts, a)
 		case !isNotFound(err):
-			return PersonRecords{}, err
+			return privacy.Records{}, err
 		}
 	}
 	return out, nil
 }
 
-// FutureBookingsError refuses an erasure: the person has confirmed bookings
-// whose slot has not ended, and the caller did not ask to cancel them.
-type FutureBookingsError struct{ IDs []string }
-
-func (e *FutureBookingsError) Error() string {
-	return fmt.Sprintf("the person has %d confirmed booking(s) still to come (%s): cancel them first or erase with --cancel-future",
-		len(e.IDs), strings.Join(e.IDs, ", "))
+// forUpdate is the locking clause that holds selected rows until the
+// transaction ends: PostgreSQL's; SQLite's one writer holds them anyway.
+func (tx *Tx) forUpdate() string {
+	if tx.engine == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
 }
 
-// PersonErasure is what an erasure on request touched: ids and counts only.
-type PersonErasure struct {
-	Erased
-	// Cancelled are the future bookings cancelled before the erasure.
-	Cancelled []string
-	// Accounts are the ids of the deleted sign-in accounts.
-	Accounts []string
-}
-
-// ErasePerson erases, in one transaction at now, everything held for the
-// person with the e-mail address and/or phone number (found as
-// PersonRecords finds it): the contact data of their bookings and
-// follow-up requests (as retention does, unsent notification jobs
-// dropped) and their sign-in account (user, sessions, grants, tokens,
-// sign-in codes). A confirmed booking whose slot has not ended makes it
-// fail with *FutureBookingsError unless cancel is given; then each such
-// booking is erased and then handed to cancel inside the transaction (which
-// must cancel it with its event and notifications: the customer's message
-// then finds no address and is skipped, the provider's goes out).
-func (db *DB) ErasePerson(ctx context.Context, email, phone string, now time.Time,
-	cancel func(ctx context.Context, tx *Tx, b bokat.Booking) error) (PersonErasure, error) {
-	v, err := db.contactVault()
+// PersonBookings implements privacy.Tx.
+func (tx *Tx) PersonBookings(ctx context.Context, email, phone string, now time.Time) ([]privacy.Row, error) {
+	_, emailIndex, phoneIndex, err := tx.db.personIndex(email, phone)
 	if err != nil {
-		return PersonErasure{}, err
+		return nil, err
 	}
-	emailIndex, phoneIndex := v.EmailIndex(email), v.PhoneIndex(phone)
-	if emailIndex == "" && phoneIndex == "" {
-		return PersonErasure{}, fmt.Errorf("erase: an e-mail address or a phone number is required")
-	}
-	match := `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))`
-	lock := ""
-	if db.engine == Postgres {
-		lock = " FOR UPDATE"
-	}
-	var out PersonErasure
-	err = db.InTx(ctx, func(tx *Tx) error {
-		out = PersonErasure{}
-		type found struct {
-			id     string
-			future bool
-		}
-		var bookings []found
-		rows, err := tx.tx.QueryContext(ctx, `SELECT id, status = 'confirmed' AND slot_end_at > $3 FROM bookings WHERE `+match+
-			` ORDER BY id`+lock, emailIndex, phoneIndex, Millis(now))
-		if err != nil {
-			return translate(err)
-		}
-		var future []string
-		for rows.Next() {
-			var f found
-			if err := rows.Scan(&f.id, &f.future); err != nil {
-				rows.Close()
-				return translate(err)
-			}
-			bookings = append(bookings, f)
-			if f.future {
-				future = append(future, f.id)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return translate(err)
-		}
-		if len(future) > 0 && cancel == nil {
-			return &FutureBookingsError{IDs: future}
-		}
-		for _, f := range bookings {
-			ok, dropped, err := tx.eraseBooking(ctx, f.id, now, "")
-			if err != nil {
-				return err
-			}
-			if ok {
-				out.Bookings = append(out.Bookings, f.id)
-				out.DroppedNotifications += dropped
-			}
-		}
-		for _, id := range future {
-			b, err := tx.BookingByID(ctx, id)
-			if err != nil {
-				return err
-			}
-			if err := cancel(ctx, tx, b); err != nil {
-				return fmt.Errorf("cancel booking %s: %w", id, err)
-			}
-			out.Cancelled = append(out.Cancelled, id)
-		}
-		var requests []string
-		rows, err = tx.tx.QueryContext(ctx, `SELECT id FROM follow_up_requests WHERE `+match+` ORDER BY id`+lock,
-			emailIndex, phoneIndex)
-		if err != nil {
-			return translate(err)
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return translate(err)
-			}
-			requests = append(requests, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return translate(err)
-		}
-		for _, id := range requests {
-			ok, dropped, err := tx.eraseRequest(ctx, id, now, "")
-			if err != nil {
-				return err
-			}
-			if ok {
-				out.Requests = append(out.Requests, id)
-				out.DroppedNotifications += dropped
-			}
-		}
-		if n := NormaliseEmail(email); n != "" {
-			accounts, err := tx.eraseAccount(ctx, n)
-			if err != nil {
-				return err
-			}
-			out.Accounts = accounts
-		}
-		return nil
-	})
-	if err != nil {
-		return PersonErasure{}, fmt.Errorf("erase: %w", err)
-	}
-	return out, nil
+	return tx.personRows(ctx, `SELECT id, status = 'confirmed' AND slot_end_at > $3, contact_erased_at IS NOT NULL
+		FROM bookings WHERE `+personMatch+` ORDER BY id`+tx.forUpdate(), emailIndex, phoneIndex, Millis(now))
 }
 
-// eraseAccount deletes the sign-in account of a normalised e-mail address
-// and everything hanging off it, and the sign-in codes sent to it. It
-// returns the deleted user ids.
-func (tx *Tx) eraseAccount(ctx context.Context, email string) ([]string, error) {
-	var ids []string
-	rows, err := tx.tx.QueryContext(ctx, `SELECT id FROM users WHERE email = $1`, email)
+// PersonRequests implements privacy.Tx.
+func (tx *Tx) PersonRequests(ctx context.Context, email, phone string) ([]privacy.Row, error) {
+	_, emailIndex, phoneIndex, err := tx.db.personIndex(email, phone)
+	if err != nil {
+		return nil, err
+	}
+	return tx.personRows(ctx, `SELECT id, false, contact_erased_at IS NOT NULL
+		FROM follow_up_requests WHERE `+personMatch+` ORDER BY id`+tx.forUpdate(), emailIndex, phoneIndex)
+}
+
+// personRows reads the rows of a query returning id, upcoming and erased.
+func (tx *Tx) personRows(ctx context.Context, query string, args ...any) ([]privacy.Row, error) {
+	rows, err := tx.tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
+	defer rows.Close()
+	var out []privacy.Row
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
+		var r privacy.Row
+		if err := rows.Scan(&r.ID, &r.Upcoming, &r.Erased); err != nil {
 			return nil, translate(err)
 		}
-		ids = append(ids, id)
+		out = append(out, r)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
+	return out, translate(rows.Err())
+}
+
+// DeleteAccount implements privacy.Tx.
+func (tx *Tx) DeleteAccount(ctx context.Context, email string) ([]string, error) {
+	email = NormaliseEmail(email)
+	if email == "" {
+		return nil, nil
+	}
+	ids, err := tx.ids(ctx, `SELECT id FROM users WHERE email = $1`, email)
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		for _, q := range []string{
@@ -293,159 +176,24 @@ func (tx *Tx) eraseAccount(ctx context.Context, email string) ([]string, error) 
 	return ids, nil
 }
 
-// ContactCorrection is a correction of a person's contact data; a nil field
-// is left as it is. A name correction replaces the whole name: when any of
-// Name, FirstName and LastName is set, those not set are emptied, so no
-// part of the old name survives beside the new one.
-type ContactCorrection struct {
-	Name, FirstName, LastName *string
-	Phone, Email              *string
-}
-
-// Fields names the fields the correction sets (customer field names, no
-// values), in a fixed order.
-func (c ContactCorrection) Fields() []string {
-	var out []string
-	for _, f := range []struct {
-		name string
-		v    *string
-	}{{"name", c.Name}, {"first_name", c.FirstName}, {"last_name", c.LastName}, {"phone", c.Phone}, {"email", c.Email}} {
-		if f.v != nil {
-			out = append(out, f.name)
-		}
-	}
-	return out
-}
-
-func (c ContactCorrection) renames() bool {
-	return c.Name != nil || c.FirstName != nil || c.LastName != nil
-}
-
-func valueOf(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// apply corrects a booking's contact data.
-func (c ContactCorrection) apply(b *bokat.BookingContact) {
-	if c.renames() {
-		b.Name, b.FirstName, b.LastName = valueOf(c.Name), valueOf(c.FirstName), valueOf(c.LastName)
-	}
-	if c.Phone != nil {
-		b.Phone = *c.Phone
-	}
-	if c.Email != nil {
-		b.Email = *c.Email
-	}
-}
-
-// applyJSON corrects a follow-up request's customer JSON object, keeping
-// any other member.
-func (c ContactCorrection) applyJSON(customer []byte) ([]byte, error) {
-	m := map[string]any{}
-	if len(customer) > 0 {
-		if err := json.Unmarshal(customer, &m); err != nil {
-			return nil, errors.New("the customer is not a JSON object")
-		}
-	}
-	set := func(key string, p *string) {
-		if p != nil && *p != "" {
-			m[key] = *p
-		} else {
-			delete(m, key)
-		}
-	}
-	if c.renames() {
-		set("name", c.Name)
-		set("first_name", c.FirstName)
-		set("last_name", c.LastName)
-	}
-	if c.Phone != nil {
-		m["phone"] = *c.Phone
-	}
-	if c.Email != nil {
-		m["email"] = *c.Email
-	}
-	return json.Marshal(m)
-}
-
-// PersonCorrection is what a correction touched: ids only.
-type PersonCorrection struct {
-	Bookings []string
-	Requests []string
-}
-
-// CorrectPerson corrects, in one transaction, the customer contact data of
-// every booking and follow-up request of the person with the e-mail address
-// and/or phone number (found as PersonRecords finds them; rows whose
-// contact data was erased hold none to correct). Each row is re-sealed with
-// the sealing key and its blind index recomputed, so the person is found by
-// the corrected address and number afterwards, and no longer by the old
-// ones. Pending notification jobs read the booking or request when they
-// send, so unsent messages go to the corrected address. A row that does not
-// open (sealed with a key no longer given) fails the whole correction,
-// naming the row. A correction that sets nothing is an error.
-func (db *DB) CorrectPerson(ctx context.Context, email, phone string, c ContactCorrection) (PersonCorrection, error) {
-	v, err := db.contactVault()
+// RewriteBookingContact implements privacy.Tx.
+func (tx *Tx) RewriteBookingContact(ctx context.Context, id string, edit func(*bokat.BookingContact)) (bool, error) {
+	v, err := tx.db.contactVault()
 	if err != nil {
-		return PersonCorrection{}, err
+		return false, err
 	}
-	if len(c.Fields()) == 0 {
-		return PersonCorrection{}, errors.New("correct: nothing to correct")
-	}
-	emailIndex, phoneIndex := v.EmailIndex(email), v.PhoneIndex(phone)
-	if emailIndex == "" && phoneIndex == "" {
-		return PersonCorrection{}, fmt.Errorf("correct: an e-mail address or a phone number is required")
-	}
-	match := `((customer_email_index = $1 AND $1 <> '') OR (customer_phone_index = $2 AND $2 <> ''))
-		AND contact_erased_at IS NULL`
-	lock := ""
-	if db.engine == Postgres {
-		lock = " FOR UPDATE"
-	}
-	var out PersonCorrection
-	err = db.InTx(ctx, func(tx *Tx) error {
-		out = PersonCorrection{}
-		bookings, err := tx.ids(ctx, `SELECT id FROM bookings WHERE `+match+` ORDER BY id`+lock, emailIndex, phoneIndex)
-		if err != nil {
-			return err
-		}
-		requests, err := tx.ids(ctx, `SELECT id FROM follow_up_requests WHERE `+match+` ORDER BY id`+lock, emailIndex, phoneIndex)
-		if err != nil {
-			return err
-		}
-		for _, id := range bookings {
-			n, err := tx.rewriteBooking(ctx, v, id, func(s *bookingSecrets) { c.apply(&s.Contact) })
-			if err != nil {
-				return fmt.Errorf("booking %s: %w", id, err)
-			}
-			if n != 1 {
-				return fmt.Errorf("booking %s changed during the correction", id)
-			}
-			out.Bookings = append(out.Bookings, id)
-		}
-		for _, id := range requests {
-			n, err := tx.rewriteRequest(ctx, v, id, func(r *followup.Record) error {
-				customer, err := c.applyJSON(r.CustomerJSON)
-				r.CustomerJSON = customer
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("follow-up request %s: %w", id, err)
-			}
-			if n != 1 {
-				return fmt.Errorf("follow-up request %s changed during the correction", id)
-			}
-			out.Requests = append(out.Requests, id)
-		}
-		return nil
-	})
+	n, err := tx.rewriteBooking(ctx, v, id, func(s *bookingSecrets) { edit(&s.Contact) })
+	return n == 1, err
+}
+
+// RewriteRequestContact implements privacy.Tx.
+func (tx *Tx) RewriteRequestContact(ctx context.Context, id string, edit func(*followup.Record) error) (bool, error) {
+	v, err := tx.db.contactVault()
 	if err != nil {
-		return PersonCorrection{}, fmt.Errorf("correct: %w", err)
+		return false, err
 	}
-	return out, nil
+	n, err := tx.rewriteRequest(ctx, v, id, edit)
+	return n == 1, err
 }
 
 // ids runs a query returning one id column inside the transaction.

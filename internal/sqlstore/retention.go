@@ -3,90 +3,44 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 )
-
-// Erased is what an erasure of contact data touched: ids only.
-type Erased struct {
-	Bookings []string
-	Requests []string
-	// DroppedNotifications counts unsent notification jobs of the erased
-	// bookings and requests, now skipped: nothing more goes to the person.
-	DroppedNotifications int
-}
 
 // erasedLastError is the last_error of a notification job dropped because
 // the contact data it needed was erased.
 const erasedLastError = "contact data erased"
 
-// EraseExpiredContacts erases, at now, the contact data of up to limit
-// bookings whose slot ended (confirmed) or that were cancelled before
-// bookingsBefore, and of up to limit follow-up requests created before
-// requestsBefore, and drops their unsent notification jobs, in one
-// transaction. It keeps what is not personal (ids, provider, service,
-// slot, price, status, times, terms version, consent source and time,
-// postcodes). Call it until it erases nothing. Several processes may run
-// it at once: a row is erased only if it still holds contact data when the
-// transaction writes it.
-//
-// copies, when not nil, erases the copies of the erased rows' messages held
-// outside the database (the development mail folder): it is called inside
-// the transaction, after the rows are erased and before the commit, with
-// the ids of exactly the bookings and requests this call erased; an error
-// from it rolls the erasure back, so the rows stay to be erased (and their
-// copies tried again) next time, and a crash after it leaves no copy behind.
-func (db *DB) EraseExpiredContacts(ctx context.Context, now, bookingsBefore, requestsBefore time.Time, limit int,
-	copies func(ids []string) error) (Erased, error) {
-	bookings, err := db.ids(ctx, `SELECT id FROM bookings WHERE contact_erased_at IS NULL
+// ExpiredContacts implements privacy.Store.
+func (db *DB) ExpiredContacts(ctx context.Context, bookingsBefore, requestsBefore time.Time, limit int) (bookings, requests []string, err error) {
+	bookings, err = db.ids(ctx, `SELECT id FROM bookings WHERE contact_erased_at IS NULL
 		AND ((status = 'confirmed' AND slot_end_at < $1) OR (status = 'cancelled' AND cancelled_at < $1))
 		ORDER BY id LIMIT $2`, Millis(bookingsBefore), limit)
 	if err != nil {
-		return Erased{}, err
+		return nil, nil, err
 	}
-	requests, err := db.ids(ctx, `SELECT id FROM follow_up_requests WHERE contact_erased_at IS NULL AND created_at < $1
+	requests, err = db.ids(ctx, `SELECT id FROM follow_up_requests WHERE contact_erased_at IS NULL AND created_at < $1
 		ORDER BY id LIMIT $2`, Millis(requestsBefore), limit)
 	if err != nil {
-		return Erased{}, err
+		return nil, nil, err
 	}
-	var out Erased
-	if len(bookings) == 0 && len(requests) == 0 {
-		return out, nil
+	return bookings, requests, nil
+}
+
+// EraseBookingContact implements privacy.Tx.
+func (tx *Tx) EraseBookingContact(ctx context.Context, id string, now, endedBefore time.Time) (bool, int, error) {
+	if endedBefore.IsZero() {
+		return tx.eraseBooking(ctx, id, now, "")
 	}
-	err = db.InTx(ctx, func(tx *Tx) error {
-		out = Erased{}
-		for _, id := range bookings {
-			ok, dropped, err := tx.eraseBooking(ctx, id, now, `AND ((status = 'confirmed' AND slot_end_at < $3)
-				OR (status = 'cancelled' AND cancelled_at < $3))`, Millis(bookingsBefore))
-			if err != nil {
-				return err
-			}
-			if ok {
-				out.Bookings = append(out.Bookings, id)
-				out.DroppedNotifications += dropped
-			}
-		}
-		for _, id := range requests {
-			ok, dropped, err := tx.eraseRequest(ctx, id, now, `AND created_at < $3`, Millis(requestsBefore))
-			if err != nil {
-				return err
-			}
-			if ok {
-				out.Requests = append(out.Requests, id)
-				out.DroppedNotifications += dropped
-			}
-		}
-		if ids := append(append([]string(nil), out.Bookings...), out.Requests...); copies != nil && len(ids) > 0 {
-			if err := copies(ids); err != nil {
-				return fmt.Errorf("copies outside the database: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return Erased{}, fmt.Errorf("erase expired contact data: %w", err)
+	return tx.eraseBooking(ctx, id, now, `AND ((status = 'confirmed' AND slot_end_at < $3)
+		OR (status = 'cancelled' AND cancelled_at < $3))`, Millis(endedBefore))
+}
+
+// EraseRequestContact implements privacy.Tx.
+func (tx *Tx) EraseRequestContact(ctx context.Context, id string, now, createdBefore time.Time) (bool, int, error) {
+	if createdBefore.IsZero() {
+		return tx.eraseRequest(ctx, id, now, "")
 	}
-	return out, nil
+	return tx.eraseRequest(ctx, id, now, `AND created_at < $3`, Millis(createdBefore))
 }
 
 // eraseBooking empties the contact columns of a booking that still holds

@@ -1,4 +1,4 @@
-package sqlstore_test
+package privacy_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"bokat"
 	"bokat/internal/followup"
 	"bokat/internal/notify"
+	"bokat/internal/privacy"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -30,13 +31,13 @@ type retentionFixture struct {
 func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := retentionFixture{now: t0.Add(1000 * 24 * time.Hour)}
+	f := retentionFixture{now: sqlstoretest.T0.Add(1000 * 24 * time.Hour)}
 	f.bookingsBefore, f.requestsBefore = f.now.Add(-365*24*time.Hour), f.now.Add(-30*24*time.Hour)
-	withProvider(t, db, "p1")
+	sqlstoretest.WithProvider(t, db, "p1")
 	add := func(id string, start time.Time, cancelledAt time.Time, expired bool) {
 		t.Helper()
-		b := testBooking(id, "p1", start, 60)
-		if err := insert(t, db, b); err != nil {
+		b := sqlstoretest.Booking(id, "p1", start, 60)
+		if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
 			t.Fatal(err)
 		}
 		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
@@ -48,7 +49,7 @@ func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 			}
 			return tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_" + id, BookingID: id,
 				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
-				NextAttemptAt: f.now, CreatedAt: t0})
+				NextAttemptAt: f.now, CreatedAt: sqlstoretest.T0})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -130,11 +131,11 @@ func (f retentionFixture) check(t *testing.T, db *sqlstore.DB) {
 		}
 		if id == "bkg_cancelled_recently" {
 			// Cancel notes are sealed like the contact data, and open again.
-			recs, err := db.PersonRecords(ctx, testContact.Email, "")
+			recs, err := db.PersonRecords(ctx, sqlstoretest.Contact.Email, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := slices.IndexFunc(recs.Bookings, func(b sqlstore.PersonBooking) bool { return b.ID == id })
+			i := slices.IndexFunc(recs.Bookings, func(b privacy.Booking) bool { return b.ID == id })
 			if notes == "" || strings.Contains(notes, "Greta") || i < 0 || recs.Bookings[i].CancelNotes != "Ring Greta" {
 				t.Errorf("%s: stored notes %q; opened %v", id, notes, i >= 0 && recs.Bookings[i].CancelNotes == "Ring Greta")
 			}
@@ -182,9 +183,9 @@ func TestRetentionErasesExpiredContactDataOnly(t *testing.T) {
 		ctx := context.Background()
 		f := newRetentionFixture(t, db)
 		// Batches of one: the caller loops until nothing is left.
-		var got sqlstore.Erased
+		var got privacy.Erased
 		for {
-			e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1, nil)
+			e, err := service(db).EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,10 +204,10 @@ func TestRetentionErasesExpiredContactDataOnly(t *testing.T) {
 		}
 		f.check(t, db)
 		// Erased rows are not re-sealed and not erased again.
-		if n, err := db.ResealContacts(ctx, new(sqlstore.ResealCursor), 100); err != nil || n != 0 {
+		if n, err := service(db).ResealContacts(ctx, new(privacy.ResealCursor), 100); err != nil || n != 0 {
 			t.Errorf("re-seal after erasure: %d %v", n, err)
 		}
-		if e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, nil); err != nil ||
+		if e, err := service(db).EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, nil); err != nil ||
 			len(e.Bookings)+len(e.Requests) != 0 {
 			t.Errorf("second run erased %+v, %v", e, err)
 		}
@@ -221,7 +222,7 @@ func TestRetentionErasesCopiesInTheTransaction(t *testing.T) {
 		ctx := context.Background()
 		f := newRetentionFixture(t, db)
 		failing := func([]string) error { return errors.New("the mail folder is read-only") }
-		if e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, failing); err == nil ||
+		if e, err := service(db).EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, failing); err == nil ||
 			len(e.Bookings)+len(e.Requests) != 0 {
 			t.Fatalf("erasure whose copies could not be removed: %+v %v, want an error and nothing erased", e, err)
 		}
@@ -235,7 +236,7 @@ func TestRetentionErasesCopiesInTheTransaction(t *testing.T) {
 			n.Close()
 		}
 		var got []string
-		e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, func(ids []string) error {
+		e, err := service(db).EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 100, func(ids []string) error {
 			got = append(got, ids...)
 			return nil
 		})
@@ -288,7 +289,7 @@ func TestRetentionSharedByProcesses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				e, err := db.EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1, nil)
+				e, err := service(db).EraseExpiredContacts(ctx, f.now, f.bookingsBefore, f.requestsBefore, 1, nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -308,4 +309,61 @@ func TestRetentionSharedByProcesses(t *testing.T) {
 		t.Errorf("erased bookings %v and requests %v, want each of %v and %v exactly once", bookings, requests, want, f.expiredRequests)
 	}
 	f.check(t, first)
+}
+
+func TestParseRetention(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"30d", 30 * 24 * time.Hour, true},
+		{"1095d", 1095 * 24 * time.Hour, true},
+		{"720h", 720 * time.Hour, true},
+		{"1h", time.Hour, true},
+		{"59m", 0, false},
+		{"0d", 0, false},
+		{"-3d", 0, false},
+		{"d", 0, false},
+		{"1.5d", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := privacy.ParseRetention(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("privacy.ParseRetention(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestRetentionJob: one run erases every expired row, batch after batch at
+// the periods' cutoffs, and counts the copies of committed batches only.
+func TestRetentionJob(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		f := newRetentionFixture(t, db)
+		now := func() time.Time { return f.now }
+		r := privacy.Retention{Bookings: f.now.Sub(f.bookingsBefore), Requests: f.now.Sub(f.requestsBefore)}
+		e, err := service(db).EraseExpired(ctx, now, r, func([]string) (int, error) { return 7, errors.New("read-only") })
+		if err == nil || e.Copies != 0 || len(e.Bookings)+len(e.Requests) != 0 {
+			t.Fatalf("run whose copies could not be removed: %+v %v, want an error and nothing erased", e, err)
+		}
+		var copies []string
+		e, err = service(db).EraseExpired(ctx, now, r, func(ids []string) (int, error) {
+			copies = append(copies, ids...)
+			return len(ids), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(e.Bookings)
+		want := slices.Sorted(slices.Values(f.expiredBookings))
+		if !slices.Equal(e.Bookings, want) || !slices.Equal(e.Requests, f.expiredRequests) ||
+			e.DroppedNotifications != len(want)+len(f.expiredRequests) || e.Copies != len(copies) || len(copies) != len(want)+len(f.expiredRequests) {
+			t.Errorf("run erased %+v with %d copies, want bookings %v, requests %v", e, len(copies), want, f.expiredRequests)
+		}
+		f.check(t, db)
+	})
 }

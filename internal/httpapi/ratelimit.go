@@ -59,40 +59,55 @@ func (s *Server) policyOf(rt route, method string) ratelimit.Policy {
 	return s.limits.Writes
 }
 
-// allowRequest spends one request of the caller's quota for the route's
-// class. It sets the RateLimit-Policy and RateLimit headers, and when the
-// quota is spent answers 429 rate_limited with Retry-After and returns
-// false. When the limiter fails the request goes through unchecked (fail
-// open), with a warning (at most one per 10 s) and a metric.
+// spendQuota spends one request of the caller's quota for the route's
+// class, and returns the 429 rate_limited error to answer when it is spent
+// (see spend).
+func (s *Server) spendQuota(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal) error {
+	return s.spend(w, r, s.policyOf(rt, r.Method), s.rateKey(r, p))
+}
+
+// allowRequest is spendQuota for endpoints outside the operations: it
+// answers the 429 itself and returns false.
 func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal) bool {
-	policy := s.policyOf(rt, r.Method)
-	if !policy.Enabled() {
-		return true
+	if err := s.spendQuota(w, r, rt, p); err != nil {
+		s.writeError(w, r, err)
+		return false
 	}
-	d, err := s.limiter.Allow(r.Context(), policy, s.rateKey(r, p))
+	return true
+}
+
+// spend spends one request of key's quota under policy. It sets the
+// RateLimit-Policy and RateLimit headers, and when the quota is spent
+// returns the 429 rate_limited error (with Retry-After). When the limiter
+// fails the request goes through unchecked (fail open), with a warning (at
+// most one per 10 s) and a metric.
+func (s *Server) spend(w http.ResponseWriter, r *http.Request, policy ratelimit.Policy, key string) error {
+	if !policy.Enabled() {
+		return nil
+	}
+	d, err := s.limiter.Allow(r.Context(), policy, key)
 	if err != nil {
 		s.metrics.RateLimitBackendError()
 		now := s.now().UnixNano()
 		if last := s.limiterWarned.Load(); now-last > int64(10*time.Second) && s.limiterWarned.CompareAndSwap(last, now) {
 			s.log.WarnContext(r.Context(), "rate limiter unavailable: requests pass unchecked", "error", err.Error())
 		}
-		return true
+		return nil
 	}
 	h := w.Header()
 	h.Set("RateLimit-Policy", ratelimit.PolicyHeader(policy))
 	h.Set("RateLimit", ratelimit.StateHeader(policy, d))
 	if d.Allowed {
-		return true
+		return nil
 	}
 	s.metrics.RateLimited(policy.Name)
-	s.writeError(w, r, &bokat.Error{
+	return &bokat.Error{
 		Code: bokat.CodeRateLimited,
 		Detail: fmt.Sprintf("The %s quota of %d requests per %s is spent.",
 			policy.Name, policy.Quota, windowLabel(policy.Window)),
 		SafeNextStep: "Wait for the Retry-After seconds, then retry; retry writes only with the same idempotency key.",
 		RetryAfter:   max(d.RetryAfter, time.Second),
-	})
-	return false
+	}
 }
 
 func windowLabel(d time.Duration) string {

@@ -12,7 +12,6 @@ import (
 
 	"bokat"
 	"bokat/api"
-	"bokat/internal/booking"
 )
 
 var loadContract = sync.OnceValues(api.Load)
@@ -21,13 +20,7 @@ var loadContract = sync.OnceValues(api.Load)
 // by these tests (the HTTP surface's tests run the tools end to end).
 type unreachable struct{}
 
-func (unreachable) Invoke(context.Context, string, string, map[string]string, []byte) (int, []byte) {
-	panic("Invoke called")
-}
-
-func (unreachable) InvokeElicited(context.Context, *booking.Elicitation, string, string, map[string]string, []byte) (int, []byte) {
-	panic("InvokeElicited called")
-}
+func (unreachable) Invoke(context.Context, Operation) Answer { panic("Invoke called") }
 
 func (unreachable) ElicitationKey(string) (string, []byte, error) { panic("ElicitationKey called") }
 

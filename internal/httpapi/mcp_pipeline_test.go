@@ -1,0 +1,122 @@
+package httpapi
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"bokat"
+	"bokat/internal/telemetry"
+)
+
+// A tool call passes the operation step of its REST route: the same text
+// check of path values, on both engines, and its result is counted by its
+// status as a REST response is.
+
+// TestMCPToolsRefuseControlCharactersInPathValues: a booking_id with NUL
+// or DEL answers over MCP what REST answers, 400 validation_failed naming
+// booking_id (path), as an error result; the store never sees it (on
+// PostgreSQL a NUL would be an internal_error).
+func TestMCPToolsRefuseControlCharactersInPathValues(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e = e.withDemoSupply()
+		m := e.srv.metrics
+		o := e.options(t, faucetSearch())[0]
+		ids := []string{"bkg_\u0000x", "bk\u007fx"}
+		for i, id := range ids {
+			rest := e.do(request{Method: "GET", Path: "/v1/bookings/" + url.PathEscape(id), Header: bearer(e.token)})
+			checkProblem(t, rest, 400, bokat.CodeValidationFailed, "/v1/bookings/"+url.PathEscape(id))
+			tools := []struct {
+				name string
+				args map[string]any
+			}{
+				{"get_booking_status", map[string]any{}},
+				{"cancel_booking", cancelBody("ctl-cancel-" + string(rune('a'+i)))},
+				{"reschedule_booking", rescheduleBody(o, "ctl-move-"+string(rune('a'+i)))},
+			}
+			for _, version := range mcpEras {
+				s := e.mcpConnect(t, version, e.token)
+				for _, tl := range tools {
+					args := with(tl.args, func(m map[string]any) { m["booking_id"] = id })
+					got := s.call(tl.name, args).problem(t, version+" "+tl.name+" "+strconv.Quote(id), bokat.CodeValidationFailed, 400)
+					issues, _ := got["issues"].([]any)
+					if !slices.ContainsFunc(issues, func(v any) bool { s, _ := v.(string); return strings.HasPrefix(s, "booking_id (path): ") }) {
+						t.Errorf("%s %s: issues %v, want booking_id (path)", version, tl.name, issues)
+					}
+					if !jsonEqual(t, mustJSON(t, got["issues"]), mustJSON(t, rest.JSON["issues"])) {
+						t.Errorf("%s %s: issues %v, REST says %v", version, tl.name, got["issues"], rest.JSON["issues"])
+					}
+				}
+			}
+		}
+		if n := e.count(t, `SELECT COUNT(*) FROM bookings`); n != 0 {
+			t.Errorf("%d bookings", n)
+		}
+		want := float64(len(ids) * len(mcpEras))
+		for _, tool := range []string{"get_booking_status", "cancel_booking", "reschedule_booking"} {
+			if got := toolResults(t, m, tool, "400"); got != want {
+				t.Errorf("bokat_mcp_tool_results_total{tool=%q,status=\"400\"} = %v, want %v", tool, got, want)
+			}
+		}
+	}, func(c *envConfig) { withMetrics(telemetry.NewMetrics(nil))(c) })
+}
+
+// toolResults reads bokat_mcp_tool_results_total{tool, status} from m.
+func toolResults(t testing.TB, m *telemetry.Metrics, tool, status string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "bokat_mcp_tool_results_total" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["tool"] == tool && labels["status"] == status {
+				return mt.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestMCPToolResultsAreCounted: successes, Problems and consent forms are
+// counted by tool and status, and a tool call is not counted as a REST
+// request of its route.
+func TestMCPToolResultsAreCounted(t *testing.T) {
+	t.Parallel()
+	m := telemetry.NewMetrics(nil)
+	e := sqliteEnv(t, withMetrics(m)).withDemoSupply()
+	s := e.mcpConnect(t, mcpEras[0], e.token)
+	s.call("get_capabilities", map[string]any{}).success(t, "capabilities")
+	s.call("get_booking_status", map[string]any{"booking_id": "bk_nothing"}).success(t, "status of nothing")
+	s.call("cancel_booking", with(cancelBody("count-1"), func(m map[string]any) { m["booking_id"] = "bk_nothing" })).
+		problem(t, "cancel of nothing", bokat.CodeBookingNotFound, 404)
+	res := e.rawCall(t, e.token, "confirm_booking", confirmBody(e.options(t, faucetSearch())[0], "count-2"), "", false)
+	if res["resultType"] != "input_required" {
+		t.Fatalf("consent form: %v", res)
+	}
+	for _, c := range []struct {
+		tool, status string
+		want         float64
+	}{
+		{"get_capabilities", "200", 1}, {"get_booking_status", "200", 1}, {"cancel_booking", "404", 1},
+		{"confirm_booking", "input_required", 1}, {"confirm_booking", "201", 0},
+	} {
+		if got := toolResults(t, m, c.tool, c.status); got != c.want {
+			t.Errorf("%s %s: %v, want %v", c.tool, c.status, got, c.want)
+		}
+	}
+	scrape := string(e.do(request{Method: "GET", Path: "/metrics", NoValidate: true}).Body)
+	if strings.Contains(scrape, `route="/v1/bookings/{booking_id}/cancel"`) {
+		t.Errorf("a tool call was counted as a REST request:\n%s", grep(scrape, "/v1/bookings"))
+	}
+}

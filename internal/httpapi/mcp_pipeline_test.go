@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"bokat"
 	"bokat/internal/telemetry"
@@ -119,4 +122,41 @@ func TestMCPToolResultsAreCounted(t *testing.T) {
 	if strings.Contains(scrape, `route="/v1/bookings/{booking_id}/cancel"`) {
 		t.Errorf("a tool call was counted as a REST request:\n%s", grep(scrape, "/v1/bookings"))
 	}
+}
+
+// TestMCPOlderProtocolNeverElicits: a 2025-era tools/call whose _meta
+// declares form elicitation cannot be asked for input (its stateless
+// session has no way back to the client): it books with the caller's
+// declared consent, as docs/mcp.md says, instead of answering a JSON-RPC
+// error.
+func TestMCPOlderProtocolNeverElicits(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, e *testEnv) {
+		e = e.withDemoSupply()
+		for _, version := range mcpEras {
+			if version >= "2026-07-28" {
+				continue
+			}
+			o := e.options(t, faucetSearch())[0]
+			params := map[string]any{"name": "confirm_booking", "arguments": confirmBody(o, "old-eli-"+version), "_meta": map[string]any{
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
+			}}
+			body := string(mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+			resp, raw := e.mcpPost(t, map[string]string{"MCP-Protocol-Version": version, "Authorization": "Bearer " + e.token}, body)
+			var msg struct {
+				Result *sdk.CallToolResult `json:"result"`
+				Error  json.RawMessage     `json:"error"`
+			}
+			if resp.StatusCode != 200 || json.Unmarshal(raw, &msg) != nil || msg.Error != nil || msg.Result == nil {
+				t.Fatalf("%s: %d %s", version, resp.StatusCode, raw)
+			}
+			content, _ := msg.Result.StructuredContent.(map[string]any)
+			if msg.Result.IsError || content["booking_created"] != true {
+				t.Fatalf("%s: %s", version, raw)
+			}
+			if m, _ := e.consentMethods(t, content["booking"].(map[string]any)["id"].(string)); m != "caller_declared" {
+				t.Errorf("%s: consent_method %q, want caller_declared", version, m)
+			}
+		}
+	})
 }

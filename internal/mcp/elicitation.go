@@ -50,6 +50,27 @@ type elicitationState struct {
 	Nonce    string `json:"n"`
 }
 
+// multiRoundTrip reports whether the protocol negotiated for req lets a
+// tool result ask for input (input-required results arrived with
+// 2026-07-28). It decides as the SDK does when it relays such a result: by
+// the session's protocol version when the request came in on an older one
+// (a stateless session cannot elicit then: it would answer a JSON-RPC error
+// without a code), by the request's own otherwise. A 2025-era call that
+// declares elicitation in its _meta keeps the caller-declared consent.
+func multiRoundTrip(req *sdk.CallToolRequest) bool {
+	version := req.ProtocolVersion()
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil {
+			version = p.ProtocolVersion
+		}
+	}
+	return version >= multiRoundTripVersion
+}
+
+// multiRoundTripVersion is the first protocol revision with input-required
+// results. Revisions are dates, so they compare as strings.
+const multiRoundTripVersion = "2026-07-28"
+
 // formElicitation reports whether the client declared form elicitation (an
 // empty elicitation capability means form, as the specification says).
 func formElicitation(c *sdk.ClientCapabilities) bool {

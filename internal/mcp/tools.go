@@ -220,7 +220,7 @@ func (s *Server) runTool(ctx context.Context, t tool, req *sdk.CallToolRequest) 
 		return toolResult(s.backend.Problem(ctx, err))
 	}
 	op := Operation{Method: t.method, Path: t.path, PathValues: values, Body: body}
-	if t.elicit && formElicitation(req.ClientCapabilities()) {
+	if t.elicit && multiRoundTrip(req) && formElicitation(req.ClientCapabilities()) {
 		return s.callElicited(ctx, t, req, op)
 	}
 	return answerResult(s.backend.Invoke(ctx, op))

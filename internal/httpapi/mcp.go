@@ -155,6 +155,12 @@ func (s *Server) toolRequest(ctx context.Context, w http.ResponseWriter, rt rout
 	return r, nil, nil
 }
 
+// Admit charges n MCP messages that run no operation to the client IP's
+// control quota (RateLimits.Control). It implements mcp.Backend.
+func (s *Server) Admit(w http.ResponseWriter, r *http.Request, n int) bool {
+	return s.allowControl(w, r, n)
+}
+
 // Problem renders err as the routes do. It implements mcp.Backend.
 func (s *Server) Problem(ctx context.Context, err error) (int, []byte) {
 	w := &bufferedResponse{header: http.Header{}}

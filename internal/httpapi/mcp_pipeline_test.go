@@ -2,15 +2,18 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"bokat"
+	"bokat/internal/ratelimit"
 	"bokat/internal/telemetry"
 )
 
@@ -159,4 +162,67 @@ func TestMCPOlderProtocolNeverElicits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMCPControlMessagesSpendTheControlQuota: initialize, tools/list, ping
+// and notifications spend the client IP's control quota, one per message,
+// on the injected clock and whatever the credential; a tool call spends its
+// operation's class instead.
+func TestMCPControlMessagesSpendTheControlQuota(t *testing.T) {
+	t.Parallel()
+	clk := newTestClock()
+	limits := smallLimits(10, 10, 10)
+	limits.Control = ratelimit.Policy{Name: "control", Quota: 4, Window: time.Minute}
+	e := sqliteEnv(t, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{Now: clk.Now}), limits, "127.0.0.1/32"))
+	post := func(ip, token, body string) (*http.Response, []byte) {
+		h := map[string]string{"MCP-Protocol-Version": "2025-11-25", "X-Forwarded-For": ip}
+		if token != "" {
+			h["Authorization"] = "Bearer " + token
+		}
+		return e.mcpPost(t, h, body)
+	}
+	const (
+		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},` +
+			`"clientInfo":{"name":"t","version":"1"}}}`
+		list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+		ping = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+		call = `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_capabilities","arguments":{}}}`
+	)
+	for i, body := range []string{initialize, list, ping} {
+		resp, raw := post("192.0.2.1", "", body)
+		if resp.StatusCode != 200 || resp.Header.Get("RateLimit-Policy") != `"control";q=4;w=60` {
+			t.Fatalf("message %d: %d %q %s", i+1, resp.StatusCode, resp.Header.Get("RateLimit-Policy"), raw)
+		}
+	}
+	// A tool call spends its operation's class (reads), not the control quota.
+	if resp, raw := post("192.0.2.1", "", call); resp.StatusCode != 200 || !strings.Contains(string(raw), `"result"`) ||
+		strings.Contains(string(raw), `"isError":true`) || resp.Header.Get("RateLimit-Policy") != "" {
+		t.Fatalf("tool call: %d %q %s", resp.StatusCode, resp.Header.Get("RateLimit-Policy"), raw)
+	}
+	// The last unit of the quota, then a credential does not buy more: the
+	// quota is the address's.
+	if resp, _ := post("192.0.2.1", e.token, list); resp.StatusCode != 200 {
+		t.Fatalf("fourth message: %d", resp.StatusCode)
+	}
+	resp, raw := post("192.0.2.1", e.token, list)
+	var problem map[string]any
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "15" || json.Unmarshal(raw, &problem) != nil ||
+		problem["code"] != string(bokat.CodeRateLimited) {
+		t.Fatalf("past the quota: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), raw)
+	}
+	// A batch is charged per message: two messages with one unit left.
+	if resp, _ := post("192.0.2.2", "", `[`+ping+`,`+ping+`,`+ping+`,`+ping+`,`+ping+`]`); resp.StatusCode != 429 {
+		t.Errorf("a batch of five messages with a quota of four: %d", resp.StatusCode)
+	}
+	if resp, _ := post("192.0.2.3", "", ping); resp.StatusCode != 200 {
+		t.Errorf("another address: %d", resp.StatusCode)
+	}
+	clk.Advance(14 * time.Second)
+	if resp, _ := post("192.0.2.1", "", ping); resp.StatusCode != 429 {
+		t.Errorf("one second early: %d", resp.StatusCode)
+	}
+	clk.Advance(time.Second)
+	if resp, raw := post("192.0.2.1", "", ping); resp.StatusCode != 200 {
+		t.Errorf("after Retry-After: %d %s", resp.StatusCode, raw)
+	}
 }

@@ -23,21 +23,28 @@ const (
 	rateReads
 )
 
-// RateLimits are the quotas of the three classes, per principal (anonymous
-// callers: per client IP). A disabled policy (zero quota) is not enforced.
+// RateLimits are the quotas of the operations' three classes, per principal
+// (anonymous callers: per client IP), and of Control, per client IP. A
+// disabled policy (zero quota) is not enforced.
 type RateLimits struct {
 	Search ratelimit.Policy
 	Writes ratelimit.Policy
 	Reads  ratelimit.Policy
+	// Control is spent by what runs no operation: each MCP message other
+	// than a tool call (initialize, tools/list, ping, notifications), GET
+	// /readyz and GET /metrics. It is charged by client IP before any
+	// credential is looked up, so a flood costs no credential lookup.
+	Control ratelimit.Policy
 }
 
 // DefaultRateLimits are the product defaults: search 120/min, writes
-// 30/min, reads 300/min.
+// 30/min, reads 300/min, control 600/min.
 func DefaultRateLimits() RateLimits {
 	return RateLimits{
-		Search: ratelimit.Policy{Name: "search", Quota: 120, Window: time.Minute},
-		Writes: ratelimit.Policy{Name: "writes", Quota: 30, Window: time.Minute},
-		Reads:  ratelimit.Policy{Name: "reads", Quota: 300, Window: time.Minute},
+		Search:  ratelimit.Policy{Name: "search", Quota: 120, Window: time.Minute},
+		Writes:  ratelimit.Policy{Name: "writes", Quota: 30, Window: time.Minute},
+		Reads:   ratelimit.Policy{Name: "reads", Quota: 300, Window: time.Minute},
+		Control: ratelimit.Policy{Name: "control", Quota: 600, Window: time.Minute},
 	}
 }
 
@@ -72,6 +79,19 @@ func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request, rt route, 
 	if err := s.spendQuota(w, r, rt, p); err != nil {
 		s.writeError(w, r, err)
 		return false
+	}
+	return true
+}
+
+// allowControl spends n requests of the client IP's control quota (see
+// RateLimits.Control), answering the 429 itself when it is spent.
+func (s *Server) allowControl(w http.ResponseWriter, r *http.Request, n int) bool {
+	key := s.rateKey(r, bokat.Principal{})
+	for range n {
+		if err := s.spend(w, r, s.limits.Control, key); err != nil {
+			s.writeError(w, r, err)
+			return false
+		}
 	}
 	return true
 }

@@ -77,6 +77,10 @@ type Backend interface {
 	// step its REST route runs (rate limit, scope, text checks, validation,
 	// use case, wire body).
 	Invoke(ctx context.Context, op Operation) Answer
+	// Admit charges n messages that run no operation (initialize,
+	// tools/list, ping, notifications) to the caller's quota. When the
+	// quota is spent it answers the request itself and returns false.
+	Admit(w http.ResponseWriter, r *http.Request, n int) bool
 	// ElicitationKey returns the key that signs requestState, derived
 	// under ElicitationKeyLabel from the option signing key keyID ("" for
 	// the current one), and that key's id.

@@ -95,8 +95,9 @@ func (s *Server) Invoke(ctx context.Context, op mcp.Operation) mcp.Answer {
 		return w.answer()
 	}
 	err = s.operate(w, r, rt, p, refused)
-	if pv := (*booking.Previewed)(nil); errors.As(err, &pv) {
-		return mcp.Answer{Preview: &pv.Summary}
+	var previewed *booking.Previewed
+	if errors.As(err, &previewed) {
+		return mcp.Answer{Preview: &previewed.Summary}
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -31,6 +31,7 @@ type opsConfig struct {
 	RateSearch     string
 	RateWrites     string
 	RateReads      string
+	RateControl    string
 	Redis          string
 	RedisPrefix    string
 	TrustedProxies string
@@ -64,6 +65,7 @@ func (c *opsConfig) register(fs *flagSet) {
 	fs.Text(&c.RateSearch, "rate-search", "BOKAT_RATE_SEARCH", "120/min", "search quota per principal (anonymous: per client IP), e.g. 120/min, 10/10s, off", checkRate)
 	fs.Text(&c.RateWrites, "rate-writes", "BOKAT_RATE_WRITES", "30/min", "write quota per principal (confirm, cancel, reschedule, requests, webhooks)", checkRate)
 	fs.Text(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)", checkRate)
+	fs.Text(&c.RateControl, "rate-control", "BOKAT_RATE_CONTROL", "600/min", "quota per client IP of what runs no operation: MCP initialize, tools/list, ping; /readyz, /metrics", checkRate)
 	fs.Text(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)", checkRedisURL)
 	fs.String(&c.RedisPrefix, "redis-prefix", "BOKAT_REDIS_PREFIX", ratelimit.DefaultRedisPrefix, "prefix of the rate-limit keys in Redis (instances sharing limits use the same)")
 	fs.Text(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed", func(s string) error {
@@ -131,7 +133,7 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 	// Every policy: the API's route classes (named by class) and the OAuth
 	// budgets (keeping their default names).
 	c.oauthLimits = oauth.DefaultLimits()
-	c.limits.Search.Name, c.limits.Writes.Name, c.limits.Reads.Name = "search", "writes", "reads"
+	c.limits.Search.Name, c.limits.Writes.Name, c.limits.Reads.Name, c.limits.Control.Name = "search", "writes", "reads", "control"
 	for _, r := range []struct {
 		flag, value string
 		into        *ratelimit.Policy
@@ -139,6 +141,7 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 		{"rate-search", c.RateSearch, &c.limits.Search},
 		{"rate-writes", c.RateWrites, &c.limits.Writes},
 		{"rate-reads", c.RateReads, &c.limits.Reads},
+		{"rate-control", c.RateControl, &c.limits.Control},
 		{"rate-oauth-pages", c.RateOAuthPages, &c.oauthLimits.Pages},
 		{"rate-oauth-token", c.RateOAuthToken, &c.oauthLimits.Token},
 		{"rate-oauth-auth-failures-ip", c.RateOAuthFailuresIP, &c.oauthLimits.AuthFailuresIP},

@@ -11,16 +11,17 @@ import (
 	"bokat/internal/idem"
 )
 
-// Elicitation, carried in the context of a write, lets Confirm, Cancel and
-// Reschedule take part in the consent form an MCP client shows its user
-// (package mcp): first a preview that runs the write's checks and reports
-// what the user is asked to accept, then the write itself, recorded as
-// consented by elicitation and bound to a single-use nonce.
+// Elicitation, carried in the context of a write (WithElicitation), lets
+// Confirm, Cancel and Reschedule take part in the consent form an MCP client
+// shows its user (package mcp): first a preview that runs the write's checks
+// and answers what the user is asked to accept (a *Previewed error), then
+// the write itself, recorded as consented by elicitation and bound to a
+// single-use nonce. The value is read, never changed: what a write answers
+// comes back as its result or error.
 type Elicitation struct {
-	// Preview makes the write run its checks, fill Summary and stop with
-	// ErrPreviewed before its transaction: nothing is written.
+	// Preview makes the write run its checks and end with a *Previewed
+	// error before its transaction: nothing is written.
 	Preview bool
-	Summary ConsentSummary
 	// Nonce (when not Preview) is used in the write's transaction: a nonce
 	// used before refuses the write with consent_required. The write then
 	// records the consent method elicitation.
@@ -42,28 +43,33 @@ type ConsentSummary struct {
 	TermsVersion string
 }
 
-// ErrPreviewed ends a write run for its Elicitation preview.
-var ErrPreviewed = errors.New("booking: consent preview only, nothing written")
+// Previewed ends a write run for an Elicitation preview whose checks
+// passed: nothing was written, and Summary is what the user is asked to
+// accept.
+type Previewed struct {
+	Summary ConsentSummary
+}
+
+func (*Previewed) Error() string { return "booking: consent preview only, nothing written" }
 
 type elicitationKey struct{}
 
 // WithElicitation returns ctx carrying e for the write run in it.
-func WithElicitation(ctx context.Context, e *Elicitation) context.Context {
+func WithElicitation(ctx context.Context, e Elicitation) context.Context {
 	return context.WithValue(ctx, elicitationKey{}, e)
 }
 
-func elicitationFrom(ctx context.Context) *Elicitation {
-	e, _ := ctx.Value(elicitationKey{}).(*Elicitation)
-	return e
+func elicitationFrom(ctx context.Context) (Elicitation, bool) {
+	e, ok := ctx.Value(elicitationKey{}).(Elicitation)
+	return e, ok
 }
 
 // previewing reports whether the write in ctx is an elicitation preview and,
-// if so, ends it: with the write's own error when its checks failed (unless
-// the key is already stored: a replay writes nothing and needs no consent),
-// or with ErrPreviewed after filling the summary.
+// if so, ends it: with the write's own error when its checks failed, or with
+// a *Previewed carrying the summary. A key already stored is no preview: a
+// replay answers the stored outcome, writes nothing and needs no consent.
 func (l *Lifecycle) previewing(ctx context.Context, key idem.Key, checkErr error, summary func() (ConsentSummary, error)) (bool, error) {
-	e := elicitationFrom(ctx)
-	if e == nil || !e.Preview {
+	if e, ok := elicitationFrom(ctx); !ok || !e.Preview {
 		return false, nil
 	}
 	if key.Key != "" {
@@ -72,8 +78,6 @@ func (l *Lifecycle) previewing(ctx context.Context, key idem.Key, checkErr error
 			return true, err
 		}
 		if known {
-			// A replay answers the stored outcome and writes nothing.
-			e.Preview = false
 			return false, nil
 		}
 	}
@@ -84,15 +88,14 @@ func (l *Lifecycle) previewing(ctx context.Context, key idem.Key, checkErr error
 	if err != nil {
 		return true, err
 	}
-	e.Summary = s
-	return true, ErrPreviewed
+	return true, &Previewed{Summary: s}
 }
 
 // consentMethod uses the elicitation nonce in ctx, if any, inside tx and
 // returns the consent method of the write.
 func consentMethod(ctx context.Context, tx Tx, now time.Time) (bokat.ConsentMethod, error) {
-	e := elicitationFrom(ctx)
-	if e == nil || e.Preview || e.Nonce == "" {
+	e, ok := elicitationFrom(ctx)
+	if !ok || e.Preview || e.Nonce == "" {
 		return bokat.ConsentCallerDeclared, nil
 	}
 	if err := tx.UseElicitationNonce(ctx, e.Nonce, e.NonceExpiresAt, now); err != nil {

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
-	"strings"
 
 	"bokat"
 	"bokat/internal/auth"
@@ -19,7 +18,8 @@ import (
 )
 
 // The MCP surface (package mcp) is served at /mcp. Its tools run the REST
-// operations through Invoke: the same route handler, so the same
+// operations through Invoke: the route's own operation step (operate) and
+// handler, so the same rate limit, scope and text checks, the same
 // validation against the contract, the same use case and the same wire
 // body or Problem. What is particular to MCP (protocol, challenges, tool
 // descriptions) stays in package mcp.
@@ -34,7 +34,8 @@ func (s *Server) newMCP(contract mcp.Contract) (*mcp.Server, error) {
 			s.operations[rt.method+" "+rt.pattern] = rt
 		}
 	}
-	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log, Now: s.now})
+	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log, Now: s.now,
+		Observe: s.metrics.ObserveToolResult})
 }
 
 // developmentPrincipal is the caller admitted without a credential by a
@@ -67,62 +68,98 @@ func (s *Server) mcpEndpoint() http.Handler {
 	})
 }
 
-// Invoke runs the v1 operation method+pattern for the principal in ctx, as
-// its route does after authentication: the rate limit of the route's
-// class, the route's scope, then its handler. It returns the status and
-// the JSON object written: the success body or the Problem. It implements
-// mcp.Backend.
-func (s *Server) Invoke(ctx context.Context, method, pattern string, pathValues map[string]string, body []byte) (int, []byte) {
+// Invoke runs the v1 operation op names for the principal in ctx: the
+// transport of a tool call (toolRequest) and then the operation step of the
+// route (operate), as a REST request to it would. An elicitation preview
+// whose checks pass answers its summary. It implements mcp.Backend.
+func (s *Server) Invoke(ctx context.Context, op mcp.Operation) mcp.Answer {
 	w := &bufferedResponse{header: http.Header{}}
-	rt, ok := s.operations[method+" "+pattern]
 	outer := requestInfoFrom(ctx)
 	inner := *outer
-	inner.contract = bokat.BookingsContractVersion
-	if ok {
-		inner.contract = rt.contract
-	}
 	ctx = context.WithValue(ctx, requestInfoKey{}, &inner)
 	p := auth.PrincipalFrom(ctx)
 	outer.clientID = p.ClientID
+	if op.Elicitation != nil {
+		ctx = booking.WithElicitation(ctx, *op.Elicitation)
+	}
+	rt, ok := s.operations[op.Method+" "+op.Path]
+	if !ok {
+		s.writeError(w, (&http.Request{URL: &url.URL{Path: op.Path}}).WithContext(ctx),
+			fmt.Errorf("invoke %s %s: no such operation", op.Method, op.Path))
+		return w.answer()
+	}
+	inner.contract = rt.contract
+	r, refused, err := s.toolRequest(ctx, w, rt, op)
+	if err != nil {
+		s.writeError(w, (&http.Request{URL: &url.URL{Path: op.Path}}).WithContext(ctx), err)
+		return w.answer()
+	}
+	err = s.operate(w, r, rt, p, refused)
+	var previewed *booking.Previewed
+	if errors.As(err, &previewed) {
+		return mcp.Answer{Preview: &previewed.Summary}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+	}
+	return w.answer()
+}
 
-	path, missing := fillPattern(pattern, pathValues)
-	r, err := http.NewRequestWithContext(ctx, method, path, bytes.NewReader(body))
-	if err != nil || !ok {
-		s.writeError(w, (&http.Request{URL: &url.URL{Path: pattern}}).WithContext(ctx),
-			fmt.Errorf("invoke %s %s: no such operation (%v)", method, pattern, err))
-		return w.result()
+// toolRequest is the transport of a tool call: the request its REST route
+// would get (the path filled with the path values, the JSON body, the
+// caller's address, the body limit), and what the route's transport would
+// have refused before its operation step: a missing path value, and
+// members for an operation that takes no body. err is an internal failure.
+func (s *Server) toolRequest(ctx context.Context, w http.ResponseWriter, rt route, op mcp.Operation) (r *http.Request, refused, err error) {
+	var missing []string
+	path := fillPattern(rt.pattern, func(name string) string {
+		if v := op.PathValues[name]; v != "" {
+			return v
+		}
+		missing = append(missing, name)
+		return "-"
+	})
+	r, err = http.NewRequestWithContext(ctx, rt.method, path, bytes.NewReader(op.Body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("invoke %s %s: %w", rt.method, rt.pattern, err)
 	}
 	r.Header.Set("Content-Type", "application/json")
-	for name, v := range pathValues {
+	for name, v := range op.PathValues {
 		r.SetPathValue(name, v)
 	}
 	if ip, ok := ctx.Value(clientIPKey{}).(netip.Addr); ok && ip.IsValid() {
 		r.RemoteAddr = ip.String()
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	if !s.allowRequest(w, r, rt, p) {
-		return w.result()
-	}
-	if err := invokeCheck(rt, p, missing, method, body); err != nil {
-		s.writeError(w, r, err)
-		return w.result()
-	}
-	if err := rt.handler(w, r); err != nil {
-		if errors.Is(err, booking.ErrPreviewed) {
-			return 0, nil
+	if len(missing) > 0 {
+		issues := make([]string, 0, len(missing))
+		for _, name := range missing {
+			issues = append(issues, name+": is required")
 		}
-		s.writeError(w, r, err)
+		return r, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The request does not match the contract; see issues.", Issues: issues}, nil
 	}
-	return w.result()
+	if rt.method == http.MethodGet {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(op.Body, &members); err != nil {
+			return r, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The arguments must be a JSON object.",
+				Issues: []string{"(root): must be an object"}}, nil
+		}
+		if len(members) > 0 {
+			var issues []string
+			for name := range members {
+				issues = append(issues, fmt.Sprintf("(root): unknown field %q", name))
+			}
+			slices.Sort(issues)
+			return r, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The request does not match the contract; see issues.", Issues: issues}, nil
+		}
+	}
+	return r, nil, nil
 }
 
-// InvokeElicited runs the write as Invoke does, taking part in an MCP
-// consent form through e (see booking.Elicitation): a preview that passes
-// the write's checks answers status 0, no body, and e.Summary. It
-// implements mcp.Backend.
-func (s *Server) InvokeElicited(ctx context.Context, e *booking.Elicitation, method, pattern string, pathValues map[string]string,
-	body []byte) (int, []byte) {
-	return s.Invoke(booking.WithElicitation(ctx, e), method, pattern, pathValues, body)
+// Admit charges n MCP messages that run no operation to the client IP's
+// control quota (RateLimits.Control). It implements mcp.Backend.
+func (s *Server) Admit(w http.ResponseWriter, r *http.Request, n int) bool {
+	return s.allowControl(w, r, n)
 }
 
 // Problem renders err as the routes do. It implements mcp.Backend.
@@ -137,62 +174,6 @@ func (s *Server) Problem(ctx context.Context, err error) (int, []byte) {
 // It implements mcp.Backend.
 func (s *Server) ElicitationKey(keyID string) (string, []byte, error) {
 	return s.bookings.DerivedKey(keyID, mcp.ElicitationKeyLabel)
-}
-
-// invokeCheck refuses what the REST route's transport would have refused
-// before its handler: a missing path value, a missing scope, and members
-// for an operation that takes no body.
-func invokeCheck(rt route, p bokat.Principal, missing []string, method string, body []byte) error {
-	if len(missing) > 0 {
-		issues := make([]string, 0, len(missing))
-		for _, name := range missing {
-			issues = append(issues, name+": is required")
-		}
-		return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The request does not match the contract; see issues.", Issues: issues}
-	}
-	if rt.auth != authNone && rt.scope != "" && !p.Has(rt.scope) {
-		return &bokat.Error{Code: bokat.CodeInsufficientScope, Detail: fmt.Sprintf("This operation requires the scope %s.", rt.scope),
-			Extra: map[string]any{"required_scope": string(rt.scope)}}
-	}
-	if method == http.MethodGet {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(body, &members); err != nil {
-			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The arguments must be a JSON object.",
-				Issues: []string{"(root): must be an object"}}
-		}
-		if len(members) > 0 {
-			var issues []string
-			for name := range members {
-				issues = append(issues, fmt.Sprintf("(root): unknown field %q", name))
-			}
-			slices.Sort(issues)
-			return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The request does not match the contract; see issues.", Issues: issues}
-		}
-	}
-	return nil
-}
-
-// fillPattern fills the wildcards of a route pattern with escaped values,
-// naming those without a (non-empty) value.
-func fillPattern(pattern string, values map[string]string) (path string, missing []string) {
-	var b strings.Builder
-	for {
-		open := strings.IndexByte(pattern, '{')
-		end := strings.IndexByte(pattern, '}')
-		if open < 0 || end < open {
-			b.WriteString(pattern)
-			return b.String(), missing
-		}
-		b.WriteString(pattern[:open])
-		name := pattern[open+1 : end]
-		v := values[name]
-		if v == "" {
-			missing = append(missing, name)
-			v = "-"
-		}
-		b.WriteString(url.PathEscape(v))
-		pattern = pattern[end+1:]
-	}
 }
 
 // bufferedResponse keeps what a route handler writes.
@@ -225,4 +206,10 @@ func (b *bufferedResponse) result() (int, []byte) {
 		status = http.StatusOK
 	}
 	return status, bytes.TrimSpace(b.body.Bytes())
+}
+
+// answer is result as an mcp.Answer.
+func (b *bufferedResponse) answer() mcp.Answer {
+	status, body := b.result()
+	return mcp.Answer{Status: status, Body: body}
 }

@@ -603,7 +603,8 @@ func TestMCPTransportRefusals(t *testing.T) {
 
 // TestMCPRateLimits: tool calls spend the REST classes' quotas (search,
 // writes, reads), shared with the REST routes; initialize and tools/list
-// spend none.
+// spend none of them (they spend the control quota, off here: see
+// TestMCPControlMessagesSpendTheControlQuota).
 func TestMCPRateLimits(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock()

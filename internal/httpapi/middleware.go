@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -139,8 +138,9 @@ func isLowerHex(s string) bool {
 // the error to answer.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// wrap applies the route's declared contract: metadata, deprecation headers,
-// body limit, authentication and scope.
+// wrap is a route's transport: metadata, deprecation headers, body limit,
+// the production partner gate and authentication. The operation step
+// (operate) does the rest.
 func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := requestInfoFrom(r.Context())
@@ -149,7 +149,7 @@ func (s *Server) wrap(rt route) http.Handler {
 		info.legacy = rt.successor != ""
 		if rt.successor != "" {
 			w.Header().Set("Deprecation", "@1767225600") // 2026-01-01T00:00:00Z, RFC 9745 structured date
-			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, successorPath(rt.successor, r)))
+			w.Header().Add("Link", fmt.Sprintf("<%s%s>; rel=\"successor-version\"", s.baseURL, fillPattern(rt.successor, r.PathValue)))
 			if s.sunset != "" {
 				w.Header().Set("Sunset", s.sunset) // RFC 8594
 			}
@@ -169,27 +169,40 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		p, err := s.authenticate(r, rt)
 		info.clientID = p.ClientID
-		// Rate limiting runs after authentication so the principal is known;
-		// a request with a bad credential spends its IP's quota.
-		if !s.allowRequest(w, r, rt, p) {
-			return
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if err := checkRequestText(r, rt.pattern); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		r = r.WithContext(auth.WithPrincipal(r.Context(), p))
-		if err := rt.handler(w, r); err != nil {
+		if err := s.operate(w, r, rt, p, err); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
 }
 
-// authenticate checks the credential against the route's requirements.
+// operate is the operation step every way into a route takes once its
+// transport has resolved the caller: a REST request (wrap) and an MCP tool
+// call (Invoke). In order: the rate limit of the route's class (run after
+// authentication so the principal is known; a request the transport
+// refused — a bad credential, malformed tool arguments — still spends its
+// caller's quota, so guessing is limited too), the transport's refusal,
+// the route's scope, the text check of path values and stored headers, and
+// the handler, with p in the context. It returns the error to answer.
+func (s *Server) operate(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal, refused error) error {
+	if err := s.spendQuota(w, r, rt, p); err != nil {
+		return err
+	}
+	if refused != nil {
+		return refused
+	}
+	if rt.auth != authNone && rt.scope != "" && !p.Has(rt.scope) {
+		return &bokat.Error{Code: bokat.CodeInsufficientScope,
+			Detail: fmt.Sprintf("This operation requires the scope %s.", rt.scope),
+			Extra:  map[string]any{"required_scope": string(rt.scope)}}
+	}
+	if err := checkRequestText(r, rt.pattern); err != nil {
+		return err
+	}
+	return rt.handler(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+}
+
+// authenticate resolves the caller of a request to rt and checks the
+// credential against the route's requirements (operate checks the scope).
 func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error) {
 	p, err := s.auth.Authenticate(r.Context(), r, bokat.AudienceAPI)
 	if errors.Is(err, auth.ErrInvalidCredential) {
@@ -212,27 +225,5 @@ func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error
 			Detail: "This deprecated path accepts only a partner credential (Authorization: Bearer <partner token> or X-Service-Requests-Token).",
 			Err:    fmt.Errorf("%w: %s credential on a partner-only path", auth.ErrInvalidCredential, p.Kind)}
 	}
-	if rt.scope != "" && !p.Has(rt.scope) {
-		return p, &bokat.Error{Code: bokat.CodeInsufficientScope,
-			Detail: fmt.Sprintf("This operation requires the scope %s.", rt.scope),
-			Extra:  map[string]any{"required_scope": string(rt.scope)}}
-	}
 	return p, nil
-}
-
-// successorPath fills the wildcards of a successor pattern
-// ("/v1/bookings/{booking_id}") with the request's path values.
-func successorPath(pattern string, r *http.Request) string {
-	var b strings.Builder
-	for {
-		open := strings.IndexByte(pattern, '{')
-		end := strings.IndexByte(pattern, '}')
-		if open < 0 || end < open {
-			b.WriteString(pattern)
-			return b.String()
-		}
-		b.WriteString(pattern[:open])
-		b.WriteString(url.PathEscape(r.PathValue(pattern[open+1 : end])))
-		pattern = pattern[end+1:]
-	}
 }

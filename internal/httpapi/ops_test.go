@@ -240,16 +240,54 @@ func TestRateLimitClassesKeysAndShapes(t *testing.T) {
 	})
 }
 
-func TestOperatorEndpointsAreNotRateLimited(t *testing.T) {
+// TestOperatorProbesSpendTheControlQuota: /readyz (a database round trip)
+// and /metrics spend the client IP's control quota, on the injected clock;
+// /healthz spends nothing, and the API's classes are not touched.
+func TestOperatorProbesSpendTheControlQuota(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock()
-	e := sqliteEnv(t, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{Now: clk.Now}), smallLimits(1, 1, 1)), withMetrics(telemetry.NewMetrics(nil)))
+	limits := smallLimits(1, 1, 1)
+	limits.Control = ratelimit.Policy{Name: "control", Quota: 2, Window: time.Minute}
+	e := sqliteEnv(t, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{Now: clk.Now}), limits, "127.0.0.1/32"),
+		withMetrics(telemetry.NewMetrics(nil)))
+	probe := func(path, ip string) response {
+		return e.do(request{Method: "GET", Path: path, Header: map[string]string{"X-Forwarded-For": ip}, NoValidate: true})
+	}
 	for i := 0; i < 5; i++ {
-		for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
-			if r := e.do(request{Method: "GET", Path: p, NoValidate: true}); r.Status != 200 || r.Header.Get("RateLimit") != "" {
-				t.Fatalf("%s: %d, RateLimit %q", p, r.Status, r.Header.Get("RateLimit"))
-			}
+		if r := probe("/healthz", "192.0.2.1"); r.Status != 200 || r.Header.Get("RateLimit") != "" {
+			t.Fatalf("/healthz %d: %d, RateLimit %q", i+1, r.Status, r.Header.Get("RateLimit"))
 		}
+	}
+	for i, path := range []string{"/readyz", "/metrics"} {
+		r := probe(path, "192.0.2.1")
+		if r.Status != 200 || r.Header.Get("RateLimit-Policy") != `"control";q=2;w=60` {
+			t.Fatalf("%s within the quota: %d, RateLimit-Policy %q", path, r.Status, r.Header.Get("RateLimit-Policy"))
+		}
+		if got, want := r.Header.Get("RateLimit"), fmt.Sprintf(`"control";r=%d;t=%d`, 1-i, 30*(i+1)); got != want {
+			t.Errorf("%s: RateLimit %q, want %q", path, got, want)
+		}
+	}
+	for _, path := range []string{"/readyz", "/metrics"} {
+		r := probe(path, "192.0.2.1")
+		checkProblem(t, r, 429, bokat.CodeRateLimited, path)
+		if r.Header.Get("Retry-After") != "30" {
+			t.Errorf("%s past the quota: Retry-After %q, want 30", path, r.Header.Get("Retry-After"))
+		}
+	}
+	// Another address has its own quota; the API's reads are untouched.
+	if r := probe("/readyz", "192.0.2.2"); r.Status != 200 {
+		t.Errorf("/readyz from another address: %d", r.Status)
+	}
+	if r := e.do(request{Method: "GET", Path: "/v1/capabilities", Header: map[string]string{"X-Forwarded-For": "192.0.2.1"}}); r.Status != 200 {
+		t.Errorf("a read after the control quota was spent: %d", r.Status)
+	}
+	clk.Advance(29 * time.Second)
+	if r := probe("/readyz", "192.0.2.1"); r.Status != 429 {
+		t.Errorf("one second early: %d", r.Status)
+	}
+	clk.Advance(time.Second)
+	if r := probe("/readyz", "192.0.2.1"); r.Status != 200 {
+		t.Errorf("after Retry-After: %d", r.Status)
 	}
 }
 

@@ -23,21 +23,28 @@ const (
 	rateReads
 )
 
-// RateLimits are the quotas of the three classes, per principal (anonymous
-// callers: per client IP). A disabled policy (zero quota) is not enforced.
+// RateLimits are the quotas of the operations' three classes, per principal
+// (anonymous callers: per client IP), and of Control, per client IP. A
+// disabled policy (zero quota) is not enforced.
 type RateLimits struct {
 	Search ratelimit.Policy
 	Writes ratelimit.Policy
 	Reads  ratelimit.Policy
+	// Control is spent by what runs no operation: each MCP message other
+	// than a tool call (initialize, tools/list, ping, notifications), GET
+	// /readyz and GET /metrics. It is charged by client IP before any
+	// credential is looked up, so a flood costs no credential lookup.
+	Control ratelimit.Policy
 }
 
 // DefaultRateLimits are the product defaults: search 120/min, writes
-// 30/min, reads 300/min.
+// 30/min, reads 300/min, control 600/min.
 func DefaultRateLimits() RateLimits {
 	return RateLimits{
-		Search: ratelimit.Policy{Name: "search", Quota: 120, Window: time.Minute},
-		Writes: ratelimit.Policy{Name: "writes", Quota: 30, Window: time.Minute},
-		Reads:  ratelimit.Policy{Name: "reads", Quota: 300, Window: time.Minute},
+		Search:  ratelimit.Policy{Name: "search", Quota: 120, Window: time.Minute},
+		Writes:  ratelimit.Policy{Name: "writes", Quota: 30, Window: time.Minute},
+		Reads:   ratelimit.Policy{Name: "reads", Quota: 300, Window: time.Minute},
+		Control: ratelimit.Policy{Name: "control", Quota: 600, Window: time.Minute},
 	}
 }
 
@@ -59,40 +66,68 @@ func (s *Server) policyOf(rt route, method string) ratelimit.Policy {
 	return s.limits.Writes
 }
 
-// allowRequest spends one request of the caller's quota for the route's
-// class. It sets the RateLimit-Policy and RateLimit headers, and when the
-// quota is spent answers 429 rate_limited with Retry-After and returns
-// false. When the limiter fails the request goes through unchecked (fail
-// open), with a warning (at most one per 10 s) and a metric.
+// spendQuota spends one request of the caller's quota for the route's
+// class, and returns the 429 rate_limited error to answer when it is spent
+// (see spend).
+func (s *Server) spendQuota(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal) error {
+	return s.spend(w, r, s.policyOf(rt, r.Method), s.rateKey(r, p))
+}
+
+// allowRequest is spendQuota for endpoints outside the operations: it
+// answers the 429 itself and returns false.
 func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal) bool {
-	policy := s.policyOf(rt, r.Method)
-	if !policy.Enabled() {
-		return true
+	if err := s.spendQuota(w, r, rt, p); err != nil {
+		s.writeError(w, r, err)
+		return false
 	}
-	d, err := s.limiter.Allow(r.Context(), policy, s.rateKey(r, p))
+	return true
+}
+
+// allowControl spends n requests of the client IP's control quota (see
+// RateLimits.Control), answering the 429 itself when it is spent.
+func (s *Server) allowControl(w http.ResponseWriter, r *http.Request, n int) bool {
+	key := s.rateKey(r, bokat.Principal{})
+	for range n {
+		if err := s.spend(w, r, s.limits.Control, key); err != nil {
+			s.writeError(w, r, err)
+			return false
+		}
+	}
+	return true
+}
+
+// spend spends one request of key's quota under policy. It sets the
+// RateLimit-Policy and RateLimit headers, and when the quota is spent
+// returns the 429 rate_limited error (with Retry-After). When the limiter
+// fails the request goes through unchecked (fail open), with a warning (at
+// most one per 10 s) and a metric.
+func (s *Server) spend(w http.ResponseWriter, r *http.Request, policy ratelimit.Policy, key string) error {
+	if !policy.Enabled() {
+		return nil
+	}
+	d, err := s.limiter.Allow(r.Context(), policy, key)
 	if err != nil {
 		s.metrics.RateLimitBackendError()
 		now := s.now().UnixNano()
 		if last := s.limiterWarned.Load(); now-last > int64(10*time.Second) && s.limiterWarned.CompareAndSwap(last, now) {
 			s.log.WarnContext(r.Context(), "rate limiter unavailable: requests pass unchecked", "error", err.Error())
 		}
-		return true
+		return nil
 	}
 	h := w.Header()
 	h.Set("RateLimit-Policy", ratelimit.PolicyHeader(policy))
 	h.Set("RateLimit", ratelimit.StateHeader(policy, d))
 	if d.Allowed {
-		return true
+		return nil
 	}
 	s.metrics.RateLimited(policy.Name)
-	s.writeError(w, r, &bokat.Error{
+	return &bokat.Error{
 		Code: bokat.CodeRateLimited,
 		Detail: fmt.Sprintf("The %s quota of %d requests per %s is spent.",
 			policy.Name, policy.Quota, windowLabel(policy.Window)),
 		SafeNextStep: "Wait for the Retry-After seconds, then retry; retry writes only with the same idempotency key.",
 		RetryAfter:   max(d.RetryAfter, time.Second),
-	})
-	return false
+	}
 }
 
 func windowLabel(d time.Duration) string {

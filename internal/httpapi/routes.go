@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"bokat"
 )
@@ -77,6 +79,33 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/api/public/bookings", auth: authPartnerOnly, scope: bokat.ScopeBookingsConfirm, contract: bookings, successor: "/v1/bookings", handler: s.handleConfirm},
 		{method: http.MethodGet, pattern: "/api/public/bookings/{booking_id}", auth: authPartnerOnly, scope: bokat.ScopeBookingsRead, contract: bookings, successor: "/v1/bookings/{booking_id}", handler: s.handleBookingStatus(true)},
 	}
+}
+
+// walkPattern walks a route pattern ("/v1/bookings/{booking_id}/cancel"),
+// giving literal each literal piece and wildcard each wildcard's name
+// ("{rest...}" names rest), in order. It is the one reader of patterns:
+// successor links, the paths of MCP tool calls and the text check use it.
+func walkPattern(pattern string, literal func(string), wildcard func(name string)) {
+	for {
+		open := strings.IndexByte(pattern, '{')
+		end := strings.IndexByte(pattern, '}')
+		if open < 0 || end < open {
+			literal(pattern)
+			return
+		}
+		literal(pattern[:open])
+		wildcard(strings.TrimSuffix(pattern[open+1:end], "..."))
+		pattern = pattern[end+1:]
+	}
+}
+
+// fillPattern returns the path of a route pattern whose wildcards hold
+// value(name), escaped.
+func fillPattern(pattern string, value func(name string) string) string {
+	var b strings.Builder
+	walkPattern(pattern, func(lit string) { b.WriteString(lit) },
+		func(name string) { b.WriteString(url.PathEscape(value(name))) })
+	return b.String()
 }
 
 // protocolRoute is an endpoint whose responses follow the OAuth RFCs rather

@@ -201,18 +201,11 @@ func printableName(name string) string {
 // route's pattern and to the header values the API stores.
 func checkRequestText(r *http.Request, pattern string) error {
 	var issues []string
-	for rest := pattern; ; {
-		open := strings.IndexByte(rest, '{')
-		end := strings.IndexByte(rest, '}')
-		if open < 0 || end < open {
-			break
-		}
-		name := strings.TrimSuffix(rest[open+1:end], "...")
+	walkPattern(pattern, func(string) {}, func(name string) {
 		if msg := bokat.CheckText(r.PathValue(name), false); msg != "" {
 			issues = append(issues, name+" (path): "+msg)
 		}
-		rest = rest[end+1:]
-	}
+	})
 	for _, h := range storedHeaders {
 		for _, v := range r.Header.Values(h) {
 			if msg := bokat.CheckText(v, false); msg != "" {

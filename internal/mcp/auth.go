@@ -24,6 +24,9 @@ import (
 //
 // The tools called are read from the JSON-RPC body (on 2026-era requests
 // the SDK then checks that the Mcp-Method and Mcp-Name headers match it).
+// The messages that run no operation are charged to the backend's quota
+// first, before the credential is looked up; each tool call spends its
+// operation's quota when it runs.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -41,7 +44,10 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		needs := s.scopesNeeded(body)
+		needs, others := s.inspect(body)
+		if others > 0 && !s.backend.Admit(w, r, others) {
+			return
+		}
 		p, err := s.auth.Authenticate(r.Context(), r)
 		if errors.Is(err, auth.ErrInvalidCredential) {
 			s.challenge(w, http.StatusUnauthorized, "invalid_token", "The credential is missing, malformed, unknown, expired or revoked.", needs)
@@ -74,10 +80,11 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	})
 }
 
-// scopesNeeded returns the scopes of the credential-requiring tools a body
-// calls, in order and without repeats. A body that is not JSON-RPC needs
-// none: the protocol layer refuses it.
-func (s *Server) scopesNeeded(body []byte) []string {
+// inspect returns the scopes of the credential-requiring tools a body
+// calls, in order and without repeats, and how many of its messages are not
+// tool calls. A body that is not JSON-RPC needs no scope and counts as one
+// message: the protocol layer refuses it.
+func (s *Server) inspect(body []byte) (scopes []string, others int) {
 	type message struct {
 		Method string `json:"method"`
 		Params struct {
@@ -88,18 +95,18 @@ func (s *Server) scopesNeeded(body []byte) []string {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &msgs) != nil {
-			return nil
+			return nil, 1
 		}
 	} else {
 		var m message
 		if json.Unmarshal(trimmed, &m) != nil {
-			return nil
+			return nil, 1
 		}
 		msgs = []message{m}
 	}
-	var scopes []string
 	for _, m := range msgs {
 		if m.Method != "tools/call" {
+			others++
 			continue
 		}
 		t, ok := s.tools[m.Params.Name]
@@ -108,7 +115,7 @@ func (s *Server) scopesNeeded(body []byte) []string {
 		}
 		scopes = append(scopes, string(t.scope))
 	}
-	return scopes
+	return scopes, others
 }
 
 // challenge answers an authorization failure with its WWW-Authenticate

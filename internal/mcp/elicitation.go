@@ -50,6 +50,27 @@ type elicitationState struct {
 	Nonce    string `json:"n"`
 }
 
+// multiRoundTrip reports whether the protocol negotiated for req lets a
+// tool result ask for input (input-required results arrived with
+// 2026-07-28). It decides as the SDK does when it relays such a result: by
+// the session's protocol version when the request came in on an older one
+// (a stateless session cannot elicit then: it would answer a JSON-RPC error
+// without a code), by the request's own otherwise. A 2025-era call that
+// declares elicitation in its _meta keeps the caller-declared consent.
+func multiRoundTrip(req *sdk.CallToolRequest) bool {
+	version := req.ProtocolVersion()
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil {
+			version = p.ProtocolVersion
+		}
+	}
+	return version >= multiRoundTripVersion
+}
+
+// multiRoundTripVersion is the first protocol revision with input-required
+// results. Revisions are dates, so they compare as strings.
+const multiRoundTripVersion = "2026-07-28"
+
 // formElicitation reports whether the client declared form elicitation (an
 // empty elicitation capability means form, as the specification says).
 func formElicitation(c *sdk.ClientCapabilities) bool {
@@ -169,41 +190,41 @@ func consentMessage(c booking.ConsentSummary) string {
 
 // callElicited runs a write tool for a client that declared form
 // elicitation (see the comment at the top of this file).
-func (s *Server) callElicited(ctx context.Context, t tool, req *sdk.CallToolRequest, body []byte, values map[string]string) (*sdk.CallToolResult, error) {
+func (s *Server) callElicited(ctx context.Context, t tool, req *sdk.CallToolRequest, op Operation) result {
 	p := auth.PrincipalFrom(ctx)
 	args, err := argumentsHash(req.Params.Arguments)
 	if err != nil {
 		// Not JSON the operation could accept: its validation answers.
-		return toolResult(s.backend.Invoke(ctx, t.method, t.path, values, body)), nil
+		return answerResult(s.backend.Invoke(ctx, op))
 	}
 	now := s.now()
 	if req.Params.RequestState == "" {
-		e := &booking.Elicitation{Preview: true}
-		status, resp := s.backend.InvokeElicited(ctx, e, t.method, t.path, values, body)
-		if status != 0 {
-			return toolResult(status, resp), nil
+		op.Elicitation = &booking.Elicitation{Preview: true}
+		a := s.backend.Invoke(ctx, op)
+		if a.Preview == nil {
+			return answerResult(a)
 		}
 		nonce := make([]byte, 16)
 		_, _ = rand.Read(nonce)
 		state, err := s.signState(elicitationState{ClientID: p.ClientID, UserID: p.UserID, Tool: t.def.Name, Args: args,
 			Expires: now.Add(ElicitationTTL).UnixMilli(), Nonce: hex.EncodeToString(nonce)})
 		if err != nil {
-			return toolResult(s.backend.Problem(ctx, err)), nil
+			return toolResult(s.backend.Problem(ctx, err))
 		}
-		return &sdk.CallToolResult{
-			InputRequests: sdk.InputRequestMap{consentInput: &sdk.ElicitParams{Mode: "form", Message: consentMessage(e.Summary),
+		return result{CallToolResult: &sdk.CallToolResult{
+			InputRequests: sdk.InputRequestMap{consentInput: &sdk.ElicitParams{Mode: "form", Message: consentMessage(*a.Preview),
 				RequestedSchema: consentSchema}},
 			RequestState: state,
-		}, nil
+		}}
 	}
 	st, err := s.verifyState(req.Params.RequestState, p, t.def.Name, args, now)
 	if err != nil {
-		return toolResult(s.backend.Problem(ctx, err)), nil
+		return toolResult(s.backend.Problem(ctx, err))
 	}
 	answer, _ := req.Params.InputResponses[consentInput].(*sdk.ElicitResult)
 	if answer == nil || answer.Action != "accept" || answer.Content["accept"] != true {
-		return toolResult(s.backend.Problem(ctx, consentDeclined(strings.TrimSuffix(t.def.Name, "_booking")))), nil
+		return toolResult(s.backend.Problem(ctx, consentDeclined(strings.TrimSuffix(t.def.Name, "_booking"))))
 	}
-	e := &booking.Elicitation{Nonce: st.Nonce, NonceExpiresAt: time.UnixMilli(st.Expires)}
-	return toolResult(s.backend.InvokeElicited(ctx, e, t.method, t.path, values, body)), nil
+	op.Elicitation = &booking.Elicitation{Nonce: st.Nonce, NonceExpiresAt: time.UnixMilli(st.Expires)}
+	return answerResult(s.backend.Invoke(ctx, op))
 }

@@ -48,19 +48,39 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, r *http.Request) (bokat.Principal, error)
 }
 
+// Operation is one run of the REST operation a tool stands for.
+type Operation struct {
+	// Method and Path name the operation (Path is the contract's template).
+	Method, Path string
+	// PathValues fill the template's parameters.
+	PathValues map[string]string
+	// Body is the JSON body.
+	Body []byte
+	// Elicitation, when set, makes a write take part in a consent form
+	// (see booking.Elicitation).
+	Elicitation *booking.Elicitation
+}
+
+// Answer is what an operation answered: the HTTP status and the JSON object
+// its REST route answers (its success body or its Problem), or, for an
+// Elicitation preview whose checks passed, the Preview alone.
+type Answer struct {
+	Status int
+	Body   []byte
+	// Preview is what the user is asked to accept; nothing was written.
+	Preview *booking.ConsentSummary
+}
+
 // Backend runs the REST operations the tools stand for.
 type Backend interface {
-	// Invoke runs the operation method+path (the path template of the
-	// contract) with the path values and JSON body, for the principal in
-	// ctx, exactly as its REST route does (rate limit, validation, use case,
-	// wire body), and returns the HTTP status and the JSON object the route
-	// answers: its success body or its Problem.
-	Invoke(ctx context.Context, method, path string, pathValues map[string]string, body []byte) (status int, resp []byte)
-	// InvokeElicited runs a write as Invoke does, taking part in a consent
-	// form through e: a preview whose checks pass answers status 0, no
-	// body, and fills e.Summary.
-	InvokeElicited(ctx context.Context, e *booking.Elicitation, method, path string, pathValues map[string]string,
-		body []byte) (status int, resp []byte)
+	// Invoke runs op for the principal in ctx through the same operation
+	// step its REST route runs (rate limit, scope, text checks, validation,
+	// use case, wire body).
+	Invoke(ctx context.Context, op Operation) Answer
+	// Admit charges n messages that run no operation (initialize,
+	// tools/list, ping, notifications) to the caller's quota. When the
+	// quota is spent it answers the request itself and returns false.
+	Admit(w http.ResponseWriter, r *http.Request, n int) bool
 	// ElicitationKey returns the key that signs requestState, derived
 	// under ElicitationKeyLabel from the option signing key keyID ("" for
 	// the current one), and that key's id.
@@ -69,7 +89,8 @@ type Backend interface {
 	Problem(ctx context.Context, err error) (status int, resp []byte)
 }
 
-// Config holds the server's dependencies; all are required but Logger and Now.
+// Config holds the server's dependencies; all are required but Logger,
+// Now and Observe.
 type Config struct {
 	// BaseURL is the public address of the service, without a trailing slash.
 	BaseURL  string
@@ -79,6 +100,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// Now is the clock of elicitation states; defaults to time.Now.
 	Now func() time.Time
+	// Observe counts each tool result by tool and status: the HTTP status
+	// of the operation's answer, 0 for an input-required result.
+	Observe func(tool string, status int)
 }
 
 // Server is the MCP surface.
@@ -90,6 +114,7 @@ type Server struct {
 	backend Backend
 	now     func() time.Time
 	log     *slog.Logger
+	observe func(tool string, status int)
 	tools   map[string]tool
 	handler http.Handler
 }
@@ -110,10 +135,14 @@ func New(cfg Config) (*Server, error) {
 		backend: cfg.Backend,
 		now:     cfg.Now,
 		log:     log,
+		observe: cfg.Observe,
 		tools:   make(map[string]tool),
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.observe == nil {
+		s.observe = func(string, int) {}
 	}
 	// The SDK logs every stateless request's session at info level: only
 	// its warnings and errors are passed on (the access log has the rest).

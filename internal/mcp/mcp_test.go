@@ -12,7 +12,6 @@ import (
 
 	"bokat"
 	"bokat/api"
-	"bokat/internal/booking"
 )
 
 var loadContract = sync.OnceValues(api.Load)
@@ -21,13 +20,9 @@ var loadContract = sync.OnceValues(api.Load)
 // by these tests (the HTTP surface's tests run the tools end to end).
 type unreachable struct{}
 
-func (unreachable) Invoke(context.Context, string, string, map[string]string, []byte) (int, []byte) {
-	panic("Invoke called")
-}
+func (unreachable) Invoke(context.Context, Operation) Answer { panic("Invoke called") }
 
-func (unreachable) InvokeElicited(context.Context, *booking.Elicitation, string, string, map[string]string, []byte) (int, []byte) {
-	panic("InvokeElicited called")
-}
+func (unreachable) Admit(http.ResponseWriter, *http.Request, int) bool { panic("Admit called") }
 
 func (unreachable) ElicitationKey(string) (string, []byte, error) { panic("ElicitationKey called") }
 
@@ -120,19 +115,22 @@ func TestScopesNeeded(t *testing.T) {
 	cases := []struct {
 		name, body string
 		want       []string
+		others     int
 	}{
-		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil},
-		{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil},
-		{"search", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_booking_options"}}`, nil},
-		{"confirm", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_booking"}}`, []string{"service.bookings.confirm"}},
-		{"unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steal"}}`, nil},
+		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil, 1},
+		{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 1},
+		{"search", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_booking_options"}}`, nil, 0},
+		{"confirm", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm_booking"}}`, []string{"service.bookings.confirm"}, 0},
+		{"unknown tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steal"}}`, nil, 0},
 		{"batch", `[{"method":"tools/call","params":{"name":"cancel_booking"}},{"method":"tools/call","params":{"name":"get_booking_status"}},` +
-			`{"method":"tools/call","params":{"name":"cancel_booking"}}]`, []string{"service.bookings.cancel", "service.bookings.read"}},
-		{"not JSON", `{`, nil},
+			`{"method":"tools/call","params":{"name":"cancel_booking"}}]`, []string{"service.bookings.cancel", "service.bookings.read"}, 0},
+		{"mixed batch", `[{"method":"ping","id":1},{"method":"tools/call","params":{"name":"get_booking_status"}},` +
+			`{"method":"notifications/initialized"},{"method":"tools/list","id":2}]`, []string{"service.bookings.read"}, 3},
+		{"not JSON", `{`, nil, 1},
 	}
 	for _, c := range cases {
-		if got := s.scopesNeeded([]byte(c.body)); !slices.Equal(got, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		if got, others := s.inspect([]byte(c.body)); !slices.Equal(got, c.want) || others != c.others {
+			t.Errorf("%s: %v and %d others, want %v and %d", c.name, got, others, c.want, c.others)
 		}
 	}
 }

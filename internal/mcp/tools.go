@@ -200,28 +200,49 @@ func outputSchema(responses map[int]map[string]any, problem map[string]any) (map
 // callTool runs a tool's operation through the backend and turns its
 // answer into a tool result: a success body becomes structuredContent (and
 // the same JSON as text); a Problem becomes an isError result carrying the
-// Problem, never a protocol error.
+// Problem, never a protocol error. Every result is counted by its status.
 func (s *Server) callTool(t tool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		body, values, err := splitArguments(req.Params.Arguments, t.pathParams)
-		if err != nil {
-			return nil, err
+		res := s.runTool(ctx, t, req)
+		status := 0
+		if res.InputRequests == nil {
+			status = res.status
 		}
-		if t.elicit && formElicitation(req.ClientCapabilities()) {
-			return s.callElicited(ctx, t, req, body, values)
-		}
-		return toolResult(s.backend.Invoke(ctx, t.method, t.path, values, body)), nil
+		s.observe(t.def.Name, status)
+		return res.CallToolResult, nil
 	}
 }
 
+// runTool answers one call of t.
+func (s *Server) runTool(ctx context.Context, t tool, req *sdk.CallToolRequest) result {
+	body, values, err := splitArguments(req.Params.Arguments, t.pathParams)
+	if err != nil {
+		return toolResult(s.backend.Problem(ctx, err))
+	}
+	op := Operation{Method: t.method, Path: t.path, PathValues: values, Body: body}
+	if t.elicit && multiRoundTrip(req) && formElicitation(req.ClientCapabilities()) {
+		return s.callElicited(ctx, t, req, op)
+	}
+	return answerResult(s.backend.Invoke(ctx, op))
+}
+
+// result is a tool result and the HTTP status of the answer it carries.
+type result struct {
+	*sdk.CallToolResult
+	status int
+}
+
 // toolResult is the tool result of an operation's answer.
-func toolResult(status int, resp []byte) *sdk.CallToolResult {
-	return &sdk.CallToolResult{
+func toolResult(status int, resp []byte) result {
+	return result{&sdk.CallToolResult{
 		Content:           []sdk.Content{&sdk.TextContent{Text: string(resp)}},
 		StructuredContent: json.RawMessage(resp),
 		IsError:           status >= 400,
-	}
+	}, status}
 }
+
+// answerResult is the tool result of an answer that is no preview.
+func answerResult(a Answer) result { return toolResult(a.Status, a.Body) }
 
 // splitArguments separates the path parameters from the body members of a
 // tool's arguments. Arguments that are not a JSON object are passed on as

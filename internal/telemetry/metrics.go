@@ -47,6 +47,7 @@ type Metrics struct {
 	now           func() time.Time
 	requests      *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
+	toolResults   *prometheus.CounterVec
 	bookings      *prometheus.CounterVec
 	webhooks      *prometheus.CounterVec
 	notifications *prometheus.CounterVec
@@ -73,6 +74,10 @@ func NewMetrics(now func() time.Time) *Metrics {
 			Help:    "Time to answer HTTP requests, by method and route pattern.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"method", "route"}),
+		toolResults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bokat_mcp_tool_results_total",
+			Help: "MCP tool results, by tool and the HTTP status of the operation's answer (input_required: a consent form).",
+		}, []string{"tool", "status"}),
 		bookings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bokat_booking_changes_total",
 			Help: "Committed booking changes: confirmed, cancelled, rescheduled.",
@@ -97,7 +102,7 @@ func NewMetrics(now func() time.Time) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration, m.bookings, m.webhooks, m.notifications, m.rateLimited, m.limiterErrors,
+		m.requests, m.duration, m.toolResults, m.bookings, m.webhooks, m.notifications, m.rateLimited, m.limiterErrors,
 	)
 	// Known series exist from the start, at zero, so rates and alerts work
 	// before the first event.
@@ -135,6 +140,20 @@ func (m *Metrics) ObserveRequest(method, route string, status int, d time.Durati
 	}
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// ObserveToolResult records one MCP tool result: its tool (a name of the
+// fixed tool set) and the HTTP status of the operation's answer, which
+// travels inside an HTTP 200; 0 counts an input-required result.
+func (m *Metrics) ObserveToolResult(tool string, status int) {
+	if m == nil {
+		return
+	}
+	label := strconv.Itoa(status)
+	if status == 0 {
+		label = "input_required"
+	}
+	m.toolResults.WithLabelValues(tool, label).Inc()
 }
 
 // BookingConfirmed counts a committed confirmation (not a replay). Call it

@@ -25,8 +25,8 @@ import (
 // Token prefixes tell the kinds of secret apart in logs-free diagnostics and
 // let the authenticator route a bearer token to the right verifier.
 const (
-	PartnerTokenPrefix = "bkp_"
-	AccessTokenPrefix  = "bka_"
+	PartnerTokenPrefix = bokat.PartnerTokenPrefix
+	AccessTokenPrefix  = bokat.AccessTokenPrefix
 )
 
 // MinPepperBytes is the least length of the token-hashing pepper.
@@ -92,7 +92,7 @@ func (a *Authenticator) CreatePartner(ctx context.Context, name string, scopes [
 	if err != nil {
 		return "", "", err
 	}
-	clientID = "pc_" + strings.ReplaceAll(id.String(), "-", "")
+	clientID = bokat.PartnerClientIDPrefix + strings.ReplaceAll(id.String(), "-", "")
 	token = NewSecret(PartnerTokenPrefix)
 	c := PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
 	if err := a.partners.CreatePartnerClient(ctx, c, a.hasher.Hash(partnerHashDomain, token)); err != nil {

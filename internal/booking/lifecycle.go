@@ -148,7 +148,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 			source = DefaultSource
 		}
 		b := bokat.Booking{
-			ID: newID("bkg_"), RequestID: newID("bkr_"), OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
+			ID: newID(bokat.BookingIDPrefix), RequestID: newID(bokat.BookingRequestIDPrefix), OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
 			Status:     bokat.BookingConfirmed,
 			ProviderID: claims.ProviderID, ProviderName: providerName,
 			ServiceID: claims.ServiceID, VerticalID: claims.VerticalID, JobTypeID: claims.JobTypeID,
@@ -163,7 +163,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		if in.DestinationLocation != nil {
 			contact.DestinationAddress = in.DestinationLocation.Address
 		}
-		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID("cal_"), now)
+		err = tx.InsertBooking(ctx, b, contact, in.Consent, newID(bokat.CalendarEventIDPrefix), now)
 		if errors.Is(err, ErrSlotTaken) {
 			return idem.Outcome{}, optionUnavailable("the slot was just booked by someone else")
 		}
@@ -398,7 +398,7 @@ func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now 
 	}
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
 		err := tx.InsertNotificationJob(ctx, notify.Job{
-			ID: newID("ntf_"), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
+			ID: newID(bokat.NotificationIDPrefix), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
 			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now,
 		})
 		if err != nil {

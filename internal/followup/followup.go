@@ -212,7 +212,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 	}
 	now := s.now().UTC()
 	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx Tx) (idem.Outcome, error) {
-		id, session := "req_"+compactUUID(), "ses_"+compactUUID()
+		id, session := bokat.FollowUpRequestIDPrefix+compactUUID(), bokat.FollowUpSessionIDPrefix+compactUUID()
 		customer, _ := json.Marshal(in.Customer)
 		loc, _ := json.Marshal(in.Location)
 		tim, _ := json.Marshal(in.Timing)
@@ -237,7 +237,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 			return idem.Outcome{}, err
 		}
 		if len(candidates) > 0 {
-			err := tx.InsertNotificationJob(ctx, notify.Job{ID: "ntf_" + compactUUID(), RequestID: id,
+			err := tx.InsertNotificationJob(ctx, notify.Job{ID: bokat.NotificationIDPrefix + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
 				NextAttemptAt: now, CreatedAt: now})
 			if err != nil {

@@ -193,3 +193,63 @@ func TestSignInAndConsentInABrowser(t *testing.T) {
 		t.Fatalf("API call with the browser flow's token: %d", r.Status)
 	}
 }
+
+// TestSelfRegisteredClientWarningsInABrowser: in a real Chromium, every page
+// a self-registered client sends the customer through — sign-in, code and
+// consent — shows the warning, styled, with the redirect host in its ASCII
+// form, marks the name of a well-known assistant, and shows the name
+// without the right-to-left override it was registered with.
+func TestSelfRegisteredClientWarningsInABrowser(t *testing.T) {
+	ctx := newChromium(t)
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
+	// The host's second letter is a Cyrillic а; the name hides a bidi override.
+	status, body, _ := e.register("", `{"redirect_uris":["https://ch\u0430tgpt.example/cb"],"client_name":"ChatGPT\u202e ulp"}`)
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, body)
+	}
+	conf := &oauth2.Config{ClientID: body["client_id"].(string), RedirectURL: "https://chаtgpt.example/cb",
+		Endpoint: oauth2.Endpoint{AuthURL: e.http.URL + "/oauth/authorize"}}
+	const email = "webbkund@example.se"
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(stepCtx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	check := func(page string) {
+		t.Helper()
+		stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		text, err := chromedp.Run(stepCtx, chromedp.Text(chromedp.CSS("main")))
+		if err != nil {
+			t.Fatalf("%s page text: %v", page, err)
+		}
+		for _, want := range []string{
+			"Appen har registrerat sig själv: Bokat har inte kontrollerat dess namn eller vem som står bakom den. När du är klar skickas du vidare till xn--chtgpt-4nf.example.",
+			"Namnet är en känd assistents (ChatGPT), men Bokat kan inte bekräfta att appen är den. Fortsätt bara om xn--chtgpt-4nf.example är assistentens egen adress.",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s page lacks %q; it reads:\n%s", page, want, text)
+			}
+		}
+		if strings.Contains(text, "chаtgpt") || strings.ContainsRune(text, '\u202e') {
+			t.Errorf("%s page shows the Unicode host or the bidi override:\n%s", page, text)
+		}
+		bg, err := chromedp.Run(stepCtx, chromedp.Evaluate[string](`getComputedStyle(document.getElementById("unverified")).backgroundColor`))
+		if err != nil || bg != "rgb(255, 244, 224)" {
+			t.Errorf("%s page: the warning's background is %q (%v): its style was blocked", page, bg, err)
+		}
+	}
+
+	run("open the authorization URL", chromedp.Navigate(conf.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))),
+		chromedp.WaitVisible(chromedp.ID("email")))
+	check("sign-in")
+	run("ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
+	check("code")
+	run("enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
+	check("consent")
+}

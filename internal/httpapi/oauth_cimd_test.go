@@ -155,6 +155,7 @@ func TestClientIDMetadataDocumentRefusals(t *testing.T) {
 	d.set("/plainhttp.json", documentReply{status: 200, body: fmt.Sprintf(`{"client_id":%q,"redirect_uris":["http://app.example/cb"]}`,
 		d.URL+"/plainhttp.json")})
 	d.set("/notjson.json", documentReply{status: 200, body: `<html>`})
+	bokatLike := d.publish("/bokat-like.json", "B\u200bоkat Support", "", callbackURI) // zero-width space, Cyrillic о
 
 	for name, id := range map[string]string{
 		"client_id differs from the URL": d.URL + "/other.json",
@@ -164,6 +165,7 @@ func TestClientIDMetadataDocumentRefusals(t *testing.T) {
 		"confidential":                   d.URL + "/secret.json",
 		"http redirect URI off loopback": d.URL + "/plainhttp.json",
 		"not JSON":                       d.URL + "/notjson.json",
+		"named as Bokat":                 bokatLike,
 		"no path":                        d.URL,
 		"fragment":                       good + "#x",
 		"http client_id":                 strings.Replace(good, "https://", "http://", 1),

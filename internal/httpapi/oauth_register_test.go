@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -132,27 +133,75 @@ func TestAuthorizationServerMetadataAdvertisesRegistration(t *testing.T) {
 	}
 }
 
-// TestConsentWarnsAboutSelfRegisteredClients: a self-declared name is not
-// checked by anyone, so the consent page says so and names the host the
-// customer is sent on to; an operator-registered client gets no warning.
-func TestConsentWarnsAboutSelfRegisteredClients(t *testing.T) {
+// TestSelfRegisteredClientsCannotPassForBokat: a client_name that reads
+// as Bokat — in any case, spacing or look-alike letters, or with invisible
+// characters between — is refused by RFC 7591 registration; invisible
+// characters are dropped from any other name.
+func TestSelfRegisteredClientsCannotPassForBokat(t *testing.T) {
 	t.Parallel()
 	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
-	status, body, _ := e.register("", `{"redirect_uris":["https://evil.example/cb"],"client_name":"Bokat Support"}`)
+	for _, name := range []string{"Bokat", "BOKAT Support", "B\u200bokat", "Bo\u2066kat\u2069", "Bоkаt", "Ｂｏｋａｔ", "B.o.k.a.t"} {
+		status, body, _ := e.register("", `{"redirect_uris":["https://evil.example/cb"],"client_name":"`+name+`"}`)
+		if status != http.StatusBadRequest || body["error"] != "invalid_client_metadata" {
+			t.Errorf("client_name %q: %d %v, want 400 invalid_client_metadata", name, status, body)
+		}
+	}
+	status, body, _ := e.register("", `{"redirect_uris":["https://app.example/cb"],"client_name":"Hemhj\u00e4lpen\u202e IA\u200b"}`)
+	if status != http.StatusCreated || body["client_name"] != "Hemhjälpen IA" {
+		t.Errorf("name with a bidi override: %d %v, want 201 with client_name \"Hemhjälpen IA\"", status, body)
+	}
+}
+
+// TestEveryPageWarnsAboutSelfRegisteredClients: a self-declared name is not
+// checked by anyone, so the sign-in page (the first the customer sees), the
+// code page and the consent page each say so and name the host the
+// customer is sent on to in its ASCII form; a name claiming a well-known
+// assistant is marked. An operator-registered client gets no warning.
+func TestEveryPageWarnsAboutSelfRegisteredClients(t *testing.T) {
+	t.Parallel()
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
+	// The host's second letter is a Cyrillic а.
+	const redirect = "https://ch\u0430tgpt.example/cb"
+	status, body, _ := e.register("", `{"redirect_uris":["`+redirect+`"],"client_name":"ChatGPT"}`)
 	if status != http.StatusCreated {
 		t.Fatalf("register: %d %v", status, body)
 	}
-	dynamic := &oauth2.Config{ClientID: body["client_id"].(string), RedirectURL: "https://evil.example/cb",
+	dynamic := &oauth2.Config{ClientID: body["client_id"].(string), RedirectURL: "https://chаtgpt.example/cb",
 		Endpoint: oauth2.Endpoint{AuthURL: e.http.URL + "/oauth/authorize"}}
-	const warning = "This app registered itself: Bokat has not checked its name. If you approve, you are sent on to evil.example."
+	authURL := dynamic.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("lang", "en"))
+	const (
+		host      = "xn--chtgpt-4nf.example"
+		warning   = "This app registered itself: Bokat has not checked its name or who runs it. When you are done, you are sent on to " + host + "."
+		assistant = "Its name is that of a well-known assistant (ChatGPT), but Bokat cannot confirm that this app is it. Continue only if " + host + " is that assistant&#39;s own address."
+	)
 	b := e.browser()
-	page := e.signIn(b, dynamic.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("lang", "en")), "kund@example.se")
-	if !strings.Contains(page, warning) || !strings.Contains(page, "Bokat Support") {
-		t.Errorf("consent page of a self-registered client lacks the warning:\n%s", page)
+	resp, page := b.get(authURL)
+	resp, page = b.get(expectRedirect(t, resp, page))
+	pages := map[string]string{"sign-in": page}
+	form := formOf(t, page, "/oauth/sign-in")
+	form.Set("email", "kund@example.se")
+	resp, page = b.post("/oauth/sign-in", form, nil)
+	_, pages["code"] = b.get(expectRedirect(t, resp, page))
+	pages["consent"] = e.signIn(e.browser(), authURL, "kund@example.se")
+	for name, page := range pages {
+		// What the page shows: its text without the tags (hidden fields
+		// and links carry the request's redirect_uri as sent).
+		shown := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(page, "")
+		if !strings.Contains(shown, warning) || !strings.Contains(shown, assistant) || strings.Contains(shown, "chаtgpt") {
+			t.Errorf("%s page of a self-registered client lacks the warning or shows the Unicode host:\n%s", name, page)
+		}
+	}
+	if !strings.Contains(pages["sign-in"], "An app that calls itself “ChatGPT” wants to use Bokat on your behalf.") {
+		t.Errorf("the sign-in page presents the self-declared name as a fact:\n%s", pages["sign-in"])
 	}
 	registered := e.newClient("Assistenten", true)
-	page = e.signIn(e.browser(), registered.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("lang", "en")), "kund@example.se")
-	if strings.Contains(page, "registered itself") {
-		t.Errorf("consent page of an operator-registered client warns:\n%s", page)
+	operatorURL := registered.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("lang", "en"))
+	b = e.browser()
+	resp, page = b.get(operatorURL)
+	_, signIn := b.get(expectRedirect(t, resp, page))
+	for name, page := range map[string]string{"sign-in": signIn, "consent": e.signIn(e.browser(), operatorURL, "kund@example.se")} {
+		if strings.Contains(page, "registered itself") || !strings.Contains(page, "Assistenten wants") {
+			t.Errorf("%s page of an operator-registered client warns:\n%s", name, page)
+		}
 	}
 }

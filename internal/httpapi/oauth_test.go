@@ -43,8 +43,8 @@ func TestOAuthFlowWithAStandardClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exchange: %v", err)
 		}
-		if !strings.HasPrefix(tok.AccessToken, "bka_") || !strings.HasPrefix(tok.RefreshToken, "bkr_") || tok.TokenType != "Bearer" {
-			t.Fatalf("token = %+v, want bka_ access and bkr_ refresh tokens of type Bearer", tok)
+		if !strings.HasPrefix(tok.AccessToken, "bka_") || !strings.HasPrefix(tok.RefreshToken, "bkf_") || tok.TokenType != "Bearer" {
+			t.Fatalf("token = %+v, want bka_ access and bkf_ refresh tokens of type Bearer", tok)
 		}
 		if left := time.Until(tok.Expiry); left < 14*time.Minute || left > 15*time.Minute+5*time.Second {
 			t.Errorf("access token expires in %v, want 15 minutes", left)

@@ -144,7 +144,7 @@ func TestWebhookEndpointRegistrationDeliveryReplayAndDeletion(t *testing.T) {
 			t.Fatalf("registration body %s", r.Body)
 		}
 		endpointID, _ := ep["id"].(string)
-		if !uuidRe.MatchString(endpointID) || ep["url"] != rc.URL || ep["enabled"] != true || ep["signing_key_id"] == "" ||
+		if !regexp.MustCompile(`^whe_[0-9a-f]{32}$`).MatchString(endpointID) || ep["url"] != rc.URL || ep["enabled"] != true || ep["signing_key_id"] == "" ||
 			fmt.Sprint(ep["event_types"]) != "[booking.confirmed booking.cancelled]" {
 			t.Fatalf("endpoint %v", ep)
 		}

@@ -294,12 +294,7 @@ func (s *Server) renderConsent(w http.ResponseWriter, r *http.Request, req *auth
 	p := newPage(r, "consent_title")
 	p.CSRF = s.csrfToken(s.browserID(w, r))
 	p.Hidden = hiddenFields(req.params)
-	p.ClientName = req.client.Name
-	if req.client.Registration == ClientDynamic || req.client.Registration == ClientMetadata {
-		if u, err := url.Parse(req.redirectURI); err == nil {
-			p.Unverified = u.Hostname()
-		}
-	}
+	p.setClient(req)
 	p.Email = email
 	for _, sc := range req.scopes {
 		p.Scopes = append(p.Scopes, scopeTexts[p.Lang][sc])

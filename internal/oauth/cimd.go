@@ -202,7 +202,7 @@ func (d *clientDocuments) fetch(ctx context.Context, id string) (Client, time.Du
 		}
 	}
 	u, _ := url.Parse(id)
-	c, merr := m.publicClient(u.Hostname(), false)
+	c, merr := m.publicClient(asciiHost(u.Hostname()), false)
 	if merr != nil {
 		return Client{}, 0, &errClientDocument{merr.description}
 	}

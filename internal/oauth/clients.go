@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,6 +99,14 @@ func ValidateRedirectURI(raw string) error {
 	if u.User != nil {
 		return bad("must not carry user information")
 	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad("the port must be from 1 to 65535")
+		}
+	}
+	if escapesControl(raw) {
+		return bad("must not hold a percent-encoded control character (such as %00)")
+	}
 	switch u.Scheme {
 	case "https":
 		return nil
@@ -108,6 +117,22 @@ func ValidateRedirectURI(raw string) error {
 		return bad("http is allowed only for loopback redirect URIs (127.0.0.1, [::1], localhost); use https")
 	}
 	return bad("the scheme must be https (or http on a loopback address)")
+}
+
+// escapesControl reports whether raw holds a percent-encoding of a control
+// character (%00 to %1F, %7F): the redirect would carry it into the
+// client's URL parsing, where a NUL or a line break truncates or splits.
+func escapesControl(raw string) bool {
+	for i := 0; i+2 < len(raw); i++ {
+		if raw[i] != '%' {
+			continue
+		}
+		b, err := strconv.ParseUint(raw[i+1:i+3], 16, 8)
+		if err == nil && (b < 0x20 || b == 0x7f) {
+			return true
+		}
+	}
+	return false
 }
 
 func isLoopbackHost(host string) bool {
@@ -121,13 +146,15 @@ func isLoopbackHost(host string) bool {
 // matchRedirectURI reports whether the redirect URI of a request matches
 // one the client registered: by exact string comparison, except that an
 // http loopback URI may differ in its port (RFC 8252 section 7.3: native
-// apps listen on an ephemeral port).
+// apps listen on an ephemeral port) — a port from 1 to 65535, the URI as
+// valid as a registered one.
 func matchRedirectURI(registered []string, got string) bool {
 	if slices.Contains(registered, got) {
 		return true
 	}
 	g, err := url.Parse(got)
-	if err != nil || g.Scheme != "http" || !isLoopbackHost(g.Hostname()) || g.User != nil || g.Fragment != "" {
+	if err != nil || g.Scheme != "http" || !isLoopbackHost(g.Hostname()) || g.User != nil || g.Fragment != "" ||
+		ValidateRedirectURI(got) != nil {
 		return false
 	}
 	for _, r := range registered {

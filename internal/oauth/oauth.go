@@ -65,14 +65,14 @@ const (
 	SignInCodeDigits = 8
 )
 
-// Prefixes of the secrets this package issues (access tokens use
-// auth.AccessTokenPrefix).
+// Prefixes of the secrets and ids this package issues (access tokens use
+// auth.AccessTokenPrefix); bokat's prefix table holds them all.
 const (
-	RefreshTokenPrefix = "bkr_"
-	CodePrefix         = "bkc_"
-	ClientSecretPrefix = "bks_"
-	ClientIDPrefix     = "oc_"
-	UserIDPrefix       = "usr_"
+	RefreshTokenPrefix = bokat.RefreshTokenPrefix
+	CodePrefix         = bokat.AuthorizationCodePrefix
+	ClientSecretPrefix = bokat.ClientSecretPrefix
+	ClientIDPrefix     = bokat.OAuthClientIDPrefix
+	UserIDPrefix       = bokat.UserIDPrefix
 )
 
 // Hash domains: the same pepper never yields equal hashes for two kinds.

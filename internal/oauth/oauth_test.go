@@ -32,6 +32,15 @@ func TestValidateRedirectURI(t *testing.T) {
 		"":                                                    false,
 		"https://":                                            false,
 		"https://app.example.se/" + strings.Repeat("a", 2000): false,
+		"https://app.example.se/cb%00.evil.example":           false, // an encoded NUL
+		"https://app.example.se/cb?next=%0d%0aSet-Cookie:x":   false, // encoded CR LF
+		"https://app.example.se/cb?x=%7F":                     false,
+		"https://app.example.se/cb?q=%20%C3%A5%2F":            true, // other escapes stay
+		"https://app.example.se:0/cb":                         false,
+		"http://127.0.0.1:0/cb":                               false,
+		"https://app.example.se:00/cb":                        false,
+		"https://app.example.se:65536/cb":                     false,
+		"https://app.example.se:65535/cb":                     true,
 	}
 	for uri, ok := range cases {
 		err := ValidateRedirectURI(uri)
@@ -56,6 +65,8 @@ func TestMatchRedirectURI(t *testing.T) {
 		"http://127.0.0.1:8123/callback":      true,
 		"http://127.0.0.1:50000/callback":     true, // RFC 8252 7.3: any port on loopback
 		"http://127.0.0.1/callback":           true,
+		"http://127.0.0.1:0/callback":         false, // port 0 is no port
+		"http://127.0.0.1:70000/callback":     false,
 		"http://127.0.0.1:8123/callback2":     false,
 		"http://127.0.0.1:8123/callback?a=b":  false,
 		"http://localhost:8123/callback":      false, // another host

@@ -80,7 +80,10 @@ var texts = map[string]map[string]string{
 		"consent_title":      "Godkänn åtkomst",
 		"consent_intro":      "%s vill kunna göra följande åt dig i Bokat:",
 		"consent_note":       "Godkänn bara om du känner igen och litar på %s. Ingen bokning görs utan att du först har godkänt alternativet, priset och villkoren.",
-		"consent_unverified": "Appen har registrerat sig själv: Bokat har inte kontrollerat dess namn. Godkänner du skickas du vidare till %s.",
+		"signin_intro_self":  "En app som kallar sig ”%s” vill använda Bokat åt dig. Logga in med din e-postadress, så skickar vi en engångskod.",
+		"consent_intro_self": "Appen som kallar sig ”%s” vill kunna göra följande åt dig i Bokat:",
+		"unverified":         "Appen har registrerat sig själv: Bokat har inte kontrollerat dess namn eller vem som står bakom den. När du är klar skickas du vidare till %s.",
+		"claims_assistant":   "Namnet är en känd assistents (%s), men Bokat kan inte bekräfta att appen är den. Fortsätt bara om %s är assistentens egen adress.",
 		"signed_in_as":       "Inloggad som %s.",
 		"approve":            "Godkänn",
 		"deny":               "Neka",
@@ -115,7 +118,10 @@ var texts = map[string]map[string]string{
 		"consent_title":      "Approve access",
 		"consent_intro":      "%s wants to do the following for you in Bokat:",
 		"consent_note":       "Only approve if you recognise and trust %s. Nothing is booked until you have approved the option, the price and the terms.",
-		"consent_unverified": "This app registered itself: Bokat has not checked its name. If you approve, you are sent on to %s.",
+		"signin_intro_self":  "An app that calls itself “%s” wants to use Bokat on your behalf. Sign in with your e-mail address and we will send you a one-time code.",
+		"consent_intro_self": "The app that calls itself “%s” wants to do the following for you in Bokat:",
+		"unverified":         "This app registered itself: Bokat has not checked its name or who runs it. When you are done, you are sent on to %s.",
+		"claims_assistant":   "Its name is that of a well-known assistant (%s), but Bokat cannot confirm that this app is it. Continue only if %s is that assistant's own address.",
 		"signed_in_as":       "Signed in as %s.",
 		"approve":            "Approve",
 		"deny":               "Deny",
@@ -169,6 +175,7 @@ button{font-size:1rem;padding:.65rem 1.2rem;border-radius:.4rem;border:1px solid
 button.secondary{background:#fff;color:#0b5d3b}
 button.link{background:none;border:none;color:#0b5d3b;text-decoration:underline;padding:0;margin:0;font-size:.9rem}
 .error{background:#fdecea;border-left:4px solid #b3261e;padding:.6rem .8rem}
+.warning{background:#fff4e0;border-left:4px solid #a15c00;padding:.6rem .8rem}
 ul.scopes li{margin:.35rem 0}
 .muted{color:#555;font-size:.9rem}
 .lang{margin-top:2rem;font-size:.9rem}`
@@ -189,7 +196,9 @@ const layoutHTML = `<!doctype html>
 <p class="brand">Bokat</p>
 <h1>{{.Title}}</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
-{{template "content" .}}
+{{if .Unverified}}<p class="warning" id="unverified">{{printf (index .T "unverified") .Unverified}}</p>
+{{if .ClaimedAssistant}}<p class="warning" id="claims-assistant">{{printf (index .T "claims_assistant") .ClaimedAssistant .Unverified}}</p>
+{{end}}{{end}}{{template "content" .}}
 {{if .OtherLangURL}}<p class="lang"><a href="{{.OtherLangURL}}" lang="{{.OtherLang}}">{{index .T "other_lang"}}</a></p>{{end}}
 </main></body></html>
 `
@@ -200,7 +209,7 @@ const hiddenFieldsHTML = `{{define "hidden"}}{{range .Hidden}}<input type="hidde
 
 var pageTemplates = func() map[string]*template.Template {
 	bodies := map[string]string{
-		"signin": `{{define "content"}}<p>{{printf (index .T "signin_intro") .ClientName}}</p>
+		"signin": `{{define "content"}}<p>{{if .Unverified}}{{printf (index .T "signin_intro_self") .ClientName}}{{else}}{{printf (index .T "signin_intro") .ClientName}}{{end}}</p>
 <form method="post" action="/oauth/sign-in">
 {{template "hidden" .}}
 <label for="email">{{index .T "email_label"}}</label>
@@ -215,11 +224,10 @@ var pageTemplates = func() map[string]*template.Template {
 <button type="submit">{{index .T "sign_in"}}</button>
 </form>{{end}}
 <p class="muted"><a href="{{.SignInURL}}">{{index .T "new_code"}}</a></p>{{end}}`,
-		"consent": `{{define "content"}}<p>{{printf (index .T "consent_intro") .ClientName}}</p>
+		"consent": `{{define "content"}}<p>{{if .Unverified}}{{printf (index .T "consent_intro_self") .ClientName}}{{else}}{{printf (index .T "consent_intro") .ClientName}}{{end}}</p>
 <ul class="scopes">{{range .Scopes}}<li>{{.}}</li>
 {{end}}</ul>
-{{if .Unverified}}<p class="error">{{printf (index .T "consent_unverified") .Unverified}}</p>
-{{end}}<p class="muted">{{printf (index .T "consent_note") .ClientName}}</p>
+<p class="muted">{{printf (index .T "consent_note") .ClientName}}</p>
 <form method="post" action="/oauth/authorize">
 {{template "hidden" .}}
 <button type="submit" name="decision" value="approve">{{index .T "approve"}}</button>
@@ -257,7 +265,7 @@ type page struct {
 
 	ClientName string
 	// Unverified is, for a client that registered itself, the host the
-	// customer is sent on to.
+	// customer is sent on to, in ASCII; every page of the flow warns with it.
 	Unverified string
 	Email      string
 	Scopes     []string
@@ -265,6 +273,10 @@ type page struct {
 	Dead       bool
 	Message    string
 	Code       string
+
+	// ClaimedAssistant is the well-known assistant a self-registered
+	// client's name claims to be, or "".
+	ClaimedAssistant string
 }
 
 func newPage(r *http.Request, titleKey string) page {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -46,8 +45,8 @@ func (e *metadataError) Error() string { return e.code + ": " + e.description }
 // publicClient validates self-declared client metadata for a public client
 // with PKCE: strict on redirect URIs (https, or http on loopback; no
 // fragment), lenient on the name (optional; cleaned to one line of at most
-// 120 characters; the first redirect URI's host stands in when there is
-// none). fallbackName names the client when the metadata does not. With
+// 120 visible characters; the first redirect URI's ASCII host stands in
+// when there is none) except that a name claiming to be Bokat is refused. fallbackName names the client when the metadata does not. With
 // substituteAuth another token_endpoint_auth_method is replaced by none
 // (RFC 7591 section 3.2.1 lets the server substitute values; the response
 // tells the client), else it is refused.
@@ -94,22 +93,32 @@ func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (
 		}
 	}
 	name := cleanClientName(m.ClientName)
+	if claimsBokat(name) {
+		return Client{}, &metadataError{"invalid_client_metadata",
+			"client_name must not claim to be Bokat (in any spelling or look-alike letters): name the app itself"}
+	}
 	if name == "" {
 		name = fallbackName
 	}
 	if name == "" {
-		if u, err := url.Parse(uris[0]); err == nil {
-			name = u.Hostname()
-		}
+		name = redirectHost(uris[0])
 	}
 	return Client{Name: name, RedirectURIs: uris, Scopes: scopes}, nil
 }
 
 // cleanClientName makes a self-declared client name fit the consent page:
-// text cleaned by the bokat.CleanText rules, white space collapsed, at most
-// 120 characters.
+// text cleaned by the bokat.CleanText rules, without invisible characters
+// (isInvisible: bidi controls, zero-width characters and the like, which
+// could reorder or hide what the customer reads), white space collapsed, at
+// most 120 characters.
 func cleanClientName(raw string) string {
-	name := strings.Join(strings.Fields(bokat.CleanText(raw, false)), " ")
+	visible := strings.Map(func(r rune) rune {
+		if isInvisible(r) {
+			return -1
+		}
+		return r
+	}, bokat.CleanText(raw, false))
+	name := strings.Join(strings.Fields(visible), " ")
 	if utf8.RuneCountInString(name) > 120 {
 		name = strings.TrimSpace(string([]rune(name)[:120]))
 	}

@@ -115,7 +115,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	browser := s.browserID(w, r)
 	p.CSRF = s.csrfToken(browser)
 	p.Hidden = hiddenFields(req.params)
-	p.ClientName = req.client.Name
+	p.setClient(req)
 	if r.Method == http.MethodGet {
 		s.render(w, r, http.StatusOK, "signin", p)
 		return
@@ -235,6 +235,7 @@ func (s *Server) handleSignInCode(w http.ResponseWriter, r *http.Request) {
 	browser := s.browserID(w, r)
 	p.CSRF = s.csrfToken(browser)
 	p.Hidden = hiddenFields(req.params)
+	p.setClient(req)
 	p.SignInURL = "/oauth/sign-in?" + withLang(req.params, p.Lang)
 	handle := cookieValue(r, cookieSignIn)
 	if handle == "" {

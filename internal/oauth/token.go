@@ -371,7 +371,7 @@ func (s *Server) refresh(r *http.Request, client Client) (tokenResponse, *tokenE
 	if token == "" {
 		return tokenResponse{}, errInvalidRequest("refresh_token is required")
 	}
-	if !strings.HasPrefix(token, RefreshTokenPrefix) || len(token) > 200 {
+	if !isRefreshToken(token) || len(token) > 200 {
 		return tokenResponse{}, errInvalidGrant("the refresh token is invalid")
 	}
 	var (
@@ -429,6 +429,14 @@ func (s *Server) refresh(r *http.Request, client Client) (tokenResponse, *tokenE
 		return tokenResponse{}, errServer(err)
 	}
 	return resp, refuse
+}
+
+// isRefreshToken reports whether token has the form of a refresh token:
+// the current prefix, or the one refresh tokens had before it (the booking
+// request ids' prefix), accepted until the last of those expires
+// (RefreshTokenTTL after the release that changed it).
+func isRefreshToken(token string) bool {
+	return strings.HasPrefix(token, RefreshTokenPrefix) || strings.HasPrefix(token, bokat.LegacyRefreshTokenPrefix)
 }
 
 // errRollback undoes a transaction whose request is refused without a

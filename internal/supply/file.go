@@ -638,7 +638,7 @@ func instant(v any, end bool) (time.Time, bool) {
 // provider, start and end give the same id, so importing again matches it.
 func BlockedPeriodID(providerID string, start, end time.Time) string {
 	h := sha256.Sum256([]byte(providerID + "|" + strconv.FormatInt(start.UnixMilli(), 10) + "|" + strconv.FormatInt(end.UnixMilli(), 10)))
-	return "blk_" + hex.EncodeToString(h[:10])
+	return bokat.BlockedPeriodIDPrefix + hex.EncodeToString(h[:10])
 }
 
 // parseInstant reads a blocked period's start or end: an RFC 3339 time with

@@ -26,7 +26,7 @@ const (
 // unknown or not the principal's answers webhook_endpoint_not_found; a
 // cursor this server did not hand out, validation_failed.
 func (s *Service) ListAttempts(ctx context.Context, p bokat.Principal, id, cursor string, limit int) (bokat.WebhookAttemptPage, error) {
-	if uuid.Validate(id) != nil {
+	if !validEndpointID(id) {
 		return bokat.WebhookAttemptPage{}, endpointNotFound()
 	}
 	if limit < 1 || limit > MaxAttemptsLimit {

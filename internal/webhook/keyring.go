@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"bokat"
 )
 
 // KeySize is the length of a server secret key: AES-256.
@@ -28,7 +30,7 @@ func KeyID(key []byte) string {
 	h := sha256.New()
 	h.Write([]byte("bokat secret key id\x00"))
 	h.Write(key)
-	return "sk_" + hex.EncodeToString(h.Sum(nil))[:16]
+	return bokat.SecretKeyIDPrefix + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // NewKeyring returns a Keyring over keys (each KeySize bytes); keys[0] seals.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,12 +76,12 @@ func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawUR
 		}
 		return bokat.WebhookEndpoint{}, "", err
 	}
-	id, err := uuid.NewV7()
+	id, err := newEndpointID()
 	if err != nil {
 		return bokat.WebhookEndpoint{}, "", err
 	}
 	secret := NewSigningSecret()
-	keyID, sealed, err := s.keys.Seal([]byte(secret), secretContext(id.String()))
+	keyID, sealed, err := s.keys.Seal([]byte(secret), secretContext(id))
 	if err != nil {
 		return bokat.WebhookEndpoint{}, "", fmt.Errorf("seal signing secret: %w", err)
 	}
@@ -90,7 +91,7 @@ func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawUR
 		names[i] = string(t)
 	}
 	row := Endpoint{
-		ID: id.String(), OwnerClientID: p.ClientID, OwnerUserID: p.UserID, URL: u.String(), EventTypes: names,
+		ID: id, OwnerClientID: p.ClientID, OwnerUserID: p.UserID, URL: u.String(), EventTypes: names,
 		SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed, CreatedAt: now, UpdatedAt: now,
 	}
 	err = s.db.InTx(ctx, func(tx Tx) error {
@@ -107,6 +108,27 @@ func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawUR
 		return bokat.WebhookEndpoint{}, "", err
 	}
 	return endpointOf(row), secret, nil
+}
+
+// newEndpointID returns a new endpoint id: bokat.WebhookEndpointIDPrefix
+// followed by a UUIDv7 in 32 hex digits.
+func newEndpointID() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	return bokat.WebhookEndpointIDPrefix + strings.ReplaceAll(id.String(), "-", ""), nil
+}
+
+// validEndpointID reports whether id has the form of an endpoint id: the
+// prefixed form, or the bare UUID endpoints registered before it had a
+// prefix keep (stored, sealed and shown as they were). Anything else is
+// no endpoint and never reaches the store.
+func validEndpointID(id string) bool {
+	if hexID, ok := strings.CutPrefix(id, bokat.WebhookEndpointIDPrefix); ok {
+		return len(hexID) == 32 && strings.Trim(hexID, "0123456789abcdef") == ""
+	}
+	return len(id) == 36 && uuid.Validate(id) == nil
 }
 
 func checkEventTypes(types []bokat.EventType) error {
@@ -156,7 +178,7 @@ func (s *Service) ListEndpoints(ctx context.Context, p bokat.Principal) ([]bokat
 // deliveries. An endpoint that is unknown or not the principal's answers
 // webhook_endpoint_not_found.
 func (s *Service) DeleteEndpoint(ctx context.Context, p bokat.Principal, id string) error {
-	if uuid.Validate(id) != nil {
+	if !validEndpointID(id) {
 		return endpointNotFound()
 	}
 	err := s.db.InTx(ctx, func(tx Tx) error {
@@ -174,7 +196,7 @@ func (s *Service) DeleteEndpoint(ctx context.Context, p bokat.Principal, id stri
 // can be replayed). An endpoint that is unknown or not the principal's
 // answers webhook_endpoint_not_found.
 func (s *Service) SetEndpointEnabled(ctx context.Context, p bokat.Principal, id string, enabled bool) (bokat.WebhookEndpoint, error) {
-	if uuid.Validate(id) != nil {
+	if !validEndpointID(id) {
 		return bokat.WebhookEndpoint{}, endpointNotFound()
 	}
 	var row Endpoint
@@ -203,7 +225,7 @@ const PreviousSecretLifetime = 24 * time.Hour
 // at once, so at most two secrets sign. An endpoint that is unknown or not
 // the principal's answers webhook_endpoint_not_found.
 func (s *Service) RotateSecret(ctx context.Context, p bokat.Principal, id string) (bokat.WebhookSecretRotation, error) {
-	if uuid.Validate(id) != nil {
+	if !validEndpointID(id) {
 		return bokat.WebhookSecretRotation{}, endpointNotFound()
 	}
 	secret := NewSigningSecret()
@@ -303,7 +325,7 @@ func (s *Service) Replay(ctx context.Context, p bokat.Principal, outboxID string
 // unknown or not the principal's answers webhook_endpoint_not_found; a
 // disabled one, webhook_endpoint_disabled.
 func (s *Service) Recover(ctx context.Context, p bokat.Principal, id string, since time.Time) (int, error) {
-	if uuid.Validate(id) != nil {
+	if !validEndpointID(id) {
 		return 0, endpointNotFound()
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"bokat"
 )
 
 // SecretPrefix starts every signing secret.
-const SecretPrefix = "whsec_"
+const SecretPrefix = bokat.WebhookSecretPrefix
 
 // NewSigningSecret returns a fresh signing secret in the Standard Webhooks
 // form: "whsec_" followed by standard base64 (with padding) of 32 random
@@ -46,7 +48,7 @@ func newSigningKeyID() string {
 	if _, err := rand.Read(b); err != nil {
 		panic(fmt.Sprintf("crypto/rand failed: %v", err))
 	}
-	return "whk_" + hex.EncodeToString(b)
+	return bokat.SigningKeyIDPrefix + hex.EncodeToString(b)
 }
 
 // Sign returns the Webhook-Signature value of a delivery: the HMAC-SHA256,

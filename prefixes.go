@@ -1,0 +1,60 @@
+package bokat
+
+// The prefixes of what Bokat issues. An id names a thing and may be logged,
+// shown and stored in clear; a secret grants something and is shown once,
+// stored only hashed or sealed, and never logged. No secret prefix starts
+// like an id prefix (nor the reverse), so a secret scanner or a person
+// reading a log tells the two apart by the first characters alone.
+// docs/decisions.md ("Prefixes of ids and secrets") is the public table.
+
+// Id prefixes. Ids issued before a kind had its prefix keep their old form
+// (see WebhookEndpointIDPrefix).
+const (
+	BookingIDPrefix         = "bkg_"
+	BookingRequestIDPrefix  = "bkr_" // a booking's request_id
+	CalendarEventIDPrefix   = "cal_"
+	NotificationIDPrefix    = "ntf_"
+	FollowUpRequestIDPrefix = "req_"
+	FollowUpSessionIDPrefix = "ses_"
+	BlockedPeriodIDPrefix   = "blk_"
+	PartnerClientIDPrefix   = "pc_"
+	OAuthClientIDPrefix     = "oc_"
+	UserIDPrefix            = "usr_"
+	// WebhookEndpointIDPrefix starts the ids of webhook endpoints
+	// registered since issue 21; earlier endpoints keep their bare UUID
+	// ids, which every endpoint route still accepts.
+	WebhookEndpointIDPrefix = "whe_"
+	SigningKeyIDPrefix      = "whk_" // names one version of a webhook signing secret
+	SecretKeyIDPrefix       = "sk_"  // names a server sealing key (a hash of it)
+	BookingOptionIDPrefix   = "bo1." // a signed, public booking option
+)
+
+// Secret prefixes.
+const (
+	PartnerTokenPrefix      = "bkp_"
+	AccessTokenPrefix       = "bka_"
+	AuthorizationCodePrefix = "bkc_"
+	ClientSecretPrefix      = "bks_"
+	// RefreshTokenPrefix starts OAuth refresh tokens ("f" for the token
+	// family a refresh token rotates in). Refresh tokens issued before
+	// started with LegacyRefreshTokenPrefix, the booking request ids'
+	// prefix; they are accepted until they expire.
+	RefreshTokenPrefix       = "bkf_"
+	LegacyRefreshTokenPrefix = "bkr_"
+	WebhookSecretPrefix      = "whsec_"
+)
+
+// IDPrefixes returns every id prefix.
+func IDPrefixes() []string {
+	return []string{BookingIDPrefix, BookingRequestIDPrefix, CalendarEventIDPrefix, NotificationIDPrefix,
+		FollowUpRequestIDPrefix, FollowUpSessionIDPrefix, BlockedPeriodIDPrefix, PartnerClientIDPrefix,
+		OAuthClientIDPrefix, UserIDPrefix, WebhookEndpointIDPrefix, SigningKeyIDPrefix, SecretKeyIDPrefix,
+		BookingOptionIDPrefix}
+}
+
+// SecretPrefixes returns the prefix of every secret issued now (not the
+// legacy refresh token prefix, which only verification still accepts).
+func SecretPrefixes() []string {
+	return []string{PartnerTokenPrefix, AccessTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
+		RefreshTokenPrefix, WebhookSecretPrefix}
+}

@@ -11,7 +11,6 @@ import (
 
 	"bokat"
 	"bokat/internal/idem"
-	"bokat/internal/notify"
 	"bokat/internal/outbox"
 	"bokat/internal/schedule"
 )
@@ -397,7 +396,7 @@ func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now 
 		return err
 	}
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
-		err := tx.InsertNotificationJob(ctx, notify.Job{
+		err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{
 			ID: newID("ntf_"), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
 			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now,
 		})

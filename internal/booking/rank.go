@@ -15,10 +15,11 @@ import (
 // slots it asks for. The rule (also in docs/decisions.md, "Search at
 // scale"):
 //
-//  1. Candidates are walked in today's rotation: ascending
-//     rotationHash(provider, Stockholm date of the search, postcode). The
-//     sample is the first `sample` candidates (MaxOptions) that have a free
-//     slot in the window; the others are not looked at.
+//  1. Candidates are walked in the rotation of the search's quarter-hour:
+//     ascending rotationHash(provider, rotationPeriod — the Stockholm
+//     quarter-hour of the search —, postcode). The sample is the first
+//     `sample` candidates (MaxOptions) that have a free slot in the window;
+//     the others are not looked at.
 //  2. Among the sample, a provider ranks before another when it has fewer
 //     bookings overlapping the window, then by the rotation.
 //  3. Time is cut into buckets: Stockholm date × part of day (before
@@ -105,177 +106,241 @@ func partOfDay(t time.Time) int {
 
 // rankOptions chooses at most maxTotal options, at most maxPer per
 // candidate, from the free slots of the first `sample` candidates that
-// have any, over `days` days; see the rule above.
+// have any, over `days` days; see the rule above, whose steps it takes in
+// turn.
 func rankOptions(in rankInput, days, sample, maxPer, maxTotal int) []rankPick {
-	type member struct {
-		cand     int
-		bookings int
-		hash     uint64
-		count    int
-	}
-	var ms []member
-	for i := 0; i < in.candidates() && len(ms) < sample; i++ {
-		if in.free(i, days) {
-			ms = append(ms, member{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
-		}
-	}
-	if len(ms) == 0 {
+	r := ranker{in: in, days: days, maxPer: maxPer, maxTotal: maxTotal}
+	r.sample(sample)
+	if len(r.ms) == 0 {
 		return nil
 	}
-	// better reports whether member a ranks before member b.
-	better := func(a, b int) bool {
-		x, y := &ms[a], &ms[b]
-		return cmp.Or(cmp.Compare(x.bookings, y.bookings), cmp.Compare(x.hash, y.hash), cmp.Compare(x.cand, y.cand)) < 0
+	if r.firstPass() {
+		r.laterPasses()
 	}
-	var picks []rankPick
+	r.sortByStart()
+	return r.picks
+}
 
-	// First pass: one option per bucket, in time order.
-	complete := true
-first:
-	for d := range days {
+// ranker is one run of rankOptions: the sample and the options picked so
+// far.
+type ranker struct {
+	in                     rankInput
+	days, maxPer, maxTotal int
+	ms                     []rankMember
+	picks                  []rankPick
+}
+
+// rankMember is a candidate in the sample: its number, how many bookings
+// it has in the window, its rotation hash, and how many options it has
+// been given so far.
+type rankMember struct {
+	cand     int
+	bookings int
+	hash     uint64
+	count    int
+}
+
+// sample takes the first n candidates, in walk order, that have a free slot
+// in the window (step 1).
+func (r *ranker) sample(n int) {
+	for i := 0; i < r.in.candidates() && len(r.ms) < n; i++ {
+		if r.in.free(i, r.days) {
+			r.ms = append(r.ms, rankMember{cand: i, bookings: r.in.bookings(i), hash: r.in.hash(i)})
+		}
+	}
+}
+
+// better reports whether member a ranks before member b (step 2).
+func (r *ranker) better(a, b int) bool {
+	x, y := &r.ms[a], &r.ms[b]
+	return cmp.Or(cmp.Compare(x.bookings, y.bookings), cmp.Compare(x.hash, y.hash), cmp.Compare(x.cand, y.cand)) < 0
+}
+
+// take gives member m the option of slot s.
+func (r *ranker) take(m int, s rankSlot) {
+	r.picks = append(r.picks, rankPick{r.ms[m].cand, s})
+	r.ms[m].count++
+}
+
+// firstPass walks the buckets in time order and takes one option per
+// bucket (step 3). It reports whether it walked them all with places left.
+func (r *ranker) firstPass() bool {
+	for d := range r.days {
 		for part := range partsPerDay {
-			// The fewest options so far decide first: members with more
-			// are only looked at (their slots computed) when no member
-			// with fewer has a slot in the bucket.
-			best, bestSlot := -1, rankSlot{}
-			for level := 0; level < maxPer && best < 0; level++ {
-				for m := range ms {
-					if ms[m].count != level {
-						continue
-					}
-					for _, s := range in.slots(ms[m].cand, d) {
-						if s.part != part {
-							continue
-						}
-						if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && better(m, best) {
-							best, bestSlot = m, s
-						}
-						break // the earliest slot of the part is the member's best there
-					}
-				}
-			}
-			if best < 0 {
+			m, s := r.firstPick(d, part)
+			if m < 0 {
 				continue
 			}
-			picks = append(picks, rankPick{ms[best].cand, bestSlot})
-			ms[best].count++
-			if len(picks) >= maxTotal {
-				complete = false
-				break first
+			r.take(m, s)
+			if len(r.picks) >= r.maxTotal {
+				return false
 			}
 		}
 	}
+	return true
+}
 
-	// Later passes: every day has been seen; fill the remaining places
-	// from the members below their cap.
-	open := false
-	for m := range ms {
-		open = open || ms[m].count < maxPer
+// firstPick returns the first pass's choice in the bucket of day d and part
+// of the day part, or -1 when no member has a slot there. The fewest
+// options so far decide first: members with more are only looked at (their
+// slots computed) when no member with fewer has a slot in the bucket; then
+// the earliest start, then the better-ranked member.
+func (r *ranker) firstPick(d, part int) (int, rankSlot) {
+	best, bestSlot := -1, rankSlot{}
+	for level := 0; level < r.maxPer && best < 0; level++ {
+		for m := range r.ms {
+			if r.ms[m].count != level {
+				continue
+			}
+			for _, s := range r.in.slots(r.ms[m].cand, d) {
+				if s.part != part {
+					continue
+				}
+				if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && r.better(m, best) {
+					best, bestSlot = m, s
+				}
+				break // the earliest slot of the part is the member's best there
+			}
+		}
 	}
-	if complete && open && len(picks) < maxTotal {
-		type entry struct {
-			m     int
-			slot  rankSlot
-			taken bool
-		}
-		var buckets [][]entry
-		for d := range days {
-			var day [partsPerDay][]entry
-			for m := range ms {
-				if ms[m].count >= maxPer {
-					continue
-				}
-				for _, s := range in.slots(ms[m].cand, d) {
-					day[s.part] = append(day[s.part], entry{m: m, slot: s})
-				}
+	return best, bestSlot
+}
+
+// rankEntry is a slot of a member in a bucket of the later passes, and
+// whether it has been picked.
+type rankEntry struct {
+	m     int
+	slot  rankSlot
+	taken bool
+}
+
+// laterPasses fills the places a complete first pass left from the members
+// below their cap: each pass walks the buckets again and takes one more
+// option per bucket, until the places or the slots run out (step 4).
+func (r *ranker) laterPasses() {
+	open := false
+	for m := range r.ms {
+		open = open || r.ms[m].count < r.maxPer
+	}
+	if !open || len(r.picks) >= r.maxTotal {
+		return
+	}
+	buckets := r.laterBuckets()
+	offered := r.markPicked(buckets)
+	for len(r.picks) < r.maxTotal {
+		chose := false
+		for _, b := range buckets {
+			k := r.laterPick(b, offered)
+			if k < 0 {
+				continue
 			}
-			for _, b := range day {
-				if len(b) > 0 {
-					buckets = append(buckets, b)
-				}
-			}
-		}
-		offered := map[int64]bool{}
-		for _, p := range picks {
-			offered[p.slot.start] = true
-			for _, b := range buckets {
-				for k := range b {
-					if ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
-						b[k].taken = true
-					}
-				}
-			}
-		}
-		for len(picks) < maxTotal {
-			chose := false
-			for _, b := range buckets {
-				best := -1
-				for k := range b {
-					e := &b[k]
-					if e.taken || ms[e.m].count >= maxPer {
-						continue
-					}
-					if best < 0 {
-						best = k
-						continue
-					}
-					o := &b[best]
-					eNew, oNew := !offered[e.slot.start], !offered[o.slot.start]
-					c := 0
-					switch {
-					case eNew != oNew:
-						if eNew {
-							c = -1
-						} else {
-							c = 1
-						}
-					case ms[e.m].count != ms[o.m].count:
-						c = cmp.Compare(ms[e.m].count, ms[o.m].count)
-					case e.slot.start != o.slot.start:
-						c = cmp.Compare(e.slot.start, o.slot.start)
-					case better(e.m, o.m):
-						c = -1
-					}
-					if c < 0 {
-						best = k
-					}
-				}
-				if best < 0 {
-					continue
-				}
-				e := &b[best]
-				e.taken = true
-				ms[e.m].count++
-				offered[e.slot.start] = true
-				picks = append(picks, rankPick{ms[e.m].cand, e.slot})
-				chose = true
-				if len(picks) >= maxTotal {
-					break
-				}
-			}
-			if !chose {
+			e := &b[k]
+			e.taken = true
+			offered[e.slot.start] = true
+			r.take(e.m, e.slot)
+			chose = true
+			if len(r.picks) >= r.maxTotal {
 				break
 			}
 		}
+		if !chose {
+			break
+		}
 	}
+}
 
-	rankOf := make(map[int]int, len(ms))
-	for m := range ms {
-		rankOf[ms[m].cand] = m
+// laterBuckets returns the non-empty buckets, in time order, of the slots
+// of the members below their cap.
+func (r *ranker) laterBuckets() [][]rankEntry {
+	var buckets [][]rankEntry
+	for d := range r.days {
+		var day [partsPerDay][]rankEntry
+		for m := range r.ms {
+			if r.ms[m].count >= r.maxPer {
+				continue
+			}
+			for _, s := range r.in.slots(r.ms[m].cand, d) {
+				day[s.part] = append(day[s.part], rankEntry{m: m, slot: s})
+			}
+		}
+		for _, b := range day {
+			if len(b) > 0 {
+				buckets = append(buckets, b)
+			}
+		}
 	}
-	slices.SortFunc(picks, func(a, b rankPick) int {
+	return buckets
+}
+
+// markPicked marks the entries of the first pass's picks as taken and
+// returns the start instants offered so far.
+func (r *ranker) markPicked(buckets [][]rankEntry) map[int64]bool {
+	offered := map[int64]bool{}
+	for _, p := range r.picks {
+		offered[p.slot.start] = true
+		for _, b := range buckets {
+			for k := range b {
+				if r.ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
+					b[k].taken = true
+				}
+			}
+		}
+	}
+	return offered
+}
+
+// laterPick returns the index of a later pass's choice in bucket b, or -1
+// when every entry is taken or its member capped: a start instant not yet
+// offered, then a member with fewer options, then the earliest start, then
+// the better-ranked member.
+func (r *ranker) laterPick(b []rankEntry, offered map[int64]bool) int {
+	best := -1
+	for k := range b {
+		e := &b[k]
+		if e.taken || r.ms[e.m].count >= r.maxPer {
+			continue
+		}
+		if best < 0 || r.laterBefore(e, &b[best], offered) {
+			best = k
+		}
+	}
+	return best
+}
+
+// laterBefore reports whether entry e is preferred to entry o (laterPick's
+// order).
+func (r *ranker) laterBefore(e, o *rankEntry, offered map[int64]bool) bool {
+	if eNew, oNew := !offered[e.slot.start], !offered[o.slot.start]; eNew != oNew {
+		return eNew
+	}
+	if ce, co := r.ms[e.m].count, r.ms[o.m].count; ce != co {
+		return ce < co
+	}
+	if e.slot.start != o.slot.start {
+		return e.slot.start < o.slot.start
+	}
+	return r.better(e.m, o.m)
+}
+
+// sortByStart sorts the picks by start, then by their members' rank (step
+// 5).
+func (r *ranker) sortByStart() {
+	rankOf := make(map[int]int, len(r.ms))
+	for m := range r.ms {
+		rankOf[r.ms[m].cand] = m
+	}
+	slices.SortFunc(r.picks, func(a, b rankPick) int {
 		if c := cmp.Compare(a.slot.start, b.slot.start); c != 0 {
 			return c
 		}
 		switch ma, mb := rankOf[a.cand], rankOf[b.cand]; {
 		case ma == mb:
 			return 0
-		case better(ma, mb):
+		case r.better(ma, mb):
 			return -1
 		}
 		return 1
 	})
-	return picks
 }
 
 // rotationPeriod is the Stockholm quarter-hour of a search, the period of

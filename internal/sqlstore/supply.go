@@ -241,62 +241,6 @@ func (db *DB) BusyEntries(ctx context.Context, providerIDs []string, from, to ti
 	return scanBusy(db.read.QueryContext(ctx, query, args...))
 }
 
-// BusyEntriesWithRevision is BusyEntries and SupplyRevision in one
-// statement: a search checks its cached supply against the revision and
-// reads the calendar in one round trip. The statement is kept prepared.
-func (db *DB) BusyEntriesWithRevision(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, int64, error) {
-	if len(providerIDs) == 0 || !from.Before(to) {
-		rev, err := db.SupplyRevision(ctx)
-		return nil, rev, err
-	}
-	args := make([]any, 0, len(providerIDs)+2)
-	args = append(args, Millis(from), Millis(to))
-	args = append(args, stringArgs(providerIDs)...)
-	query := `SELECT r.revision, c.id, c.provider_id, c.booking_id, c.kind, c.start_at, c.end_at
-		  FROM supply_revision r
-		  LEFT JOIN calendar_entries c ON c.active AND c.provider_id IN (` + placeholders(3, len(providerIDs)) + `)
-		       AND c.end_at > $1 AND +c.start_at < $2
-		 WHERE r.id = 1
-		 ORDER BY c.provider_id, c.start_at, c.id`
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if len(providerIDs) > maxPreparedBusyIDs {
-		rows, err = db.read.QueryContext(ctx, query, args...)
-	} else {
-		var st *sql.Stmt
-		if st, err = db.readStmt(ctx, query); err != nil {
-			return nil, 0, err
-		}
-		rows, err = st.QueryContext(ctx, args...)
-	}
-	if err != nil {
-		return nil, 0, translate(err)
-	}
-	defer rows.Close()
-	var (
-		rev int64
-		out []bokat.CalendarEntry
-	)
-	for rows.Next() {
-		var (
-			id, provider, kind sql.NullString
-			booking            sql.NullString
-			start, end         sql.NullInt64
-		)
-		if err := rows.Scan(&rev, &id, &provider, &booking, &kind, &start, &end); err != nil {
-			return nil, 0, translate(err)
-		}
-		if !id.Valid {
-			continue // no entry: the row carries the revision only
-		}
-		out = append(out, bokat.CalendarEntry{ID: id.String, ProviderID: provider.String, BookingID: booking.String,
-			Kind: kind.String, Start: FromMillis(start.Int64), End: FromMillis(end.Int64), Active: true})
-	}
-	return out, rev, translate(rows.Err())
-}
-
 func placeholders(first, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
@@ -324,10 +268,6 @@ func (tx *Tx) BusyEntries(ctx context.Context, providerIDs []string, from, to ti
 	query, args := busyQuery(providerIDs, from, to)
 	return scanBusy(tx.tx.QueryContext(ctx, query, args...))
 }
-
-// maxPreparedBusyIDs bounds the provider lists whose busy query is kept
-// prepared (one statement per list length).
-const maxPreparedBusyIDs = 32
 
 // busyQuery reads the entries overlapping [from, to). The unary plus keeps
 // the planners off the (provider_id, start_at) index, whose range

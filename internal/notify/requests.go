@@ -91,25 +91,13 @@ func (w *Worker) deliverRequest(ctx context.Context, j ClaimedJob) {
 	log := w.cfg.Logger.With("job_id", j.ID, "request_id", j.RequestID, "event_type", j.EventType,
 		"recipient", j.Recipient, "attempt", j.Attempt, "api_request_id", j.APIRequestID, "trace_id", j.TraceID)
 	o := w.attemptRequest(ctx, j, log)
-
-	// Record the outcome even when ctx ended during the attempt.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	now := w.cfg.Now()
-	err := w.cfg.Store.InTx(fctx, func(tx Tx) error {
-		if o.status == bokat.NotificationPending {
-			return tx.RetryNotificationJob(fctx, j, o.next, o.reason, now)
-		}
-		if err := tx.FinishNotificationJob(fctx, j, o.status, o.reason, now); err != nil {
-			return err
-		}
+	w.record(ctx, log, j, o, requestLogs, func(ctx context.Context, tx Tx) error {
 		if o.status == bokat.NotificationSent {
 			return nil
 		}
 		// Nothing more will be sent: providers still pending end with the job.
-		return tx.EndPendingRequestCandidates(fctx, j.RequestID, o.status)
+		return tx.EndPendingRequestCandidates(ctx, j.RequestID, o.status)
 	})
-	w.report(ctx, log, j.Recipient, o, err, requestLogs)
 }
 
 var requestLogs = outcomeLogs{

@@ -133,8 +133,8 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 	if err != nil {
 		return idem.Outcome{}, false, err
 	}
-	claims, now := w.claims, w.now
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, w.now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
+		claims, now := w.claims, w.now
 		method, err := w.begin(ctx, tx)
 		if err != nil {
 			return idem.Outcome{}, err
@@ -631,8 +631,8 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 	if err != nil {
 		return idem.Outcome{}, false, err
 	}
-	claims, now := w.claims, w.now
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, w.now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
+		claims, now := w.claims, w.now
 		method, err := w.begin(ctx, tx)
 		if err != nil {
 			return idem.Outcome{}, err

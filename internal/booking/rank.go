@@ -107,28 +107,31 @@ func partOfDay(t time.Time) int {
 // rankOptions chooses at most maxTotal options, at most maxPer per
 // candidate, from the free slots of the first `sample` candidates that
 // have any, over `days` days; see the rule above, whose steps it takes in
-// turn.
+// turn. (The steps take the candidates and the sample as arguments rather
+// than in one struct: the compiler then keeps a small sample off the heap.)
 func rankOptions(in rankInput, days, sample, maxPer, maxTotal int) []rankPick {
-	r := ranker{in: in, days: days, maxPer: maxPer, maxTotal: maxTotal}
-	r.sample(sample)
-	if len(r.ms) == 0 {
+	// Step 1: the sample.
+	var ms rankMembers
+	for i := 0; i < in.candidates() && len(ms) < sample; i++ {
+		if in.free(i, days) {
+			ms = append(ms, rankMember{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
+		}
+	}
+	if len(ms) == 0 {
 		return nil
 	}
-	if r.firstPass() {
-		r.laterPasses()
+	lim := rankLimits{days: days, maxPer: maxPer, maxTotal: maxTotal}
+	picks, complete := firstPass(in, ms, lim)
+	if complete {
+		picks = laterPasses(in, ms, lim, picks)
 	}
-	r.sortByStart()
-	return r.picks
+	ms.sortByStart(picks)
+	return picks
 }
 
-// ranker is one run of rankOptions: the sample and the options picked so
-// far.
-type ranker struct {
-	in                     rankInput
-	days, maxPer, maxTotal int
-	ms                     []rankMember
-	picks                  []rankPick
-}
+// rankLimits are the bounds of one ranking: the days of the window, the
+// options per candidate and in all.
+type rankLimits struct{ days, maxPer, maxTotal int }
 
 // rankMember is a candidate in the sample: its number, how many bookings
 // it has in the window, its rotation hash, and how many options it has
@@ -140,44 +143,33 @@ type rankMember struct {
 	count    int
 }
 
-// sample takes the first n candidates, in walk order, that have a free slot
-// in the window (step 1).
-func (r *ranker) sample(n int) {
-	for i := 0; i < r.in.candidates() && len(r.ms) < n; i++ {
-		if r.in.free(i, r.days) {
-			r.ms = append(r.ms, rankMember{cand: i, bookings: r.in.bookings(i), hash: r.in.hash(i)})
-		}
-	}
-}
+// rankMembers is the sample, in walk order.
+type rankMembers []rankMember
 
 // better reports whether member a ranks before member b (step 2).
-func (r *ranker) better(a, b int) bool {
-	x, y := &r.ms[a], &r.ms[b]
+func (ms rankMembers) better(a, b int) bool {
+	x, y := &ms[a], &ms[b]
 	return cmp.Or(cmp.Compare(x.bookings, y.bookings), cmp.Compare(x.hash, y.hash), cmp.Compare(x.cand, y.cand)) < 0
-}
-
-// take gives member m the option of slot s.
-func (r *ranker) take(m int, s rankSlot) {
-	r.picks = append(r.picks, rankPick{r.ms[m].cand, s})
-	r.ms[m].count++
 }
 
 // firstPass walks the buckets in time order and takes one option per
 // bucket (step 3). It reports whether it walked them all with places left.
-func (r *ranker) firstPass() bool {
-	for d := range r.days {
+func firstPass(in rankInput, ms rankMembers, lim rankLimits) ([]rankPick, bool) {
+	var picks []rankPick
+	for d := range lim.days {
 		for part := range partsPerDay {
-			m, s := r.firstPick(d, part)
+			m, s := firstPick(in, ms, lim, d, part)
 			if m < 0 {
 				continue
 			}
-			r.take(m, s)
-			if len(r.picks) >= r.maxTotal {
-				return false
+			picks = append(picks, rankPick{ms[m].cand, s})
+			ms[m].count++
+			if len(picks) >= lim.maxTotal {
+				return picks, false
 			}
 		}
 	}
-	return true
+	return picks, true
 }
 
 // firstPick returns the first pass's choice in the bucket of day d and part
@@ -185,18 +177,18 @@ func (r *ranker) firstPass() bool {
 // options so far decide first: members with more are only looked at (their
 // slots computed) when no member with fewer has a slot in the bucket; then
 // the earliest start, then the better-ranked member.
-func (r *ranker) firstPick(d, part int) (int, rankSlot) {
+func firstPick(in rankInput, ms rankMembers, lim rankLimits, d, part int) (int, rankSlot) {
 	best, bestSlot := -1, rankSlot{}
-	for level := 0; level < r.maxPer && best < 0; level++ {
-		for m := range r.ms {
-			if r.ms[m].count != level {
+	for level := 0; level < lim.maxPer && best < 0; level++ {
+		for m := range ms {
+			if ms[m].count != level {
 				continue
 			}
-			for _, s := range r.in.slots(r.ms[m].cand, d) {
+			for _, s := range in.slots(ms[m].cand, d) {
 				if s.part != part {
 					continue
 				}
-				if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && r.better(m, best) {
+				if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && ms.better(m, best) {
 					best, bestSlot = m, s
 				}
 				break // the earliest slot of the part is the member's best there
@@ -216,50 +208,26 @@ type rankEntry struct {
 
 // laterPasses fills the places a complete first pass left from the members
 // below their cap: each pass walks the buckets again and takes one more
-// option per bucket, until the places or the slots run out (step 4).
-func (r *ranker) laterPasses() {
+// option per bucket, until the places or the slots run out (step 4). It
+// returns picks with the options it added.
+func laterPasses(in rankInput, ms rankMembers, lim rankLimits, picks []rankPick) []rankPick {
 	open := false
-	for m := range r.ms {
-		open = open || r.ms[m].count < r.maxPer
+	for m := range ms {
+		open = open || ms[m].count < lim.maxPer
 	}
-	if !open || len(r.picks) >= r.maxTotal {
-		return
+	if !open || len(picks) >= lim.maxTotal {
+		return picks
 	}
-	buckets := r.laterBuckets()
-	offered := r.markPicked(buckets)
-	for len(r.picks) < r.maxTotal {
-		chose := false
-		for _, b := range buckets {
-			k := r.laterPick(b, offered)
-			if k < 0 {
-				continue
-			}
-			e := &b[k]
-			e.taken = true
-			offered[e.slot.start] = true
-			r.take(e.m, e.slot)
-			chose = true
-			if len(r.picks) >= r.maxTotal {
-				break
-			}
-		}
-		if !chose {
-			break
-		}
-	}
-}
-
-// laterBuckets returns the non-empty buckets, in time order, of the slots
-// of the members below their cap.
-func (r *ranker) laterBuckets() [][]rankEntry {
+	// The non-empty buckets, in time order, of the slots of the members
+	// below their cap.
 	var buckets [][]rankEntry
-	for d := range r.days {
+	for d := range lim.days {
 		var day [partsPerDay][]rankEntry
-		for m := range r.ms {
-			if r.ms[m].count >= r.maxPer {
+		for m := range ms {
+			if ms[m].count >= lim.maxPer {
 				continue
 			}
-			for _, s := range r.in.slots(r.ms[m].cand, d) {
+			for _, s := range in.slots(ms[m].cand, d) {
 				day[s.part] = append(day[s.part], rankEntry{m: m, slot: s})
 			}
 		}
@@ -269,38 +237,59 @@ func (r *ranker) laterBuckets() [][]rankEntry {
 			}
 		}
 	}
-	return buckets
+	offered := map[int64]bool{} // the start instants offered so far
+	ms.markPicked(buckets, picks, offered)
+	for len(picks) < lim.maxTotal {
+		chose := false
+		for _, b := range buckets {
+			k := ms.laterPick(b, lim, offered)
+			if k < 0 {
+				continue
+			}
+			e := &b[k]
+			e.taken = true
+			ms[e.m].count++
+			offered[e.slot.start] = true
+			picks = append(picks, rankPick{ms[e.m].cand, e.slot})
+			chose = true
+			if len(picks) >= lim.maxTotal {
+				break
+			}
+		}
+		if !chose {
+			break
+		}
+	}
+	return picks
 }
 
-// markPicked marks the entries of the first pass's picks as taken and
-// returns the start instants offered so far.
-func (r *ranker) markPicked(buckets [][]rankEntry) map[int64]bool {
-	offered := map[int64]bool{}
-	for _, p := range r.picks {
+// markPicked marks the entries of picks as taken and their start instants
+// as offered.
+func (ms rankMembers) markPicked(buckets [][]rankEntry, picks []rankPick, offered map[int64]bool) {
+	for _, p := range picks {
 		offered[p.slot.start] = true
 		for _, b := range buckets {
 			for k := range b {
-				if r.ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
+				if ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
 					b[k].taken = true
 				}
 			}
 		}
 	}
-	return offered
 }
 
 // laterPick returns the index of a later pass's choice in bucket b, or -1
 // when every entry is taken or its member capped: a start instant not yet
 // offered, then a member with fewer options, then the earliest start, then
 // the better-ranked member.
-func (r *ranker) laterPick(b []rankEntry, offered map[int64]bool) int {
+func (ms rankMembers) laterPick(b []rankEntry, lim rankLimits, offered map[int64]bool) int {
 	best := -1
 	for k := range b {
 		e := &b[k]
-		if e.taken || r.ms[e.m].count >= r.maxPer {
+		if e.taken || ms[e.m].count >= lim.maxPer {
 			continue
 		}
-		if best < 0 || r.laterBefore(e, &b[best], offered) {
+		if best < 0 || ms.laterBefore(e, &b[best], offered) {
 			best = k
 		}
 	}
@@ -309,34 +298,33 @@ func (r *ranker) laterPick(b []rankEntry, offered map[int64]bool) int {
 
 // laterBefore reports whether entry e is preferred to entry o (laterPick's
 // order).
-func (r *ranker) laterBefore(e, o *rankEntry, offered map[int64]bool) bool {
+func (ms rankMembers) laterBefore(e, o *rankEntry, offered map[int64]bool) bool {
 	if eNew, oNew := !offered[e.slot.start], !offered[o.slot.start]; eNew != oNew {
 		return eNew
 	}
-	if ce, co := r.ms[e.m].count, r.ms[o.m].count; ce != co {
+	if ce, co := ms[e.m].count, ms[o.m].count; ce != co {
 		return ce < co
 	}
 	if e.slot.start != o.slot.start {
 		return e.slot.start < o.slot.start
 	}
-	return r.better(e.m, o.m)
+	return ms.better(e.m, o.m)
 }
 
-// sortByStart sorts the picks by start, then by their members' rank (step
-// 5).
-func (r *ranker) sortByStart() {
-	rankOf := make(map[int]int, len(r.ms))
-	for m := range r.ms {
-		rankOf[r.ms[m].cand] = m
+// sortByStart sorts picks by start, then by their members' rank (step 5).
+func (ms rankMembers) sortByStart(picks []rankPick) {
+	rankOf := make(map[int]int, len(ms))
+	for m := range ms {
+		rankOf[ms[m].cand] = m
 	}
-	slices.SortFunc(r.picks, func(a, b rankPick) int {
+	slices.SortFunc(picks, func(a, b rankPick) int {
 		if c := cmp.Compare(a.slot.start, b.slot.start); c != 0 {
 			return c
 		}
 		switch ma, mb := rankOf[a.cand], rankOf[b.cand]; {
 		case ma == mb:
 			return 0
-		case r.better(ma, mb):
+		case ms.better(ma, mb):
 			return -1
 		}
 		return 1

@@ -14,7 +14,6 @@ import (
 
 	"bokat"
 	"bokat/internal/followup"
-	"bokat/internal/notify"
 	"bokat/internal/privacy"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -123,7 +122,7 @@ func TestCorrectPerson(t *testing.T) {
 			if err := tx.InsertBooking(ctx, other, gustav, bokat.BookingConsent{}, "cal_other", sqlstoretest.T0); err != nil {
 				return err
 			}
-			if err := tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_one", BookingID: "bkg_one",
+			if err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: "nj_one", BookingID: "bkg_one",
 				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
 				NextAttemptAt: sqlstoretest.T0, CreatedAt: sqlstoretest.T0}); err != nil {
 				return err

@@ -189,7 +189,7 @@ func (u *UseCases) bookings(b Base, o Options) error {
 		}
 	}
 	if u.Bookings == nil {
-		if u.Bookings, err = booking.NewLifecycle(sqlstore.Bind[booking.Tx](b.Store), u.Search, o.Wake); err != nil {
+		if u.Bookings, err = booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](b.Store), Catalog: b.Catalog, Keys: b.Keys.Options, Now: b.Now, OnQueued: o.Wake}); err != nil {
 			return err
 		}
 	}

@@ -95,7 +95,9 @@ type Server struct {
 }
 
 // New builds the server: it derives every tool's schemas from the
-// contract, failing when the contract lacks an operation a tool needs.
+// contract, failing when the contract lacks an operation a tool needs. The
+// tools are derived once per contract and shared by the servers built on
+// it.
 func New(cfg Config) (*Server, error) {
 	if cfg.Contract == nil || cfg.Auth == nil || cfg.Backend == nil || cfg.BaseURL == "" {
 		return nil, errors.New("mcp: BaseURL, Contract, Auth and Backend are required")
@@ -126,11 +128,11 @@ func New(cfg Config) (*Server, error) {
 			SupportedProtocolVersions: ProtocolVersions,
 			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
-	for _, spec := range toolSpecs {
-		t, err := buildTool(spec, cfg.Contract)
-		if err != nil {
-			return nil, err
-		}
+	derived, err := toolsOf(cfg.Contract)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range derived {
 		s.tools[t.def.Name] = t
 		srv.AddTool(t.def, s.callTool(t))
 	}

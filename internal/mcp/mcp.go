@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,25 +118,26 @@ func New(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	// The SDK logs every stateless request's session at info level: only
-	// its warnings and errors are passed on (the access log has the rest).
-	sdkLog := slog.New(minLevel{log.Handler(), slog.LevelWarn})
-	srv := sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden",
-		Version: bokat.BookingsContractVersion},
-		&sdk.ServerOptions{
-			Instructions:              Instructions,
-			Logger:                    sdkLog,
-			SupportedProtocolVersions: ProtocolVersions,
-			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		})
 	derived, err := toolsOf(cfg.Contract)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range derived {
 		s.tools[t.def.Name] = t
-		srv.AddTool(t.def, s.callTool(t))
 	}
+	// The SDK logs every stateless request's session at info level: only
+	// its warnings and errors are passed on (the access log has the rest).
+	sdkLog := slog.New(minLevel{log.Handler(), slog.LevelWarn})
+	// The protocol server is built on the first MCP request: adding a tool
+	// costs the SDK a decoding of its schemas, and most servers a test
+	// builds never serve MCP. toolsOf had the SDK check the tools.
+	protocol := sync.OnceValue(func() *sdk.Server {
+		srv := newProtocolServer(sdkLog)
+		for _, t := range derived {
+			srv.AddTool(t.def, s.callTool(t))
+		}
+		return srv
+	})
 	u, err := url.Parse(s.baseURL)
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("mcp: base URL %q has no host", cfg.BaseURL)
@@ -145,10 +147,22 @@ func New(cfg Config) (*Server, error) {
 	// loopback listener, which would lock out a reverse proxy on the same
 	// machine that keeps the public Host: checkHost does the same, but
 	// admits the base URL's host.
-	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return protocol() },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog, DisableLocalhostProtection: true})
 	s.handler = s.checkHost(http.NewCrossOriginProtection().Handler(s.authorize(streamable)))
 	return s, nil
+}
+
+// newProtocolServer returns an SDK server without tools, logging to log.
+func newProtocolServer(log *slog.Logger) *sdk.Server {
+	return sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden",
+		Version: bokat.BookingsContractVersion},
+		&sdk.ServerOptions{
+			Instructions:              Instructions,
+			Logger:                    log,
+			SupportedProtocolVersions: ProtocolVersions,
+			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		})
 }
 
 // checkHost refuses DNS rebinding: a request that reached a loopback

@@ -7,7 +7,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"bokat"
 	"bokat/api"
@@ -179,5 +182,27 @@ func TestToolsAreDerivedOncePerContract(t *testing.T) {
 			Backend: unreachable{}}); !errors.Is(err, api.ErrNoOperation) {
 			t.Fatalf("New with an empty contract: %v", err)
 		}
+	}
+}
+
+// TestToolsTheSDKRefusesFailNew: the SDK panics on a tool it refuses when
+// a server adds it, on its first MCP request: the tools are checked with it
+// when they are derived, so that New fails instead.
+func TestToolsTheSDKRefusesFailNew(t *testing.T) {
+	t.Parallel()
+	bad := tool{def: &sdk.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"string"}`)}}
+	if err := checkWithSDK([]tool{bad}); err == nil || !strings.Contains(err.Error(), "tool bad") {
+		t.Fatalf("checkWithSDK(a tool whose input is not an object) = %v, want an error naming it", err)
+	}
+	c, err := api.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := buildTools(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkWithSDK(tools); err != nil {
+		t.Errorf("the contract's tools: %v", err)
 	}
 }

@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -125,7 +127,8 @@ func toolsOf(c Contract) ([]tool, error) {
 	return derive.(func() ([]tool, error))()
 }
 
-// buildTools derives every tool of toolSpecs from the contract c.
+// buildTools derives every tool of toolSpecs from the contract c, and has
+// the SDK check them.
 func buildTools(c Contract) ([]tool, error) {
 	out := make([]tool, 0, len(toolSpecs))
 	for _, spec := range toolSpecs {
@@ -135,7 +138,30 @@ func buildTools(c Contract) ([]tool, error) {
 		}
 		out = append(out, t)
 	}
+	if err := checkWithSDK(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkWithSDK adds the tools to a scratch server, as every server adds
+// them on its first MCP request: the SDK panics on a tool it refuses,
+// which is then an error of New rather than a panic serving a request.
+func checkWithSDK(ts []tool) (err error) {
+	name := ""
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("mcp: tool %s: the SDK refuses it: %v", name, r)
+		}
+	}()
+	srv := newProtocolServer(slog.New(slog.DiscardHandler))
+	for _, t := range ts {
+		name = t.def.Name
+		srv.AddTool(t.def, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, errors.New("a scratch server runs no tool")
+		})
+	}
+	return nil
 }
 
 // buildTool derives a tool's schemas and scope from its contract operation.

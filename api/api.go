@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
@@ -33,9 +34,11 @@ var document []byte
 // Contract is the loaded, validated contract document. It is safe for
 // concurrent use and never changes after Load.
 type Contract struct {
-	doc        *openapi3.T
-	router     routers.Router
-	json       []byte
+	doc    *openapi3.T
+	router routers.Router
+	json   []byte
+	// tree is json decoded once, read by OperationSchemas; never modified.
+	tree       map[string]any
 	operations []Operation
 	// compiled holds, per operation, the request validators compiled once.
 	compiled map[*openapi3.Operation]*compiledOperation
@@ -52,9 +55,19 @@ type Operation struct {
 }
 
 // Load parses the embedded document, validates it as OpenAPI 3.1 and
-// prepares request routing and the JSON rendering. An error means the
-// embedded document is broken: the program cannot serve its contract.
-func Load() (*Contract, error) {
+// prepares request routing, the JSON rendering and the validators. An
+// error means the embedded document is broken: the program cannot serve
+// its contract.
+//
+// The work is done once per process, on the first call: the document is
+// embedded and the Contract immutable, so every later call returns the
+// same Contract (or the same error). A test process builds hundreds of
+// servers on it.
+func Load() (*Contract, error) { return loaded() }
+
+var loaded = sync.OnceValues(load)
+
+func load() (*Contract, error) {
 	ctx := context.Background()
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(document)
@@ -80,6 +93,9 @@ func Load() (*Contract, error) {
 		doc:    doc,
 		router: router,
 		json:   rendered,
+	}
+	if err := json.Unmarshal(rendered, &c.tree); err != nil {
+		return nil, fmt.Errorf("api: reading the JSON rendering: %w", err)
 	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {

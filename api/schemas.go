@@ -38,12 +38,9 @@ type OperationSchemas struct {
 // OperationSchemas returns the schemas of the operation at method and path
 // (the path template, e.g. "/v1/bookings/{booking_id}/cancel"). It fails
 // when the document has no such operation or a reference cannot be
-// resolved.
+// resolved. The schemas are the caller's: fresh copies on every call.
 func (c *Contract) OperationSchemas(method, path string) (OperationSchemas, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(c.json, &doc); err != nil {
-		return OperationSchemas{}, fmt.Errorf("api: reading the JSON rendering: %w", err)
-	}
+	doc := c.tree // resolve copies what it reads: doc is never modified
 	item, _ := lookup(doc, "/paths/"+escapePointer(path)).(map[string]any)
 	op, _ := item[strings.ToLower(method)].(map[string]any)
 	if op == nil {

@@ -147,3 +147,58 @@ func TestOperationSchemasUnknownOperation(t *testing.T) {
 		t.Fatal("OperationSchemas(PUT /v1/bookings) succeeded")
 	}
 }
+
+// TestOperationSchemasAreTheCallers: the schemas are resolved from a tree
+// decoded once per process, so a caller changing what it got must not
+// change what the next caller gets (nor the JSON rendering).
+func TestOperationSchemasAreTheCallers(t *testing.T) {
+	t.Parallel()
+	c := contract(t)
+	const method, path = "POST", "/v1/bookings/{booking_id}/cancel"
+	first, err := c.OperationSchemas(method, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendering := c.JSON()
+	// Change every level of what was returned.
+	var spoil func(v any)
+	spoil = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				spoil(e)
+				if _, nested := e.(map[string]any); !nested {
+					v[k] = "spoiled"
+				}
+			}
+			v["x-spoiled"] = true
+		case []any:
+			for i, e := range v {
+				spoil(e)
+				v[i] = "spoiled"
+			}
+		}
+	}
+	spoil(first.Body)
+	spoil(first.Problem)
+	for _, s := range first.Responses {
+		spoil(s)
+	}
+	for _, s := range first.PathParams {
+		spoil(s)
+	}
+	second, err := c.OperationSchemas(method, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(second); string(got) != string(want) {
+		t.Errorf("a caller's change to its schemas reached the next caller:\n got %.300s\nwant %.300s", got, want)
+	}
+	if !slices.Equal(c.JSON(), rendering) {
+		t.Error("a caller's change to its schemas reached the JSON rendering")
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,7 +11,7 @@ import (
 // answers no more.
 func TestServeShutsDownInOrder(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	baseURL, _, logs, stop := startServe(t, []string{"--database", dbURL}, nil)
 	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v on shutdown, want nil", err)

@@ -104,7 +104,7 @@ func TestBadSettingsStopTheProgramFromFlagOrEnvironment(t *testing.T) {
 // over the environment.
 func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 	t.Parallel()
-	baseURL, token, logs, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"), "--log-level", "debug"},
+	baseURL, token, logs, stop := startServe(t, []string{"--database", migratedSQLite(t), "--log-level", "debug"},
 		map[string]string{"BOKAT_DEMO": "1", "BOKAT_OPTION_TTL": "5m", "BOKAT_LOG_LEVEL": "error", "BOKAT_LEGACY_SUNSET": "2027-06-30"})
 	if !strings.HasPrefix(token, "bkp_") {
 		t.Fatalf("BOKAT_DEMO=1 printed no development token (%q)", token)
@@ -152,7 +152,7 @@ func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 // booking_option_expired.
 func TestShortOptionTTLLetsDevelopmentExerciseExpiry(t *testing.T) {
 	t.Parallel()
-	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"), "--option-ttl", "1s"}, nil)
+	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", migratedSQLite(t), "--option-ttl", "1s"}, nil)
 	defer stop()
 	status, res, err := call(http.DefaultClient, "POST", baseURL+"/v1/booking-options", token, crashSearch)
 	if err != nil || status != 200 {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 func TestServeHandsFollowUpRequestsToProviders(t *testing.T) {
 	t.Parallel()
 	smtpServer := notifytest.NewServer(t, notifytest.Options{})
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	baseURL, token, logs, stop := startServe(t, []string{"--demo", "--database", dbURL,
 		"--smtp-url", "smtp://" + smtpServer.Addr + "?starttls=none", "--mail-from", "Bokat <bokning@bokat.example>"}, nil)
 

@@ -357,7 +357,7 @@ func TestConfirmationsSurviveSIGKILL(t *testing.T) {
 
 func TestProviderFeedURL(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	prepareStore(t, dbURL, manyProviders(2))
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"provider", "feed-url", "--database", dbURL, "--base-url", "https://api.example.se"},

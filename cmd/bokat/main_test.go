@@ -17,7 +17,19 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
 )
+
+// migratedSQLite returns the --database URL of a new SQLite file of the
+// test, already migrated (a copy of a migrated template): migrating one
+// costs more than most tests that start serve. Tests of migrating a new
+// database name a new file themselves.
+func migratedSQLite(t *testing.T) string {
+	t.Helper()
+	return sqlstoretest.URL(t, sqlstore.SQLite)
+}
 
 // getenvFrom returns a getenv over a fixed map, so tests never read the
 // machine's environment.
@@ -80,7 +92,7 @@ func TestPartnerCreatePrintsOneJSONObjectAndStoresOnlyAHash(t *testing.T) {
 
 func TestPartnerCreateRejectsBadArguments(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	cases := map[string][]string{
 		"unknown scope": {"partner", "create", "--name", "A", "--scopes", "service.bookings.search,service.everything", "--database", dbURL},
 		"no name":       {"partner", "create", "--scopes", "all", "--database", dbURL},
@@ -102,7 +114,7 @@ func TestPartnerCreateRejectsBadArguments(t *testing.T) {
 
 func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 	cases := []struct {
 		name string
@@ -245,7 +257,7 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 
 func TestServeDemoAnswersCapabilitiesAndShutsDownCleanly(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, nil)
 	if !strings.HasPrefix(token, "bkp_") {
 		t.Fatalf("serve --demo printed token %q", token)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // SDK client searches and books with the development token.
 func TestServeAnswersMCP(t *testing.T) {
 	t.Parallel()
-	baseURL, token, _, _ := startServe(t, []string{"--demo", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, nil)
+	baseURL, token, _, _ := startServe(t, []string{"--demo", "--database", migratedSQLite(t)}, nil)
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "bokat-e2e", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: baseURL + "/mcp",

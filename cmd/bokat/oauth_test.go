@@ -81,7 +81,7 @@ func TestOAuthClientCreatePrintsTheSecretOnceAndStoresAHash(t *testing.T) {
 
 func TestOAuthClientCreateRejectsBadArguments(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	cases := map[string][]string{
 		"no name":            {"--redirect-uri", "https://a.example/cb"},
 		"no redirect URI":    {"--name", "A"},
@@ -159,7 +159,7 @@ func devSignInCode(t *testing.T, logs string) string {
 // the pages, the token endpoint and the access-token verifier are wired.
 func TestServeWiresOAuth(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	created := oauthClientCreate(t, dbURL, "--name", "Hemhjälpen AI", "--redirect-uri", "http://127.0.0.1:8123/cb", "--scopes", "all")
 	baseURL, _, logs, stop := startServe(t, []string{"--database", dbURL}, nil)
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 // counts the refusals in the metrics.
 func TestServeLimitsOAuthClientAuthentication(t *testing.T) {
 	t.Parallel()
-	base, _, logs, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")},
+	base, _, logs, stop := startServe(t, []string{"--database", migratedSQLite(t)},
 		map[string]string{"BOKAT_RATE_OAUTH_AUTH_FAILURES_IP": "2/min"})
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"bkr_x"},
 		"client_id": {"oc_00000000000000000000000000000000"}, "client_secret": {"bks_wrong"}}
@@ -51,7 +50,7 @@ func TestServeRejectsBadOAuthLimits(t *testing.T) {
 		"--rate-oauth-auth-failures-client", "--rate-oauth-register", "--rate-signin-ip", "--rate-signin-address", "--rate-signin-global"} {
 		var stdout, stderr bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
+		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", migratedSQLite(t),
 			flag, "5/fortnight"}, getenvFrom(nil), &stdout, &stderr)
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), flag) || exitCode(err) != 2 {
@@ -65,7 +64,7 @@ func TestServeRejectsBadOAuthLimits(t *testing.T) {
 // clients register themselves.
 func TestServeLimitsDynamicRegistration(t *testing.T) {
 	t.Parallel()
-	base, _, _, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")},
+	base, _, _, stop := startServe(t, []string{"--database", migratedSQLite(t)},
 		map[string]string{"BOKAT_RATE_OAUTH_REGISTER": "1/h"})
 	defer stop()
 	var statuses []int

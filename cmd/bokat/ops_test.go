@@ -55,7 +55,7 @@ func fetch(t *testing.T, url string) got {
 
 func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	metricsAddr := freeAddr(t)
 	base, _, logs, stop := startServe(t, []string{"--database", dbURL, "--metrics-addr", metricsAddr,
 		"--mail-dir", filepath.Join(t.TempDir(), "mail")}, map[string]string{"BOKAT_RATE_READS": "3/min"})
@@ -122,8 +122,8 @@ func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 	redisURL := redistest.URL()
 	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
 	env := map[string]string{"BOKAT_REDIS_URL": redisURL, "BOKAT_REDIS_PREFIX": prefix, "BOKAT_RATE_READS": "4/min"}
-	a, _, _, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "a.db"), "--mail-dir", t.TempDir()}, env)
-	b, _, _, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "b.db"), "--mail-dir", t.TempDir()}, env)
+	a, _, _, _ := startServe(t, []string{"--database", migratedSQLite(t), "--mail-dir", t.TempDir()}, env)
+	b, _, _, _ := startServe(t, []string{"--database", migratedSQLite(t), "--mail-dir", t.TempDir()}, env)
 	var statuses []int
 	for _, base := range []string{a, b, a, b, a, b} {
 		statuses = append(statuses, fetch(t, base+"/v1/capabilities").status)
@@ -146,7 +146,7 @@ func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 
 func TestServeFailsOpenWhenRedisIsDown(t *testing.T) {
 	t.Parallel()
-	base, _, logs, _ := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
+	base, _, logs, _ := startServe(t, []string{"--database", migratedSQLite(t),
 		"--redis", "redis://" + freeAddr(t), "--rate-reads", "1/min", "--mail-dir", t.TempDir()}, nil)
 	for i := 0; i < 3; i++ {
 		if r := fetch(t, base+"/v1/capabilities"); r.status != 200 {
@@ -193,7 +193,7 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, tc.args...)
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", migratedSQLite(t)}, tc.args...)
 			err := run(ctx, args, getenvFrom(nil), &stdout, &stderr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {
 				t.Fatalf("err = %v, want a usage error mentioning %q", err, tc.want)
@@ -256,7 +256,7 @@ func TestProductionMetricsPlacement(t *testing.T) {
 		var base string
 		base, _, logs, _ = startServe(t, append([]string{"--env", "production", "--token-pepper", pepper, "--secret-key", pepper,
 			"--smtp-url", "smtps://u:p@mail.example", "--mail-from", "bokat@example.se", "--addr", addr, "--base-url", "http://" + addr,
-			"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, extra...), nil)
+			"--database", migratedSQLite(t)}, extra...), nil)
 		return base
 	}
 	// A relay without credentials may go without TLS.

@@ -28,7 +28,7 @@ func TestPrismValidatesTheServedDocument(t *testing.T) {
 		t.Skip("BOKAT_TEST_PRISM is not set (.ci/run sets it to the pinned Prism)")
 	}
 	t.Parallel()
-	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, nil)
+	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", migratedSQLite(t)}, nil)
 	t.Cleanup(func() { _ = stop() })
 	doc := filepath.Join(t.TempDir(), "openapi.json")
 	served := fetch(t, baseURL+"/v1/openapi.json")

@@ -36,7 +36,7 @@ func TestTheNpmStandardWebhooksLibraryVerifiesDeliveries(t *testing.T) {
 	}
 	t.Parallel()
 	const n = 48
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	rc := webhooktest.NewReceiver(t, nil)
 	baseURL, token, _, stop := startServe(t, []string{"--demo", "--webhook-allow-private", "--database", dbURL}, nil)
 	t.Cleanup(func() { _ = stop() })

@@ -62,7 +62,7 @@ func TestSupplyImportReportsProblemsAndIsIdempotent(t *testing.T) {
 
 func TestServeDemoSearchesTheDemoSupply(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	baseURL, _, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, nil)
 	body := `{"vertical_id":"cleaning","job_type_id":"cleaning_window","description":"Fönsterputs i en trea.",
 		"location":{"country_code":"SE","postcode":"211 22"},"timing":{"urgency":"inom två veckor"},"details":{"window_count":8}}`
@@ -103,7 +103,7 @@ func TestServeDemoSearchesTheDemoSupply(t *testing.T) {
 
 func TestProductionWithoutSigningKeysStartsAndAnswers503(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 	// Production requires --base-url; it must name the address served here,
 	// since the test reaches the server through the address it prints.
@@ -135,7 +135,7 @@ func TestProductionWithoutSigningKeysStartsAndAnswers503(t *testing.T) {
 
 func TestOptionSigningKeysFlag(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--database", dbURL, "--option-signing-keys", "k1:tooshort"},
 		getenvFrom(nil), &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--option-signing-keys") {

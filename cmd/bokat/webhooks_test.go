@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ import (
 // before and after the secret key is rotated.
 func TestServeDeliversWebhooksAcrossAKeyRotation(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	keyA := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xA1}, 32))
 	keyB := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xB2}, 32))
 	rc := webhooktest.NewReceiver(t, nil)

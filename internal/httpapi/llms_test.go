@@ -19,11 +19,17 @@ func TestLLMsTextIsBuiltFromTheContractAndTheCapabilities(t *testing.T) {
 		t.Fatalf("GET /llms.txt: %d %s", r.Status, r.Header.Get("Content-Type"))
 	}
 	text := string(r.Body)
-	var doc openAPIOutline
+	var doc struct {
+		Info struct {
+			Title   string `json:"title"`
+			Summary string `json:"summary"`
+		} `json:"info"`
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
 	if err := json.Unmarshal(e.contract.JSON(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(text, "# "+doc.Info.Title+"\n\n> "+oneLine(doc.Info.Summary)+"\n") {
+	if !strings.HasPrefix(text, "# "+doc.Info.Title+"\n\n> "+strings.Join(strings.Fields(doc.Info.Summary), " ")+"\n") {
 		t.Errorf("llms.txt does not open with the document's title and summary:\n%.300s", text)
 	}
 	for _, h := range []string{"\n## Truth flags\n", "\n## Rules for models\n", "\n## Operations\n", "\n## Optional\n", "\n### Truth flags\n"} {
@@ -34,7 +40,9 @@ func TestLLMsTextIsBuiltFromTheContractAndTheCapabilities(t *testing.T) {
 	ops := 0
 	for path, methods := range doc.Paths {
 		for method, raw := range methods {
-			var op operationOutline
+			var op struct {
+				Summary string `json:"summary"`
+			}
 			if json.Unmarshal(raw, &op) != nil || op.Summary == "" {
 				continue
 			}
@@ -58,7 +66,11 @@ func TestLLMsTextIsBuiltFromTheContractAndTheCapabilities(t *testing.T) {
 			t.Errorf("llms.txt lacks %q", want)
 		}
 	}
-	var ac agentContract
+	var ac struct {
+		RequiredFields  []string `json:"required_fields"`
+		ForbiddenClaims []string `json:"forbidden_claims"`
+		SafeNextStep    string   `json:"safe_next_step"`
+	}
 	if err := json.Unmarshal(e.srv.catalog.Capability.AgentContract, &ac); err != nil {
 		t.Fatal(err)
 	}

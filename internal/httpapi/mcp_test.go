@@ -94,11 +94,19 @@ func (e *testEnv) mcpConnect(t testing.TB, version, token string) *mcpSession {
 	return s
 }
 
+// compiledSchemas holds the schemas compileSchema compiled, by their JSON:
+// every session of the tests lists the same tools.
+var compiledSchemas sync.Map // string -> *jsonschema.Schema
+
+// compileSchema compiles a tool's schema, once per schema.
 func compileSchema(t testing.TB, schema any) *jsonschema.Schema {
 	t.Helper()
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s, ok := compiledSchemas.Load(string(raw)); ok {
+		return s.(*jsonschema.Schema)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -113,6 +121,7 @@ func compileSchema(t testing.TB, schema any) *jsonschema.Schema {
 	if err != nil {
 		t.Fatalf("compile %.200s: %v", raw, err)
 	}
+	compiledSchemas.Store(string(raw), s)
 	return s
 }
 

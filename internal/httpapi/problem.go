@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
 	"bokat"
+	"bokat/internal/apidoc"
 	"bokat/internal/auth"
 )
 
@@ -21,6 +20,11 @@ type codeInfo struct {
 	Title  string
 	// Advice tells a client what to do about it.
 	Advice string
+}
+
+// problem is what the problem type pages say about code.
+func (info codeInfo) problem(code bokat.Code) apidoc.Problem {
+	return apidoc.Problem{Code: code, Status: info.Status, Title: info.Title, Advice: info.Advice}
 }
 
 // codes maps every error code to its HTTP status: the one table of it.
@@ -190,28 +194,6 @@ func errString(err error) string {
 	return err.Error()
 }
 
-var problemPage = template.Must(template.New("problem").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Code}} — Bokat API problem</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5}code{background:#f2f2f2;padding:0 .2em}</style>
-</head><body>
-<h1>{{.Title}}</h1>
-<p>Code <code>{{.Code}}</code>, HTTP status <code>{{.Status}}</code>.</p>
-<p>{{.Advice}}</p>
-<p>Every error body carries <code>api_request_id</code> and <code>trace_id</code>; quote them when you ask for help.
-All codes: <a href="{{.Base}}/problems">{{.Base}}/problems</a>.</p>
-</body></html>
-`))
-
-var problemIndex = template.Must(template.New("index").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Bokat API problem types</title>
-<style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}td{padding:.2em .6em;vertical-align:top}</style>
-</head><body><h1>Bokat API problem types</h1><table>
-<tr><th>code</th><th>status</th><th>meaning</th></tr>
-{{range .}}<tr><td><a href="{{.Href}}"><code>{{.Code}}</code></a></td><td>{{.Status}}</td><td>{{.Title}}</td></tr>
-{{end}}</table></body></html>
-`))
-
 func (s *Server) handleProblemPage(w http.ResponseWriter, r *http.Request) error {
 	code := bokat.Code(r.PathValue("code"))
 	info, ok := codes[code]
@@ -219,21 +201,14 @@ func (s *Server) handleProblemPage(w http.ResponseWriter, r *http.Request) error
 		return bokat.Errorf(bokat.CodeNotFound, "no problem type %q is documented", code)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return problemPage.Execute(w, map[string]any{"Code": code, "Title": info.Title, "Status": info.Status, "Advice": info.Advice, "Base": s.baseURL})
+	return apidoc.WriteProblemPage(w, info.problem(code), s.baseURL)
 }
 
 func (s *Server) handleProblemIndex(w http.ResponseWriter, r *http.Request) error {
-	type row struct {
-		Code   bokat.Code
-		Status int
-		Title  string
-		Href   string
-	}
-	rows := make([]row, 0, len(codes))
+	ps := make([]apidoc.Problem, 0, len(codes))
 	for c, info := range codes {
-		rows = append(rows, row{c, info.Status, info.Title, s.baseURL + "/problems/" + string(c)})
+		ps = append(ps, info.problem(c))
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Code < rows[j].Code })
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return problemIndex.Execute(w, rows)
+	return apidoc.WriteProblemIndex(w, ps, s.baseURL)
 }

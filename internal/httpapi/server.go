@@ -8,7 +8,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -125,8 +124,8 @@ type Server struct {
 	openapiJSON []byte
 	// llmsText is the body of /llms.txt, built once in New.
 	llmsText []byte
-	// docsPage is the body of /docs, built once in New.
-	docsPage []byte
+	// docsPage renders the body of /docs, once.
+	docsPage func() ([]byte, error)
 	oauth    AuthorizationServer
 
 	webhooks            Webhooks
@@ -205,13 +204,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		})
 		rts = append(rts, extra...)
 	}
-	if s.openapiJSON, err = servedDocument(cfg.Contract.JSON(), s.baseURL); err != nil {
-		return nil, err
-	}
-	if s.llmsText, err = buildLLMsText(s.openapiJSON, cfg.Catalog, rts, s.baseURL); err != nil {
-		return nil, err
-	}
-	if s.docsPage, err = buildDocsPage(s.openapiJSON, s.baseURL); err != nil {
+	if err := s.servedDocuments(rts); err != nil {
 		return nil, err
 	}
 	for _, rt := range rts {
@@ -289,23 +282,4 @@ func sunsetHeader(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(http.TimeFormat)
-}
-
-// servedDocument returns the contract document as this server serves it:
-// the same, but with servers naming baseURL, so generated clients get the
-// real address (the checked-in document says "/", whoever serves it).
-func servedDocument(doc []byte, baseURL string) ([]byte, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &top); err != nil {
-		return nil, fmt.Errorf("httpapi: reading the contract document: %w", err)
-	}
-	if _, ok := top["servers"]; !ok {
-		return nil, errors.New("httpapi: the contract document has no servers to render")
-	}
-	servers, err := json.Marshal([]map[string]string{{"url": baseURL, "description": "This server."}})
-	if err != nil {
-		return nil, err
-	}
-	top["servers"] = servers
-	return json.Marshal(top)
 }

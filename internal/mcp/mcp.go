@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,7 +121,9 @@ type Server struct {
 }
 
 // New builds the server: it derives every tool's schemas from the
-// contract, failing when the contract lacks an operation a tool needs.
+// contract, failing when the contract lacks an operation a tool needs. The
+// tools are derived once per contract and shared by the servers built on
+// it.
 func New(cfg Config) (*Server, error) {
 	if cfg.Contract == nil || cfg.Auth == nil || cfg.Backend == nil || cfg.BaseURL == "" {
 		return nil, errors.New("mcp: BaseURL, Contract, Auth and Backend are required")
@@ -144,25 +147,26 @@ func New(cfg Config) (*Server, error) {
 	if s.observe == nil {
 		s.observe = func(string, int) {}
 	}
+	derived, err := toolsOf(cfg.Contract)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range derived {
+		s.tools[t.def.Name] = t
+	}
 	// The SDK logs every stateless request's session at info level: only
 	// its warnings and errors are passed on (the access log has the rest).
 	sdkLog := slog.New(minLevel{log.Handler(), slog.LevelWarn})
-	srv := sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden",
-		Version: bokat.BookingsContractVersion},
-		&sdk.ServerOptions{
-			Instructions:              Instructions,
-			Logger:                    sdkLog,
-			SupportedProtocolVersions: ProtocolVersions,
-			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		})
-	for _, spec := range toolSpecs {
-		t, err := buildTool(spec, cfg.Contract)
-		if err != nil {
-			return nil, err
+	// The protocol server is built on the first MCP request: adding a tool
+	// costs the SDK a decoding of its schemas, and most servers a test
+	// builds never serve MCP. toolsOf had the SDK check the tools.
+	protocol := sync.OnceValue(func() *sdk.Server {
+		srv := newProtocolServer(sdkLog)
+		for _, t := range derived {
+			srv.AddTool(t.def, s.callTool(t))
 		}
-		s.tools[t.def.Name] = t
-		srv.AddTool(t.def, s.callTool(t))
-	}
+		return srv
+	})
 	u, err := url.Parse(s.baseURL)
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("mcp: base URL %q has no host", cfg.BaseURL)
@@ -172,10 +176,22 @@ func New(cfg Config) (*Server, error) {
 	// loopback listener, which would lock out a reverse proxy on the same
 	// machine that keeps the public Host: checkHost does the same, but
 	// admits the base URL's host.
-	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return protocol() },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog, DisableLocalhostProtection: true})
 	s.handler = s.checkHost(http.NewCrossOriginProtection().Handler(s.authorize(streamable)))
 	return s, nil
+}
+
+// newProtocolServer returns an SDK server without tools, logging to log.
+func newProtocolServer(log *slog.Logger) *sdk.Server {
+	return sdk.NewServer(&sdk.Implementation{Name: "bokat", Title: "Bokat — book home services in Sweden",
+		Version: bokat.BookingsContractVersion},
+		&sdk.ServerOptions{
+			Instructions:              Instructions,
+			Logger:                    log,
+			SupportedProtocolVersions: ProtocolVersions,
+			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		})
 }
 
 // checkHost refuses DNS rebinding: a request that reached a loopback

@@ -7,14 +7,14 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sync"
+	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"bokat"
 	"bokat/api"
 )
-
-var loadContract = sync.OnceValues(api.Load)
 
 // The real contract; the backend and the authenticator are never reached
 // by these tests (the HTTP surface's tests run the tools end to end).
@@ -34,7 +34,7 @@ func (unreachable) Authenticate(context.Context, *http.Request) (bokat.Principal
 
 func newServer(t *testing.T) *Server {
 	t.Helper()
-	c, err := loadContract()
+	c, err := api.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +70,28 @@ func TestToolsFollowTheContract(t *testing.T) {
 			t.Errorf("%s: scope %s optional %v params %v, want %s %v %v", name, tl.scope, tl.credentialOptional, tl.pathParams, w.scope, w.optional, w.params)
 		}
 	}
-	out := s.tools["confirm_booking"].def.OutputSchema.(map[string]any)
+	out := asJSON(t, s.tools["confirm_booking"].def.OutputSchema)
 	if alts, ok := out["anyOf"].([]any); !ok || len(alts) != 3 {
 		t.Errorf("confirm_booking output is not any of the 200 and 201 bodies and the Problem: %v", out)
 	}
-	out = s.tools["get_booking_status"].def.OutputSchema.(map[string]any)
+	out = asJSON(t, s.tools["get_booking_status"].def.OutputSchema)
 	if alts, ok := out["anyOf"].([]any); !ok || len(alts) != 2 {
 		t.Errorf("get_booking_status output is not any of the 200 body and the Problem: %v", out)
 	}
+}
+
+// asJSON returns v as decoded JSON.
+func asJSON(t *testing.T, v any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestSplitArguments(t *testing.T) {
@@ -147,5 +161,46 @@ func TestNewRefusesAContractWithoutTheOperations(t *testing.T) {
 	_, err := New(Config{BaseURL: "https://bokat.example", Contract: missingOperation{}, Auth: unreachable{}, Backend: unreachable{}})
 	if !errors.Is(err, api.ErrNoOperation) {
 		t.Fatalf("New with an empty contract: %v", err)
+	}
+}
+
+// TestToolsAreDerivedOncePerContract: the tools' schemas are derived from
+// the contract once, and every server built on it serves the same ones.
+func TestToolsAreDerivedOncePerContract(t *testing.T) {
+	t.Parallel()
+	a, b := newServer(t), newServer(t)
+	for name, ta := range a.tools {
+		if tb := b.tools[name]; tb.def != ta.def {
+			t.Errorf("%s: two servers on one contract derived it twice", name)
+		}
+	}
+	// A contract the tools cannot be derived from keeps failing.
+	for range 2 {
+		if _, err := New(Config{BaseURL: "https://bokat.example", Contract: missingOperation{}, Auth: unreachable{},
+			Backend: unreachable{}}); !errors.Is(err, api.ErrNoOperation) {
+			t.Fatalf("New with an empty contract: %v", err)
+		}
+	}
+}
+
+// TestToolsTheSDKRefusesFailNew: the SDK panics on a tool it refuses when
+// a server adds it, on its first MCP request: the tools are checked with it
+// when they are derived, so that New fails instead.
+func TestToolsTheSDKRefusesFailNew(t *testing.T) {
+	t.Parallel()
+	bad := tool{def: &sdk.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"string"}`)}}
+	if err := checkWithSDK([]tool{bad}); err == nil || !strings.Contains(err.Error(), "tool bad") {
+		t.Fatalf("checkWithSDK(a tool whose input is not an object) = %v, want an error naming it", err)
+	}
+	c, err := api.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := buildTools(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkWithSDK(tools); err != nil {
+		t.Errorf("the contract's tools: %v", err)
 	}
 }

@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -92,8 +95,10 @@ var toolSpecs = []toolSpec{
 }
 
 // tool is a tool as served: its definition and what the authorization
-// middleware needs to know.
+// middleware needs to know. It is derived from the contract once (toolsOf)
+// and shared by every server built on that contract: nothing changes it.
 type tool struct {
+	// def carries the schemas as JSON.
 	def    *sdk.Tool
 	method string
 	path   string
@@ -104,6 +109,59 @@ type tool struct {
 	scope              bokat.Scope
 	credentialOptional bool
 	elicit             bool
+}
+
+// tools holds the tools derived from each contract New was given, as a
+// func returning them (or the error): a process loads one contract and
+// builds a server on it (a test process, hundreds).
+var tools sync.Map // Contract -> func() ([]tool, error)
+
+// toolsOf returns the tools derived from c, deriving them on the first call
+// for c; later calls return the same tools, or the same error. c must be
+// comparable (a pointer) and must not change.
+func toolsOf(c Contract) ([]tool, error) {
+	derive, ok := tools.Load(c)
+	if !ok {
+		derive, _ = tools.LoadOrStore(c, sync.OnceValues(func() ([]tool, error) { return buildTools(c) }))
+	}
+	return derive.(func() ([]tool, error))()
+}
+
+// buildTools derives every tool of toolSpecs from the contract c, and has
+// the SDK check them.
+func buildTools(c Contract) ([]tool, error) {
+	out := make([]tool, 0, len(toolSpecs))
+	for _, spec := range toolSpecs {
+		t, err := buildTool(spec, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if err := checkWithSDK(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkWithSDK adds the tools to a scratch server, as every server adds
+// them on its first MCP request: the SDK panics on a tool it refuses,
+// which is then an error of New rather than a panic serving a request.
+func checkWithSDK(ts []tool) (err error) {
+	name := ""
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("mcp: tool %s: the SDK refuses it: %v", name, r)
+		}
+	}()
+	srv := newProtocolServer(slog.New(slog.DiscardHandler))
+	for _, t := range ts {
+		name = t.def.Name
+		srv.AddTool(t.def, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, errors.New("a scratch server runs no tool")
+		})
+	}
+	return nil
 }
 
 // buildTool derives a tool's schemas and scope from its contract operation.
@@ -130,11 +188,21 @@ func buildTool(spec toolSpec, c Contract) (tool, error) {
 	if err != nil {
 		return tool{}, fmt.Errorf("mcp: tool %s: %w", spec.name, err)
 	}
+	// The SDK encodes a tool's schemas on every AddTool (for every tool of
+	// every server) and every tools/list: JSON already encoded it copies.
+	encodedInput, err := json.Marshal(input)
+	if err != nil {
+		return tool{}, fmt.Errorf("mcp: tool %s: input schema: %w", spec.name, err)
+	}
+	encodedOutput, err := json.Marshal(output)
+	if err != nil {
+		return tool{}, fmt.Errorf("mcp: tool %s: output schema: %w", spec.name, err)
+	}
 	openWorld, destructive := spec.openWorld, spec.destructive
 	return tool{
 		def: &sdk.Tool{
 			Name: spec.name, Title: spec.title, Description: spec.description,
-			InputSchema: input, OutputSchema: output,
+			InputSchema: json.RawMessage(encodedInput), OutputSchema: json.RawMessage(encodedOutput),
 			Annotations: &sdk.ToolAnnotations{
 				Title:           spec.title,
 				ReadOnlyHint:    spec.readOnly,

@@ -64,11 +64,7 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
 // closed and removed when the test ends.
 func Open(tb testing.TB, engine sqlstore.Engine) *sqlstore.DB {
 	tb.Helper()
-	u := URL(tb, engine)
-	if engine == sqlstore.SQLite {
-		u = sqliteClone(tb)
-	}
-	db := open(tb, u, Vault(tb))
+	db := open(tb, URL(tb, engine), Vault(tb))
 	// A no-op on a clone of a template, but it checks the clone's version.
 	if err := db.Migrate(context.Background()); err != nil {
 		tb.Fatalf("migrate %s store: %v", engine, err)
@@ -130,14 +126,15 @@ func VaultWith(tb testing.TB, pepper []byte, keys ...[]byte) *sqlstore.Vault {
 	return &sqlstore.Vault{Keys: ring, Index: h.Hash}
 }
 
-// URL returns the --database URL of a fresh, empty-or-migrated database of
-// the engine for this test (SQLite: a new file, not yet migrated; PostgreSQL:
-// a new database cloned from the migrated template).
+// URL returns the --database URL of a fresh, migrated database of the
+// engine for this test, cloned from the migrated template: a process
+// opening it finds nothing to migrate. A test of migrating a new database
+// names a new SQLite file itself.
 func URL(tb testing.TB, engine sqlstore.Engine) string {
 	tb.Helper()
 	switch engine {
 	case sqlstore.SQLite:
-		return "sqlite:" + filepath.Join(tb.TempDir(), "bokat.db")
+		return sqliteClone(tb)
 	case sqlstore.Postgres:
 		return postgresDatabase(tb)
 	}

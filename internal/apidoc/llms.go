@@ -1,22 +1,44 @@
-package httpapi
+package apidoc
 
 import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 
+	"bokat"
 	"bokat/internal/catalog"
 )
 
-// llms.txt (https://llmstxt.org): a Markdown page for language models, built
-// once from the same sources as the API itself, so it cannot drift from
-// them: the served OpenAPI document (title, summary, the description with
-// its flow and truth flags, every operation's summary), the route table
-// (credential and scope per operation) and the catalog's capabilities (the
-// rules for models, required fields, scope of service and verticals).
+// llms.txt (https://llmstxt.org): a Markdown page for language models,
+// built from the same sources as the API itself, so it cannot drift from
+// them: the contract document (title, summary, the description with its
+// flow and truth flags, every operation's summary), the operations the
+// server serves (credential and scope of each) and the catalog's
+// capabilities (the rules for models, required fields, scope of service
+// and verticals).
+
+// Operation is an operation a server serves, as llms.txt lists it.
+type Operation struct {
+	Method, Pattern string
+	Access          Access
+	// Scope is the scope a credential needs (Access Credential or
+	// PartnerCredential).
+	Scope bokat.Scope
+}
+
+// Access is the credential an operation needs.
+type Access int
+
+const (
+	// NoCredential: anyone may call it.
+	NoCredential Access = iota
+	// Credential: any form of credential with the operation's scope.
+	Credential
+	// PartnerCredential: only a partner credential (the deprecated paths).
+	PartnerCredential
+)
 
 // openAPIOutline is the part of the OpenAPI document llms.txt reads.
 type openAPIOutline struct {
@@ -26,6 +48,26 @@ type openAPIOutline struct {
 		Description string `json:"description"`
 	} `json:"info"`
 	Paths map[string]map[string]json.RawMessage `json:"paths"`
+}
+
+// readOperations reads the outline of every operation of oa.
+func readOperations(oa *openAPIOutline) (map[string]map[string]operationOutline, error) {
+	out := make(map[string]map[string]operationOutline, len(oa.Paths))
+	for path, item := range oa.Paths {
+		out[path] = make(map[string]operationOutline)
+		for _, method := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
+			raw, ok := item[method]
+			if !ok {
+				continue
+			}
+			var op operationOutline
+			if err := json.Unmarshal(raw, &op); err != nil {
+				return nil, fmt.Errorf("apidoc: %s %s: %w", strings.ToUpper(method), path, err)
+			}
+			out[path][method] = op
+		}
+	}
+	return out, nil
 }
 
 type operationOutline struct {
@@ -53,13 +95,10 @@ type geographicScope struct {
 	Note string `json:"note"`
 }
 
-// buildLLMsText renders llms.txt. rts is the route table: it says which
-// operations the server serves and what credential each needs.
-func buildLLMsText(doc []byte, cat *catalog.Catalog, rts []route, baseURL string) ([]byte, error) {
-	var oa openAPIOutline
-	if err := json.Unmarshal(doc, &oa); err != nil {
-		return nil, fmt.Errorf("llms.txt: reading the OpenAPI document: %w", err)
-	}
+// LLMsText renders llms.txt for a server at baseURL serving ops (in the
+// order given) with the catalog cat.
+func (s *Set) LLMsText(cat *catalog.Catalog, ops []Operation, baseURL string) ([]byte, error) {
+	oa := &s.outline
 	var ac agentContract
 	if err := json.Unmarshal(cat.Capability.AgentContract, &ac); err != nil {
 		return nil, fmt.Errorf("llms.txt: reading the agent contract: %w", err)
@@ -128,17 +167,13 @@ func buildLLMsText(doc []byte, cat *catalog.Catalog, rts []route, baseURL string
 
 	b.WriteString("\n## Operations\n\n")
 	var deprecated []string
-	for _, rt := range rts {
-		raw, ok := oa.Paths[rt.pattern][strings.ToLower(rt.method)]
+	for _, o := range ops {
+		op, ok := s.operations[o.Pattern][strings.ToLower(o.Method)]
 		if !ok {
 			continue // served beside the contract (pages, feeds)
 		}
-		var op operationOutline
-		if err := json.Unmarshal(raw, &op); err != nil {
-			return nil, fmt.Errorf("llms.txt: %s %s: %w", rt.method, rt.pattern, err)
-		}
-		line := fmt.Sprintf("- [%s %s](%s/v1/openapi.json#/paths/%s/%s): %s (%s)\n", rt.method, rt.pattern, baseURL,
-			pointerFragment(rt.pattern), strings.ToLower(rt.method), op.Summary, credentialText(rt))
+		line := fmt.Sprintf("- [%s %s](%s/v1/openapi.json#/paths/%s/%s): %s (%s)\n", o.Method, o.Pattern, baseURL,
+			pointerFragment(o.Pattern), strings.ToLower(o.Method), op.Summary, credentialText(o))
 		if op.Deprecated {
 			deprecated = append(deprecated, line)
 			continue
@@ -156,12 +191,12 @@ func buildLLMsText(doc []byte, cat *catalog.Catalog, rts []route, baseURL string
 }
 
 // credentialText says what credential an operation needs.
-func credentialText(rt route) string {
-	switch {
-	case rt.auth == authPartnerOnly:
-		return "partner credential, scope `" + string(rt.scope) + "`; deprecated"
-	case rt.auth == authRequired:
-		return "credential with scope `" + string(rt.scope) + "`"
+func credentialText(o Operation) string {
+	switch o.Access {
+	case PartnerCredential:
+		return "partner credential, scope `" + string(o.Scope) + "`; deprecated"
+	case Credential:
+		return "credential with scope `" + string(o.Scope) + "`"
 	default:
 		return "no credential needed"
 	}
@@ -174,10 +209,3 @@ func pointerFragment(path string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func (s *Server) handleLLMsText(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=300")
-	_, err := w.Write(s.llmsText)
-	return err
-}

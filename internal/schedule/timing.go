@@ -138,7 +138,7 @@ func read(f found, source int) reading {
 		case classExcept:
 			r.except = append(r.except, p)
 		}
-		if p.hasTime && (r.clock == nil || p.time == timeAt && r.clock.time != timeAt && r.clock.class == classTime && isPartOfDay(r.clock.time)) {
+		if p.hasTime && (r.clock == nil || p.time == timeAt && isPartOfDay(r.clock.time)) {
 			r.clock = p
 		}
 	}

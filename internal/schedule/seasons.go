@@ -366,10 +366,14 @@ func modOf(word string) modKind {
 // attachPrefixes joins a weekday written just before a date ("fredag den
 // 4:e", "Fri Dec 4") to the date, and a word like "före" or "after" written
 // just before a day phrase to that phrase, dropping parts the longer phrase
-// now covers; a day phrase after "inte", "utom", "not" or "until" is
-// dropped. parts are in text order.
+// now covers. A weekday or weekend after "inte", "utom" or "not" becomes an
+// exclusion; any other day phrase after those words or after "until" is
+// marked ignored, and so is a negated weekday with a part of the day ("inte
+// fredag eftermiddag"), which takes that part of the day along. parts are
+// in text order.
 func attachPrefixes(f folded, parts []part) []part {
 	var drop []span
+	gone := map[int]bool{}
 	for i := range parts {
 		p := &parts[i]
 		if p.class != classDay {
@@ -395,8 +399,16 @@ func attachPrefixes(f folded, parts []part) []part {
 			// customer names a day they do not want. A weekday or the
 			// weekend is left out of the window; any other day phrase
 			// ("not this week") answers nothing and is reported unused.
-			if days, ok := exceptDays(p); ok {
+			next := i + 1
+			withTime := next < len(parts) && parts[next].class == classTime &&
+				strings.TrimSpace(f.norm[p.span.end:parts[next].span.start]) == ""
+			if days, ok := exceptDays(p); ok && !withTime {
 				*p = part{class: classExcept, except: days, span: span{loc[2], p.span.end}}
+			} else if withTime {
+				// "inte fredag eftermiddag" leaves out only part of a
+				// day, which a window cannot say: neither phrase is used.
+				p.ignored, p.span = true, span{loc[2], parts[next].span.end}
+				gone[next] = true
 			} else {
 				p.ignored, p.span.start = true, loc[2]
 			}
@@ -409,8 +421,8 @@ func attachPrefixes(f folded, parts []part) []part {
 		p.phrase = f.original(p.span.start, p.span.end)
 	}
 	out := parts[:0]
-	for _, p := range parts {
-		covered := false
+	for i, p := range parts {
+		covered := gone[i]
 		for _, d := range drop {
 			if d.overlaps(p.span) && (p.span.end <= d.end) {
 				covered = true

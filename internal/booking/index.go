@@ -338,7 +338,7 @@ func (w *searchWalk) free(i, days int) bool {
 		return false
 	}
 	for d := range days {
-		w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, st.plan.duration, w.window.Daily, w.days[d]))
+		w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, st.plan.duration, w.window.Daily, w.window.Starts, w.days[d]))
 		if len(w.probe) > 0 {
 			return true
 		}
@@ -356,7 +356,7 @@ func (w *searchWalk) slots(i, day int) []rankSlot {
 		// The arena is a list of chunks, each twice the last: a new one
 		// when the day's template may not fit in the last, so no slot is
 		// ever copied.
-		t := w.s.dayTemplate(st.plan.p, st.plan.duration, w.window.Daily, w.days[day])
+		t := w.s.dayTemplate(st.plan.p, st.plan.duration, w.window.Daily, w.window.Starts, w.days[day])
 		last := len(w.arena) - 1
 		if last < 0 || cap(w.arena[last])-len(w.arena[last]) < len(t.slots) {
 			size := 32
@@ -422,6 +422,7 @@ type templateKey struct {
 	hours    string
 	duration time.Duration
 	daily    schedule.ClockRange
+	starts   schedule.ClockRange
 	day      schedule.Date
 }
 
@@ -436,8 +437,8 @@ type dayTemplate struct {
 // dayTemplate returns the day template of p's hours, memoised: providers
 // with the same hours share it, so a search computes wall-clock slot times
 // once per pattern and day instead of once per provider and day.
-func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily schedule.ClockRange, d schedule.Date) *dayTemplate {
-	k := templateKey{hours: p.hoursKey, duration: duration, daily: daily, day: d}
+func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily, starts schedule.ClockRange, d schedule.Date) *dayTemplate {
+	k := templateKey{hours: p.hoursKey, duration: duration, daily: daily, starts: starts, day: d}
 	s.tmplMu.Lock()
 	t, ok := s.templates[k]
 	s.tmplMu.Unlock()
@@ -446,7 +447,7 @@ func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily sch
 	}
 	t = &dayTemplate{}
 	for _, iv := range schedule.Slots(schedule.SlotParams{Hours: p.hours, From: d.At(0), To: d.AddDays(1).At(0),
-		Duration: duration, Step: s.step, Daily: daily}) {
+		Duration: duration, Step: s.step, Daily: daily, Starts: starts}) {
 		t.slots = append(t.slots, newRankSlot(iv))
 	}
 	s.tmplMu.Lock()
@@ -459,7 +460,8 @@ func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily sch
 }
 
 // windowDays lists the Stockholm dates a search looks at: from the later of
-// the window's start and now, to the window's end.
+// the window's start and now, to the window's end, without the weekdays the
+// customer left out.
 func windowDays(w schedule.Window, now time.Time) []schedule.Date {
 	lo := w.Start
 	if now.After(lo) {
@@ -471,7 +473,9 @@ func windowDays(w schedule.Window, now time.Time) []schedule.Date {
 	var out []schedule.Date
 	last := schedule.DateOf(w.End.Add(-time.Nanosecond))
 	for d := schedule.DateOf(lo); !d.After(last); d = d.AddDays(1) {
-		out = append(out, d)
+		if !w.Except.Has(d.Weekday()) {
+			out = append(out, d)
+		}
 	}
 	return out
 }
@@ -510,7 +514,7 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 		pl.from, pl.to = from, to
 		taken := 0
 		for d, last := schedule.DateOf(maxTime(from, pl.earliest)), schedule.DateOf(to); taken < maxNextAvailable && !d.After(last); d = d.AddDays(1) {
-			w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, pl.duration, schedule.ClockRange{}, d))
+			w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, pl.duration, schedule.ClockRange{}, schedule.ClockRange{}, d))
 			for _, sl := range w.probe[:min(len(w.probe), maxNextAvailable-taken)] {
 				best = mergeEarliest(best, sl.interval())
 			}

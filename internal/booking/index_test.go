@@ -109,7 +109,7 @@ func reference(tb testing.TB, s *booking.Search, db *sqlstore.DB, q booking.Quer
 		}
 		hours := booking.WeeklyHours(p.Hours)
 		for _, iv := range schedule.Slots(schedule.SlotParams{Hours: hours, From: w.Start, To: minTime(w.End, horizon),
-			Duration: duration, Step: step, Busy: busy, Earliest: earliest, Daily: w.Daily}) {
+			Duration: duration, Step: step, Busy: busy, Earliest: earliest, Daily: w.Daily, Starts: w.Starts, Except: w.Except}) {
 			d, ok := dayIndex[schedule.DateOf(iv.Start)]
 			if !ok {
 				tb.Fatalf("slot %v outside the window's days %v", iv, days)
@@ -240,6 +240,7 @@ func book(tb testing.TB, db *sqlstore.DB, provider, id string, start, end time.T
 var propertyTexts = []string{
 	"i dag", "i morgon", "nästa vecka", "inom två veckor", "flexibel", "torsdag förmiddag", "efter 15",
 	"i helgen", "inom en vecka", "fredag eftermiddag", "om tre dagar", "på kvällen", "denna vecka", "",
+	"i morgon kl 9", "kl 10:30", "nästa vecka men inte fredag", "utom måndag och onsdag", "helst tidigt i veckan",
 }
 
 // TestIndexedSearchEqualsBruteForce compares the indexed search with the

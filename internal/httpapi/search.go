@@ -50,7 +50,7 @@ type searchResponseWire struct {
 	OptionCount            int    `json:"option_count"`
 	// Options are spliced in by encodeSearch (member "options").
 	Options             []optionWire    `json:"-"`
-	RequestedTimeWindow *timeWindowWire `json:"requested_time_window,omitempty"`
+	RequestedTimeWindow *readWindowWire `json:"requested_time_window,omitempty"`
 	// NextAvailable lists, for an empty window, the earliest free times
 	// after it: times only, no option, provider or price.
 	NextAvailable []timeWindowWire `json:"next_available,omitempty"`
@@ -62,6 +62,14 @@ type timeWindowWire struct {
 	StartAt string `json:"start_at"`
 	EndAt   string `json:"end_at"`
 	Label   string `json:"label"`
+}
+
+// readWindowWire is how the timing texts were read: the window, and the
+// words of the texts that did not decide it, for the assistant to ask about
+// (absent when every word was used).
+type readWindowWire struct {
+	timeWindowWire
+	NotUnderstood []string `json:"not_understood,omitempty"`
 }
 
 type fallbackWire struct {
@@ -363,9 +371,9 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 		DirectBookingAvailable: len(res.Options) > 0, OptionCount: len(res.Options),
 		Options:      make([]optionWire, 0, len(res.Options)),
 		SafeNextStep: res.SafeNextStep,
-		RequestedTimeWindow: &timeWindowWire{
+		RequestedTimeWindow: &readWindowWire{timeWindowWire: timeWindowWire{
 			StartAt: booking.WireTime(res.Window.Start), EndAt: booking.WireTime(res.Window.End), Label: res.Window.Label,
-		},
+		}, NotUnderstood: res.Window.Unused},
 	}
 	if len(res.Options) == 0 {
 		out.Fallback = &fallbackWire{Type: "provider_follow_up_request", Endpoint: s.baseURL + "/v1/requests", Reason: res.FallbackReason}

@@ -45,9 +45,16 @@
 //   - time of day: "förmiddag"/"morgon"/"morning" 08–12,
 //     "eftermiddag"/"afternoon" 12–17, "kväll"/"evening" 17–21,
 //     "efter 15"/"after 3 pm", "före 12"/"before noon",
-//     "mellan 10 och 14"/"between 10 and 2".
+//     "mellan 10 och 14"/"between 10 and 2", "9–11";
+//   - clock times: "kl 10", "10:30", "at 9am", "9 am" (slots starting in
+//     that hour, Window.Starts);
+//   - days left out: "men inte fredag", "utom måndag", "not on Friday",
+//     "except Monday", "inte i helgen" (Window.Except);
+//   - parts of a week in words: "helst tidigt i veckan", "early in the week".
 //
 // Anything else gives the default window, the next 14 days, with
-// Understood false and a label saying so. PHRASES.md in this directory is
-// the full list with the exact windows.
+// Understood false and a label saying so. Window.Unused lists the words of
+// the texts that did not decide the window, so that an assistant can ask
+// about them. PHRASES.md in this directory is the full list with the exact
+// windows.
 package schedule

@@ -128,6 +128,12 @@ func FuzzParseTiming(f *testing.F) {
 	f.Add("i natt mellan 2 och 3", "", "sv", time.Date(2027, 3, 27, 23, 30, 0, 0, time.UTC).Unix())
 	f.Add("söndag efter kl 2", "", "sv", time.Date(2027, 10, 30, 12, 0, 0, 0, time.UTC).Unix())
 	f.Add("3 december 9999", "within 11 months", "en", int64(0))
+	// Clock times on the nights the clocks change, exclusions, unused words.
+	f.Add("i morgon kl 2:30", "", "sv", time.Date(2027, 3, 27, 9, 0, 0, 0, time.UTC).Unix())
+	f.Add("söndag kl 2.30", "utom lördag", "sv", time.Date(2027, 10, 29, 9, 0, 0, 0, time.UTC).Unix())
+	f.Add("kl 23:30", "not on Sunday", "en", time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC).Unix())
+	f.Add("inte måndag, tisdag, onsdag, torsdag, fredag, lördag eller söndag", "", "sv", sat)
+	f.Add("i morgon men inte i helgen, efter jobbet kl 9 typ 3-4 dagar", "we're away until the 5th", "en", sat)
 
 	reader := NewTimingReader(64)
 	f.Fuzz(func(t *testing.T, preferred, urgency, locale string, unix int64) {
@@ -135,7 +141,7 @@ func FuzzParseTiming(f *testing.F) {
 		now := time.Unix(from+((unix%span)+span)%span, 0)
 		w := ParseTiming(preferred, urgency, locale, now)
 		for i := range 2 {
-			if got := reader.Parse(preferred, urgency, locale, now); got != w {
+			if got := reader.Parse(preferred, urgency, locale, now); !got.Equal(w) {
 				t.Fatalf("TimingReader.Parse (call %d) =\n%+v\nParseTiming =\n%+v", i+1, got, w)
 			}
 		}
@@ -172,6 +178,27 @@ func checkWindow(t *testing.T, w Window, preferred, urgency string, now time.Tim
 			if p == "" || (!strings.Contains(preferred, p) && !strings.Contains(urgency, p)) {
 				t.Fatalf("phrase %q (of %q) is not in the texts %q, %q", p, w.Phrase, preferred, urgency)
 			}
+		}
+	}
+	for _, u := range w.Unused {
+		if u == "" || (!strings.Contains(preferred, u) && !strings.Contains(urgency, u)) {
+			t.Fatalf("unused %q (of %q) is not in the texts %q, %q", u, w.Unused, preferred, urgency)
+		}
+	}
+	if w.Except != 0 {
+		if w.Except == WeekdaysOf(time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday) {
+			t.Fatalf("window %+v leaves out every day", w)
+		}
+		if d := DateOf(w.Start); w.Except.Has(d.Weekday()) {
+			t.Fatalf("window starts on %s, a day left out (%b)", d, w.Except)
+		}
+		if d := DateOf(w.End.Add(-time.Nanosecond)); w.Except.Has(d.Weekday()) {
+			t.Fatalf("window ends on %s, a day left out (%b)", d, w.Except)
+		}
+	}
+	if !w.Starts.IsZero() {
+		if err := w.Starts.Validate(); err != nil || w.Starts.Start != w.Daily.Start || w.Starts.End > w.Daily.End {
+			t.Fatalf("start range %s does not open the daily range %s", w.Starts, w.Daily)
 		}
 	}
 	if w.Daily == (ClockRange{}) {

@@ -12,9 +12,10 @@ import (
 type partClass int
 
 const (
-	classDay  partClass = iota // which day or days ("i morgon", "vecka 50")
-	classRel                   // how soon, relative to now ("snarast", "inom en vecka")
-	classTime                  // which time of day ("förmiddag", "efter 15")
+	classDay    partClass = iota // which day or days ("i morgon", "vecka 50")
+	classRel                     // how soon, relative to now ("snarast", "inom en vecka")
+	classTime                    // which time of day ("förmiddag", "efter 15")
+	classExcept                  // which days not ("men inte fredag", "except Monday")
 )
 
 // dayKind distinguishes the phrases of classDay.
@@ -71,7 +72,12 @@ const (
 	timeAfter
 	timeBefore
 	timeBetween
+	timeAt // a clock time: "kl 10", "at 9am", "10:30"
 )
+
+// atTolerance is how long after a clock time ("kl 9") a slot may start:
+// "kl 9" is slots starting from 09:00 to 09:59.
+const atTolerance = 60
 
 // part is one understood phrase. A day phrase may carry a time of day of its
 // own ("i kväll", "tisdagsförmiddag"), so hasTime is independent of class.
@@ -104,6 +110,10 @@ type part struct {
 	hasTime bool
 	time    timeKind
 	clock   ClockRange
+	starts  ClockRange // timeAt: the range slots must start in
+
+	except  Weekdays // classExcept: the days not wanted
+	ignored bool     // a phrase read but deliberately not used ("until the 5th")
 }
 
 // partOfDay returns the wall-clock range of a named part of the day:
@@ -162,6 +172,12 @@ var (
 	reNotAfter  = regexp.MustCompile(`(inte efter|inte senare an|not after|no later than)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reAfter     = regexp.MustCompile(`(efter|fran|after|from)(?: ` + klPattern + ` ?| )` + hourPattern)
 	reBefore    = regexp.MustCompile(`(fore|innan|senast|before|by)(?: ` + klPattern + ` ?| )` + hourPattern)
+	// A clock time: after "kl"/"klockan"/"at", or alone when written
+	// with minutes ("10:30") or am/pm ("9 am"); a bare range of hours
+	// ("9–11"). The groups are those of reBetween and reAfter.
+	reAt        = regexp.MustCompile(`(kl(?:ockan|\.)?|at|@) ?` + hourPattern)
+	reBareClock = regexp.MustCompile(`()` + `(\d{1,2})(?::(\d{2}))?(?: ?([ap])\.?m\.?)?()`)
+	reBareRange = regexp.MustCompile(`()` + `(\d{1,2})()()() ?- ?(\d{1,2})()()()`)
 	reMorning   = regexp.MustCompile(`formiddag(?:en|arna|ar)?|morgon(?:en)?|morgnar(?:na)?|mornings?`)
 	reAfternoon = regexp.MustCompile(`eftermiddag(?:en|arna|ar)?|afternoons?`)
 	reEvening   = regexp.MustCompile(`kvall(?:en|arna|ar|stid)?|evenings?`)
@@ -206,6 +222,7 @@ func rules() []rule {
 		{re: reMonthPartSv, make: makeMonthPart(1, 2, 3, 4), need: svThirdWords},
 		{re: reMonthPartEn, make: makeMonthPart(1, 2, 3, 4), need: enThirdWords},
 		{re: reWeekPart, make: makeWeekPart, need: slices.Concat(svThirdWords, enThirdWords)},
+		{re: reWeekPartLoose, make: makeWeekPartLoose, need: []string{"tidigt", "sent", "mitt", "early", "late", "middle"}},
 		{re: reISODate, make: makeISODate},
 		{re: reDayMonth, make: func(s string, loc []int) (part, bool) {
 			return makeDate(group(s, loc, 1), group(s, loc, 2), group(s, loc, 3))
@@ -248,6 +265,9 @@ func rules() []rule {
 		{re: reNotAfter, make: makeBefore},
 		{re: reAfter, make: makeAfter},
 		{re: reBefore, make: makeBefore},
+		{re: reAt, make: makeAt, need: []string{"kl", "at", "@"}},
+		{re: reBareRange, make: makeBareRange, need: []string{"-"}},
+		{re: reBareClock, make: makeBareClock, need: []string{":", "am", "pm", "a.m", "p.m"}},
 		{re: reMorning, make: timeOfDay(timeMorning)},
 		{re: reAfternoon, make: timeOfDay(timeAfternoon)},
 		{re: reEvening, make: timeOfDay(timeEvening)},
@@ -255,8 +275,16 @@ func rules() []rule {
 	}
 }
 
-// findParts returns the understood phrases of text in text order.
-func findParts(text string) []part {
+// found is what a text says, whatever the time: its phrases in text order,
+// and the fragments no phrase covers.
+type found struct {
+	parts []part
+	rest  []fragment
+}
+
+// findParts returns the understood phrases of text in text order, and the
+// words between them that are not fillers.
+func findParts(text string) found {
 	f := fold(text)
 	var taken []span
 	var parts []part
@@ -283,7 +311,8 @@ func findParts(text string) []part {
 	}
 	// Text order decides between phrases of one class.
 	slices.SortFunc(parts, func(a, b part) int { return a.span.start - b.span.start })
-	return attachPrefixes(f, parts)
+	parts = attachPrefixes(f, parts)
+	return found{parts: parts, rest: leftover(f, parts)}
 }
 
 func makeISODate(s string, loc []int) (part, bool) {
@@ -363,9 +392,13 @@ func monthFromName(name string) time.Month {
 	return 0
 }
 
+// reWeekWord ends a text whose last word makes the "vecka" after it a week
+// of its own: in "nästa vecka 13-16" the 13 is not a week number.
+var reWeekWord = regexp.MustCompile(`(?:^|[^\pL\d])(?:nasta|kommande|nastkommande|denna|har|next|this|coming) $`)
+
 func makeWeekNumber(s string, loc []int) (part, bool) {
 	w, _ := strconv.Atoi(group(s, loc, 1))
-	if w < 1 || w > 53 {
+	if w < 1 || w > 53 || reWeekWord.MatchString(s[:loc[0]]) {
 		return part{}, false
 	}
 	p := part{class: classDay, day: dayWeekNumber, week: w}
@@ -478,7 +511,7 @@ func readHour(s string, loc []int, i int, english bool) (int, bool) {
 
 func isEnglishKeyword(k string) bool {
 	switch k {
-	case "after", "from", "before", "by", "between", "not before", "no earlier than", "not after", "no later than":
+	case "after", "from", "before", "by", "between", "not before", "no earlier than", "not after", "no later than", "at":
 		return true
 	}
 	return false
@@ -513,6 +546,53 @@ func makeBetween(s string, loc []int) (part, bool) {
 	english := isEnglishKeyword(strings.TrimSpace(group(s, loc, 1)))
 	start, ok1 := readHour(s, loc, 2, english)
 	end, ok2 := readHour(s, loc, 6, english)
+	if !ok1 || !ok2 {
+		return part{}, false
+	}
+	return clockPart(timeBetween, ClockRange{Start: start, End: end})
+}
+
+// makeAt reads a clock time after "kl", "klockan" or "at": slots starting
+// from that time to atTolerance minutes later.
+func makeAt(s string, loc []int) (part, bool) {
+	t, ok := readHour(s, loc, 2, isEnglishKeyword(group(s, loc, 1)))
+	if !ok {
+		return part{}, false
+	}
+	return atPart(t)
+}
+
+// makeBareClock reads a clock time written without "kl" or "at"; it must
+// have minutes ("10:30") or am/pm ("9 am"), as a bare number is not a time.
+func makeBareClock(s string, loc []int) (part, bool) {
+	if group(s, loc, 3) == "" && group(s, loc, 4) == "" {
+		return part{}, false
+	}
+	t, ok := readHour(s, loc, 2, false)
+	if !ok {
+		return part{}, false
+	}
+	return atPart(t)
+}
+
+func atPart(t int) (part, bool) {
+	p, ok := clockPart(timeAt, ClockRange{Start: t, End: MinutesPerDay})
+	p.starts = ClockRange{Start: t, End: min(t+atTolerance, MinutesPerDay)}
+	return p, ok
+}
+
+// reNotAfterRange lists what may not follow a bare range of hours for it
+// to be a time: "3-4 dagar", "2-3 rum" and "24-26 dec" are not.
+var reNotAfterRange = regexp.MustCompile(`^ ?(?:dagar|dag|dygn|veckor|vecka|manader|manad|ar|timmar|timme|tim|h|min|minuter|st|stycken|kr|kronor|sek|personer|pers|rum|fonster|kvm|m2|days|day|weeks|week|months|month|years|year|hours|hour|hrs|minutes|mins|pcs|rooms|people|windows|sqm|` + monthPattern + `)(?:[^\pL\d]|$)`)
+
+// makeBareRange reads a range of whole hours without "kl" ("9–11"), on the
+// 24-hour clock, unless a unit follows ("3-4 dagar").
+func makeBareRange(s string, loc []int) (part, bool) {
+	if reNotAfterRange.MatchString(s[loc[1]:]) {
+		return part{}, false
+	}
+	start, ok1 := readHour(s, loc, 2, false)
+	end, ok2 := readHour(s, loc, 6, false)
 	if !ok1 || !ok2 {
 		return part{}, false
 	}

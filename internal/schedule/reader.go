@@ -13,7 +13,7 @@ import (
 // safe for concurrent use.
 type TimingReader struct {
 	mu    sync.Mutex
-	parts map[string][]part
+	parts map[string]found
 	max   int
 }
 
@@ -33,7 +33,7 @@ func NewTimingReader(maxTexts int) *TimingReader {
 	if maxTexts <= 0 {
 		maxTexts = DefaultTimingMemory
 	}
-	return &TimingReader{parts: make(map[string][]part), max: maxTexts}
+	return &TimingReader{parts: make(map[string]found), max: maxTexts}
 }
 
 // Parse is ParseTiming.
@@ -41,9 +41,9 @@ func (tr *TimingReader) Parse(preferredText, urgency, locale string, now time.Ti
 	return parseTiming(preferredText, urgency, locale, now, tr.find)
 }
 
-// find returns the phrases of text; the returned slice is shared and must
-// not be modified (read copies each part).
-func (tr *TimingReader) find(text string) []part {
+// find returns what text says; the returned slices are shared and must
+// not be modified (read copies the parts).
+func (tr *TimingReader) find(text string) found {
 	if text == "" || len(text) > maxRememberedText {
 		return findParts(text)
 	}

@@ -19,7 +19,7 @@ func TestTimingReaderReadsAsParseTimingDoes(t *testing.T) {
 			for _, tx := range texts {
 				for _, locale := range []string{"sv-SE", "en"} {
 					want := ParseTiming(tx[0], tx[1], locale, now)
-					if got := tr.Parse(tx[0], tx[1], locale, now); got != want {
+					if got := tr.Parse(tx[0], tx[1], locale, now); !got.Equal(want) {
 						t.Errorf("Parse(%q, %q, %s, %s) =\n%+v\nwant\n%+v", tx[0], tx[1], locale, now, got, want)
 					}
 				}

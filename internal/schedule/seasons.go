@@ -182,18 +182,25 @@ var (
 	reMonthPartSv = regexp.MustCompile(svThirdPattern + ` (?:(nasta|kommande|denna|den har) )?(manaden|manad|` + monthPattern + `)\.?(?: (\d{4}))?`)
 	reMonthPartEn = regexp.MustCompile(enThirdPattern + `(?:(this|next|the) )?(month|` + monthPattern + `)\.?(?:,? (\d{4}))?`)
 	reWeekPart    = regexp.MustCompile(`(?:` + svThirdPattern + `|` + enThirdPattern + `) ?(veckan|denna vecka|den har veckan|nasta vecka|kommande vecka|the week|this week|next week)`)
-	reMonthWhole  = regexp.MustCompile(`(?:i|under|hela|in|during|all of) (` + fullMonthPattern + `)(?:,? (\d{4}))?`)
-	reMonthRel    = regexp.MustCompile(`(nasta|kommande|nastkommande|denna|den har|next|this|the coming) (?:manaden|manad|month)|senare (?:i|under) manaden|later this month|later in the month`)
-	reOffset      = regexp.MustCompile(`(?:om|in)(?: (?:ca\.?|cirka|ungefar|about|around|roughly))? (` + numPattern + `|ett par|a couple of|a couple|couple of) (dagar|dag|dygn|veckor|vecka|manader|manad|days|day|weeks|week|months|month)`)
-	reWeekAfter   = regexp.MustCompile(`veckan efter nasta|nastnasta vecka|(?:the )?week after next`)
-	reDayOnly     = regexp.MustCompile(`den (\d{1,2})(?::?e|:?a)?|the (\d{1,2})(?:st|nd|rd|th)|(\d{1,2})(?::e|:a|st|nd|rd|th)`)
-	reAfterWork   = regexp.MustCompile(`efter (?:jobbet|arbetet|jobbtid|arbetstid)|after work(?:ing hours)?`)
-	reNotUrgent   = regexp.MustCompile(`(?:inte|ej|inget|inga) (?:sa |sarskilt )?(?:akut|bradskande|bradskt)|inte brattom|ingen brattom|ingen stress|not urgent|no urgency|not in a hurry|no stress`)
+	// "tidigt i veckan", "early in the week": the week's thirds in words
+	// that reWeekPart does not take.
+	reWeekPartLoose = regexp.MustCompile(`(tidigt|sent|mitt|early|late|in the middle of|the middle of|middle of)(?: (?:i|pa|in|on))? (veckan|denna vecka|den har veckan|nasta vecka|kommande vecka|the week|this week|next week)`)
+	reMonthWhole    = regexp.MustCompile(`(?:i|under|hela|in|during|all of) (` + fullMonthPattern + `)(?:,? (\d{4}))?`)
+	reMonthRel      = regexp.MustCompile(`(nasta|kommande|nastkommande|denna|den har|next|this|the coming) (?:manaden|manad|month)|senare (?:i|under) manaden|later this month|later in the month`)
+	reOffset        = regexp.MustCompile(`(?:om|in)(?: (?:ca\.?|cirka|ungefar|about|around|roughly))? (` + numPattern + `|ett par|a couple of|a couple|couple of) (dagar|dag|dygn|veckor|vecka|manader|manad|days|day|weeks|week|months|month)`)
+	reWeekAfter     = regexp.MustCompile(`veckan efter nasta|nastnasta vecka|(?:the )?week after next`)
+	reDayOnly       = regexp.MustCompile(`den (\d{1,2})(?::?e|:?a)?|the (\d{1,2})(?:st|nd|rd|th)|(\d{1,2})(?::e|:a|st|nd|rd|th)`)
+	reAfterWork     = regexp.MustCompile(`efter (?:jobbet|arbetet|jobbtid|arbetstid)|after work(?:ing hours)?`)
+	reNotUrgent     = regexp.MustCompile(`(?:inte|ej|inget|inga) (?:sa |sarskilt )?(?:akut|bradskande|bradskt)|inte brattom|ingen brattom|ingen stress|not urgent|no urgency|not in a hurry|no stress`)
 
 	// Prefixes looked for just before a day phrase.
 	reWeekdayPrefix = regexp.MustCompile(`(?:^|[^\pL\d])(mandag|tisdag|onsdag|torsdag|fredag|lordag|sondag|tis|ons|tors|fre|lor|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:en)?\.?,? (?:(?:den|the|d\.) )?$`)
 	reModPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])(inte fore|inte innan|not before|inte efter|not after|dagen fore|dagen innan|(?:the )?day before|dagen efter|(?:the )?day after|fore|innan|before|prior to|senast till|senast|by|no later than|efter|after|kring|runt|omkring|ungefar|cirka|around|fran och med|fr\.o\.m\.?|fran|from|starting|starting from|tidigast|at the earliest on|earliest on)(?: (?:den|the))? $`)
-	reDropPrefix    = regexp.MustCompile(`(?:^|[^\pL\d])(?:inte|ej|utom|forutom|not|except|but not|until|up until|tills|till och med|t\.o\.m\.?|fram till)(?: (?:pa|on|den|the|i|in))? $`)
+	reNotPrefix     = regexp.MustCompile(`(?:^|[^\pL\d])((?:inte|ej|utom|forutom|not|except|but not|other than)(?: (?:pa|on|den|the|i|in|under|during|at))?(?: the)? )$`)
+	// reAlsoNot ends a text whose exclusion a weekday after it continues:
+	// "utom måndag och fredag", "not Monday or Friday".
+	reAlsoNot     = regexp.MustCompile(`^(?:,? (?:och|eller|and|or|nor|&)|,) (?:(?:inte|ej|not|pa|on|the) )?$`)
+	reUntilPrefix = regexp.MustCompile(`(?:^|[^\pL\d])((?:until|up until|tills|till och med|t\.o\.m\.?|fram till)(?: (?:pa|on|den|the|i|in))? )$`)
 )
 
 func makeMonthPart(thirdGroup, relGroup, monthGroup, yearGroup int) func(string, []int) (part, bool) {
@@ -219,11 +226,11 @@ func makeMonthPart(thirdGroup, relGroup, monthGroup, yearGroup int) func(string,
 
 func thirdOf(word string) third {
 	switch word {
-	case "borjan", "early", "beginning of", "the beginning of", "start of", "the start of":
+	case "borjan", "tidigt", "early", "beginning of", "the beginning of", "start of", "the start of":
 		return thirdStart
-	case "mitten", "mid", "middle of", "the middle of":
+	case "mitten", "mitt", "in the middle of", "mid", "middle of", "the middle of":
 		return thirdMiddle
-	case "slutet", "late", "end of", "the end of":
+	case "slutet", "sent", "late", "end of", "the end of":
 		return thirdEnd
 	}
 	return thirdWhole
@@ -254,6 +261,10 @@ func makeWeekPart(s string, loc []int) (part, bool) {
 		t = thirdOf(group(s, loc, 2))
 	}
 	return part{class: classDay, day: dayWeekPart, third: t, which: whichOf("", group(s, loc, 3))}, true
+}
+
+func makeWeekPartLoose(s string, loc []int) (part, bool) {
+	return part{class: classDay, day: dayWeekPart, third: thirdOf(group(s, loc, 1)), which: whichOf("", group(s, loc, 2))}, true
 }
 
 func makeMonthWhole(s string, loc []int) (part, bool) {
@@ -355,10 +366,14 @@ func modOf(word string) modKind {
 // attachPrefixes joins a weekday written just before a date ("fredag den
 // 4:e", "Fri Dec 4") to the date, and a word like "före" or "after" written
 // just before a day phrase to that phrase, dropping parts the longer phrase
-// now covers; a day phrase after "inte", "utom", "not" or "until" is
-// dropped. parts are in text order.
+// now covers. A weekday or weekend after "inte", "utom" or "not" becomes an
+// exclusion; any other day phrase after those words or after "until" is
+// marked ignored, and so is a negated weekday with a part of the day ("inte
+// fredag eftermiddag"), which takes that part of the day along. parts are
+// in text order.
 func attachPrefixes(f folded, parts []part) []part {
 	var drop []span
+	gone := map[int]bool{}
 	for i := range parts {
 		p := &parts[i]
 		if p.class != classDay {
@@ -376,18 +391,38 @@ func attachPrefixes(f folded, parts []part) []part {
 			p.mod = modOf(f.norm[loc[2]:loc[3]])
 			drop = append(drop, span{loc[2], p.span.start})
 			p.span.start = loc[2]
-		} else if reDropPrefix.MatchString(f.norm[:p.span.start]) {
-			// "helst inte måndag", "utom onsdag", "not this week": the
-			// customer names a day they do not want. "Until the 5th" may
-			// mean before it ("we can wait until") or after it ("we are
-			// away until"). Either way the phrase answers nothing.
-			drop = append(drop, p.span)
+		} else if days, ok := exceptDays(p); ok && i > 0 && parts[i-1].class == classExcept &&
+			reAlsoNot.MatchString(f.norm[parts[i-1].span.end:p.span.start]) {
+			*p = part{class: classExcept, except: days, span: p.span}
+		} else if loc := reNotPrefix.FindStringSubmatchIndex(f.norm[:p.span.start]); loc != nil {
+			// "helst inte måndag", "utom onsdag", "not on Friday": the
+			// customer names a day they do not want. A weekday or the
+			// weekend is left out of the window; any other day phrase
+			// ("not this week") answers nothing and is reported unused.
+			next := i + 1
+			withTime := next < len(parts) && parts[next].class == classTime &&
+				strings.TrimSpace(f.norm[p.span.end:parts[next].span.start]) == ""
+			if days, ok := exceptDays(p); ok && !withTime {
+				*p = part{class: classExcept, except: days, span: span{loc[2], p.span.end}}
+			} else if withTime {
+				// "inte fredag eftermiddag" leaves out only part of a
+				// day, which a window cannot say: neither phrase is used.
+				p.ignored, p.span = true, span{loc[2], parts[next].span.end}
+				gone[next] = true
+			} else {
+				p.ignored, p.span.start = true, loc[2]
+			}
+		} else if loc := reUntilPrefix.FindStringSubmatchIndex(f.norm[:p.span.start]); loc != nil {
+			// "Until the 5th" may mean before it ("we can wait until") or
+			// after it ("we are away until"): the phrase answers nothing
+			// and is reported unused.
+			p.ignored, p.span.start = true, loc[2]
 		}
 		p.phrase = f.original(p.span.start, p.span.end)
 	}
 	out := parts[:0]
-	for _, p := range parts {
-		covered := false
+	for i, p := range parts {
+		covered := gone[i]
 		for _, d := range drop {
 			if d.overlaps(p.span) && (p.span.end <= d.end) {
 				covered = true
@@ -626,4 +661,18 @@ func modLabel(r reading, first, last, anchorFirst, anchorLast Date, l lang) stri
 		anchor = holidayName(r.day.hol, l)
 	}
 	return words[r.day.mod][l] + " " + anchor + ", " + dateRange(first, last, l)
+}
+
+// exceptDays returns the days of the week a day phrase after "inte" or
+// "not" leaves out: a weekday ("fredag", "Fridays") or the weekend. A
+// weekday with a part of the day ("fredagskväll") or any other day phrase
+// is not an exclusion.
+func exceptDays(p *part) (Weekdays, bool) {
+	switch {
+	case p.day == dayWeekday && !p.hasTime && p.mod == modNone:
+		return WeekdaysOf(p.weekday), true
+	case p.day == dayWeekend && p.mod == modNone:
+		return WeekdaysOf(time.Saturday, time.Sunday), true
+	}
+	return 0, false
 }

@@ -19,7 +19,7 @@ func TestHolidayPatterns(t *testing.T) {
 				short = short[:q-1] + short[q+1:]
 			}
 			for _, form := range []string{short, long} {
-				parts := findParts(form)
+				parts := findParts(form).parts
 				if len(parts) != 1 || parts[0].day != dayHoliday || parts[0].hol != &holidays[i] || parts[0].phrase != form {
 					t.Errorf("%q: read as %+v, want holiday %q", form, parts, h.sv)
 				}

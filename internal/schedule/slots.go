@@ -33,6 +33,11 @@ type SlotParams struct {
 	// Daily, when not zero, further restricts every day to that wall-clock
 	// range (it is intersected with Hours), as from Window.Daily.
 	Daily ClockRange
+	// Starts, when not zero, restricts the start of every slot to that
+	// wall-clock range of each day, as from Window.Starts.
+	Starts ClockRange
+	// Except lists days of the week without slots, as from Window.Except.
+	Except Weekdays
 	// Limit stops the search after that many slots; zero or negative means no limit.
 	Limit int
 }
@@ -77,7 +82,7 @@ func Slots(p SlotParams) []Interval {
 	}
 	var out []Interval
 	for d := first; !d.After(last); d = d.AddDays(1) {
-		if off, _ := IsNonWorkingDay(d); off {
+		if off, _ := IsNonWorkingDay(d); off || p.Except.Has(d.Weekday()) {
 			continue
 		}
 		// The day's slots go straight into out; working ranges may
@@ -104,6 +109,12 @@ func Slots(p SlotParams) []Interval {
 				if start.Before(lo) {
 					continue
 				}
+				if !p.Starts.IsZero() && !startsIn(start, d, p.Starts) {
+					if !start.Before(d.At(p.Starts.End)) {
+						break
+					}
+					continue
+				}
 				slot := Interval{Start: start.UTC(), End: end.UTC()}
 				if overlapsAny(busy, slot) {
 					continue
@@ -123,6 +134,12 @@ func Slots(p SlotParams) []Interval {
 
 // overlapsAny reports whether slot overlaps an interval of busy, which is
 // sorted by start.
+// startsIn reports whether start, on day d, lies in the wall-clock range r
+// (compared as instants, so it holds across a DST change).
+func startsIn(start time.Time, d Date, r ClockRange) bool {
+	return !start.Before(d.At(r.Start)) && start.Before(d.At(r.End))
+}
+
 func overlapsAny(busy []Interval, slot Interval) bool {
 	for _, b := range busy {
 		if !b.Start.Before(slot.End) {

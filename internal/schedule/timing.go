@@ -28,6 +28,15 @@ type Window struct {
 	// Start and End of a one-day window; on longer windows it must be applied
 	// per day, e.g. through SlotParams.Daily.
 	Daily ClockRange
+	// Starts, when not zero, restricts the start of every slot to that
+	// wall-clock range of each day: a clock time ("kl 9", "at 9am") is
+	// slots starting from 09:00 to 09:59 (Starts 09:00–10:00, Daily
+	// 09:00–24:00). Apply it through SlotParams.Starts.
+	Starts ClockRange
+	// Except lists the days of the week the customer does not want ("men
+	// inte fredag", "except Monday"); no slot may fall on them. Start and
+	// End are already moved off them; apply it through SlotParams.Except.
+	Except Weekdays
 	// Label describes the window in the request's language.
 	Label string
 	// Understood is false when the window is the default because no phrase
@@ -37,51 +46,111 @@ type Window struct {
 	// them, joined by " + " (for example "tisdag + förmiddagen"). It may be
 	// set when Understood is false because the time has passed.
 	Phrase string
+	// Unused lists, in the order written (the preferred time text first),
+	// the parts of the texts that did not decide the window, as the
+	// customer wrote them: words no phrase covers ("bitti", "efter lönen")
+	// and phrases read but not used ("tisdag" in "i morgon eller tisdag").
+	// Connectives and courtesy words ("och", "helst", "please") are never
+	// listed. Empty when every word was used.
+	Unused []string
 }
 
 // Interval returns [w.Start, w.End).
 func (w Window) Interval() Interval { return Interval{Start: w.Start, End: w.End} }
 
-// reading is what one text says: at most one part per question.
-type reading struct {
-	day, scope, rel, clock *part
+// Equal reports whether w and o are the same window.
+func (w Window) Equal(o Window) bool {
+	return w.Start.Equal(o.Start) && w.End.Equal(o.End) && w.Daily == o.Daily && w.Starts == o.Starts &&
+		w.Except == o.Except && w.Label == o.Label && w.Understood == o.Understood && w.Phrase == o.Phrase &&
+		slices.Equal(w.Unused, o.Unused)
 }
 
-func (r reading) empty() bool { return r.day == nil && r.rel == nil && r.clock == nil }
+// Weekdays is a set of days of the week.
+type Weekdays uint8
+
+// WeekdaysOf returns the set of the days given.
+func WeekdaysOf(days ...time.Weekday) Weekdays {
+	var w Weekdays
+	for _, d := range days {
+		w |= 1 << uint(d)
+	}
+	return w
+}
+
+// Has reports whether d is in w.
+func (w Weekdays) Has(d time.Weekday) bool { return w&(1<<uint(d)) != 0 }
+
+// Days returns the days of w from Monday to Sunday.
+func (w Weekdays) Days() []time.Weekday {
+	var out []time.Weekday
+	for i := 1; i <= 7; i++ {
+		if d := time.Weekday(i % 7); w.Has(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// reading is what one text says: at most one part per question, the days
+// it leaves out, and the parts it does not use.
+type reading struct {
+	day, scope, rel, clock *part
+	except                 []*part
+	parts                  []part // every part of the text
+	rest                   []fragment
+}
+
+func (r reading) empty() bool {
+	return r.day == nil && r.rel == nil && r.clock == nil && len(r.except) == 0
+}
 
 // read picks, for each question, the phrase that answers it. Among phrases
 // of one kind the first in the text wins; a specific day beats a relative
 // window ("snarast, helst tisdag" is Tuesday); a weekday and a week phrase
-// combine ("tisdag nästa vecka" is Tuesday of next week).
-func read(parts []part, source int) reading {
-	var r reading
+// combine ("tisdag nästa vecka" is Tuesday of next week); a clock time
+// beats a part of the day ("förmiddag, kl 10" is 10:00). Every exclusion
+// is kept.
+func read(f found, source int) reading {
+	r := reading{parts: make([]part, len(f.parts)), rest: f.rest}
+	copy(r.parts, f.parts)
 	var weekday, scope *part
-	for _, p := range parts {
+	for i := range r.parts {
+		p := &r.parts[i]
 		p.source = source
+		if p.ignored {
+			continue
+		}
 		switch p.class {
 		case classDay:
 			switch {
 			case p.day == dayWeekday && weekday == nil:
-				weekday = &p
+				weekday = p
 			case (p.day.isWeekScope() || p.isStretch()) && scope == nil:
-				scope = &p
+				scope = p
 			}
 			if r.day == nil {
-				r.day = &p
+				r.day = p
 			}
 		case classRel:
 			if r.rel == nil {
-				r.rel = &p
+				r.rel = p
 			}
+		case classExcept:
+			r.except = append(r.except, p)
 		}
-		if p.hasTime && r.clock == nil {
-			r.clock = &p
+		if p.hasTime && (r.clock == nil || p.time == timeAt && isPartOfDay(r.clock.time)) {
+			r.clock = p
 		}
 	}
 	if weekday != nil && scope != nil {
 		r.day, r.scope = weekday, scope
 	}
 	return r
+}
+
+// isPartOfDay reports whether k names a part of the day ("förmiddag").
+func isPartOfDay(k timeKind) bool {
+	return k == timeMorning || k == timeAfternoon || k == timeEvening || k == timeDaytime
 }
 
 // ParseTiming reads the customer's timing texts into a window on the
@@ -92,18 +161,20 @@ func read(parts []part, source int) reading {
 // Both texts are read. For each question (which day, how soon, which time
 // of day) preferredText wins when both answer it; otherwise the answers
 // combine, so preferred "förmiddag" with urgency "inom en vecka" is
-// mornings within seven days. When nothing is understood, or the phrase
+// mornings within seven days. Days left out ("men inte fredag") are taken
+// from both texts. When nothing is understood, or the phrase
 // names a time that has passed and cannot roll forward (a date with its
 // year, "i dag" after the part of day asked for), the result is the default
 // window [now, now + 14 days) with Understood false and a label that says it
-// is a default and why. ParseTiming never fails.
+// is a default and why. Window.Unused lists what was not used. ParseTiming
+// never fails.
 func ParseTiming(preferredText, urgency, locale string, now time.Time) Window {
 	return parseTiming(preferredText, urgency, locale, now, findParts)
 }
 
 // parseTiming is ParseTiming with the phrase finder given, so that a
 // TimingReader can remember what texts say.
-func parseTiming(preferredText, urgency, locale string, now time.Time, find func(string) []part) Window {
+func parseTiming(preferredText, urgency, locale string, now time.Time, find func(string) found) Window {
 	l := langOf(locale)
 	now = now.In(Stockholm())
 	pref, urg := read(find(preferredText), 0), read(find(urgency), 1)
@@ -112,7 +183,9 @@ func parseTiming(preferredText, urgency, locale string, now time.Time, find func
 		if strings.TrimSpace(preferredText) == "" && strings.TrimSpace(urgency) == "" {
 			reason = reasonEmpty
 		}
-		return defaultWindow(now, l, reason, "")
+		w := defaultWindow(now, l, reason, "")
+		w.Unused = unused(reading{}, pref, urg)
+		return w
 	}
 	r := pref
 	if r.day == nil && r.rel == nil {
@@ -121,21 +194,36 @@ func parseTiming(preferredText, urgency, locale string, now time.Time, find func
 	if r.clock == nil {
 		r.clock = urg.clock
 	}
-	w, ok := resolve(r, now, l)
-	w.Phrase = phrases(r)
+	r.except = append(slices.Clip(pref.except), urg.except...)
+	w, used, ok := resolve(r, now, l)
+	w.Phrase = phrases(used)
 	if !ok {
-		return defaultWindow(now, l, reasonPassed, w.Phrase)
+		w = defaultWindow(now, l, reasonPassed, w.Phrase)
+		w.Unused = unused(r, pref, urg)
+		return w
 	}
 	w.Understood = true
 	w.Start, w.End = w.Start.UTC(), w.End.UTC()
+	w.Unused = unused(used, pref, urg)
 	return w
 }
 
 // phrases joins the phrases of the parts r uses: those of the preferred
 // text first, each text in the order the customer wrote them.
 func phrases(r reading) string {
+	used := r.usedParts()
+	out := make([]string, len(used))
+	for i, p := range used {
+		out[i] = p.phrase
+	}
+	return strings.Join(out, " + ")
+}
+
+// usedParts returns the parts r uses in text order (the preferred text
+// first). A "how soon" phrase that a day overrides is not among them.
+func (r reading) usedParts() []*part {
 	var used []*part
-	for _, p := range []*part{r.scope, r.day, r.rel, r.clock} {
+	for _, p := range append([]*part{r.scope, r.day, r.rel, r.clock}, r.except...) {
 		if p == nil || slices.Contains(used, p) || (p == r.rel && r.day != nil) {
 			continue
 		}
@@ -147,28 +235,84 @@ func phrases(r reading) string {
 		}
 		return a.span.start - b.span.start
 	})
-	out := make([]string, len(used))
-	for i, p := range used {
-		out[i] = p.phrase
-	}
-	return strings.Join(out, " + ")
+	return used
 }
 
-// resolve computes the window of r. It reports false when the window lies
-// entirely in the past and cannot roll forward.
-func resolve(r reading, now time.Time, l lang) (Window, bool) {
+// unused lists what the texts of pref and urg say that used does not use:
+// the words no phrase covers, and the phrases used leaves aside, in text
+// order (the preferred text first). A "how soon" phrase that a day
+// overrides counts as used: it does not contradict the day.
+func unused(used, pref, urg reading) []string {
+	type item struct {
+		source, start int
+		text          string
+	}
+	var items []item
+	for source, t := range []reading{pref, urg} {
+		for _, fr := range t.rest {
+			items = append(items, item{source, fr.start, fr.text})
+		}
+		for i := range t.parts {
+			p := &t.parts[i]
+			if isUsed(used, p, source) {
+				continue
+			}
+			items = append(items, item{source, p.span.start, p.phrase})
+		}
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if a.source != b.source {
+			return a.source - b.source
+		}
+		return a.start - b.start
+	})
+	var out []string
+	for _, it := range items {
+		out = append(out, it.text)
+	}
+	return out
+}
+
+// isUsed reports whether the part at p.span of text source is one used
+// uses, or a "how soon" phrase used's day overrides.
+func isUsed(used reading, p *part, source int) bool {
+	same := func(q *part) bool { return q != nil && q.source == source && q.span == p.span }
+	if same(used.day) || same(used.scope) || same(used.clock) || slices.ContainsFunc(used.except, same) {
+		return true
+	}
+	if p.ignored {
+		return false
+	}
+	// A part of the day that holds the clock time used ("förmiddag, helst
+	// kl 10") agrees with it.
+	if c := used.clock; c != nil && c.time == timeAt && p.class == classTime && isPartOfDay(p.time) &&
+		p.clock.Start <= c.starts.Start && c.starts.Start < p.clock.End {
+		return true
+	}
+	return p.class == classRel && (same(used.rel) || used.day != nil)
+}
+
+// resolve computes the window of r and returns the reading it used: r
+// without the exclusions that would leave no day. It reports false when
+// the window lies entirely in the past and cannot roll forward.
+func resolve(r reading, now time.Time, l lang) (Window, reading, bool) {
 	clock := ClockRange{Start: 0, End: MinutesPerDay}
-	var daily ClockRange
+	var daily, starts ClockRange
 	if r.clock != nil {
-		clock, daily = r.clock.clock, r.clock.clock
+		clock, daily, starts = r.clock.clock, r.clock.clock, r.clock.starts
+	}
+	// A day counts as ahead while a slot may still start on it.
+	ahead := clock
+	if !starts.IsZero() {
+		ahead.End = starts.End
 	}
 	today := DateOf(now)
 	var w Window
 	switch {
 	case r.day != nil:
-		first, last, anchorFirst, anchorLast, ok := r.days(today, now, clock)
+		first, last, anchorFirst, anchorLast, ok := r.days(today, now, ahead)
 		if !ok || last.Before(first) {
-			return Window{}, false
+			return Window{}, r, false
 		}
 		w.Start = latest(now, first.At(clock.Start))
 		w.End = last.At(clock.End)
@@ -195,12 +339,70 @@ func resolve(r reading, now time.Time, l lang) (Window, bool) {
 	if r.clock != nil {
 		w.Start, w.End = tighten(w.Start, w.End, daily)
 		w.Daily = daily
+		if !starts.IsZero() {
+			w.Start = tightenStart(w.Start, starts)
+			w.Starts = starts
+		}
 		w.Label += ", " + clockLabel(r.clock, l)
 	}
 	if !w.End.After(w.Start) {
-		return Window{}, false
+		return Window{}, r, false
 	}
-	return w, true
+	// Exclusions: each is kept only if a day of the window is left.
+	kept := r.except[:0:0]
+	for _, p := range r.except {
+		if !hasWeekday(w.Start, w.End, p.except) {
+			kept = append(kept, p) // no such day in the window: nothing to leave out
+			continue
+		}
+		except := w.Except | p.except
+		if start, end, ok := skipDays(w.Start, w.End, daily, except); ok {
+			w.Start, w.End, w.Except = start, end, except
+			kept = append(kept, p)
+		}
+	}
+	r.except = kept
+	if w.Except != 0 {
+		w.Label += ", " + exceptLabel(w.Except, l)
+	}
+	return w, r, true
+}
+
+// skipDays moves start and end off the days in except, keeping them inside
+// the daily ranges, and reports false when no time is left.
+func skipDays(start, end time.Time, daily ClockRange, except Weekdays) (time.Time, time.Time, bool) {
+	open, shut := 0, MinutesPerDay
+	if !daily.IsZero() {
+		open, shut = daily.Start, daily.End
+	}
+	for d := DateOf(start); except.Has(d.Weekday()); d = d.AddDays(1) {
+		start = d.AddDays(1).At(open)
+		if !start.Before(end) {
+			return start, end, false
+		}
+	}
+	for {
+		d := DateOf(end.Add(-time.Nanosecond))
+		if !except.Has(d.Weekday()) {
+			break
+		}
+		end = d.AddDays(-1).At(shut)
+		if !end.After(start) {
+			return start, end, false
+		}
+	}
+	return start, end, end.After(start)
+}
+
+// hasWeekday reports whether a day of [start, end) is in days.
+func hasWeekday(start, end time.Time, days Weekdays) bool {
+	last := DateOf(end.Add(-time.Nanosecond))
+	for i, d := 0, DateOf(start); i < 7 && !d.After(last); i, d = i+1, d.AddDays(1) {
+		if days.Has(d.Weekday()) {
+			return true
+		}
+	}
+	return false
 }
 
 // tighten moves start forward and end back to the nearest instants that the
@@ -219,6 +421,16 @@ func tighten(start, end time.Time, daily ClockRange) (time.Time, time.Time) {
 		end = e.AddDays(-1).At(daily.End)
 	}
 	return start, end
+}
+
+// tightenStart moves start to the next instant a slot may start at, by the
+// daily range starts.
+func tightenStart(start time.Time, starts ClockRange) time.Time {
+	d := DateOf(start)
+	if !start.Before(d.At(starts.End)) {
+		return d.AddDays(1).At(starts.Start)
+	}
+	return start
 }
 
 // days returns the first and last day of r's day phrase: the next occurrence
@@ -422,6 +634,20 @@ const (
 	reasonPassed
 )
 
+// exceptLabel names the days left out: "utom fredag", "except Friday".
+func exceptLabel(w Weekdays, l lang) string {
+	var names []string
+	for _, d := range w.Days() {
+		names = append(names, weekdayName(d, l))
+	}
+	and := pickLang(l, " och ", " and ")
+	list := names[len(names)-1]
+	if len(names) > 1 {
+		list = strings.Join(names[:len(names)-1], ", ") + and + list
+	}
+	return pickLang(l, "utom ", "except ") + list
+}
+
 // defaultWindow is [now, now + 14 days) with a label that says it is a default.
 func defaultWindow(now time.Time, l lang, why reason, phrase string) Window {
 	because := [2][3]string{
@@ -555,6 +781,11 @@ func clockLabel(p *part, l lang) string {
 			return "before " + clock(r.End)
 		}
 		return "före kl. " + clock(r.End)
+	case timeAt:
+		if en {
+			return "starting " + p.starts.String()
+		}
+		return "start kl. " + p.starts.String()
 	}
 	if en {
 		return r.String()

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -228,4 +229,99 @@ func joinStarts(s []string) string {
 		out += x
 	}
 	return out
+}
+
+// TestParseTimingClockAndExceptSlots checks that a clock time and a day left
+// out reach Slots: "i morgon kl 9" offers only slots starting 09:00–09:59,
+// also on the day the clocks go forward, and "nästa vecka men inte fredag"
+// none on Friday.
+func TestParseTimingClockAndExceptSlots(t *testing.T) {
+	t.Parallel()
+	allWeek := WeeklyHours{}
+	for d := range allWeek {
+		allWeek[d] = []ClockRange{{Start: 7 * 60, End: 17 * 60}}
+	}
+	slots := func(w Window, now time.Time, step time.Duration) map[Date][]string {
+		return startsByDay(t, Slots(SlotParams{Hours: allWeek, From: w.Start, To: w.End, Daily: w.Daily, Starts: w.Starts,
+			Except: w.Except, Duration: 90 * time.Minute, Step: step, Earliest: now}))
+	}
+	tests := []struct {
+		name, text string
+		now        time.Time
+		step       time.Duration
+		want       map[Date]string
+	}{
+		{"kl 9 on a half-hour grid", "i morgon kl 9", local(2026, 11, 26, 10, 0), 30 * time.Minute,
+			map[Date]string{{2026, 11, 27}: "09:00 09:30"}},
+		{"kl 06 before the working hours", "i morgon kl 06", local(2026, 11, 26, 10, 0), time.Hour, map[Date]string{}},
+		{"kl 10.30", "tisdag kl 10.30", local(2026, 11, 26, 10, 0), time.Hour, map[Date]string{{2026, 12, 1}: "10:30"}},
+		{"spring DST change", "tomorrow at 9", local(2026, 3, 28, 10, 0), 30 * time.Minute,
+			map[Date]string{{2026, 3, 29}: "09:00 09:30"}},
+		{"autumn DST change", "i morgon kl 9", local(2027, 10, 30, 10, 0), 30 * time.Minute,
+			map[Date]string{{2027, 10, 31}: "09:00 09:30"}},
+		{"range holds the whole slot", "i morgon 9-11", local(2026, 11, 26, 10, 0), 30 * time.Minute,
+			map[Date]string{{2026, 11, 27}: "09:00 09:30"}},
+		{"Friday left out", "nästa vecka kl 8 men inte fredag", local(2026, 11, 26, 10, 0), time.Hour, map[Date]string{
+			{2026, 11, 30}: "08:00", {2026, 12, 1}: "08:00", {2026, 12, 2}: "08:00", {2026, 12, 3}: "08:00",
+			{2026, 12, 5}: "08:00", {2026, 12, 6}: "08:00"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := ParseTiming(tt.text, "", "sv", tt.now)
+			if !w.Understood {
+				t.Fatalf("%q not understood: %q", tt.text, w.Label)
+			}
+			got := slots(w, tt.now, tt.step)
+			if len(got) != len(tt.want) {
+				t.Errorf("got slots on %v, want on %v", got, tt.want)
+			}
+			for d, starts := range tt.want {
+				if g := joinStarts(got[d]); g != starts {
+					t.Errorf("%s: got %q, want %q", d, g, starts)
+				}
+			}
+		})
+	}
+}
+
+// TestUnusedWords checks what a reading reports as not used, across both
+// fields, and that a TimingReader reports the same.
+func TestUnusedWords(t *testing.T) {
+	t.Parallel()
+	now := local(2026, 11, 26, 10, 0) // Thursday
+	tests := []struct {
+		preferred, urgency string
+		want               []string
+	}{
+		{"nästa vecka", "", nil},
+		{"Helst nästa vecka, tack!", "", nil},
+		{"nästa vecka efter jobbet", "", nil},
+		{"nästa vecka när lönen kommit", "", []string{"när lönen kommit"}},
+		{"i morgon eller tisdag", "", []string{"tisdag"}},
+		{"i morrn bitti", "", []string{"bitti"}},
+		{"kl 9 eller 14", "", []string{"14"}},
+		{"efter semestern", "", []string{"efter semestern"}},
+		{"snarast, helst tisdag", "", nil}, // the day overrides "snarast" without contradicting it
+		{"förmiddag, helst kl 10", "", nil},
+		{"i morgon men inte fredag", "", []string{"inte fredag"}}, // tomorrow is the Friday
+		{"We're away until the 5th", "", []string{"away", "until the 5th"}},
+		{"tisdag", "inom en vecka", nil},
+		{"tisdag", "helst efter lönen", []string{"efter lönen"}},
+		{"tisdag bitti", "onsdag", []string{"bitti", "onsdag"}},
+		{"typ nån gång", "", nil},
+		{"", "", nil},
+	}
+	tr := NewTimingReader(0)
+	for _, tt := range tests {
+		got := ParseTiming(tt.preferred, tt.urgency, "sv-SE", now)
+		if !slices.Equal(got.Unused, tt.want) {
+			t.Errorf("(%q, %q): unused %q, want %q", tt.preferred, tt.urgency, got.Unused, tt.want)
+		}
+		for range 2 {
+			if r := tr.Parse(tt.preferred, tt.urgency, "sv-SE", now); !r.Equal(got) {
+				t.Errorf("(%q, %q): TimingReader gives %+v, ParseTiming %+v", tt.preferred, tt.urgency, r, got)
+			}
+		}
+	}
 }

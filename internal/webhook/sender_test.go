@@ -20,6 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"bokat/api"
+	"bokat/internal/clocktest"
 	"bokat/internal/outbox"
 	"bokat/internal/webhook/webhooktest"
 	"bokat/webhookverify"
@@ -283,10 +284,7 @@ func TestProductionDeliveryToLoopbackIsRefusedAtDialTime(t *testing.T) {
 	dev := NewGuard(res, true)
 	d := NewSender(SenderConfig{Guard: dev, Keys: keys, Timeout: 2 * time.Second})
 	d.Deliver(context.Background(), claimed(t, keys, "http://hooks.partner.se:"+itoa(port)+"/hook", NewSigningSecret()))
-	deadline := time.Now().Add(2 * time.Second)
-	for accepted.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Wait(t, "the development connection", func() bool { return accepted.Load() != 0 })
 	if accepted.Load() != 1 {
 		t.Fatalf("listener accepted %d connections, want exactly the development one", accepted.Load())
 	}

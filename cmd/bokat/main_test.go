@@ -14,9 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	_ "modernc.org/sqlite"
+
+	"bokat/internal/clocktest"
 )
 
 // getenvFrom returns a getenv over a fixed map, so tests never read the
@@ -129,8 +130,7 @@ func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
+			ctx := clocktest.Patience(t)
 			var stdout, stderr bytes.Buffer
 			err := run(ctx, append(tc.args, "--addr", "127.0.0.1:0"), getenvFrom(env), &stdout, &stderr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -203,7 +203,7 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 		close(lines)
 		io.Copy(io.Discard, pr)
 	}()
-	deadline := time.After(30 * time.Second)
+	patience := clocktest.Patience(t)
 	for baseURL == "" {
 		select {
 		case line, ok := <-lines:
@@ -217,9 +217,9 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 			if rest, ok := strings.CutPrefix(line, "bokat listening on "); ok {
 				baseURL = strings.Fields(rest)[0]
 			}
-		case <-deadline:
+		case <-patience.Done():
 			cancel()
-			t.Fatal("serve did not start within 30s")
+			t.Fatalf("serve did not start before the test binary's deadline; logs: %s", logs.String())
 		}
 	}
 	go func() {
@@ -233,8 +233,8 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 			cancel()
 			select {
 			case stopErr = <-done:
-			case <-time.After(30 * time.Second):
-				t.Error("serve did not stop within 30s")
+			case <-clocktest.Patience(t).Done():
+				t.Error("serve did not stop before the test binary's deadline")
 			}
 		})
 		return stopErr

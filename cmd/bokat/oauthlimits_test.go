@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"bokat/internal/clocktest"
 )
 
 // TestServeLimitsOAuthClientAuthentication: serve puts the OAuth endpoints
@@ -50,10 +50,8 @@ func TestServeRejectsBadOAuthLimits(t *testing.T) {
 	for _, flag := range []string{"--rate-oauth-pages", "--rate-oauth-token", "--rate-oauth-auth-failures-ip",
 		"--rate-oauth-auth-failures-client", "--rate-oauth-register", "--rate-signin-ip", "--rate-signin-address", "--rate-signin-global"} {
 		var stdout, stderr bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
+		err := run(clocktest.Patience(t), []string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db"),
 			flag, "5/fortnight"}, getenvFrom(nil), &stdout, &stderr)
-		cancel()
 		if err == nil || !strings.Contains(err.Error(), flag) || exitCode(err) != 2 {
 			t.Errorf("%s 5/fortnight: err = %v, want a usage error naming the flag", flag, err)
 		}

@@ -15,10 +15,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/ratelimit"
 	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
@@ -191,8 +191,7 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
+			ctx := clocktest.Patience(t)
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")}, tc.args...)
 			err := run(ctx, args, getenvFrom(nil), &stdout, &stderr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {

@@ -419,6 +419,28 @@ func TestRedisDownReportsUnavailableQuickly(t *testing.T) {
 	}
 }
 
+// DialRedis keeps a limiter's short time-outs unless the URL sets its own
+// (a test on a busy machine, or an operator, may want patience).
+func TestDialRedisTimeouts(t *testing.T) {
+	t.Parallel()
+	c, err := DialRedis("redis://127.0.0.1:6379/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if o := c.Options(); o.DialTimeout != 250*time.Millisecond || o.ReadTimeout != 250*time.Millisecond || o.WriteTimeout != 250*time.Millisecond || o.MaxRetries != 1 {
+		t.Errorf("defaults: dial %v read %v write %v retries %d; want 250ms each and 1 retry", o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries)
+	}
+	p, err := DialRedis("redis://127.0.0.1:6379/0?dial_timeout=3s&read_timeout=10s&write_timeout=11s&max_retries=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if o := p.Options(); o.DialTimeout != 3*time.Second || o.ReadTimeout != 10*time.Second || o.WriteTimeout != 11*time.Second || o.MaxRetries != 0 {
+		t.Errorf("from the URL: dial %v read %v write %v retries %d; want 3s, 10s, 11s and none (-1 is kept as 0)", o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries)
+	}
+}
+
 func TestDialRedisRejectsABadURL(t *testing.T) {
 	t.Parallel()
 	if _, err := DialRedis("http://127.0.0.1:6379"); err == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -67,16 +68,31 @@ func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
 
 // DialRedis returns a client for a redis:// or rediss:// URL with short
 // timeouts suited to a limiter that fails open: a slow Redis must not slow
-// every request. It does not connect yet.
+// every request. The URL's own dial_timeout, read_timeout, write_timeout
+// and max_retries parameters win over those defaults. It does not connect
+// yet.
 func DialRedis(rawURL string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
 	}
-	opts.DialTimeout = 250 * time.Millisecond
-	opts.ReadTimeout = 250 * time.Millisecond
-	opts.WriteTimeout = 250 * time.Millisecond
-	opts.MaxRetries = 1
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	q := u.Query()
+	if !q.Has("dial_timeout") {
+		opts.DialTimeout = 250 * time.Millisecond
+	}
+	if !q.Has("read_timeout") {
+		opts.ReadTimeout = 250 * time.Millisecond
+	}
+	if !q.Has("write_timeout") {
+		opts.WriteTimeout = 250 * time.Millisecond
+	}
+	if !q.Has("max_retries") {
+		opts.MaxRetries = 1
+	}
 	opts.DialerRetries = 1
 	opts.ContextTimeoutEnabled = true
 	opts.DisableIdentity = true

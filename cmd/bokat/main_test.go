@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -183,13 +184,19 @@ func (b *lockedBuffer) String() string {
 // run's error.
 func startServe(t *testing.T, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
 	t.Helper()
+	return startServeOn(t, time.Now, args, env)
+}
+
+// startServeOn is startServe with the program on the clock now.
+func startServeOn(t *testing.T, now func() time.Time, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	logs = &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		// Mail goes to a folder of the test, never into the source tree.
-		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
+		err := runOn(ctx, now, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
 			getenvFrom(env), pw, logs)
 		pw.Close()
 		done <- err

@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"bokat/internal/clocktest"
 )
 
 // TestServeLimitsOAuthClientAuthentication: serve puts the OAuth endpoints
 // on its limiter, with the budgets of the flags' environment twins, and
-// counts the refusals in the metrics.
+// counts the refusals in the metrics. The program's clock stands still, so
+// Retry-After is exact however slowly the requests run.
 func TestServeLimitsOAuthClientAuthentication(t *testing.T) {
 	t.Parallel()
-	base, _, logs, stop := startServe(t, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")},
+	base, _, logs, stop := startServeOn(t, clocktest.New(time.Now()).Now, []string{"--database", "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")},
 		map[string]string{"BOKAT_RATE_OAUTH_AUTH_FAILURES_IP": "2/min"})
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"bkr_x"},
 		"client_id": {"oc_00000000000000000000000000000000"}, "client_secret": {"bks_wrong"}}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/webhook/webhooktest"
@@ -37,7 +38,7 @@ func TestServeProcessesDeliverABookingBurstExactlyOnce(t *testing.T) {
 			if engine != sqlstore.SQLite {
 				procs = append(procs, startProcess(t, dbURL, "--webhook-allow-private"))
 			}
-			client := &http.Client{Timeout: 10 * time.Second}
+			client := &http.Client{Timeout: time.Minute}
 			t.Cleanup(func() {
 				if t.Failed() {
 					for i, p := range procs {
@@ -137,7 +138,7 @@ func TestServeProcessesDeliverABookingBurstExactlyOnce(t *testing.T) {
 				perProcBookings[pi]++
 			}
 
-			got := rc.WaitFor(t, total, 30*time.Second)
+			got := rc.WaitFor(t, total)
 			// A late duplicate would arrive after the count is reached: give
 			// the dispatchers a moment to show one.
 			time.Sleep(300 * time.Millisecond)
@@ -234,8 +235,8 @@ func TestServeProcessesDeliverABookingBurstExactlyOnce(t *testing.T) {
 					if err != nil {
 						t.Errorf("process %d after SIGTERM: %v", i, err)
 					}
-				case <-time.After(15 * time.Second):
-					t.Errorf("process %d did not stop after SIGTERM", i)
+				case <-clocktest.Patience(t).Done():
+					t.Errorf("process %d did not stop after SIGTERM before the test binary's deadline", i)
 				}
 			}
 		})

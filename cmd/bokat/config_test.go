@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"bokat/internal/clocktest"
 )
 
 // Every setting's environment twin is parsed by the flag's own code: a value
@@ -79,8 +80,7 @@ func TestBadSettingsStopTheProgramFromFlagOrEnvironment(t *testing.T) {
 					args = append(args, "--"+tc.flag+"="+tc.value)
 					wantSource = "--" + tc.flag
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
+				ctx := clocktest.Patience(t)
 				var stdout, stderr bytes.Buffer
 				err := run(ctx, args, getenvFrom(env), &stdout, &stderr)
 				if err == nil {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -129,8 +130,8 @@ func startProcess(t *testing.T, dbURL string, extra ...string) *process {
 	case p.baseURL = <-ready:
 	case err := <-p.done:
 		t.Fatalf("serve exited: %v\n%s", err, p.logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not start\n%s", p.logs.String())
+	case <-clocktest.Patience(t).Done():
+		t.Fatalf("serve did not start before the test binary's deadline\n%s", p.logs.String())
 	}
 	return p
 }
@@ -193,7 +194,7 @@ func TestConfirmationsSurviveSIGKILL(t *testing.T) {
 			dbURL := sqlstoretest.URL(t, engine)
 			token := prepareStore(t, dbURL, manyProviders(12))
 			srv := startProcess(t, dbURL)
-			client := &http.Client{Timeout: 10 * time.Second}
+			client := &http.Client{Timeout: time.Minute}
 
 			type attempt struct {
 				key    string
@@ -239,10 +240,7 @@ func TestConfirmationsSurviveSIGKILL(t *testing.T) {
 					}
 				}()
 			}
-			deadline := time.Now().Add(60 * time.Second)
-			for created.Load() < 25 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			clocktest.Wait(t, "25 bookings before the crash", func() bool { return created.Load() >= 25 })
 			if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -141,8 +142,7 @@ func TestProductionRefusesDevelopmentOnlySettings(t *testing.T) {
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
+			ctx := clocktest.Patience(t)
 			var stdout, stderr bytes.Buffer
 			err := run(ctx, append(tc.args, "--addr", "127.0.0.1:0"), getenvFrom(env), &stdout, &stderr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -195,13 +195,19 @@ func (b *lockedBuffer) String() string {
 // run's error.
 func startServe(t *testing.T, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
 	t.Helper()
+	return startServeOn(t, time.Now, args, env)
+}
+
+// startServeOn is startServe with the program on the clock now.
+func startServeOn(t *testing.T, now func() time.Time, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	logs = &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		// Mail goes to a folder of the test, never into the source tree.
-		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
+		err := runOn(ctx, now, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
 			getenvFrom(env), pw, logs)
 		pw.Close()
 		done <- err
@@ -215,7 +221,7 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 		close(lines)
 		io.Copy(io.Discard, pr)
 	}()
-	deadline := time.After(30 * time.Second)
+	patience := clocktest.Patience(t)
 	for baseURL == "" {
 		select {
 		case line, ok := <-lines:
@@ -229,9 +235,9 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 			if rest, ok := strings.CutPrefix(line, "bokat listening on "); ok {
 				baseURL = strings.Fields(rest)[0]
 			}
-		case <-deadline:
+		case <-patience.Done():
 			cancel()
-			t.Fatal("serve did not start within 30s")
+			t.Fatalf("serve did not start before the test binary's deadline; logs: %s", logs.String())
 		}
 	}
 	go func() {
@@ -245,8 +251,8 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 			cancel()
 			select {
 			case stopErr = <-done:
-			case <-time.After(30 * time.Second):
-				t.Error("serve did not stop within 30s")
+			case <-clocktest.Patience(t).Done():
+				t.Error("serve did not stop before the test binary's deadline")
 			}
 		})
 		return stopErr

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"bokat/internal/catalog"
+	"bokat/internal/clocktest"
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -102,38 +104,31 @@ func slotStart(t testing.TB, o map[string]any) time.Time {
 // starts with subject.
 func (f *e2eFlow) message(to, id, subject string) notifytest.Message {
 	f.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	var found notifytest.Message
+	clocktest.Wait(f.t, fmt.Sprintf("a message %q to %s about %s", subject, to, id), func() bool {
 		for _, r := range f.smtp.Messages() {
 			if len(r.To) != 1 || r.To[0] != to {
 				continue
 			}
 			m := notifytest.Parse(f.t, r.Data)
 			if strings.Contains(m.Text, id) && strings.HasPrefix(m.Subject, subject) {
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	f.t.Fatalf("no message %q to %s about %s; received %d messages", subject, to, id, len(f.smtp.Messages()))
-	return notifytest.Message{}
+		return false
+	})
+	return found
 }
 
 // statuses waits until GET /v1/bookings/{id} shows the wanted delivery
 // states.
 func (f *e2eFlow) statuses(id, customer, provider string) {
 	f.t.Helper()
-	var b map[string]any
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		b = f.call("GET", "/v1/bookings/"+id, nil)["booking"].(map[string]any)
-		if b["customer_confirmation_status"] == customer && b["provider_confirmation_status"] == provider {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	f.t.Fatalf("booking %s: customer_confirmation_status %v, provider_confirmation_status %v; want %s, %s",
-		id, b["customer_confirmation_status"], b["provider_confirmation_status"], customer, provider)
+	clocktest.Wait(f.t, fmt.Sprintf("booking %s with customer_confirmation_status %s, provider_confirmation_status %s", id, customer, provider), func() bool {
+		b := f.call("GET", "/v1/bookings/"+id, nil)["booking"].(map[string]any)
+		return b["customer_confirmation_status"] == customer && b["provider_confirmation_status"] == provider
+	})
 }
 
 // invitation parses m's calendar part and checks it against the attached
@@ -198,7 +193,7 @@ func TestServeNotifiesCustomersAndProvidersOfBookings(t *testing.T) {
 			dbURL := sqlstoretest.URL(t, engine)
 			baseURL, token, logs, stop := startServe(t, []string{"--demo", "--database", dbURL, "--log-level", "debug",
 				"--smtp-url", "smtp://" + smtpServer.Addr + "?starttls=none", "--mail-from", "Bokat <bokning@mail.bokat.example>"}, nil)
-			f := &e2eFlow{t: t, baseURL: baseURL, token: token, smtp: smtpServer, client: &http.Client{Timeout: 10 * time.Second}}
+			f := &e2eFlow{t: t, baseURL: baseURL, token: token, smtp: smtpServer, client: &http.Client{Timeout: time.Minute}}
 
 			sv := e2eCustomer{"Viveka Östergren-Lund", "+46 70 555 83 21", "viveka.ol.5521@kund.example", "Hornsgatan 12"}
 			en := e2eCustomer{"Alistair Pemberton-Hughes", "+46 70 555 83 22", "alistair.ph.8822@kund.example", "Götgatan 48"}
@@ -297,10 +292,7 @@ func TestServeNotifiesCustomersAndProvidersOfBookings(t *testing.T) {
 				}
 				return n
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for countEvents(rjID, "booking.provider_action_required") == 0 && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-			}
+			clocktest.Wait(t, "a booking.provider_action_required event", func() bool { return countEvents(rjID, "booking.provider_action_required") != 0 })
 			if n := countEvents(rjID, "booking.provider_action_required"); n != 1 {
 				t.Errorf("booking %s has %d booking.provider_action_required events, want 1", rjID, n)
 			}

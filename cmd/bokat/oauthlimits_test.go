@@ -2,20 +2,22 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"bokat/internal/clocktest"
 )
 
 // TestServeLimitsOAuthClientAuthentication: serve puts the OAuth endpoints
 // on its limiter, with the budgets of the flags' environment twins, and
-// counts the refusals in the metrics.
+// counts the refusals in the metrics. The program's clock stands still, so
+// Retry-After is exact however slowly the requests run.
 func TestServeLimitsOAuthClientAuthentication(t *testing.T) {
 	t.Parallel()
-	base, _, logs, stop := startServe(t, []string{"--database", migratedSQLite(t)},
+	base, _, logs, stop := startServeOn(t, clocktest.New(time.Now()).Now, []string{"--database", migratedSQLite(t)},
 		map[string]string{"BOKAT_RATE_OAUTH_AUTH_FAILURES_IP": "2/min"})
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"bkr_x"},
 		"client_id": {"oc_00000000000000000000000000000000"}, "client_secret": {"bks_wrong"}}
@@ -49,10 +51,8 @@ func TestServeRejectsBadOAuthLimits(t *testing.T) {
 	for _, flag := range []string{"--rate-oauth-pages", "--rate-oauth-token", "--rate-oauth-auth-failures-ip",
 		"--rate-oauth-auth-failures-client", "--rate-oauth-register", "--rate-signin-ip", "--rate-signin-address", "--rate-signin-global"} {
 		var stdout, stderr bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database", migratedSQLite(t),
+		err := run(clocktest.Patience(t), []string{"serve", "--addr", "127.0.0.1:0", "--database", migratedSQLite(t),
 			flag, "5/fortnight"}, getenvFrom(nil), &stdout, &stderr)
-		cancel()
 		if err == nil || !strings.Contains(err.Error(), flag) || exitCode(err) != 2 {
 			t.Errorf("%s 5/fortnight: err = %v, want a usage error naming the flag", flag, err)
 		}

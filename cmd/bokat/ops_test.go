@@ -19,6 +19,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/ratelimit"
 	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
@@ -57,7 +58,9 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	t.Parallel()
 	dbURL := migratedSQLite(t)
 	metricsAddr := freeAddr(t)
-	base, _, logs, stop := startServe(t, []string{"--database", dbURL, "--metrics-addr", metricsAddr,
+	// The program's clock stands still: no read is refilled and Retry-After
+	// is exact however slowly the requests run.
+	base, _, logs, stop := startServeOn(t, clocktest.New(time.Now()).Now, []string{"--database", dbURL, "--metrics-addr", metricsAddr,
 		"--mail-dir", filepath.Join(t.TempDir(), "mail")}, map[string]string{"BOKAT_RATE_READS": "3/min"})
 
 	if r := fetch(t, base+"/healthz"); r.status != 200 || !strings.Contains(r.body, `"status":"ok"`) {
@@ -121,9 +124,20 @@ func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 	redistest.Require(t)
 	redisURL := redistest.URL()
 	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
-	env := map[string]string{"BOKAT_REDIS_URL": redisURL, "BOKAT_REDIS_PREFIX": prefix, "BOKAT_RATE_READS": "4/min"}
-	a, _, _, _ := startServe(t, []string{"--database", migratedSQLite(t), "--mail-dir", t.TempDir()}, env)
-	b, _, _, _ := startServe(t, []string{"--database", migratedSQLite(t), "--mail-dir", t.TempDir()}, env)
+	// A patient client: the limiter's 250 ms time-out and one retry could
+	// spend a request twice, or let one through unchecked, on a busy
+	// machine, and the test counts exactly.
+	sep := "?"
+	if strings.Contains(redisURL, "?") {
+		sep = "&"
+	}
+	patientURL := redisURL + sep + "read_timeout=10s&write_timeout=10s&max_retries=-1"
+	env := map[string]string{"BOKAT_REDIS_URL": patientURL, "BOKAT_REDIS_PREFIX": prefix, "BOKAT_RATE_READS": "4/min"}
+	// Both instances read one clock that stands still: no read is refilled
+	// however slowly the requests run.
+	clk := clocktest.New(time.Now())
+	a, _, _, _ := startServeOn(t, clk.Now, []string{"--database", migratedSQLite(t), "--mail-dir", t.TempDir()}, env)
+	b, _, _, _ := startServeOn(t, clk.Now, []string{"--database", migratedSQLite(t), "--mail-dir", t.TempDir()}, env)
 	var statuses []int
 	for _, base := range []string{a, b, a, b, a, b} {
 		statuses = append(statuses, fetch(t, base+"/v1/capabilities").status)
@@ -191,8 +205,7 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
+			ctx := clocktest.Patience(t)
 			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", migratedSQLite(t)}, tc.args...)
 			err := run(ctx, args, getenvFrom(nil), &stdout, &stderr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {

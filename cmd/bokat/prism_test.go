@@ -14,7 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"bokat/internal/clocktest"
 )
 
 // TestPrismValidatesTheServedDocument puts Stoplight Prism's validating
@@ -69,8 +70,8 @@ func TestPrismValidatesTheServedDocument(t *testing.T) {
 	}()
 	select {
 	case <-ready:
-	case <-time.After(90 * time.Second):
-		t.Fatal("Prism did not start within 90 s")
+	case <-clocktest.Patience(t).Done():
+		t.Fatal("Prism did not start before the test binary's deadline")
 	}
 	proxy := fmt.Sprintf("http://127.0.0.1:%d", port)
 

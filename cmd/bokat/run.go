@@ -33,7 +33,13 @@ type env struct {
 
 // run executes one bokat command. Tests call it directly.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr, now: time.Now}
+	return runOn(ctx, time.Now, args, getenv, stdout, stderr)
+}
+
+// runOn is run on the clock now: tests that count quotas or expiry against
+// the program stop or move its time.
+func runOn(ctx context.Context, now func() time.Time, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr, now: now}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("%w: no command given", errUsage)

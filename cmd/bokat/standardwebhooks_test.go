@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook/webhooktest"
@@ -78,7 +79,7 @@ func TestTheNpmStandardWebhooksLibraryVerifiesDeliveries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := rc.WaitFor(t, n, 90*time.Second)
+	got := rc.WaitFor(t, n)
 
 	type delivery struct {
 		Headers    map[string]string `json:"headers"`
@@ -100,9 +101,7 @@ func TestTheNpmStandardWebhooksLibraryVerifiesDeliveries(t *testing.T) {
 	if err := os.WriteFile(file, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, node, script, file).CombinedOutput()
+	out, err := exec.CommandContext(clocktest.Patience(t), node, script, file).CombinedOutput()
 	t.Logf("node %s:\n%s", script, out)
 	if err != nil {
 		t.Fatalf("the npm library did not verify every delivery: %v", err)

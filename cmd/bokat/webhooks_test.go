@@ -81,7 +81,7 @@ func TestServeDeliversWebhooksAcrossAKeyRotation(t *testing.T) {
 	}
 	check := func(n int, outboxID string) {
 		t.Helper()
-		got := rc.WaitFor(t, n, 15*time.Second)[n-1]
+		got := rc.WaitFor(t, n)[n-1]
 		if _, err := verifier.Verify(got.Header, got.Body); err != nil {
 			t.Fatalf("delivery %d does not verify: %v", n, err)
 		}

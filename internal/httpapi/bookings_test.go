@@ -974,6 +974,7 @@ func (e *testEnv) asyncDo(req request) (response, error) {
 	for k, v := range req.Header {
 		r.Header.Set(k, v)
 	}
+	sent := e.now()
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		return response{}, err
@@ -983,7 +984,7 @@ func (e *testEnv) asyncDo(req request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	out := response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	out := response{Status: resp.StatusCode, Header: resp.Header, Body: body, sent: sent, received: e.now()}
 	if err := json.Unmarshal(body, &out.JSON); err != nil {
 		return out, fmt.Errorf("not JSON: %s", body)
 	}

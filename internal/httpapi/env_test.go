@@ -85,6 +85,8 @@ type testEnv struct {
 	contract *api.Contract
 	authn    *auth.Authenticator
 	logs     *syncBuffer
+	// now is the server's clock.
+	now func() time.Time
 	// token is a partner token with every scope.
 	token string
 
@@ -170,7 +172,7 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	e := &testEnv{t: t, db: db, srv: srv, authServer: cfg.OAuth, http: hs, contract: contract, authn: cfg.Auth, logs: logs}
+	e := &testEnv{t: t, db: db, srv: srv, authServer: cfg.OAuth, http: hs, contract: contract, authn: cfg.Auth, logs: logs, now: cfg.Now}
 	e.token = e.partner("all-scopes", bokat.AllScopes()...)
 	return e
 }
@@ -218,6 +220,9 @@ type response struct {
 	Header http.Header
 	Body   []byte
 	JSON   map[string]any
+	// sent and received are the server's clock before the request and
+	// after the response: its server_time lies between them.
+	sent, received time.Time
 }
 
 // request describes one call.
@@ -265,6 +270,7 @@ func (e *testEnv) do(req request) response {
 	for k, v := range req.Header {
 		r.Header.Set(k, v)
 	}
+	sent := e.now()
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		e.t.Fatal(err)
@@ -274,7 +280,7 @@ func (e *testEnv) do(req request) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	out := response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+	out := response{Status: resp.StatusCode, Header: resp.Header, Body: raw, sent: sent, received: e.now()}
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		if err := json.Unmarshal(raw, &out.JSON); err != nil {
 			e.t.Fatalf("%s %s: response is not a JSON object: %v\n%s", req.Method, req.Path, err, raw)

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"bokat"
+	"bokat/internal/clocktest"
 	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
 	"bokat/internal/ratelimit/redistest"
@@ -24,43 +25,53 @@ import (
 // server trusts the loopback peer as a proxy, so each test's callers are
 // told apart by X-Forwarded-For, as behind a load balancer.
 
-// forEachOAuthLimiter runs fn with the in-process limiter and with Redis.
+// forEachOAuthLimiter runs fn with the in-process limiter and with Redis,
+// each on a clock that stands still: the tests count budgets exactly, so
+// no request may be refilled while a slow machine runs them.
 func forEachOAuthLimiter(t *testing.T, fn func(t *testing.T, l oauth.Limiter)) {
 	t.Run("memory", func(t *testing.T) {
 		t.Parallel()
-		fn(t, ratelimit.NewMemory(ratelimit.MemoryOptions{}))
+		fn(t, ratelimit.NewMemory(ratelimit.MemoryOptions{Now: newTestClock().Now}))
 	})
 	t.Run("redis", func(t *testing.T) {
 		t.Parallel()
-		fn(t, patientRedisLimiter(t))
+		fn(t, patientRedisLimiter(t, newTestClock()))
 	})
 }
 
-// patientRedisLimiter is a Redis limiter on the test server whose client
-// waits long and never retries: the production client's 250 ms read
-// timeout and one retry can run the script twice on a busy test machine,
-// spending two requests for one, and these tests count exactly.
-func patientRedisLimiter(t *testing.T) *ratelimit.Redis {
+// patientRedisLimiter is a Redis limiter on the test server whose quotas
+// run on clk, on a patient client (see patientRedisClient).
+func patientRedisLimiter(t *testing.T, clk *clocktest.Clock) *ratelimit.Redis {
 	t.Helper()
-	redistest.Require(t)
+	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
+	return ratelimit.NewRedis(patientRedisClient(t, prefix), ratelimit.RedisOptions{Prefix: prefix, Now: clk.Now})
+}
+
+// patientRedisClient is a client on the test server that waits long and
+// never retries: the production client's 250 ms read timeout and one retry
+// can run the script twice on a busy test machine, spending two requests
+// for one, or give up and let a request through unchecked, and the tests
+// count exactly. It deletes the keys under prefix when the test ends.
+func patientRedisClient(tb testing.TB, prefix string) *redis.Client {
+	tb.Helper()
+	redistest.Require(tb)
 	opts, err := redis.ParseURL(redisURL())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = 10*time.Second, 10*time.Second, -1
 	c := redis.NewClient(opts)
 	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("these tests need Redis at %s (set BOKAT_TEST_REDIS_URL): %v", redisURL(), err)
+		tb.Fatalf("these tests need Redis at %s (set BOKAT_TEST_REDIS_URL): %v", redisURL(), err)
 	}
-	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
-	t.Cleanup(func() {
-		keys, _ := c.Keys(context.Background(), "*"+prefix+"*").Result()
+	tb.Cleanup(func() {
+		keys, _ := c.Keys(context.Background(), prefix+"*").Result()
 		if len(keys) > 0 {
 			c.Del(context.Background(), keys...)
 		}
 		c.Close()
 	})
-	return ratelimit.NewRedis(c, ratelimit.RedisOptions{Prefix: prefix})
+	return c
 }
 
 // newLimitedOAuthEnv is an OAuth server with the budgets, behind a trusted
@@ -372,7 +383,7 @@ func TestOAuthBudgetsFailOpen(t *testing.T) {
 // the caller's reads quota, as the OpenAPI document does.
 func TestDiscoveryDocumentsSpendReads(t *testing.T) {
 	t.Parallel()
-	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{}, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{}), smallLimits(10, 10, 2)))
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{}, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{Now: newTestClock().Now}), smallLimits(10, 10, 2)))
 	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource"} {
 		resp, err := http.Get(e.http.URL + path)
 		if err != nil {

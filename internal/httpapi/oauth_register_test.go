@@ -105,7 +105,7 @@ func TestDynamicRegistrationIsRateLimitedPerIP(t *testing.T) {
 	t.Parallel()
 	limits := oauth.DefaultLimits()
 	limits.Register = ratelimit.Policy{Name: "oauth-register", Quota: 2, Window: time.Hour}
-	e := newLimitedOAuthEnv(t, ratelimit.NewMemory(ratelimit.MemoryOptions{}), limits)
+	e := newLimitedOAuthEnv(t, ratelimit.NewMemory(ratelimit.MemoryOptions{Now: newTestClock().Now}), limits)
 	const body = `{"redirect_uris":["https://app.example/cb"]}`
 	for i := range 2 {
 		if status, out, _ := e.register("203.0.113.7", body); status != http.StatusCreated {

@@ -295,36 +295,24 @@ func TestOperatorProbesSpendTheControlQuota(t *testing.T) {
 func redisURL() string { return redistest.URL() }
 
 // redisLimiter returns a Redis limiter on the test server with a key
-// prefix unique to the test.
-func redisLimiter(tb testing.TB, prefix string) *ratelimit.Redis {
+// prefix unique to the test, its quotas on clk. Its client is patient
+// (see patientRedisClient): these tests count requests exactly.
+func redisLimiter(tb testing.TB, prefix string, clk *clocktest.Clock) *ratelimit.Redis {
 	tb.Helper()
-	redistest.Require(tb)
-	c, err := ratelimit.DialRedis(redisURL())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		tb.Fatalf("these tests need Redis at %s (set BOKAT_TEST_REDIS_URL): %v", redisURL(), err)
-	}
-	tb.Cleanup(func() {
-		keys, _ := c.Keys(context.Background(), "rate:"+prefix+"*").Result()
-		if len(keys) > 0 {
-			c.Del(context.Background(), keys...)
-		}
-		c.Close()
-	})
-	return ratelimit.NewRedis(c, ratelimit.RedisOptions{Prefix: prefix})
+	return ratelimit.NewRedis(patientRedisClient(tb, prefix), ratelimit.RedisOptions{Prefix: prefix, Now: clk.Now})
 }
 
 func TestRedisLimitIsSharedByTwoInstances(t *testing.T) {
 	t.Parallel()
 	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
 	db := sqlstoretest.Open(t, sqlstore.SQLite)
-	// Reads: 4 per 4 s, so one comes back every second.
+	// Reads: 4 per 4 s, so one comes back every second. Both instances
+	// read one clock, which moves only when the test says.
 	limits := smallLimits(10, 10, 4)
 	limits.Reads.Window = 4 * time.Second
-	a := newTestEnv(t, db, withLimits(redisLimiter(t, prefix), limits))
-	b := newTestEnv(t, db, withLimits(redisLimiter(t, prefix), limits))
+	clk := newTestClock()
+	a := newTestEnv(t, db, withLimits(redisLimiter(t, prefix, clk), limits))
+	b := newTestEnv(t, db, withLimits(redisLimiter(t, prefix, clk), limits))
 	get := func(e *testEnv) response {
 		return e.do(request{Method: "GET", Path: "/v1/capabilities", Header: bearer(a.token)})
 	}
@@ -345,7 +333,11 @@ func TestRedisLimitIsSharedByTwoInstances(t *testing.T) {
 	if r := b.do(request{Method: "GET", Path: "/v1/capabilities", Header: bearer(b.token)}); r.Status != 200 {
 		t.Fatalf("another principal was refused: %d", r.Status)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	clk.Advance(time.Second - time.Millisecond)
+	if r := get(b); r.Status != 429 {
+		t.Fatalf("1 ms before Retry-After: %d, want 429", r.Status)
+	}
+	clk.Advance(time.Millisecond)
 	if r := get(b); r.Status != 200 {
 		t.Fatalf("after Retry-After: %d", r.Status)
 	}
@@ -368,7 +360,12 @@ func TestRedisDownFailsOpenWithAWarningAndAMetric(t *testing.T) {
 	}
 	defer c.Close()
 	m := telemetry.NewMetrics(nil)
-	e := sqliteEnv(t, withLimits(ratelimit.NewRedis(c, ratelimit.RedisOptions{}), smallLimits(1, 1, 1)), withMetrics(m))
+	// The server's clock, which spaces the warnings 10 s apart, and the
+	// limiter's, which times its cool-down, stand still: however slowly
+	// the five requests run, exactly one warning is due.
+	clk := newTestClock()
+	e := sqliteEnv(t, withLimits(ratelimit.NewRedis(c, ratelimit.RedisOptions{Now: clk.Now}), smallLimits(1, 1, 1)), withMetrics(m),
+		func(c *envConfig) { c.Now = clk.Now })
 	for i := 0; i < 5; i++ {
 		r := e.do(request{Method: "GET", Path: "/v1/capabilities"})
 		if r.Status != 200 || r.Header.Get("RateLimit") != "" {
@@ -459,7 +456,10 @@ func TestMetricsCanBeLeftOffTheAPIListener(t *testing.T) {
 
 func TestHealthAndReadiness(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		hb := telemetry.NewHeartbeats(nil)
+		// The workers' silence is measured on a clock that stands still,
+		// and the checks may take a minute: a busy machine makes neither
+		// fail (stopping the worker is what must).
+		hb := telemetry.NewHeartbeats(newTestClock().Now)
 		worker := hb.Register("notify", time.Minute)
 		var e *testEnv
 		e = newTestEnv(t, db, func(c *envConfig) {
@@ -477,7 +477,7 @@ func TestHealthAndReadiness(t *testing.T) {
 					return nil
 				}},
 				telemetry.Check{Name: "workers", Run: hb.Check},
-			)
+			).WithTimeout(time.Minute)
 		})
 		live := e.do(request{Method: "GET", Path: "/healthz", NoValidate: true})
 		if live.Status != 200 || live.JSON["status"] != "ok" || live.JSON["api_request_id"] != nil {

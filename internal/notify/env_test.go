@@ -138,7 +138,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.mailer, err = notify.NewMailer(notify.MailerConfig{
 		SMTPURL: e.smtp.URL(false), From: "Bokat <" + organizer + ">", Logger: log, Now: e.clk.Now,
-		TLSConfig: e.smtp.ClientTLS(), Timeout: 5 * time.Second,
+		TLSConfig: e.smtp.ClientTLS(), Timeout: time.Minute,
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -34,7 +34,7 @@ func TestSignInCodeOverSMTPAndSMTPS(t *testing.T) {
 			srv := notifytest.NewServer(t, notifytest.Options{ImplicitTLS: tc.implicit})
 			logs := &syncBuffer{}
 			m, err := notify.NewMailer(notify.MailerConfig{SMTPURL: srv.URL(tc.implicit), From: "Bokat <" + organizer + ">",
-				TLSConfig: srv.ClientTLS(), Logger: slog.New(slog.NewJSONHandler(logs, nil)), Timeout: 5 * time.Second})
+				TLSConfig: srv.ClientTLS(), Logger: slog.New(slog.NewJSONHandler(logs, nil)), Timeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestUnreachableServerIsATemporaryFailure(t *testing.T) {
 	url := srv.URL(false)
 	// Wrong password: the server refuses authentication.
 	bad := strings.Replace(url, notifytest.Password, "wrong-password", 1)
-	m, err := notify.NewMailer(notify.MailerConfig{SMTPURL: bad, From: organizer, TLSConfig: srv.ClientTLS(), Timeout: 5 * time.Second})
+	m, err := notify.NewMailer(notify.MailerConfig{SMTPURL: bad, From: organizer, TLSConfig: srv.ClientTLS(), Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestUnreachableServerIsATemporaryFailure(t *testing.T) {
 		t.Fatalf("wrong password: err = %v, want a temporary SendError without secrets", err)
 	}
 	// Without TLS trust the mandatory STARTTLS fails: nothing is sent in clear.
-	m, err = notify.NewMailer(notify.MailerConfig{SMTPURL: url, From: organizer, Timeout: 5 * time.Second})
+	m, err = notify.NewMailer(notify.MailerConfig{SMTPURL: url, From: organizer, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

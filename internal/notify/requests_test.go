@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"bokat"
 	"bokat/internal/catalog"
+	"bokat/internal/clocktest"
 	"bokat/internal/followup"
 	"bokat/internal/idem"
 	"bokat/internal/notify"
@@ -468,12 +470,6 @@ func TestWakerWakesAnIdleWorkerAfterCommit(t *testing.T) {
 	// woke it.
 	for range 2 {
 		_, job := e.createRequest(t, faucetRequest())
-		deadline := time.Now().Add(10 * time.Second)
-		for e.job(t, job).Status != bokat.NotificationSent {
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s not sent: %+v", job, e.job(t, job))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		clocktest.Wait(t, fmt.Sprintf("job %s sent", job), func() bool { return e.job(t, job).Status == bokat.NotificationSent })
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/clocktest"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -99,11 +100,8 @@ func TestTwoWorkersDeliverABurstExactlyOnce(t *testing.T) {
 				})
 			}
 			writers.Wait()
-			rc.WaitFor(t, events, 60*time.Second)
-			deadline := time.Now().Add(30 * time.Second)
-			for delivered(t, a.db) < events && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			rc.WaitFor(t, events)
+			clocktest.Wait(t, "every delivery recorded", func() bool { return delivered(t, a.db) >= events })
 			a.stop()
 			b.stop()
 

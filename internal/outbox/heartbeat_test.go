@@ -3,10 +3,12 @@ package outbox_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -17,6 +19,19 @@ type countingHeartbeat struct{ beats, stops atomic.Int32 }
 
 func (h *countingHeartbeat) Beat() { h.beats.Add(1) }
 func (h *countingHeartbeat) Stop() { h.stops.Add(1) }
+
+// failureCounter is a log handler counting a loop's logged failures.
+type failureCounter struct{ n atomic.Int32 }
+
+func (f *failureCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (f *failureCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		f.n.Add(1)
+	}
+	return nil
+}
+func (f *failureCounter) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f *failureCounter) WithGroup(string) slog.Handler      { return f }
 
 // The loops show readiness they are alive only while their passes reach
 // the store, and stop their heartbeat when they end.
@@ -29,25 +44,25 @@ func TestLoopsBeatWhileTheyReachTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	sender := webhook.NewSender(webhook.SenderConfig{Guard: webhook.NewGuard(nil, true), Keys: keys})
-	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Interval: 5 * time.Millisecond, Heartbeat: dispHB})
-	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Interval: 5 * time.Millisecond, Heartbeat: relayHB})
+	relayFailures, dispFailures := &failureCounter{}, &failureCounter{}
+	disp := outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Interval: 5 * time.Millisecond, Heartbeat: dispHB, Logger: slog.New(dispFailures)})
+	relay := outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Interval: 5 * time.Millisecond, Heartbeat: relayHB, Logger: slog.New(relayFailures)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)
 	go func() { done <- relay.Run(ctx) }()
 	go func() { done <- disp.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for relayHB.beats.Load() < 3 || dispHB.beats.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("beats: relay %d, dispatcher %d", relayHB.beats.Load(), dispHB.beats.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Wait(t, "three beats of each loop", func() bool { return relayHB.beats.Load() >= 3 && dispHB.beats.Load() >= 3 })
 	db.Close() // the store goes away: no more beats
-	time.Sleep(50 * time.Millisecond)
+	// Each loop runs one pass at a time, so once it has logged a failed
+	// pass no later pass can reach the store. Between its first failure
+	// and its third, a whole failed pass ran, whether a loop beats before
+	// or after it logs: counted by passes, not by time, so a slow machine
+	// cannot make a late beat look like a beat without a store.
+	clocktest.Wait(t, "a failed pass of each loop", func() bool { return relayFailures.n.Load() >= 1 && dispFailures.n.Load() >= 1 })
 	r, d := relayHB.beats.Load(), dispHB.beats.Load()
-	time.Sleep(100 * time.Millisecond)
+	clocktest.Wait(t, "two more failed passes of each loop", func() bool { return relayFailures.n.Load() >= 3 && dispFailures.n.Load() >= 3 })
 	if relayHB.beats.Load() != r || dispHB.beats.Load() != d {
-		t.Errorf("loops kept beating without a store")
+		t.Errorf("loops kept beating without a store: relay %d → %d, dispatcher %d → %d", r, relayHB.beats.Load(), d, dispHB.beats.Load())
 	}
 	cancel()
 	for range 2 {

@@ -33,6 +33,9 @@ type fixture struct {
 	svc   *webhook.Service
 	relay *outbox.Relay
 	disp  *outbox.Dispatcher
+	// sc and dc configured disp.
+	sc webhook.SenderConfig
+	dc outbox.DispatcherConfig
 }
 
 type fixtureOption func(*outbox.DispatcherConfig, *webhook.SenderConfig)
@@ -47,7 +50,11 @@ func newFixture(t *testing.T, db *sqlstore.DB, opts ...fixtureOption) *fixture {
 	}
 	c := newClock()
 	guard := webhook.NewGuard(webhooktest.NewResolver(), true)
-	sc := webhook.SenderConfig{Guard: guard, Keys: keys, Timeout: 300 * time.Millisecond, Now: c.Now}
+	// Receivers answer at once: the minute only bounds a hang, so that a
+	// busy machine never turns a slow answer into a time-out. A test of
+	// the time-out shortens it for the attempt that is to time out
+	// (withSenderTimeout).
+	sc := webhook.SenderConfig{Guard: guard, Keys: keys, Timeout: time.Minute, Now: c.Now}
 	dc := outbox.DispatcherConfig{Now: c.Now, Jitter: func(d time.Duration) time.Duration { return d }}
 	for _, o := range opts {
 		o(&dc, &sc)
@@ -57,7 +64,19 @@ func newFixture(t *testing.T, db *sqlstore.DB, opts ...fixtureOption) *fixture {
 		svc:   webhook.NewService(webhook.ServiceConfig{Store: sqlstore.Bind[webhook.Tx](db), Guard: guard, Keys: keys, Now: c.Now}),
 		relay: outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Now: c.Now}),
 		disp:  outbox.NewDispatcher(db, webhook.NewSender(sc), dc),
+		sc:    sc, dc: dc,
 	}
+}
+
+// withSenderTimeout runs fn with the dispatcher's sender giving up after d.
+func (f *fixture) withSenderTimeout(d time.Duration, fn func()) {
+	f.t.Helper()
+	was := f.disp
+	sc := f.sc
+	sc.Timeout = d
+	f.disp = outbox.NewDispatcher(f.db, webhook.NewSender(sc), f.dc)
+	defer func() { f.disp = was }()
+	fn()
 }
 
 var (

@@ -2,11 +2,7 @@ package ratelimit
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"time"
-
-	"github.com/go-redis/redis_rate/v10"
 )
 
 // Peeker is a Limiter that can also tell, without spending anything,
@@ -51,28 +47,16 @@ func (m *Memory) Peek(_ context.Context, p Policy, key string) (Decision, error)
 	return d, nil
 }
 
-// Peek reports key's state under p without spending (a GCRA call of cost
+// Peek reports key's state under p without spending (the script at cost
 // zero, which leaves the key as it was).
 func (r *Redis) Peek(ctx context.Context, p Policy, key string) (Decision, error) {
 	if !p.Enabled() {
 		return Decision{Allowed: true, Remaining: 1 << 31}, nil
 	}
-	if until := r.downUntil.Load(); until != 0 && r.now().UnixNano() < until {
-		return Decision{}, fmt.Errorf("%w: cooling down after a failure", ErrUnavailable)
-	}
-	limit := redis_rate.Limit{Rate: p.Quota, Burst: p.Quota, Period: p.Window}
-	res, err := r.lim.AllowN(ctx, r.key(p, key), limit, 0)
+	g := newGCRA(p)
+	_, ahead, err := r.run(ctx, p, key, g, 0)
 	if err != nil {
-		r.downUntil.Store(r.now().Add(r.cooldown).UnixNano())
-		return Decision{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return Decision{}, err
 	}
-	r.downUntil.Store(0)
-	reset := max(res.ResetAfter, 0)
-	d := Decision{Allowed: res.Remaining >= 1, Remaining: max(res.Remaining, 0), Reset: reset}
-	if !d.Allowed {
-		// One request is back when the whole quota but one has refilled.
-		emission := p.Window / time.Duration(p.Quota)
-		d.RetryAfter = max(reset-emission*time.Duration(p.Quota-1), time.Millisecond)
-	}
-	return d, nil
+	return g.decide(ahead+g.emission <= g.window, ahead), nil
 }

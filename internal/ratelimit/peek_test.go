@@ -24,8 +24,8 @@ func peekContract(t *testing.T, l Peeker, key string) {
 		}
 	}
 	d, err := l.Peek(ctx, p, key)
-	if err != nil || d.Allowed || d.Remaining != 0 || d.RetryAfter <= 0 || d.RetryAfter > 20*time.Second {
-		t.Fatalf("peek after the quota = %+v, %v; want refused with 0 < RetryAfter <= 20s", d, err)
+	if err != nil || d.Allowed || d.Remaining != 0 || d.RetryAfter != 20*time.Second || d.Reset != time.Minute {
+		t.Fatalf("peek after the quota = %+v, %v; want refused with RetryAfter 20s, Reset 1m", d, err)
 	}
 	if d, _ := l.Peek(ctx, p, key+"-other"); !d.Allowed {
 		t.Fatal("another key was refused")
@@ -46,5 +46,11 @@ func TestMemoryPeek(t *testing.T) {
 func TestRedisPeek(t *testing.T) {
 	t.Parallel()
 	c, prefix := testRedis(t)
-	peekContract(t, NewRedis(c, RedisOptions{Prefix: prefix}), "k")
+	clk := newClock()
+	l := NewRedis(c, RedisOptions{Prefix: prefix, Now: clk.Now})
+	peekContract(t, l, "k")
+	clk.Advance(20 * time.Second)
+	if d, _ := l.Peek(context.Background(), Policy{Name: "failures", Quota: 3, Window: time.Minute}, "k"); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("after one refill interval = %+v, want one request left", d)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,37 +210,55 @@ func testRedis(tb testing.TB) (*redis.Client, string) {
 	return c, prefix
 }
 
+// The Redis limiter answers exactly as the in-process one, on the injected
+// clock: the test freezes and moves it, so the machine's speed decides
+// nothing.
 func TestRedisBurstRefusalAndRecovery(t *testing.T) {
 	t.Parallel()
 	c, prefix := testRedis(t)
-	l := NewRedis(c, RedisOptions{Prefix: prefix})
-	// One request per 400 ms, all 3 at once.
-	p := Policy{Name: "writes", Quota: 3, Window: 1200 * time.Millisecond}
+	clk := newClock()
+	l := NewRedis(c, RedisOptions{Prefix: prefix, Now: clk.Now})
+	p := Policy{Name: "writes", Quota: 30, Window: time.Minute}
 	ctx := context.Background()
-	for i := 1; i <= 3; i++ {
+
+	// The whole quota may be spent in one burst.
+	for i := 1; i <= 30; i++ {
 		d, err := l.Allow(ctx, p, "client-a")
-		if err != nil || !d.Allowed || d.Remaining != 3-i {
-			t.Fatalf("request %d = %+v, %v; want allowed with %d left", i, d, err, 3-i)
+		if err != nil || !d.Allowed || d.Remaining != 30-i || d.Reset != time.Duration(i)*2*time.Second {
+			t.Fatalf("request %d = %+v, %v; want allowed with %d left, Reset %v", i, d, err, 30-i, time.Duration(i)*2*time.Second)
 		}
 	}
 	d, err := l.Allow(ctx, p, "client-a")
 	if err != nil || d.Allowed {
-		t.Fatalf("request 4 = %+v, %v; want refused", d, err)
+		t.Fatalf("request 31 = %+v, %v; want refused", d, err)
 	}
-	if d.RetryAfter <= 0 || d.RetryAfter > 400*time.Millisecond || d.Reset <= 800*time.Millisecond || d.Reset > 1200*time.Millisecond {
-		t.Fatalf("refusal = %+v, want 0 < RetryAfter <= 400ms and Reset in (800ms, 1.2s]", d)
+	// One request refills every 2 s; the whole quota in 60 s.
+	if d.RetryAfter != 2*time.Second || d.Reset != time.Minute || d.Remaining != 0 {
+		t.Fatalf("refusal = %+v, want RetryAfter 2s, Reset 1m, Remaining 0", d)
 	}
-	if d, _ := l.Allow(ctx, p, "client-b"); !d.Allowed {
-		t.Fatal("another key was refused")
+	if d, _ := l.Allow(ctx, p, "client-b"); !d.Allowed || d.Remaining != 29 {
+		t.Fatalf("client-b = %+v, want allowed with 29 left", d)
 	}
-	time.Sleep(d.RetryAfter + 20*time.Millisecond)
-	if d, err := l.Allow(ctx, p, "client-a"); err != nil || !d.Allowed {
-		t.Fatalf("after Retry-After = %+v, %v; want allowed", d, err)
+	// Just before the next token: still refused; at it: allowed once.
+	clk.Advance(1999 * time.Millisecond)
+	if d, err := l.Allow(ctx, p, "client-a"); err != nil || d.Allowed || d.RetryAfter != time.Millisecond {
+		t.Fatalf("1 ms before Retry-After = %+v, %v; want refused with RetryAfter 1ms", d, err)
+	}
+	clk.Advance(time.Millisecond)
+	if d, err := l.Allow(ctx, p, "client-a"); err != nil || !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("after Retry-After = %+v, %v; want allowed with 0 left", d, err)
 	}
 	if d, _ := l.Allow(ctx, p, "client-a"); d.Allowed {
 		t.Fatal("two requests allowed after one refill interval")
 	}
-	// Redis holds only digests of the keys.
+	// After a full window the whole burst is back.
+	clk.Advance(time.Minute)
+	for i := 0; i < 30; i++ {
+		if d, err := l.Allow(ctx, p, "client-a"); err != nil || !d.Allowed {
+			t.Fatalf("after a full window, request %d = %+v, %v; want allowed", i+1, d, err)
+		}
+	}
+	// Redis holds only digests of the keys, each kept at most a window.
 	keys, err := c.Keys(ctx, prefix+"*").Result()
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("keys = %v, %v; want 2", keys, err)
@@ -248,9 +267,28 @@ func TestRedisBurstRefusalAndRecovery(t *testing.T) {
 		if strings.Contains(k, "client-") {
 			t.Errorf("Redis key %q holds the caller's key in clear", k)
 		}
-		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 || ttl > 2*time.Second {
+		if ttl := c.PTTL(ctx, k).Val(); ttl <= 0 || ttl > p.Window {
 			t.Errorf("key %q TTL = %v, want it to expire within the window", k, ttl)
 		}
+	}
+}
+
+// A quota that does not divide its window still allows exactly the quota
+// in a burst (the script's integer microseconds lose nothing that counts).
+func TestRedisQuotaThatDoesNotDivideTheWindow(t *testing.T) {
+	t.Parallel()
+	c, prefix := testRedis(t)
+	clk := newClock()
+	l := NewRedis(c, RedisOptions{Prefix: prefix, Now: clk.Now})
+	p := Policy{Name: "odd", Quota: 7, Window: time.Minute}
+	ctx := context.Background()
+	for i := 1; i <= 7; i++ {
+		if d, err := l.Allow(ctx, p, "k"); err != nil || !d.Allowed || d.Remaining != 7-i {
+			t.Fatalf("request %d = %+v, %v; want allowed with %d left", i, d, err, 7-i)
+		}
+	}
+	if d, err := l.Allow(ctx, p, "k"); err != nil || d.Allowed {
+		t.Fatalf("request 8 = %+v, %v; want refused", d, err)
 	}
 }
 
@@ -259,7 +297,7 @@ func TestRedisBurstRefusalAndRecovery(t *testing.T) {
 func TestRedisKeysStartWithThePrefix(t *testing.T) {
 	t.Parallel()
 	c, prefix := testRedis(t)
-	l := NewRedis(c, RedisOptions{Prefix: prefix})
+	l := NewRedis(c, RedisOptions{Prefix: prefix, Now: newClock().Now})
 	ctx := context.Background()
 	for _, p := range []Policy{{Name: "reads", Quota: 5, Window: time.Minute}, {Name: "writes", Quota: 2, Window: time.Minute}} {
 		if _, err := l.Allow(ctx, p, "caller"); err != nil {
@@ -289,7 +327,10 @@ func TestRedisInstancesShareOneQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	a, b := NewRedis(c1, RedisOptions{Prefix: prefix}), NewRedis(c2, RedisOptions{Prefix: prefix})
+	// One frozen clock: no request is refilled while the 30 race, however
+	// slow the machine.
+	clk := newClock()
+	a, b := NewRedis(c1, RedisOptions{Prefix: prefix, Now: clk.Now}), NewRedis(c2, RedisOptions{Prefix: prefix, Now: clk.Now})
 	p := Policy{Name: "search", Quota: 10, Window: time.Minute}
 	ctx := context.Background()
 	allowed := 0
@@ -321,6 +362,9 @@ func TestRedisInstancesShareOneQuota(t *testing.T) {
 	}
 }
 
+// After a failure the limiter skips Redis for the cool-down, on the
+// injected clock: the test counts the connections it tries instead of
+// timing the calls.
 func TestRedisDownReportsUnavailableQuickly(t *testing.T) {
 	t.Parallel()
 	// A port nothing listens on.
@@ -334,20 +378,66 @@ func TestRedisDownReportsUnavailableQuickly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var dials atomic.Int64
+	dial := c.Options().Dialer
+	c.Options().Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, addr)
+	}
 	defer c.Close()
-	l := NewRedis(c, RedisOptions{Cooldown: time.Minute})
+	clk := newClock()
+	l := NewRedis(c, RedisOptions{Cooldown: time.Minute, Now: clk.Now})
 	p := Policy{Name: "reads", Quota: 5, Window: time.Minute}
 	_, err = l.Allow(context.Background(), p, "k")
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
-	start := time.Now()
-	_, err = l.Allow(context.Background(), p, "k")
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "cooling down") {
-		t.Fatalf("second call err = %v, want the cool-down", err)
+	tried := dials.Load()
+	if tried == 0 {
+		t.Fatal("the first call dialled nothing; the test counts nothing")
 	}
-	if time.Since(start) > 50*time.Millisecond {
-		t.Errorf("the cool-down call took %v; it must not touch the network", time.Since(start))
+	clk.Advance(time.Minute - time.Nanosecond)
+	for _, call := range []func() (Decision, error){
+		func() (Decision, error) { return l.Allow(context.Background(), p, "k") },
+		func() (Decision, error) { return l.Peek(context.Background(), p, "k") },
+	} {
+		_, err = call()
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "cooling down") {
+			t.Fatalf("a call within the cool-down: err = %v, want the cool-down", err)
+		}
+	}
+	if n := dials.Load(); n != tried {
+		t.Fatalf("calls within the cool-down dialled %d times; they must not touch the network", n-tried)
+	}
+	// Once the cool-down is over, Redis is tried again.
+	clk.Advance(time.Nanosecond)
+	if _, err = l.Allow(context.Background(), p, "k"); !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), "cooling down") {
+		t.Fatalf("after the cool-down err = %v, want a fresh failure", err)
+	}
+	if dials.Load() == tried {
+		t.Fatal("after the cool-down Redis was not tried again")
+	}
+}
+
+// DialRedis keeps a limiter's short time-outs unless the URL sets its own
+// (a test on a busy machine, or an operator, may want patience).
+func TestDialRedisTimeouts(t *testing.T) {
+	t.Parallel()
+	c, err := DialRedis("redis://127.0.0.1:6379/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if o := c.Options(); o.DialTimeout != 250*time.Millisecond || o.ReadTimeout != 250*time.Millisecond || o.WriteTimeout != 250*time.Millisecond || o.MaxRetries != 1 {
+		t.Errorf("defaults: dial %v read %v write %v retries %d; want 250ms each and 1 retry", o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries)
+	}
+	p, err := DialRedis("redis://127.0.0.1:6379/0?dial_timeout=3s&read_timeout=10s&write_timeout=11s&max_retries=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if o := p.Options(); o.DialTimeout != 3*time.Second || o.ReadTimeout != 10*time.Second || o.WriteTimeout != 11*time.Second || o.MaxRetries != 0 {
+		t.Errorf("from the URL: dial %v read %v write %v retries %d; want 3s, 10s, 11s and none (-1 is kept as 0)", o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries)
 	}
 }
 

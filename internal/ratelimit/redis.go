@@ -6,11 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"strings"
+	"net/url"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -19,9 +18,13 @@ import (
 const DefaultRedisPrefix = "bokat:rl:"
 
 // Redis is a limiter whose state lives in Redis, so that every instance
-// using the same server and prefix shares one quota per key. It runs the
-// GCRA algorithm in one Lua script (atomic on the server, using the
-// server's clock). Keys expire by themselves once their quota has refilled.
+// using the same server and prefix shares one quota per key. It runs GCRA,
+// the token bucket's twin, in one Lua script (atomic on the server) on the
+// instance's clock: the script is handed the time, so an injected clock
+// decides every answer, and instances share a quota as closely as their
+// clocks agree. A key is dropped by Redis once it has been idle for a whole
+// window (its quota has refilled by then), as the in-process limiter forgets
+// it.
 //
 // Keys are stored as a SHA-256 digest of the caller's key, so Redis never
 // holds client ids or IP addresses in clear.
@@ -29,7 +32,7 @@ const DefaultRedisPrefix = "bokat:rl:"
 // After a failure it reports ErrUnavailable at once for a short cool-down
 // instead of waiting on a dead server for every request.
 type Redis struct {
-	lim      *redis_rate.Limiter
+	client   redis.UniversalClient
 	prefix   string
 	cooldown time.Duration
 	now      func() time.Time
@@ -43,13 +46,14 @@ type RedisOptions struct {
 	Prefix string
 	// Cooldown is how long to skip Redis after a failure; 1s by default.
 	Cooldown time.Duration
-	// Now is the clock of the cool-down; time.Now by default.
+	// Now is the clock of the quotas and of the cool-down; time.Now by
+	// default.
 	Now func() time.Time
 }
 
 // NewRedis returns a limiter on the client.
 func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
-	r := &Redis{lim: redis_rate.NewLimiter(ownKeys{client}), prefix: opts.Prefix, cooldown: opts.Cooldown, now: opts.Now}
+	r := &Redis{client: client, prefix: opts.Prefix, cooldown: opts.Cooldown, now: opts.Now}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -64,16 +68,31 @@ func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
 
 // DialRedis returns a client for a redis:// or rediss:// URL with short
 // timeouts suited to a limiter that fails open: a slow Redis must not slow
-// every request. It does not connect yet.
+// every request. The URL's own dial_timeout, read_timeout, write_timeout
+// and max_retries parameters win over those defaults. It does not connect
+// yet.
 func DialRedis(rawURL string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
 	}
-	opts.DialTimeout = 250 * time.Millisecond
-	opts.ReadTimeout = 250 * time.Millisecond
-	opts.WriteTimeout = 250 * time.Millisecond
-	opts.MaxRetries = 1
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	q := u.Query()
+	if !q.Has("dial_timeout") {
+		opts.DialTimeout = 250 * time.Millisecond
+	}
+	if !q.Has("read_timeout") {
+		opts.ReadTimeout = 250 * time.Millisecond
+	}
+	if !q.Has("write_timeout") {
+		opts.WriteTimeout = 250 * time.Millisecond
+	}
+	if !q.Has("max_retries") {
+		opts.MaxRetries = 1
+	}
 	opts.DialerRetries = 1
 	opts.ContextTimeoutEnabled = true
 	opts.DisableIdentity = true
@@ -86,74 +105,96 @@ func (r *Redis) Allow(ctx context.Context, p Policy, key string) (Decision, erro
 	if !p.Enabled() {
 		return Decision{Allowed: true, Remaining: 1 << 31}, nil
 	}
-	if until := r.downUntil.Load(); until != 0 && r.now().UnixNano() < until {
-		return Decision{}, fmt.Errorf("%w: cooling down after a failure", ErrUnavailable)
+	g := newGCRA(p)
+	allowed, ahead, err := r.run(ctx, p, key, g, 1)
+	if err != nil {
+		return Decision{}, err
 	}
-	limit := redis_rate.Limit{Rate: p.Quota, Burst: p.Quota, Period: p.Window}
-	res, err := r.lim.Allow(ctx, r.key(p, key), limit)
+	return g.decide(allowed, ahead), nil
+}
+
+// run runs the script for cost requests of key under p (cost 0 spends
+// nothing) and returns its verdict and how far the key's TAT is ahead of
+// now after the call.
+func (r *Redis) run(ctx context.Context, p Policy, key string, g gcraParams, cost int64) (allowed bool, ahead int64, err error) {
+	now := r.now()
+	if until := r.downUntil.Load(); until != 0 && now.UnixNano() < until {
+		return false, 0, fmt.Errorf("%w: cooling down after a failure", ErrUnavailable)
+	}
+	nowUS := now.UnixMicro()
+	res, err := gcraScript.Run(ctx, r.client, []string{r.key(p, key)},
+		nowUS, g.emission, g.window, cost, max(p.Window.Milliseconds(), 1)).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("the rate-limit script answered %d values, want 2", len(res))
+	}
 	if err != nil {
 		r.downUntil.Store(r.now().Add(r.cooldown).UnixNano())
-		return Decision{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return false, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	r.downUntil.Store(0)
-	d := Decision{Allowed: res.Allowed > 0, Remaining: res.Remaining, Reset: max(res.ResetAfter, 0)}
-	if !d.Allowed {
-		d.RetryAfter = max(res.RetryAfter, 0)
-	}
-	return d, nil
+	return res[0] == 1, max(res[1]-nowUS, 0), nil
 }
+
+// gcraParams is a policy in the script's integer microseconds: one request
+// is earned every emission, and the theoretical arrival time (TAT) of the
+// next request may run at most window ahead of now (the whole quota spent).
+type gcraParams struct {
+	emission, window int64
+}
+
+func newGCRA(p Policy) gcraParams {
+	window := p.Window.Microseconds()
+	// Rounding the emission interval down keeps quota emissions within the
+	// window, so a burst of exactly the quota is allowed at any quota.
+	return gcraParams{emission: max(window/int64(p.Quota), 1), window: window}
+}
+
+// decide reads a decision from a verdict and how far the key's TAT is
+// ahead of now (µs, never negative).
+func (g gcraParams) decide(allowed bool, ahead int64) Decision {
+	d := Decision{
+		Allowed:   allowed,
+		Remaining: int(max(g.window-ahead, 0) / g.emission),
+		Reset:     time.Duration(ahead) * time.Microsecond,
+	}
+	if !allowed {
+		d.RetryAfter = max(time.Duration(ahead+g.emission-g.window)*time.Microsecond, time.Microsecond)
+	}
+	return d
+}
+
+// gcraScript spends ARGV[4] requests of KEYS[1] at ARGV[1] (Unix
+// microseconds, the caller's clock) when the key's TAT, plus ARGV[2]
+// (emission interval, µs) per request, stays within ARGV[3] (window, µs)
+// of now. It answers {1 if allowed else 0, the key's TAT after the call}.
+// An allowed spend stores the new TAT and keeps the key for ARGV[5]
+// milliseconds (the window): a key left alone that long has refilled. A
+// cost of 0 writes nothing. Integer microseconds stay exact in Lua's
+// doubles until the year 2255.
+var gcraScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local emission = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local tat = tonumber(redis.call("GET", KEYS[1]) or ARGV[1])
+if tat < now then
+  tat = now
+end
+local after = tat + cost * emission
+if after - now > window then
+  return {0, tat}
+end
+if cost > 0 then
+  redis.call("SET", KEYS[1], string.format("%.0f", after), "PX", ARGV[5])
+end
+return {1, after}
+`)
 
 // key names the Redis key of (p, key). The policy's quota and window are
 // part of it so that instances configured differently never share state.
 func (r *Redis) key(p Policy, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return fmt.Sprintf("%s%s:%d:%d:%s", r.prefix, p.Name, p.Quota, int64(p.Window/time.Second), hex.EncodeToString(sum[:16]))
-}
-
-// libraryKeyPrefix is what redis_rate puts before every key it is given.
-const libraryKeyPrefix = "rate:"
-
-// ownKeys is the client handed to redis_rate: it takes the library's own
-// "rate:" off every key again, so that keys in Redis start with the
-// configured prefix exactly as documented (an operator's KEYS, ACL key
-// patterns and cluster hash tags name them by that prefix). The tests list
-// the keys in Redis, so a library that changes its prefix is noticed.
-type ownKeys struct{ c redis.UniversalClient }
-
-func (o ownKeys) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return o.c.Eval(ctx, script, stripLibraryPrefix(keys), args...)
-}
-
-func (o ownKeys) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return o.c.EvalSha(ctx, sha1, stripLibraryPrefix(keys), args...)
-}
-
-func (o ownKeys) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return o.c.EvalRO(ctx, script, stripLibraryPrefix(keys), args...)
-}
-
-func (o ownKeys) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return o.c.EvalShaRO(ctx, sha1, stripLibraryPrefix(keys), args...)
-}
-
-func (o ownKeys) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
-	return o.c.ScriptExists(ctx, hashes...)
-}
-
-func (o ownKeys) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
-	return o.c.ScriptLoad(ctx, script)
-}
-
-func (o ownKeys) Del(ctx context.Context, keys ...string) *redis.IntCmd {
-	return o.c.Del(ctx, stripLibraryPrefix(keys)...)
-}
-
-func stripLibraryPrefix(keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = strings.TrimPrefix(k, libraryKeyPrefix)
-	}
-	return out
 }
 
 // Logger adapts a slog.Logger to go-redis's library logger (redis.SetLogger),

@@ -29,6 +29,8 @@ import (
 	"github.com/emersion/go-ical"
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"bokat/internal/clocktest"
 )
 
 // Credentials the server accepts.
@@ -153,17 +155,18 @@ func (s *Server) RcptAttempts() int {
 	return s.rcpts
 }
 
-// Wait returns once at least n messages arrived, failing the test after 10 s.
+// Wait returns once at least n messages arrived, failing the test only
+// shortly before the test binary's deadline (see clocktest.Patience).
 func (s *Server) Wait(tb testing.TB, n int) []Received {
 	tb.Helper()
-	deadline := time.After(10 * time.Second)
+	patience := clocktest.Patience(tb)
 	for {
 		if msgs := s.Messages(); len(msgs) >= n {
 			return msgs
 		}
 		select {
 		case <-s.arrived:
-		case <-deadline:
+		case <-patience.Done():
 			tb.Fatalf("the SMTP server received %d messages, want %d", len(s.Messages()), n)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"bokat/internal/clocktest"
 )
 
 // Resolver answers name lookups from a table; names not in it do not
@@ -131,20 +133,12 @@ func (rc *Receiver) Count() int {
 	return len(rc.deliveries)
 }
 
-// WaitFor waits until at least n requests arrived, failing the test after
-// timeout.
-func (rc *Receiver) WaitFor(tb testing.TB, n int, timeout time.Duration) []Delivery {
+// WaitFor waits until at least n requests arrived, failing the test only
+// shortly before the test binary's deadline (see clocktest.Wait).
+func (rc *Receiver) WaitFor(tb testing.TB, n int) []Delivery {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if d := rc.Deliveries(); len(d) >= n {
-			return d
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("receiver got %d deliveries within %s, want %d", rc.Count(), timeout, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Wait(tb, fmt.Sprintf("%d deliveries at the %s", n, rc), func() bool { return rc.Count() >= n })
+	return rc.Deliveries()
 }
 
 // String describes the receiver for test messages.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/calfeed"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 )
 
@@ -69,4 +71,60 @@ func runProviderFeedURL(ctx context.Context, args []string, e env) error {
 // changes every feed address.
 func calendarFeed(hasher *auth.Hasher, db *sqlstore.DB, baseURL string, now func() time.Time) (*calfeed.Feed, error) {
 	return calfeed.New(calfeed.Config{Key: []byte(hasher.Hash("calendar-feed-key", "v1")), Store: db, BaseURL: baseURL, Now: now})
+}
+
+// runProviderInvite invites a person to sign in to a provider's pages:
+// `bokat provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]`.
+// The invitation (the address sealed, as serve seals it) is written with
+// its audit row; the person then signs in at the printed address with a
+// one-time code sent to the invited address. It must run with the secrets
+// serve uses (--token-pepper, --secret-key), or the invitee is not found.
+func runProviderInvite(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("provider invite", e)
+	var (
+		c                          commonConfig
+		secretKey, email, roleName string
+		baseURL                    string
+	)
+	c.register(fs)
+	fs.Text(&secretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing personal data, as given to serve; comma-separated when rotating",
+		func(s string) error {
+			_, err := parseSecretKeys(s)
+			return err
+		})
+	fs.String(&email, "email", "", "", "the invited person's e-mail address")
+	fs.String(&roleName, "role", "", string(provider.Owner), "owner (manages staff) or staff")
+	fs.Text(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "public base URL of the service, as given to serve", checkBaseURL)
+	rest, err := fs.parse(args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(rest) != 1 || strings.TrimSpace(email) == "" {
+		return fmt.Errorf("%w: bokat provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]", errUsage)
+	}
+	role, err := provider.ParseRole(roleName)
+	if err != nil {
+		return fmt.Errorf("%w: --role: %v", errUsage, err)
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	db, _, _, err := openSealedStore(ctx, c, secretKey)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := provider.NewService(sqlstore.Bind[provider.Tx](db), e.now, nil)
+	inv, err := svc.Invite(ctx, nil, rest[0], email, role)
+	switch {
+	case errors.Is(err, bokat.ErrNotFound):
+		return fmt.Errorf("no provider %q", rest[0])
+	case errors.Is(err, provider.ErrInvalid):
+		return fmt.Errorf("%w: %v", errUsage, err)
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s invited as %s of %s until %s; sign in at %s/provider/sign-in\n",
+		inv.ID, inv.Role, inv.ProviderID, inv.ExpiresAt.Format(time.RFC3339), strings.TrimRight(baseURL, "/"))
+	return nil
 }

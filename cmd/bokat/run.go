@@ -63,10 +63,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return runOAuthClientCreate(ctx, rest[1:], e)
 	case "provider":
-		if len(rest) == 0 || rest[0] != "feed-url" {
-			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
+		switch {
+		case len(rest) > 0 && rest[0] == "feed-url":
+			return runProviderFeedURL(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "invite":
+			return runProviderInvite(ctx, rest[1:], e)
 		}
-		return runProviderFeedURL(ctx, rest[1:], e)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | bokat provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]", errUsage)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":
@@ -106,6 +109,9 @@ Commands:
   provider feed-url [PROVIDER_ID...]
                               print each provider's secret calendar feed address (all providers
                               when none is named); use the --base-url and secrets serve uses
+  provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]
+                              invite a person to the provider's pages (owner by default; an owner
+                              invites staff on the pages); use the secrets serve uses
   privacy export --email ADDRESS [--phone NUMBER]
                               print as JSON everything held for a person (bookings, follow-up requests,
                               consent, sign-in account); use the secrets serve uses

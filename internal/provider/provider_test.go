@@ -1,0 +1,270 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/clocktest"
+	"bokat/internal/provider"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
+)
+
+// The use cases run on a real store of each engine, with the demo supply.
+
+const (
+	providerA = "prv_sthlm_vvs_1"
+	providerB = "prv_sthlm_vvs_2"
+)
+
+type env struct {
+	db    *sqlstore.DB
+	svc   *provider.Service
+	clock *clocktest.Clock
+	seq   int
+}
+
+func newEnv(t *testing.T, db *sqlstore.DB) *env {
+	t.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := clocktest.New(time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC))
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return &env{db: db, svc: provider.NewService(sqlstore.Bind[provider.Tx](db), clock.Now, log), clock: clock}
+}
+
+// signIn invites (as the operator, unless by is set) and signs the address
+// in, returning the user and the session's hash.
+func (e *env) signIn(t *testing.T, by *provider.User, providerID, email string, role provider.Role) (provider.User, string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.svc.Invite(ctx, by, providerID, email, role); err != nil {
+		t.Fatalf("invite %s: %v", email, err)
+	}
+	if ok, err := e.svc.Admits(ctx, email); err != nil || !ok {
+		t.Fatalf("an invited address is not admitted: %v %v", ok, err)
+	}
+	e.seq++
+	hash := "session-hash-" + email
+	err := sqlstore.Bind[provider.Tx](e.db).InTx(ctx, func(tx provider.Tx) error {
+		ok, err := e.svc.Begin(ctx, tx, email, hash, e.clock.Now())
+		if err == nil && !ok {
+			t.Errorf("an invited address could not begin a session")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := e.svc.SessionUser(ctx, hash)
+	if err != nil {
+		t.Fatalf("session of %s: %v", email, err)
+	}
+	if u.ProviderID != providerID || u.Role != role || u.Email != email {
+		t.Fatalf("signed in as %+v, want %s %s %s", u, providerID, role, email)
+	}
+	return u, hash
+}
+
+func (e *env) audit(t *testing.T, providerID string) []string {
+	t.Helper()
+	entries, err := sqlstore.Bind[provider.Tx](e.db).ProviderAudit(context.Background(), providerID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		out = append(out, entries[i].Action+" "+entries[i].ObjectType)
+	}
+	return out
+}
+
+func TestAccountsAreInvitedSignedInAndRemoved(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		owner, _ := e.signIn(t, nil, providerA, "agare@vvs-ett.se", provider.Owner)
+		staff, staffSession := e.signIn(t, &owner, providerA, "montor@vvs-ett.se", provider.Staff)
+		otherOwner, _ := e.signIn(t, nil, providerB, "agare@vvs-tva.se", provider.Owner)
+
+		if ok, err := e.svc.Admits(ctx, "okand@example.se"); err != nil || ok {
+			t.Errorf("an unknown address is admitted: %v %v", ok, err)
+		}
+		for name, tc := range map[string]struct {
+			by       *provider.User
+			provider string
+			email    string
+			role     provider.Role
+			want     error
+		}{
+			"staff invites":            {&staff, providerA, "ny@example.se", provider.Staff, provider.ErrForbidden},
+			"owner invites an owner":   {&owner, providerA, "ny@example.se", provider.Owner, provider.ErrForbidden},
+			"owner invites to another": {&owner, providerB, "ny@example.se", provider.Staff, provider.ErrForbidden},
+			"address with an account":  {nil, providerB, "montor@vvs-ett.se", provider.Staff, bokat.ErrConflict},
+			"unknown provider":         {nil, "prv_nobody", "ny@example.se", provider.Staff, bokat.ErrNotFound},
+			"not an address":           {nil, providerA, "ny@", provider.Staff, provider.ErrInvalid},
+			"unknown role":             {nil, providerA, "ny@example.se", provider.Role("admin"), provider.ErrInvalid},
+		} {
+			if _, err := e.svc.Invite(ctx, tc.by, tc.provider, tc.email, tc.role); !errors.Is(err, tc.want) {
+				t.Errorf("%s: Invite = %v, want %v", name, err, tc.want)
+			}
+		}
+		if err := e.svc.RemoveStaff(ctx, otherOwner, staff.ID); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("another provider's owner removes staff: %v, want not found", err)
+		}
+		if err := e.svc.RemoveStaff(ctx, staff, owner.ID); !errors.Is(err, provider.ErrForbidden) {
+			t.Errorf("staff removes the owner: %v, want forbidden", err)
+		}
+		if err := e.svc.RemoveStaff(ctx, owner, owner.ID); !errors.Is(err, provider.ErrForbidden) {
+			t.Errorf("the owner removes an owner: %v, want forbidden", err)
+		}
+		if err := e.svc.RemoveStaff(ctx, owner, staff.ID); err != nil {
+			t.Fatalf("remove staff: %v", err)
+		}
+		if _, err := e.svc.SessionUser(ctx, staffSession); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("a removed user's session still works: %v", err)
+		}
+		if ok, err := e.svc.Admits(ctx, staff.Email); err != nil || ok {
+			t.Errorf("a removed user is still admitted: %v %v", ok, err)
+		}
+		users, invs, err := e.svc.Team(ctx, owner)
+		if err != nil || len(users) != 1 || users[0].ID != owner.ID || len(invs) != 0 {
+			t.Errorf("team after removal: %+v %+v %v", users, invs, err)
+		}
+		want := []string{"user.invited invitation", "user.joined invitation", "user.invited invitation",
+			"user.joined invitation", "user.removed user"}
+		if got := e.audit(t, providerA); !equal(got, want) {
+			t.Errorf("audit of %s:\n got %q\nwant %q", providerA, got, want)
+		}
+
+		// An invitation expires, and a withdrawn one admits nobody.
+		inv, err := e.svc.Invite(ctx, &owner, providerA, "sen@example.se", provider.Staff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.svc.Withdraw(ctx, otherOwner, inv.ID); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("another provider's owner withdraws an invitation: %v", err)
+		}
+		if err := e.svc.Withdraw(ctx, owner, inv.ID); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := e.svc.Admits(ctx, "sen@example.se"); ok {
+			t.Error("a withdrawn invitation admits its address")
+		}
+		if _, err := e.svc.Invite(ctx, nil, providerA, "gammal@example.se", provider.Staff); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(provider.InvitationTTL + time.Second)
+		if ok, _ := e.svc.Admits(ctx, "gammal@example.se"); ok {
+			t.Error("an expired invitation admits its address")
+		}
+
+		// Addresses are sealed: no table holds one in clear.
+		for _, table := range []string{"provider_users", "provider_invitations"} {
+			var n int
+			if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE email LIKE '%@%'`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("%s holds %d addresses in clear (%v)", table, n, err)
+			}
+		}
+	})
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestProviderSeesOnlyItsOwnBookings(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		start := e.clock.Now().Add(48 * time.Hour)
+		sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a_next", start, start.Add(time.Hour))
+		sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a_past", start.Add(-96*time.Hour), start.Add(-95*time.Hour))
+		sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b_next", start, start.Add(time.Hour))
+		owner, _ := e.signIn(t, nil, providerA, "agare@vvs-ett.se", provider.Owner)
+		staff, _ := e.signIn(t, &owner, providerA, "montor@vvs-ett.se", provider.Staff)
+
+		for _, tc := range []struct {
+			past bool
+			want []string
+		}{{false, []string{"bk_a_next"}}, {true, []string{"bk_a_past"}}} {
+			list, err := e.svc.Bookings(ctx, staff, tc.past, 100)
+			var got []string
+			for _, b := range list {
+				got = append(got, b.ID)
+			}
+			if err != nil || !equal(got, tc.want) {
+				t.Errorf("bookings (past %v) = %v %v, want %v", tc.past, got, err, tc.want)
+			}
+		}
+		v, err := e.svc.Booking(ctx, staff, "bk_a_next")
+		if err != nil || !v.ContactShown || v.Contact.Email != "test@example.se" || v.Contact.ServiceAddress != "Testgatan 1" {
+			t.Fatalf("own booking: %+v %v", v, err)
+		}
+		if _, err := e.svc.Booking(ctx, staff, "bk_b_next"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("another provider's booking: %v, want not found", err)
+		}
+		if done, err := e.svc.Acknowledge(ctx, staff, "bk_b_next"); !errors.Is(err, bokat.ErrNotFound) || done {
+			t.Errorf("acknowledge another provider's booking: %v %v", done, err)
+		}
+		if done, err := e.svc.Acknowledge(ctx, staff, "bk_a_next"); err != nil || !done {
+			t.Fatalf("acknowledge: %v %v", done, err)
+		}
+		if done, err := e.svc.Acknowledge(ctx, owner, "bk_a_next"); err != nil || done {
+			t.Errorf("a second acknowledgement: %v %v, want no change", done, err)
+		}
+		v, _ = e.svc.Booking(ctx, owner, "bk_a_next")
+		if v.Booking.AcknowledgedBy != staff.ID || !v.Booking.AcknowledgedAt.Equal(e.clock.Now()) ||
+			v.Booking.ProviderConfirmationStatus != bokat.NotificationSent {
+			t.Errorf("acknowledged booking: by %q at %v status %q", v.Booking.AcknowledgedBy, v.Booking.AcknowledgedAt,
+				v.Booking.ProviderConfirmationStatus)
+		}
+		var b bokat.Booking
+		err = db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			var err error
+			if b, err = tx.BookingByID(ctx, "bk_a_past"); err != nil {
+				return err
+			}
+			b.Status, b.CancelledAt, b.CancelReason, b.Sequence = bokat.BookingCancelled, e.clock.Now(), "other", 1
+			return tx.CancelBooking(ctx, b, "", e.clock.Now())
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := e.svc.Booking(ctx, staff, "bk_a_past"); err != nil || v.ContactShown || v.Contact.Email != "" {
+			t.Errorf("a cancelled booking shows contact data: %+v %v", v, err)
+		}
+		if _, err := e.svc.Acknowledge(ctx, staff, "bk_a_past"); !errors.Is(err, provider.ErrNotConfirmed) {
+			t.Errorf("acknowledge a cancelled booking: %v", err)
+		}
+		want := []string{"user.invited invitation", "user.joined invitation", "user.invited invitation",
+			"user.joined invitation", "booking.contact_opened booking", "booking.acknowledged booking",
+			"booking.contact_opened booking"}
+		if got := e.audit(t, providerA); !equal(got, want) {
+			t.Errorf("audit of %s:\n got %q\nwant %q", providerA, got, want)
+		}
+		if got := e.audit(t, providerB); len(got) != 0 {
+			t.Errorf("provider B's audit holds %q", got)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
@@ -290,4 +291,24 @@ func (s *Site[T]) SignOut() http.Handler {
 		}
 		http.Redirect(w, r, target, http.StatusSeeOther)
 	}))
+}
+
+// SpendOn returns the Spender of a limiter: nil or a policy that is off
+// spends nothing, and a limiter that fails lets the request pass (fail
+// open, as the API does) with a warning.
+func SpendOn(l ratelimit.Limiter, log *slog.Logger) Spender {
+	return func(ctx context.Context, p ratelimit.Policy, key string) time.Duration {
+		if l == nil || !p.Enabled() {
+			return 0
+		}
+		d, err := l.Allow(ctx, p, key)
+		if err != nil {
+			log.WarnContext(ctx, "rate limiter unavailable: page requests pass unchecked", "policy", p.Name, "error", err.Error())
+			return 0
+		}
+		if d.Allowed {
+			return 0
+		}
+		return max(d.RetryAfter, time.Second)
+	}
 }

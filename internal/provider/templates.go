@@ -3,7 +3,7 @@ package provider
 // pageTemplates are the provider pages' contents; the layout (package web)
 // wraps each.
 var pageTemplates = map[string]string{
-	"bookings": `{{define "content"}}{{if .Data}}<table class="bookings">
+	"bookings": `{{define "content"}}{{if .Data}}<table class="bookings stack">
 <thead><tr><th scope="col">{{index .T "col_when"}}</th><th scope="col">{{index .T "col_service"}}</th><th scope="col">{{index .T "col_postcode"}}</th><th scope="col">{{index .T "col_status"}}</th></tr></thead>
 <tbody>{{range .Data}}<tr>
 <td data-label="{{index $.T "col_when"}}"><a href="{{$.Link .URL}}">{{.When}}</a></td>
@@ -46,13 +46,13 @@ var pageTemplates = map[string]string{
 
 	"team": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="members">
 <h2 id="members">{{index $.T "team_members"}}</h2>
-<table><thead><tr><th scope="col">{{index $.T "col_email"}}</th><th scope="col">{{index $.T "col_role"}}</th>{{if .Owner}}<th scope="col">{{index $.T "col_action"}}</th>{{end}}</tr></thead>
-<tbody>{{range .Users}}<tr><td>{{.Email}}{{if .You}} {{index $.T "you"}}{{end}}</td><td>{{.Role}}</td>{{if $.Data.Owner}}<td>{{if .RemoveURL}}<form method="post" action="{{.RemoveURL}}">{{template "csrf" $}}<button type="submit" class="secondary">{{printf (index $.T "remove") .Email}}</button></form>{{end}}</td>{{end}}</tr>
+<table class="stack"><thead><tr><th scope="col">{{index $.T "col_email"}}</th><th scope="col">{{index $.T "col_role"}}</th>{{if .Owner}}<th scope="col">{{index $.T "col_action"}}</th>{{end}}</tr></thead>
+<tbody>{{range .Users}}<tr><td data-label="{{index $.T "col_email"}}">{{.Email}}{{if .You}} {{index $.T "you"}}{{end}}</td><td data-label="{{index $.T "col_role"}}">{{.Role}}</td>{{if $.Data.Owner}}<td>{{if .RemoveURL}}<form method="post" action="{{.RemoveURL}}">{{template "csrf" $}}<button type="submit" class="secondary">{{index $.T "remove"}}<span class="vh"> {{.Email}}</span></button></form>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></section>
 {{if .Invitations}}<section class="card" aria-labelledby="invitations">
 <h2 id="invitations">{{index $.T "team_invitations"}}</h2>
 <ul>{{range .Invitations}}<li>{{.Email}} – {{.Role}}, {{.Expires}}{{if .WithdrawURL}}
-<form method="post" action="{{.WithdrawURL}}">{{template "csrf" $}}<button type="submit" class="secondary">{{printf (index $.T "withdraw") .Email}}</button></form>{{end}}</li>
+<form method="post" action="{{.WithdrawURL}}">{{template "csrf" $}}<button type="submit" class="secondary">{{index $.T "withdraw"}}<span class="vh"> {{.Email}}</span></button></form>{{end}}</li>
 {{end}}</ul></section>{{end}}
 {{if .Owner}}<section class="card" aria-labelledby="invite">
 <h2 id="invite">{{index $.T "invite_heading"}}</h2>

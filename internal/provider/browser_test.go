@@ -70,6 +70,20 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Errorf("audit: %q", got)
 		}
 
+		webtest.Do(t, ctx, "flag a problem", chromedp.SendKeys(chromedp.ID("note"), "Porten har ny kod.\nRing mig."),
+			chromedp.Click(chromedp.ID("flag-submit")),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "Operatören har fått")]`)))
+		wantText("flagged booking", check("booking-flagged"), "Operatören har fått ditt meddelande.")
+		if types, _ := e.events(t, "bk_a_next"); len(types) != 1 || types[0] != "booking.provider_action_required" {
+			t.Errorf("store: events after the flag: %v", types)
+		}
+		// The page after the flag opened the contact again: the flag is the
+		// entry before.
+		if entries, err := e.st.ProviderAudit(context.Background(), providerA, 2); err != nil || len(entries) != 2 ||
+			entries[1].Action != "booking.flagged" || entries[1].Note != "Porten har ny kod.\nRing mig." {
+			t.Errorf("store: audit after the flag: %+v %v", entries, err)
+		}
+
 		webtest.Do(t, ctx, "switch to English", chromedp.Click(chromedp.CSS("p.lang a")),
 			chromedp.WaitVisible(chromedp.CSS(`html[lang=en]`)))
 		webtest.Do(t, ctx, "past bookings, in English", chromedp.Click(chromedp.CSS(`nav.main li:nth-child(2) a`)),
@@ -101,7 +115,7 @@ func TestPagesInABrowser(t *testing.T) {
 		}
 
 		webtest.Do(t, ctx, "sign out", chromedp.Click(chromedp.CSS("header.site button")),
-			chromedp.WaitVisible(chromedp.CSS("p.notice")))
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "utloggad")]`)))
 		wantText("signed out", check("signed-out"), "Du är utloggad.", "Logga in")
 		var n int
 		if err := db.R().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM provider_sessions WHERE user_id = $1`,

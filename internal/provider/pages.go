@@ -94,6 +94,7 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		Begin:       svc.Begin,
 		End:         svc.EndSession,
 		SignInIntro: "signin_intro",
+		Multiline:   []string{"note"},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
 	p := &Pages{svc: svc, site: site, log: cfg.Logger, mux: http.NewServeMux()}
 	p.routes()
@@ -113,6 +114,7 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/bookings", p.signedIn(p.bookings))
 	m.Handle("GET "+Prefix+"/bookings/{booking_id}", p.signedIn(p.booking))
 	m.Handle("POST "+Prefix+"/bookings/{booking_id}/acknowledge", p.signedIn(p.acknowledge))
+	m.Handle("POST "+Prefix+"/bookings/{booking_id}/flag", p.signedIn(p.flag))
 	m.Handle("GET "+Prefix+"/team", p.signedIn(p.team))
 	m.Handle("POST "+Prefix+"/team/invitations", p.signedIn(p.invite))
 	m.Handle("POST "+Prefix+"/team/invitations/{invitation_id}/withdraw", p.signedIn(p.withdraw))
@@ -216,7 +218,7 @@ type bookingRow struct {
 	ID, URL, When, Service, Postcode, Status, StatusClass string
 }
 
-func row(b Booking, pg web.Page) bookingRow {
+func row(b Booking, pg web.Page, now time.Time) bookingRow {
 	out := bookingRow{ID: b.ID, URL: Prefix + "/bookings/" + b.ID, Postcode: b.Postcode,
 		When:    schedule.SlotLabel(schedule.Interval{Start: b.SlotStart, End: b.SlotEnd}, pg.Lang),
 		Service: b.ServiceLabelSV}
@@ -228,6 +230,8 @@ func row(b Booking, pg web.Page) bookingRow {
 		out.Status, out.StatusClass = pg.T["status_cancelled"], "cancelled"
 	case !b.AcknowledgedAt.IsZero():
 		out.Status, out.StatusClass = pg.T["status_acked"], "ok"
+	case !b.SlotEnd.After(now):
+		out.Status = pg.T["status_confirmed"]
 	default:
 		out.Status = pg.T["status_new"]
 	}
@@ -249,7 +253,7 @@ func (p *Pages) bookings(w http.ResponseWriter, r *http.Request, u User, pg web.
 	}
 	rows := make([]bookingRow, 0, len(list))
 	for _, b := range list {
-		rows = append(rows, row(b, pg))
+		rows = append(rows, row(b, pg, p.svc.now()))
 	}
 	pg.Data = rows
 	p.site.Layout.Render(w, r, http.StatusOK, "bookings", pg)
@@ -266,20 +270,29 @@ type bookingPage struct {
 	ContactShown bool
 	Erased       bool
 	Contact      bokat.BookingContact
+	FlagAction   string
+	Note         string
 }
 
 func (p *Pages) booking(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
+	p.renderBooking(w, r, u, pg, http.StatusOK, "")
+}
+
+func (p *Pages) renderBooking(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, note string) {
 	v, err := p.svc.Booking(r.Context(), u, r.PathValue("booking_id"))
 	if p.refused(w, r, "open booking", err) {
 		return
 	}
 	b := v.Booking
 	pg.Title = fmt.Sprintf("%s %s", pg.T["booking_title"], b.ID)
-	notice(&pg, r, "acked_notice")
-	d := bookingPage{Row: row(b, pg), Price: fmt.Sprintf(pg.T["price_sek"], b.PriceSEK), ContactShown: v.ContactShown,
+	notice(&pg, r, "acked_notice", "flagged_notice")
+	d := bookingPage{Row: row(b, pg, p.svc.now()), Price: fmt.Sprintf(pg.T["price_sek"], b.PriceSEK), ContactShown: v.ContactShown,
 		Contact: v.Contact, CanAck: b.Active() && b.AcknowledgedAt.IsZero(),
 		AckAction: Prefix + "/bookings/" + b.ID + "/acknowledge"}
 	d.Erased = v.ContactShown && v.Contact == (bokat.BookingContact{})
+	if b.Active() {
+		d.FlagAction, d.Note = Prefix+"/bookings/"+b.ID+"/flag", note
+	}
 	if !b.CancelledAt.IsZero() {
 		d.Cancelled = stamp(b.CancelledAt, pg.Lang)
 	}
@@ -287,7 +300,7 @@ func (p *Pages) booking(w http.ResponseWriter, r *http.Request, u User, pg web.P
 		d.Acked = fmt.Sprintf(pg.T["acked_by"], stamp(b.AcknowledgedAt, pg.Lang), p.userLabel(r.Context(), u, b.AcknowledgedBy))
 	}
 	pg.Data = d
-	p.site.Layout.Render(w, r, http.StatusOK, "booking", pg)
+	p.site.Layout.Render(w, r, status, "booking", pg)
 }
 
 // userLabel names a provider user of u's provider by address.
@@ -321,6 +334,20 @@ func (p *Pages) acknowledge(w http.ResponseWriter, r *http.Request, u User, pg w
 		return
 	}
 	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "acked_notice")
+}
+
+func (p *Pages) flag(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
+	id, note := r.PathValue("booking_id"), r.PostForm.Get("note")
+	err := p.svc.Flag(r.Context(), u, id, note)
+	if errors.Is(err, ErrInvalid) {
+		pg.Error = pg.T["err_note"]
+		p.renderBooking(w, r, u, pg, http.StatusBadRequest, note)
+		return
+	}
+	if p.refused(w, r, "flag", err) {
+		return
+	}
+	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "flagged_notice")
 }
 
 // teamPage is the data of the team page.

@@ -102,19 +102,22 @@ func TestPagesAuthorization(t *testing.T) {
 		signIn := want{status: http.StatusSeeOther, location: "/provider/sign-in"}
 		for _, tc := range []struct {
 			method, path string
+			form         url.Values
 			own, other   want
 		}{
-			{"GET", "/provider/", want{status: 303, location: "/provider/bookings"}, want{status: 303, location: "/provider/bookings"}},
-			{"GET", "/provider/bookings", want{status: 200, contains: "bk_a_next", lacks: "bk_b_next"},
+			{"GET", "/provider/", nil, want{status: 303, location: "/provider/bookings"}, want{status: 303, location: "/provider/bookings"}},
+			{"GET", "/provider/bookings", nil, want{status: 200, contains: "bk_a_next", lacks: "bk_b_next"},
 				want{status: 200, contains: "bk_b_next", lacks: "bk_a_next"}},
-			{"GET", "/provider/bookings?view=past", want{status: 200, contains: "bk_a_past", lacks: "bk_a_next"},
+			{"GET", "/provider/bookings?view=past", nil, want{status: 200, contains: "bk_a_past", lacks: "bk_a_next"},
 				want{status: 200, lacks: "bk_a_past"}},
-			{"GET", "/provider/bookings/bk_a_next", want{status: 200, contains: "test@example.se"},
+			{"GET", "/provider/bookings/bk_a_next", nil, want{status: 200, contains: "test@example.se"},
 				want{status: 404, lacks: "test@example.se"}},
-			{"GET", "/provider/team", want{status: 200, contains: staffA}, want{status: 200, lacks: staffA}},
-			{"POST", "/provider/bookings/bk_a_next/acknowledge", want{status: 303, location: "/provider/bookings/bk_a_next?done=acked_notice"},
+			{"GET", "/provider/team", nil, want{status: 200, contains: staffA}, want{status: 200, lacks: staffA}},
+			{"POST", "/provider/bookings/bk_a_next/flag", url.Values{"note": {"Fel adress"}},
+				want{status: 303, location: "/provider/bookings/bk_a_next?done=flagged_notice"}, want{status: 404}},
+			{"POST", "/provider/bookings/bk_a_next/acknowledge", nil, want{status: 303, location: "/provider/bookings/bk_a_next?done=acked_notice"},
 				want{status: 404}},
-			{"POST", "/provider/team/users/" + staffID + "/remove", want{status: 303, location: "/provider/team?done=removed_notice"},
+			{"POST", "/provider/team/users/" + staffID + "/remove", nil, want{status: 303, location: "/provider/team?done=removed_notice"},
 				want{status: 404}},
 		} {
 			for _, who := range []struct {
@@ -126,7 +129,11 @@ func TestPagesAuthorization(t *testing.T) {
 				if tc.method == "GET" {
 					p = who.b.get(tc.path)
 				} else {
-					p = who.b.post(tc.path, nil)
+					form := url.Values{}
+					for k, v := range tc.form {
+						form[k] = v
+					}
+					p = who.b.post(tc.path, form)
 				}
 				w := who.want
 				if p.status != w.status || w.location != "" && p.location != w.location ||
@@ -149,6 +156,13 @@ func TestPagesAuthorization(t *testing.T) {
 				}
 				if by, _, _ := e.acknowledged(t, "bk_b_next"); by != "" {
 					t.Errorf("provider B's booking was acknowledged by %q", by)
+				}
+			case strings.HasSuffix(tc.path, "/flag"):
+				if types, _ := e.events(t, "bk_a_next"); len(types) != 1 {
+					t.Errorf("flag events of bk_a_next: %v, want one", types)
+				}
+				if types, _ := e.events(t, "bk_b_next"); len(types) != 0 {
+					t.Errorf("provider B's booking has events %v", types)
 				}
 			case strings.HasSuffix(tc.path, "/remove"):
 				if e.userID(t, providerA, staffA) != "" {

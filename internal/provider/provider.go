@@ -14,10 +14,12 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/web"
 )
 
@@ -122,7 +124,11 @@ const (
 	ActionInviteRevoked = "invitation.withdrawn"
 	ActionAcknowledged  = "booking.acknowledged"
 	ActionContactOpened = "booking.contact_opened"
+	ActionFlagged       = "booking.flagged"
 )
+
+// NoteMax is the longest note a provider may write with a flag.
+const NoteMax = 1000
 
 // Service runs the provider side's use cases.
 type Service struct {
@@ -361,6 +367,36 @@ func (s *Service) Acknowledge(ctx context.Context, u User, bookingID string) (bo
 		return audit(ctx, tx, u.ProviderID, u.ID, now, ActionAcknowledged, "booking", b.ID, "")
 	})
 	return done, err
+}
+
+// Flag raises booking.provider_action_required (reason provider_flagged)
+// for a confirmed booking of the user's provider, with the provider's note
+// for the operator kept in the audit row of the same transaction: the
+// event carries the reason only, never the note. A note must be 2 to
+// NoteMax characters of text (ErrInvalid); a cancelled booking fails with
+// ErrNotConfirmed, another provider's with bokat.ErrNotFound.
+func (s *Service) Flag(ctx context.Context, u User, bookingID, note string) error {
+	note = strings.TrimSpace(strings.ReplaceAll(note, "\r\n", "\n"))
+	if n := utf8.RuneCountInString(note); n < 2 || n > NoteMax {
+		return fmt.Errorf("%w: the note must be 2 to %d characters", ErrInvalid, NoteMax)
+	}
+	if why := bokat.CheckText(note, true); why != "" {
+		return fmt.Errorf("%w: the note %s", ErrInvalid, why)
+	}
+	now := s.now()
+	return s.store.InTx(ctx, func(tx Tx) error {
+		b, err := tx.ProviderBookingForUpdate(ctx, u.ProviderID, bookingID)
+		if err != nil {
+			return err
+		}
+		if !b.Active() {
+			return ErrNotConfirmed
+		}
+		if err := booking.ProviderActionRequiredInTx(ctx, tx, b.Booking, bokat.ReasonProviderFlagged, now); err != nil {
+			return err
+		}
+		return audit(ctx, tx, u.ProviderID, u.ID, now, ActionFlagged, "booking", b.ID, note)
+	})
 }
 
 // Team returns the provider's users and open invitations.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,6 +266,72 @@ func TestProviderSeesOnlyItsOwnBookings(t *testing.T) {
 		}
 		if got := e.audit(t, providerB); len(got) != 0 {
 			t.Errorf("provider B's audit holds %q", got)
+		}
+	})
+}
+
+// events returns the event types and payloads written for a booking.
+func (e *env) events(t *testing.T, bookingID string) (types, payloads []string) {
+	t.Helper()
+	rows, err := e.db.R().QueryContext(context.Background(), `SELECT event_type, payload FROM outbox_events
+		WHERE booking_id = $1 ORDER BY created_at, id`, bookingID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var typ, payload string
+		if err := rows.Scan(&typ, &payload); err != nil {
+			t.Fatal(err)
+		}
+		types, payloads = append(types, typ), append(payloads, payload)
+	}
+	return types, payloads
+}
+
+func TestFlagRaisesProviderActionRequiredWithTheNoteForTheOperatorOnly(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		start := e.clock.Now().Add(48 * time.Hour)
+		sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a", start, start.Add(time.Hour))
+		sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b", start, start.Add(time.Hour))
+		staff, _ := e.signIn(t, nil, providerA, "montor@vvs-ett.se", provider.Staff)
+		const note = "Adressen finns inte på kartan.\r\nRing mig."
+
+		for name, tc := range map[string]struct {
+			booking, note string
+			want          error
+		}{
+			"another provider's booking": {"bk_b", note, bokat.ErrNotFound},
+			"no note":                    {"bk_a", " ", provider.ErrInvalid},
+			"too long a note":            {"bk_a", strings.Repeat("x", provider.NoteMax+1), provider.ErrInvalid},
+			"a control character":        {"bk_a", "ring\x00mig", provider.ErrInvalid},
+		} {
+			if err := e.svc.Flag(ctx, staff, tc.booking, tc.note); !errors.Is(err, tc.want) {
+				t.Errorf("%s: Flag = %v, want %v", name, err, tc.want)
+			}
+		}
+		if types, _ := e.events(t, "bk_b"); len(types) != 0 {
+			t.Errorf("refused flags wrote events: %v", types)
+		}
+		if err := e.svc.Flag(ctx, staff, "bk_a", note); err != nil {
+			t.Fatalf("flag: %v", err)
+		}
+		types, payloads := e.events(t, "bk_a")
+		if len(types) != 1 || types[0] != string(bokat.EventBookingProviderActionRequired) ||
+			!strings.Contains(payloads[0], `"reason":"provider_flagged"`) {
+			t.Fatalf("events: %v %v", types, payloads)
+		}
+		for _, secret := range []string{"kartan", "test@example.se", "Testgatan"} {
+			if strings.Contains(payloads[0], secret) {
+				t.Errorf("the event carries %q: %s", secret, payloads[0])
+			}
+		}
+		entries, err := sqlstore.Bind[provider.Tx](db).ProviderAudit(ctx, providerA, 1)
+		if err != nil || len(entries) != 1 || entries[0].Action != provider.ActionFlagged || entries[0].Actor != staff.ID ||
+			entries[0].ObjectID != "bk_a" || entries[0].Note != "Adressen finns inte på kartan.\nRing mig." {
+			t.Errorf("audit: %+v %v", entries, err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/web"
 )
 
@@ -39,10 +40,11 @@ type Store interface {
 }
 
 // Tx is a write transaction as the provider side uses it. Sign-in codes
-// are the web layer's (web.CodeTx).
+// are the web layer's (web.CodeTx); a booking's events are written by the
+// booking lifecycle's use cases (booking.Tx) inside it.
 type Tx interface {
 	web.CodeTx
-	ProviderName(ctx context.Context, providerID string) (string, error)
+	booking.Tx
 	// ActiveProviderUserByEmail returns the active account of the
 	// (normalised) address.
 	ActiveProviderUserByEmail(ctx context.Context, email string) (User, error)

@@ -42,6 +42,14 @@ var pageTemplates = map[string]string{
 <p>{{index $.T "ack_intro"}}</p>
 <form method="post" action="{{.AckAction}}">{{template "csrf" $}}<button type="submit" id="acknowledge">{{index $.T "ack_button"}}</button></form>
 </section>{{end}}
+{{if .FlagAction}}<section class="card" aria-labelledby="flag">
+<h2 id="flag">{{index $.T "flag_heading"}}</h2>
+<p id="flag-intro">{{index $.T "flag_intro"}}</p>
+<form method="post" action="{{.FlagAction}}">{{template "csrf" $}}
+<label for="note">{{index $.T "note_label"}}</label>
+<textarea id="note" name="note" rows="4" maxlength="1000" required aria-describedby="flag-intro">{{.Note}}</textarea>
+<button type="submit" class="secondary" id="flag-submit">{{index $.T "flag_button"}}</button>
+</form></section>{{end}}
 <p><a href="{{$.Link "/provider/bookings"}}">{{index $.T "back_to_list"}}</a></p>{{end}}{{end}}`,
 
 	"team": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="members">

@@ -44,7 +44,10 @@ type Site[T CodeTx] struct {
 	End func(ctx context.Context, sessionHash string) error
 	// SignInIntro is the text key of the sign-in page's introduction.
 	SignInIntro string
-	cop         *http.CrossOriginProtection
+	// Multiline names the form fields (textareas) whose values may hold
+	// line breaks.
+	Multiline []string
+	cop       *http.CrossOriginProtection
 }
 
 // NewSite returns a site with its sign-in cookies and session cookie set
@@ -106,7 +109,7 @@ func (s *Site[T]) Form(w http.ResponseWriter, r *http.Request) (url.Values, bool
 		s.Layout.RenderError(w, r, http.StatusBadRequest, "err_request", "invalid_form")
 		return nil, false
 	}
-	if !CleanParams(r.PostForm) {
+	if !CleanParams(r.PostForm, s.Multiline...) {
 		s.Layout.RenderError(w, r, http.StatusBadRequest, "err_request", "invalid_request")
 		return nil, false
 	}

@@ -15,19 +15,23 @@ package web
 
 import (
 	"net/url"
+	"slices"
 
 	"bokat"
 )
 
 // CleanParams reports whether every parameter name and value is clean,
-// single-line text (bokat.CheckText: valid UTF-8, no control character).
-func CleanParams(v url.Values) bool {
+// single-line text (bokat.CheckText: valid UTF-8, no control character),
+// except that the values of the multiline parameters may hold tabs and line
+// breaks.
+func CleanParams(v url.Values, multiline ...string) bool {
 	for k, vs := range v {
 		if bokat.CheckText(k, false) != "" {
 			return false
 		}
+		lines := slices.Contains(multiline, k)
 		for _, x := range vs {
-			if bokat.CheckText(x, false) != "" {
+			if bokat.CheckText(x, lines) != "" {
 				return false
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -126,5 +127,49 @@ func runProviderInvite(ctx context.Context, args []string, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "%s invited as %s of %s until %s; sign in at %s/provider/sign-in\n",
 		inv.ID, inv.Role, inv.ProviderID, inv.ExpiresAt.Format(time.RFC3339), strings.TrimRight(baseURL, "/"))
+	return nil
+}
+
+// runProviderAudit prints a provider's latest audit entries, newest first,
+// one tab-separated line each: time, actor, action, object type and id,
+// note. It is how the operator sees what providers did: acknowledgements,
+// flags with their notes, openings of customer contact data, invitations.
+func runProviderAudit(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("provider audit", e)
+	var (
+		c     commonConfig
+		limit string
+	)
+	c.register(fs)
+	fs.String(&limit, "limit", "", "100", "how many entries to print, at most 10000")
+	rest, err := fs.parse(args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	n, err := strconv.Atoi(limit)
+	if len(rest) != 1 || err != nil || n < 1 || n > 10000 {
+		return fmt.Errorf("%w: bokat provider audit PROVIDER_ID [--limit N]", errUsage)
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	db, err := openStore(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ProviderName(ctx, rest[0]); errors.Is(err, bokat.ErrNotFound) {
+		return fmt.Errorf("no provider %q", rest[0])
+	} else if err != nil {
+		return err
+	}
+	entries, err := sqlstore.Bind[provider.Tx](db).ProviderAudit(ctx, rest[0], n)
+	if err != nil {
+		return err
+	}
+	for _, a := range entries {
+		fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\t%s\t%s\n", a.At.Format(time.RFC3339), a.Actor, a.Action, a.ObjectType,
+			a.ObjectID, strconv.Quote(a.Note))
+	}
 	return nil
 }

@@ -59,9 +59,18 @@ func TestProviderInvite(t *testing.T) {
 		invs[0].InvitedBy != provider.OperatorActor {
 		t.Fatalf("invitations: %+v %v", invs, err)
 	}
-	audit, err := st.ProviderAudit(context.Background(), "prv_load_000", 10)
-	if err != nil || len(audit) != 1 || audit[0].Action != provider.ActionInvited || audit[0].Actor != provider.OperatorActor ||
-		audit[0].ObjectID != invs[0].ID {
-		t.Errorf("audit: %+v %v", audit, err)
+	var log bytes.Buffer
+	if err := run(context.Background(), []string{"provider", "audit", "prv_load_000", "--database", dbURL}, getenvFrom(nil),
+		&log, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Split(strings.TrimSpace(log.String()), "\t")
+	if len(fields) != 6 || fields[1] != provider.OperatorActor || fields[2] != provider.ActionInvited ||
+		fields[3] != "invitation" || fields[4] != invs[0].ID || fields[5] != `"role=owner"` {
+		t.Errorf("audit: %q", log.String())
+	}
+	if err := run(context.Background(), []string{"provider", "audit", "prv_nobody", "--database", dbURL}, getenvFrom(nil),
+		io.Discard, io.Discard); err == nil {
+		t.Error("an unknown provider has an audit")
 	}
 }

@@ -68,8 +68,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runProviderFeedURL(ctx, rest[1:], e)
 		case len(rest) > 0 && rest[0] == "invite":
 			return runProviderInvite(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "audit":
+			return runProviderAudit(ctx, rest[1:], e)
 		}
-		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | bokat provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]", errUsage)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID", errUsage)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":

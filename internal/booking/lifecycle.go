@@ -170,7 +170,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		if err != nil {
 			return idem.Outcome{}, err
 		}
-		if err := queue(ctx, tx, b, bokat.EventBookingConfirmed, now); err != nil {
+		if err := queue(ctx, tx, b, bokat.EventBookingConfirmed, "", now); err != nil {
 			return idem.Outcome{}, err
 		}
 		out, err := render(b)
@@ -389,10 +389,11 @@ func bookingNotActive(b bokat.Booking) *bokat.Error {
 	}
 }
 
-// queue writes the outbox event of a booking change and a customer and a
-// provider notification job for it, in the change's transaction.
-func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now time.Time) error {
-	outboxID, err := writeEvent(ctx, tx, b, ev, "", now)
+// queue writes the outbox event of a booking change (with reason in its
+// data, or none) and a customer and a provider notification job for it, in
+// the change's transaction.
+func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reason string, now time.Time) error {
+	outboxID, err := writeEvent(ctx, tx, b, ev, reason, now)
 	if err != nil {
 		return err
 	}
@@ -481,7 +482,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return idem.Outcome{}, err
 		}
-		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, now); err != nil {
+		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, "", now); err != nil {
 			return idem.Outcome{}, err
 		}
 		out, err := render(b)
@@ -503,7 +504,7 @@ func CancelInTx(ctx context.Context, tx Tx, b bokat.Booking, reason string, now 
 	if err := tx.CancelBooking(ctx, b, "", now); err != nil {
 		return err
 	}
-	return queue(ctx, tx, b, bokat.EventBookingCancelled, now)
+	return queue(ctx, tx, b, bokat.EventBookingCancelled, "", now)
 }
 
 // RescheduleInput is a reschedule request, already checked against the
@@ -605,7 +606,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return idem.Outcome{}, err
 		}
-		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, now); err != nil {
+		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, "", now); err != nil {
 			return idem.Outcome{}, err
 		}
 		out, err := render(b)

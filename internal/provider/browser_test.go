@@ -84,6 +84,20 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Errorf("store: audit after the flag: %+v %v", entries, err)
 		}
 
+		webtest.Do(t, ctx, "cancel", chromedp.SetValue(chromedp.ID("reason"), "cannot_do_job"),
+			chromedp.SendKeys(chromedp.ID("cancel-notes"), "Reservdelen finns inte."),
+			chromedp.Click(chromedp.ID("cancel-confirm")), chromedp.Click(chromedp.ID("cancel-submit")),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "avbokad")]`)))
+		wantText("cancelled booking", check("booking-cancelled"), "Bokningen är avbokad.", "Avbokad",
+			"Bokningen är avbokad: kundens uppgifter visas inte.")
+		if text := webtest.Text(t, ctx); strings.Contains(text, "test@example.se") || strings.Contains(text, "Avboka bokningen") {
+			t.Errorf("a cancelled booking shows its customer or a cancel form:\n%s", text)
+		}
+		if types, payloads := e.events(t, "bk_a_next"); len(types) != 2 || types[1] != "booking.cancelled" ||
+			!strings.Contains(payloads[1], `"reason":"provider_cancelled"`) {
+			t.Errorf("store: events after the cancel: %v %v", types, payloads)
+		}
+
 		webtest.Do(t, ctx, "switch to English", chromedp.Click(chromedp.CSS("p.lang a")),
 			chromedp.WaitVisible(chromedp.CSS(`html[lang=en]`)))
 		webtest.Do(t, ctx, "past bookings, in English", chromedp.Click(chromedp.CSS(`nav.main li:nth-child(2) a`)),

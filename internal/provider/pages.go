@@ -94,7 +94,7 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		Begin:       svc.Begin,
 		End:         svc.EndSession,
 		SignInIntro: "signin_intro",
-		Multiline:   []string{"note"},
+		Multiline:   []string{"note", "cancel_notes"},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
 	p := &Pages{svc: svc, site: site, log: cfg.Logger, mux: http.NewServeMux()}
 	p.routes()
@@ -115,6 +115,7 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/bookings/{booking_id}", p.signedIn(p.booking))
 	m.Handle("POST "+Prefix+"/bookings/{booking_id}/acknowledge", p.signedIn(p.acknowledge))
 	m.Handle("POST "+Prefix+"/bookings/{booking_id}/flag", p.signedIn(p.flag))
+	m.Handle("POST "+Prefix+"/bookings/{booking_id}/cancel", p.signedIn(p.cancel))
 	m.Handle("GET "+Prefix+"/team", p.signedIn(p.team))
 	m.Handle("POST "+Prefix+"/team/invitations", p.signedIn(p.invite))
 	m.Handle("POST "+Prefix+"/team/invitations/{invitation_id}/withdraw", p.signedIn(p.withdraw))
@@ -272,6 +273,9 @@ type bookingPage struct {
 	Contact      bokat.BookingContact
 	FlagAction   string
 	Note         string
+	CancelAction string
+	// CancelReasons are the reasons the cancel form offers.
+	CancelReasons []string
 }
 
 func (p *Pages) booking(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -285,13 +289,14 @@ func (p *Pages) renderBooking(w http.ResponseWriter, r *http.Request, u User, pg
 	}
 	b := v.Booking
 	pg.Title = fmt.Sprintf("%s %s", pg.T["booking_title"], b.ID)
-	notice(&pg, r, "acked_notice", "flagged_notice")
+	notice(&pg, r, "acked_notice", "flagged_notice", "cancelled_notice")
 	d := bookingPage{Row: row(b, pg, p.svc.now()), Price: fmt.Sprintf(pg.T["price_sek"], b.PriceSEK), ContactShown: v.ContactShown,
 		Contact: v.Contact, CanAck: b.Active() && b.AcknowledgedAt.IsZero(),
 		AckAction: Prefix + "/bookings/" + b.ID + "/acknowledge"}
 	d.Erased = v.ContactShown && v.Contact == (bokat.BookingContact{})
 	if b.Active() {
 		d.FlagAction, d.Note = Prefix+"/bookings/"+b.ID+"/flag", note
+		d.CancelAction, d.CancelReasons = Prefix+"/bookings/"+b.ID+"/cancel", CancelReasons
 	}
 	if !b.CancelledAt.IsZero() {
 		d.Cancelled = stamp(b.CancelledAt, pg.Lang)
@@ -348,6 +353,23 @@ func (p *Pages) flag(w http.ResponseWriter, r *http.Request, u User, pg web.Page
 		return
 	}
 	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "flagged_notice")
+}
+
+func (p *Pages) cancel(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
+	id := r.PathValue("booking_id")
+	err := ErrInvalid
+	if r.PostForm.Get("confirm") == "yes" {
+		err = p.svc.Cancel(r.Context(), u, id, r.PostForm.Get("reason"), r.PostForm.Get("cancel_notes"))
+	}
+	if errors.Is(err, ErrInvalid) {
+		pg.Error = pg.T["err_cancel"]
+		p.renderBooking(w, r, u, pg, http.StatusBadRequest, "")
+		return
+	}
+	if p.refused(w, r, "cancel", err) {
+		return
+	}
+	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
 }
 
 // teamPage is the data of the team page.

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -125,7 +126,15 @@ const (
 	ActionAcknowledged  = "booking.acknowledged"
 	ActionContactOpened = "booking.contact_opened"
 	ActionFlagged       = "booking.flagged"
+	ActionCancelled     = "booking.cancelled"
 )
+
+// CancelReasons are why a provider may cancel a booking, as recorded in
+// the audit (the booking itself carries the contract's reason "other").
+var CancelReasons = []string{"illness", "cannot_do_job", "customer_unreachable", "other"}
+
+// CancelNotesMax is the longest note a provider may give with a cancel.
+const CancelNotesMax = 500
 
 // NoteMax is the longest note a provider may write with a flag.
 const NoteMax = 1000
@@ -396,6 +405,38 @@ func (s *Service) Flag(ctx context.Context, u User, bookingID, note string) erro
 			return err
 		}
 		return audit(ctx, tx, u.ProviderID, u.ID, now, ActionFlagged, "booking", b.ID, note)
+	})
+}
+
+// Cancel cancels a confirmed booking of the user's provider through the
+// booking lifecycle (booking.CancelByProviderInTx: the slot freed, the
+// booking.cancelled event saying the provider cancelled, the customer's and
+// the provider's messages queued), with its audit row, in one transaction.
+// reason is one of CancelReasons; notes (optional, at most CancelNotesMax
+// characters) are sealed with the booking as its cancel notes. A bad reason
+// or notes fail with ErrInvalid, a cancelled booking with ErrNotConfirmed,
+// another provider's with bokat.ErrNotFound.
+func (s *Service) Cancel(ctx context.Context, u User, bookingID, reason, notes string) error {
+	if !slices.Contains(CancelReasons, reason) {
+		return fmt.Errorf("%w: unknown cancel reason", ErrInvalid)
+	}
+	notes = strings.TrimSpace(strings.ReplaceAll(notes, "\r\n", "\n"))
+	if utf8.RuneCountInString(notes) > CancelNotesMax || bokat.CheckText(notes, true) != "" {
+		return fmt.Errorf("%w: the notes must be text of at most %d characters", ErrInvalid, CancelNotesMax)
+	}
+	now := s.now()
+	return s.store.InTx(ctx, func(tx Tx) error {
+		b, err := tx.ProviderBookingForUpdate(ctx, u.ProviderID, bookingID)
+		if err != nil {
+			return err
+		}
+		if !b.Active() {
+			return ErrNotConfirmed
+		}
+		if err := booking.CancelByProviderInTx(ctx, tx, b.Booking, notes, now); err != nil {
+			return err
+		}
+		return audit(ctx, tx, u.ProviderID, u.ID, now, ActionCancelled, "booking", b.ID, "reason="+reason)
 	})
 }
 

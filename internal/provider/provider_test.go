@@ -335,3 +335,58 @@ func TestFlagRaisesProviderActionRequiredWithTheNoteForTheOperatorOnly(t *testin
 		}
 	})
 }
+
+func TestCancelGoesThroughTheBookingLifecycle(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		start := e.clock.Now().Add(48 * time.Hour)
+		sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a", start, start.Add(time.Hour))
+		sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b", start, start.Add(time.Hour))
+		staff, _ := e.signIn(t, nil, providerA, "montor@vvs-ett.se", provider.Staff)
+		for name, tc := range map[string]struct {
+			booking, reason, notes string
+			want                   error
+		}{
+			"another provider's booking": {"bk_b", "illness", "", bokat.ErrNotFound},
+			"unknown reason":             {"bk_a", "bored", "", provider.ErrInvalid},
+			"too long notes":             {"bk_a", "other", strings.Repeat("x", provider.CancelNotesMax+1), provider.ErrInvalid},
+		} {
+			if err := e.svc.Cancel(ctx, staff, tc.booking, tc.reason, tc.notes); !errors.Is(err, tc.want) {
+				t.Errorf("%s: Cancel = %v, want %v", name, err, tc.want)
+			}
+		}
+		if err := e.svc.Cancel(ctx, staff, "bk_a", "illness", "Sjuk hela veckan."); err != nil {
+			t.Fatalf("cancel: %v", err)
+		}
+		if err := e.svc.Cancel(ctx, staff, "bk_a", "illness", ""); !errors.Is(err, provider.ErrNotConfirmed) {
+			t.Errorf("a second cancel: %v", err)
+		}
+		var b bokat.Booking
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			var err error
+			b, err = tx.BookingByID(ctx, "bk_a")
+			return err
+		})
+		if err != nil || b.Status != bokat.BookingCancelled || b.CancelReason != "other" || b.Sequence != 1 ||
+			!b.CancelledAt.Equal(e.clock.Now()) {
+			t.Errorf("booking after cancel: %+v %v", b, err)
+		}
+		types, payloads := e.events(t, "bk_a")
+		if len(types) != 1 || types[0] != string(bokat.EventBookingCancelled) ||
+			!strings.Contains(payloads[0], `"reason":"provider_cancelled"`) || strings.Contains(payloads[0], "Sjuk") {
+			t.Errorf("events: %v %v", types, payloads)
+		}
+		var jobs, busy int
+		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM notification_jobs WHERE booking_id = 'bk_a'`).Scan(&jobs); err != nil || jobs != 2 {
+			t.Errorf("notification jobs: %d %v, want the customer's and the provider's", jobs, err)
+		}
+		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM calendar_entries WHERE id = 'cal_bk_a' AND active`).Scan(&busy); err != nil || busy != 0 {
+			t.Errorf("the slot is still taken: %d %v", busy, err)
+		}
+		entries, err := sqlstore.Bind[provider.Tx](db).ProviderAudit(ctx, providerA, 1)
+		if err != nil || len(entries) != 1 || entries[0].Action != provider.ActionCancelled || entries[0].Note != "reason=illness" {
+			t.Errorf("audit: %+v %v", entries, err)
+		}
+	})
+}

@@ -50,6 +50,17 @@ var pageTemplates = map[string]string{
 <textarea id="note" name="note" rows="4" maxlength="1000" required aria-describedby="flag-intro">{{.Note}}</textarea>
 <button type="submit" class="secondary" id="flag-submit">{{index $.T "flag_button"}}</button>
 </form></section>{{end}}
+{{if .CancelAction}}<section class="card" aria-labelledby="cancel">
+<h2 id="cancel">{{index $.T "cancel_heading"}}</h2>
+<p id="cancel-intro">{{index $.T "cancel_intro"}}</p>
+<form method="post" action="{{.CancelAction}}">{{template "csrf" $}}
+<label for="reason">{{index $.T "cancel_reason_label"}}</label>
+<select id="reason" name="reason" required aria-describedby="cancel-intro">{{range .CancelReasons}}<option value="{{.}}">{{index $.T (printf "reason_%s" .)}}</option>{{end}}</select>
+<label for="cancel-notes">{{index $.T "cancel_notes_label"}}</label>
+<textarea id="cancel-notes" name="cancel_notes" rows="3" maxlength="500"></textarea>
+<p class="check"><input type="checkbox" id="cancel-confirm" name="confirm" value="yes" required> <label for="cancel-confirm">{{index $.T "cancel_confirm"}}</label></p>
+<button type="submit" class="danger" id="cancel-submit">{{index $.T "cancel_button"}}</button>
+</form></section>{{end}}
 <p><a href="{{$.Link "/provider/bookings"}}">{{index $.T "back_to_list"}}</a></p>{{end}}{{end}}`,
 
 	"team": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="members">

@@ -385,26 +385,12 @@ func (s *Service) Acknowledge(ctx context.Context, u User, bookingID string) (bo
 // NoteMax characters of text (ErrInvalid); a cancelled booking fails with
 // ErrNotConfirmed, another provider's with bokat.ErrNotFound.
 func (s *Service) Flag(ctx context.Context, u User, bookingID, note string) error {
-	note = strings.TrimSpace(strings.ReplaceAll(note, "\r\n", "\n"))
-	if n := utf8.RuneCountInString(note); n < 2 || n > NoteMax {
-		return fmt.Errorf("%w: the note must be 2 to %d characters", ErrInvalid, NoteMax)
+	note, err := cleanNote(note, 2, NoteMax)
+	if err != nil {
+		return err
 	}
-	if why := bokat.CheckText(note, true); why != "" {
-		return fmt.Errorf("%w: the note %s", ErrInvalid, why)
-	}
-	now := s.now()
-	return s.store.InTx(ctx, func(tx Tx) error {
-		b, err := tx.ProviderBookingForUpdate(ctx, u.ProviderID, bookingID)
-		if err != nil {
-			return err
-		}
-		if !b.Active() {
-			return ErrNotConfirmed
-		}
-		if err := booking.ProviderActionRequiredInTx(ctx, tx, b.Booking, bokat.ReasonProviderFlagged, now); err != nil {
-			return err
-		}
-		return audit(ctx, tx, u.ProviderID, u.ID, now, ActionFlagged, "booking", b.ID, note)
+	return s.onConfirmed(ctx, u, bookingID, ActionFlagged, note, func(tx Tx, b Booking, now time.Time) error {
+		return booking.ProviderActionRequiredInTx(ctx, tx, b.Booking, bokat.ReasonProviderFlagged, now)
 	})
 }
 
@@ -420,10 +406,34 @@ func (s *Service) Cancel(ctx context.Context, u User, bookingID, reason, notes s
 	if !slices.Contains(CancelReasons, reason) {
 		return fmt.Errorf("%w: unknown cancel reason", ErrInvalid)
 	}
-	notes = strings.TrimSpace(strings.ReplaceAll(notes, "\r\n", "\n"))
-	if utf8.RuneCountInString(notes) > CancelNotesMax || bokat.CheckText(notes, true) != "" {
-		return fmt.Errorf("%w: the notes must be text of at most %d characters", ErrInvalid, CancelNotesMax)
+	notes, err := cleanNote(notes, 0, CancelNotesMax)
+	if err != nil {
+		return err
 	}
+	return s.onConfirmed(ctx, u, bookingID, ActionCancelled, "reason="+reason, func(tx Tx, b Booking, now time.Time) error {
+		return booking.CancelByProviderInTx(ctx, tx, b.Booking, notes, now)
+	})
+}
+
+// cleanNote returns a note a person wrote with its line breaks as "\n",
+// trimmed, or ErrInvalid unless it is text of least to most characters.
+func cleanNote(note string, least, most int) (string, error) {
+	note = strings.TrimSpace(strings.ReplaceAll(note, "\r\n", "\n"))
+	if n := utf8.RuneCountInString(note); n < least || n > most {
+		return "", fmt.Errorf("%w: the note must be %d to %d characters", ErrInvalid, least, most)
+	}
+	if why := bokat.CheckText(note, true); why != "" {
+		return "", fmt.Errorf("%w: the note %s", ErrInvalid, why)
+	}
+	return note, nil
+}
+
+// onConfirmed runs write on a confirmed booking of the user's provider,
+// held for the transaction, and records it in the audit as action with
+// the note, all in one transaction. A cancelled booking fails with
+// ErrNotConfirmed, another provider's with bokat.ErrNotFound.
+func (s *Service) onConfirmed(ctx context.Context, u User, bookingID, action, note string,
+	write func(tx Tx, b Booking, now time.Time) error) error {
 	now := s.now()
 	return s.store.InTx(ctx, func(tx Tx) error {
 		b, err := tx.ProviderBookingForUpdate(ctx, u.ProviderID, bookingID)
@@ -433,10 +443,10 @@ func (s *Service) Cancel(ctx context.Context, u User, bookingID, reason, notes s
 		if !b.Active() {
 			return ErrNotConfirmed
 		}
-		if err := booking.CancelByProviderInTx(ctx, tx, b.Booking, notes, now); err != nil {
+		if err := write(tx, b, now); err != nil {
 			return err
 		}
-		return audit(ctx, tx, u.ProviderID, u.ID, now, ActionCancelled, "booking", b.ID, "reason="+reason)
+		return audit(ctx, tx, u.ProviderID, u.ID, now, action, "booking", b.ID, note)
 	})
 }
 

@@ -289,14 +289,22 @@ func (e *env) events(t *testing.T, bookingID string) (types, payloads []string) 
 	return types, payloads
 }
 
+// newBookedEnv is an env where providers A and B have one booking each,
+// bk_a and bk_b, two days ahead, and a staff member of A is signed in.
+func newBookedEnv(t *testing.T, db *sqlstore.DB) (*env, provider.User) {
+	t.Helper()
+	e := newEnv(t, db)
+	start := e.clock.Now().Add(48 * time.Hour)
+	sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a", start, start.Add(time.Hour))
+	sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b", start, start.Add(time.Hour))
+	staff, _ := e.signIn(t, nil, providerA, "montor@vvs-ett.se", provider.Staff)
+	return e, staff
+}
+
 func TestFlagRaisesProviderActionRequiredWithTheNoteForTheOperatorOnly(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		e := newEnv(t, db)
+		e, staff := newBookedEnv(t, db)
 		ctx := context.Background()
-		start := e.clock.Now().Add(48 * time.Hour)
-		sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a", start, start.Add(time.Hour))
-		sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b", start, start.Add(time.Hour))
-		staff, _ := e.signIn(t, nil, providerA, "montor@vvs-ett.se", provider.Staff)
 		const note = "Adressen finns inte på kartan.\r\nRing mig."
 
 		for name, tc := range map[string]struct {
@@ -338,12 +346,8 @@ func TestFlagRaisesProviderActionRequiredWithTheNoteForTheOperatorOnly(t *testin
 
 func TestCancelGoesThroughTheBookingLifecycle(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		e := newEnv(t, db)
+		e, staff := newBookedEnv(t, db)
 		ctx := context.Background()
-		start := e.clock.Now().Add(48 * time.Hour)
-		sqlstoretest.InsertBookingEntry(t, db, providerA, "bk_a", start, start.Add(time.Hour))
-		sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b", start, start.Add(time.Hour))
-		staff, _ := e.signIn(t, nil, providerA, "montor@vvs-ett.se", provider.Staff)
 		for name, tc := range map[string]struct {
 			booking, reason, notes string
 			want                   error

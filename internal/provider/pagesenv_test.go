@@ -66,18 +66,24 @@ type pagesEnv struct {
 	st     sqlstore.Bound[provider.Tx]
 }
 
-func newPagesEnv(t *testing.T, db *sqlstore.DB) *pagesEnv {
+// newPagesEnv serves the pages as serve does, with a change of the
+// configuration from each of opts.
+func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConfig)) *pagesEnv {
 	t.Helper()
 	e := &pagesEnv{env: newEnv(t, db), sender: &recordingSender{}, st: sqlstore.Bind[provider.Tx](db)}
 	hasher, err := auth.NewHasher([]byte("provider-pages-test-pepper-0123456789"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := provider.NewPages(provider.PagesConfig{
+	cfg := provider.PagesConfig{
 		BaseURL: "http://127.0.0.1", Store: e.st, Hasher: hasher, Sender: e.sender,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clock.Now,
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: provider.DefaultLimits(),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	pages, err := provider.NewPages(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +95,13 @@ func newPagesEnv(t *testing.T, db *sqlstore.DB) *pagesEnv {
 // browser is a plain HTTP client with its own cookies that does not
 // follow redirects.
 type browser struct {
-	t      *testing.T
+	t      testing.TB
 	e      *pagesEnv
 	client *http.Client
 	header http.Header
 }
 
-func (e *pagesEnv) browser(t *testing.T) *browser {
+func (e *pagesEnv) browser(t testing.TB) *browser {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +183,7 @@ func (b *browser) signIn(email string) {
 
 // seed invites an owner and staff to provider A and an owner to B, and
 // books one job with each provider, two days ahead.
-func (e *pagesEnv) seed(t *testing.T) {
+func (e *pagesEnv) seed(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	start := e.clock.Now().Add(48 * time.Hour)
@@ -216,7 +222,7 @@ func (e *pagesEnv) acknowledged(t *testing.T, bookingID string) (by string, at t
 }
 
 // userID returns the id of the active account of the address.
-func (e *pagesEnv) userID(t *testing.T, providerID, email string) string {
+func (e *pagesEnv) userID(t testing.TB, providerID, email string) string {
 	t.Helper()
 	users, err := e.st.ProviderUsers(context.Background(), providerID)
 	if err != nil {

@@ -32,7 +32,7 @@ type env struct {
 	seq   int
 }
 
-func newEnv(t *testing.T, db *sqlstore.DB) *env {
+func newEnv(t testing.TB, db *sqlstore.DB) *env {
 	t.Helper()
 	cat, err := catalog.Load()
 	if err != nil {

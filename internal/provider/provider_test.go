@@ -172,6 +172,17 @@ func TestAccountsAreInvitedSignedInAndRemoved(t *testing.T) {
 			t.Error("an expired invitation admits its address")
 		}
 
+		// A removed account and a closed invitation keep no address.
+		var kept int
+		if err := db.R().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM provider_users WHERE removed_at IS NOT NULL AND email <> '')
+			+ (SELECT COUNT(*) FROM provider_invitations WHERE (accepted_at IS NOT NULL OR revoked_at IS NOT NULL) AND email <> '')`).Scan(&kept); err != nil || kept != 0 {
+			t.Errorf("%d removed accounts or closed invitations keep their address (%v)", kept, err)
+		}
+		var removed int
+		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM provider_users WHERE id = $1 AND removed_at IS NOT NULL`, staff.ID).Scan(&removed); err != nil || removed != 1 {
+			t.Errorf("the removed account's row is gone: %d %v", removed, err)
+		}
+
 		// Addresses are sealed: no table holds one in clear.
 		for _, table := range []string{"provider_users", "provider_invitations"} {
 			var n int

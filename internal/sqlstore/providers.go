@@ -257,13 +257,13 @@ func (tx *Tx) InsertProviderUser(ctx context.Context, u provider.User) error {
 }
 
 // CloseInvitation marks an open invitation of the provider accepted or
-// withdrawn.
+// withdrawn and erases its address: the account, if any, holds it now.
 func (tx *Tx) CloseInvitation(ctx context.Context, providerID, id string, accepted bool, now time.Time) error {
 	column := "revoked_at"
 	if accepted {
 		column = "accepted_at"
 	}
-	return affectedOne(tx.tx.ExecContext(ctx, `UPDATE provider_invitations SET `+column+` = $3
+	return affectedOne(tx.tx.ExecContext(ctx, `UPDATE provider_invitations SET `+column+` = $3, email = '', email_index = ''
 		WHERE id = $1 AND provider_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3`,
 		id, providerID, Millis(now)))
 }
@@ -307,9 +307,10 @@ func (tx *Tx) ProviderUserForUpdate(ctx context.Context, providerID, userID stri
 		WHERE id = $1 AND provider_id = $2 AND removed_at IS NULL`+tx.forUpdate(), userID, providerID))
 }
 
-// RemoveProviderUser marks the user removed and ends their sessions.
+// RemoveProviderUser marks the user removed, erases their address (the id
+// stays for the audit trail) and ends their sessions.
 func (tx *Tx) RemoveProviderUser(ctx context.Context, userID string, now time.Time) error {
-	if err := affectedOne(tx.tx.ExecContext(ctx, `UPDATE provider_users SET removed_at = $2
+	if err := affectedOne(tx.tx.ExecContext(ctx, `UPDATE provider_users SET removed_at = $2, email = '', email_index = ''
 		WHERE id = $1 AND removed_at IS NULL`, userID, Millis(now))); err != nil {
 		return err
 	}

@@ -116,6 +116,10 @@ func TestPagesInABrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`form[action="/provider/team/invitations"] button`)),
 			chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		wantText("team after invite", check("team-invited"), "Inbjudan är skapad", "Väntande inbjudningar", "ny@vvs-ett.se")
+		if mails := e.mail.to("ny@vvs-ett.se"); len(mails) != 1 || !strings.Contains(mails[0].Text, "http://127.0.0.1/provider/sign-in") ||
+			!strings.Contains(mails[0].Subject, "Du är inbjuden") {
+			t.Errorf("invitation e-mails: %+v", mails)
+		}
 		if ok, err := e.svc.Admits(context.Background(), "ny@vvs-ett.se"); err != nil || !ok {
 			t.Errorf("store: the invited address is not admitted: %v %v", ok, err)
 		}

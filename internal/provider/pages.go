@@ -31,6 +31,9 @@ type PagesConfig struct {
 	Hasher     *auth.Hasher
 	// Sender delivers sign-in codes; nil in development (the log has them).
 	Sender web.CodeSender
+	// Mail sends invitations made on the team page; nil sends none (the
+	// owner tells the person).
+	Mail   Mail
 	Logger *slog.Logger
 	Now    func() time.Time
 	// Limiter enforces Limits (nil: none); limiter failures let requests
@@ -62,10 +65,12 @@ func DefaultLimits() Limits {
 
 // Pages serves the provider pages under Prefix.
 type Pages struct {
-	svc  *Service
-	site *web.Site[Tx]
-	log  *slog.Logger
-	mux  *http.ServeMux
+	svc     *Service
+	site    *web.Site[Tx]
+	log     *slog.Logger
+	mux     *http.ServeMux
+	mail    Mail
+	baseURL string
 }
 
 // NewPages returns the provider pages.
@@ -96,7 +101,8 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		SignInIntro: "signin_intro",
 		Multiline:   []string{"note", "cancel_notes"},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
-	p := &Pages{svc: svc, site: site, log: cfg.Logger, mux: http.NewServeMux()}
+	p := &Pages{svc: svc, site: site, log: cfg.Logger, mux: http.NewServeMux(), mail: cfg.Mail,
+		baseURL: strings.TrimRight(cfg.BaseURL, "/")}
 	p.routes()
 	return p, nil
 }
@@ -402,7 +408,7 @@ func (p *Pages) renderTeam(w http.ResponseWriter, r *http.Request, u User, pg we
 	}
 	pg.Title = pg.T["team_title"]
 	current(&pg, Prefix+"/team")
-	notice(&pg, r, "invited_notice", "removed_notice", "withdrawn_notice")
+	notice(&pg, r, "invited_notice", "invited_mailed_notice", "invited_unsent_notice", "removed_notice", "withdrawn_notice")
 	d := teamPage{Owner: u.Role == Owner, InviteURL: Prefix + "/team/invitations", Email: email}
 	for _, x := range users {
 		tu := teamUser{Email: x.Email, Role: pg.T["role_"+string(x.Role)], You: x.ID == u.ID}
@@ -424,7 +430,7 @@ func (p *Pages) renderTeam(w http.ResponseWriter, r *http.Request, u User, pg we
 
 func (p *Pages) invite(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	email := r.PostForm.Get("email")
-	_, err := p.svc.Invite(r.Context(), &u, u.ProviderID, email, Staff)
+	inv, err := p.svc.Invite(r.Context(), &u, u.ProviderID, email, Staff)
 	switch {
 	case errors.Is(err, ErrInvalid):
 		pg.Error = pg.T["bad_email"]
@@ -437,7 +443,24 @@ func (p *Pages) invite(w http.ResponseWriter, r *http.Request, u User, pg web.Pa
 	case p.refused(w, r, "invite", err):
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/team", "invited_notice")
+	redirect(w, r, pg.Lang, Prefix+"/team", p.mailInvitation(r.Context(), u, inv, pg.Lang))
+}
+
+// mailInvitation sends the invitation e-mail, after the invitation is
+// stored, and returns the notice to show: whether it went out.
+func (p *Pages) mailInvitation(ctx context.Context, u User, inv Invitation, lang string) string {
+	if p.mail == nil {
+		return "invited_notice"
+	}
+	name, err := p.svc.ProviderName(ctx, u)
+	if err == nil {
+		err = p.mail.Send(ctx, invitationMessage(inv.Email, name, web.Link(lang, p.baseURL+Prefix+"/sign-in"), lang))
+	}
+	if err != nil {
+		p.log.WarnContext(ctx, "invitation e-mail not sent", "invitation_id", inv.ID, "error", err.Error())
+		return "invited_unsent_notice"
+	}
+	return "invited_mailed_notice"
 }
 
 func (p *Pages) withdraw(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {

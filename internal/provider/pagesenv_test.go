@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bokat/internal/auth"
+	"bokat/internal/notify"
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
@@ -26,6 +27,31 @@ import (
 // it is asked to send, as the OAuth page tests do.
 
 type sentCode struct{ email, code, locale string }
+
+// mailbox is the e-mail boundary of invitations: it keeps the messages.
+type mailbox struct {
+	mu   sync.Mutex
+	sent []notify.Message
+}
+
+func (m *mailbox) Send(_ context.Context, msg notify.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sent = append(m.sent, msg)
+	return nil
+}
+
+func (m *mailbox) to(email string) []notify.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []notify.Message
+	for _, msg := range m.sent {
+		if msg.To == email {
+			out = append(out, msg)
+		}
+	}
+	return out
+}
 
 type recordingSender struct {
 	mu   sync.Mutex
@@ -62,6 +88,7 @@ func (s *recordingSender) count() int {
 type pagesEnv struct {
 	*env
 	sender *recordingSender
+	mail   *mailbox
 	srv    *httptest.Server
 	st     sqlstore.Bound[provider.Tx]
 }
@@ -70,13 +97,13 @@ type pagesEnv struct {
 // configuration from each of opts.
 func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConfig)) *pagesEnv {
 	t.Helper()
-	e := &pagesEnv{env: newEnv(t, db), sender: &recordingSender{}, st: sqlstore.Bind[provider.Tx](db)}
+	e := &pagesEnv{env: newEnv(t, db), sender: &recordingSender{}, mail: &mailbox{}, st: sqlstore.Bind[provider.Tx](db)}
 	hasher, err := auth.NewHasher([]byte("provider-pages-test-pepper-0123456789"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := provider.PagesConfig{
-		BaseURL: "http://127.0.0.1", Store: e.st, Hasher: hasher, Sender: e.sender,
+		BaseURL: "http://127.0.0.1", Store: e.st, Hasher: hasher, Sender: e.sender, Mail: e.mail,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clock.Now,
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: provider.DefaultLimits(),
 	}

@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,9 +35,17 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 		if n := e.sender.count(); n != 0 {
 			t.Errorf("%d codes were sent to an address without an account", n)
 		}
-		if p := b.post("/provider/sign-in/code", url.Values{"code": {"12345678"}}); p.status != http.StatusBadRequest ||
-			!strings.Contains(p.body, "Koden stämmer inte") && !strings.Contains(p.body, "Koden har gått ut") {
-			t.Errorf("code of an unknown address: %d\n%s", p.status, p.body)
+		// Entering codes reads as for an account: attempts left, then a
+		// dead code; none of them signs in.
+		for left := 4; left >= 0; left-- {
+			want := fmt.Sprintf("Du har %d försök kvar.", left)
+			if left == 0 {
+				want = "Koden har gått ut"
+			}
+			if p := b.post("/provider/sign-in/code", url.Values{"code": {fmt.Sprintf("%08d", left)}}); p.status != http.StatusBadRequest ||
+				!strings.Contains(p.body, want) {
+				t.Errorf("code of an unknown address, %d left: %d\n%s", left, p.status, p.body)
+			}
 		}
 
 		// A wrong code counts; the right one signs in.

@@ -127,10 +127,37 @@ func (c *Codes) Budget(ctx context.Context, spend Spender, l SendLimits, email s
 // a transaction of inTx (ErrSendLimit past SendLimit) and sends it. It
 // returns the handle the browser keeps in a cookie.
 func (c *Codes) Send(ctx context.Context, inTx func(func(CodeTx) error) error, email, lang, browser string) (string, error) {
-	handle := auth.NewSecret("")
-	code, err := RandomDigits(CodeDigits)
+	handle, code, err := c.store(ctx, inTx, email, browser)
 	if err != nil {
 		return "", err
+	}
+	if !c.Production {
+		// Development only: the one log line that carries a secret.
+		c.Log.InfoContext(ctx, "development sign-in code (never logged in production)", "code", code)
+	}
+	if c.Sender != nil {
+		if err := c.Sender.SendSignInCode(ctx, email, code, lang); err != nil {
+			return "", fmt.Errorf("code sender: %w", err)
+		}
+	}
+	return handle, nil
+}
+
+// Decoy is Send for an address that may not sign in: the code is stored
+// and spends the address's bound as a sent one would, so that entering
+// codes for it reads exactly the same (attempts left, then a dead code),
+// but it is neither sent nor logged, so nobody can know it.
+func (c *Codes) Decoy(ctx context.Context, inTx func(func(CodeTx) error) error, email, browser string) (string, error) {
+	handle, _, err := c.store(ctx, inTx, email, browser)
+	return handle, err
+}
+
+// store creates and stores a code for the address, bound to the browser,
+// and returns its handle and the code.
+func (c *Codes) store(ctx context.Context, inTx func(func(CodeTx) error) error, email, browser string) (handle, code string, err error) {
+	handle = auth.NewSecret("")
+	if code, err = RandomDigits(CodeDigits); err != nil {
+		return "", "", err
 	}
 	now := c.Now()
 	id := c.Hasher.Hash(domainSignInHandle, handle)
@@ -154,18 +181,9 @@ func (c *Codes) Send(ctx context.Context, inTx func(func(CodeTx) error) error, e
 		return tx.InsertSignInCode(ctx, sc)
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	if !c.Production {
-		// Development only: the one log line that carries a secret.
-		c.Log.InfoContext(ctx, "development sign-in code (never logged in production)", "code", code)
-	}
-	if c.Sender != nil {
-		if err := c.Sender.SendSignInCode(ctx, email, code, lang); err != nil {
-			return "", fmt.Errorf("code sender: %w", err)
-		}
-	}
-	return handle, nil
+	return handle, code, nil
 }
 
 func (c *Codes) codeHash(id, code string) string {

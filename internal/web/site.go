@@ -192,20 +192,21 @@ func (s *Site[T]) SignIn() http.Handler {
 	}))
 }
 
-// sendCode sends a code when the address may sign in. Otherwise it returns
-// a handle that matches no code, so that the pages read the same whether
-// or not the address has an account.
+// sendCode sends a code when the address may sign in. Otherwise it stores
+// a decoy that is never sent (Codes.Decoy), so that the pages read the
+// same, attempt after attempt, whether or not the address has an account.
 func (s *Site[T]) sendCode(ctx context.Context, email, lang, browser string) (string, error) {
 	ok, err := s.Admits(ctx, email)
 	if err != nil {
 		return "", err
 	}
-	if !ok {
-		return auth.NewSecret(""), nil
-	}
-	return s.Codes.Send(ctx, func(fn func(CodeTx) error) error {
+	inTx := func(fn func(CodeTx) error) error {
 		return s.InTx(ctx, func(tx T) error { return fn(tx) })
-	}, email, lang, browser)
+	}
+	if !ok {
+		return s.Codes.Decoy(ctx, inTx, email, browser)
+	}
+	return s.Codes.Send(ctx, inTx, email, lang, browser)
 }
 
 // SignInCode serves GET and POST {prefix}/sign-in/code: the code form.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"bokat/internal/auth"
 )
@@ -107,5 +108,36 @@ func TestLayoutIsAccessibleAndStrict(t *testing.T) {
 	}
 	if strings.Contains(ContentSecurityPolicy, "script-src") || strings.Contains(ContentSecurityPolicy, "unsafe") {
 		t.Errorf("CSP allows scripts or unsafe sources: %s", ContentSecurityPolicy)
+	}
+}
+
+func TestSiteCookiesAreHttpOnlySameSiteAndSecureOnHTTPS(t *testing.T) {
+	t.Parallel()
+	hasher, err := auth.NewHasher([]byte("web-test-pepper-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		base   string
+		secure bool
+	}{{"https://api.example.se", true}, {"http://127.0.0.1:8080", false}} {
+		s := NewSite(Site[CodeTx]{Prefix: "/provider"}, tc.base, hasher, time.Hour)
+		rec := httptest.NewRecorder()
+		s.Browsers.ID(rec, httptest.NewRequest("GET", "/provider/", nil))
+		token, hash := s.Sessions.New()
+		s.Sessions.Start(rec, token)
+		cookies := rec.Result().Cookies()
+		if len(cookies) != 2 {
+			t.Fatalf("%s: cookies %v", tc.base, cookies)
+		}
+		for _, c := range cookies {
+			if !c.HttpOnly || c.Secure != tc.secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/provider" {
+				t.Errorf("%s: cookie %s: HttpOnly %v Secure %v SameSite %v Path %s", tc.base, c.Name, c.HttpOnly, c.Secure,
+					c.SameSite, c.Path)
+			}
+		}
+		if cookies[1].Name != "bokat_provider_session" || cookies[1].MaxAge != 3600 || hash == token || s.Sessions.Hash(token) != hash {
+			t.Errorf("%s: session cookie %+v; the stored hash must be the keyed hash of the token", tc.base, cookies[1])
+		}
 	}
 }

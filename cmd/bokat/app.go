@@ -21,6 +21,7 @@ import (
 	"bokat/internal/httpapi"
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 	"bokat/internal/webhook"
@@ -152,6 +153,13 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	if err != nil {
 		return nil, err
 	}
+	providerPages, err := provider.NewPages(provider.PagesConfig{
+		BaseURL: a.baseURL, Production: c.production(), Store: sqlstore.Bind[provider.Tx](db), Hasher: hasher,
+		Sender: a.op.mailer, Mail: a.op.mailer, Logger: log, Now: now, Limiter: a.op.limiter, Limits: provider.DefaultLimits(),
+	})
+	if err != nil {
+		return nil, err
+	}
 	authn := auth.NewAuthenticator(hasher, db, oauthServer)
 	feed, err := calendarFeed(hasher, db, a.baseURL, now)
 	if err != nil {
@@ -180,6 +188,7 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 		Webhooks:            webhooks,
 		WebhookAllowPrivate: c.WebhookAllowPrivate,
 		OAuth:               oauthServer,
+		ProviderPages:       providerPages,
 
 		Metrics:        a.op.metrics,
 		ServeMetrics:   c.metricsOnAPI(c.production()),

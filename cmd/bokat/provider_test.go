@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
+	"bokat/internal/web"
 )
 
 func TestProviderInvite(t *testing.T) {
@@ -72,5 +77,67 @@ func TestProviderInvite(t *testing.T) {
 	if err := run(context.Background(), []string{"provider", "audit", "prv_nobody", "--database", dbURL}, getenvFrom(nil),
 		io.Discard, io.Discard); err == nil {
 		t.Error("an unknown provider has an audit")
+	}
+}
+
+// TestServeWiresProviderPages runs `bokat serve` and signs an invited
+// person in to the provider pages with the code from the development log:
+// the pages, their style sheet and their sessions are wired into serve.
+func TestServeWiresProviderPages(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	prepareStore(t, dbURL, manyProviders(1))
+	if err := run(context.Background(), []string{"provider", "invite", "prv_load_000", "--email", "agare@example.se",
+		"--database", dbURL}, getenvFrom(nil), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	baseURL, _, logs, stop := startServe(t, []string{"--database", dbURL}, nil)
+	defer stop()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	fetch := func(method, path string, form url.Values) (*http.Response, string) {
+		t.Helper()
+		var resp *http.Response
+		var err error
+		if form == nil {
+			resp, err = client.Get(baseURL + path)
+		} else {
+			resp, err = client.PostForm(baseURL+path, form)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	resp, body := fetch("GET", "/provider/sign-in", nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Security-Policy") != web.ContentSecurityPolicy {
+		t.Fatalf("sign-in page: %d %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	csrf := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(body)
+	if csrf == nil {
+		t.Fatalf("no form token:\n%s", body)
+	}
+	if resp, _ := fetch("GET", "/provider/static/site.css", nil); resp.StatusCode != http.StatusOK ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") {
+		t.Errorf("style sheet: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resp, _ := fetch("POST", "/provider/sign-in", url.Values{"csrf_token": {csrf[1]}, "email": {"agare@example.se"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("send code: %d", resp.StatusCode)
+	}
+	resp, _ = fetch("POST", "/provider/sign-in/code", url.Values{"csrf_token": {csrf[1]}, "code": {devSignInCode(t, logs.String())}})
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/provider/" {
+		t.Fatalf("enter code: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, body := fetch("GET", "/provider/bookings", nil); resp.StatusCode != http.StatusOK ||
+		!strings.Contains(body, "Inloggad som agare@example.se") {
+		t.Fatalf("bookings: %d\n%s", resp.StatusCode, body)
+	}
+	if strings.Contains(logs.String(), "agare@example.se") {
+		t.Error("the server logged the provider user's address")
 	}
 }

@@ -39,4 +39,7 @@ const (
 	ReasonProviderNotificationFailed = "provider_notification_failed"
 	// ReasonProviderFlagged: the provider flagged the booking for follow-up.
 	ReasonProviderFlagged = "provider_flagged"
+	// ReasonProviderCancelled: on booking.cancelled, the provider cancelled
+	// the booking (the assistant can offer to search again).
+	ReasonProviderCancelled = "provider_cancelled"
 )

@@ -17,6 +17,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 	"bokat/internal/webhook"
@@ -167,6 +168,9 @@ func (a *app) options(c serveConfig, now func() time.Time, wake *notify.Waker) (
 		// development, where the code is also logged).
 		OAuth: &oauth.Config{Production: c.production(), Sender: a.op.mailer, Now: now, Limiter: a.op.limiter,
 			Limits: &c.oauthLimits, Metrics: a.op.metrics, DocumentGuard: guard},
+		// The provider pages sign in by the same codes, through the same mailer.
+		Provider: &provider.PagesConfig{Sender: a.op.mailer, Mail: a.op.mailer, Now: now, Limiter: a.op.limiter,
+			Limits: provider.DefaultLimits()},
 		Heartbeats: a.op.heartbeats, Metrics: a.op.metrics,
 		AuthOptional: c.AuthOptional, LegacySunset: legacySunset, ServeMetrics: c.metricsOnAPI(c.production()),
 		RateLimits: &c.limits, TrustedProxies: c.proxies,

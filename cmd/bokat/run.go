@@ -69,10 +69,15 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 		}
 		return runOAuthClientCreate(ctx, rest[1:], e)
 	case "provider":
-		if len(rest) == 0 || rest[0] != "feed-url" {
-			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
+		switch {
+		case len(rest) > 0 && rest[0] == "feed-url":
+			return runProviderFeedURL(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "invite":
+			return runProviderInvite(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "audit":
+			return runProviderAudit(ctx, rest[1:], e)
 		}
-		return runProviderFeedURL(ctx, rest[1:], e)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID", errUsage)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":
@@ -112,6 +117,9 @@ Commands:
   provider feed-url [PROVIDER_ID...]
                               print each provider's secret calendar feed address (all providers
                               when none is named); use the --base-url and secrets serve uses
+  provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]
+                              invite a person to the provider's pages (owner by default; an owner
+                              invites staff on the pages); use the secrets serve uses
   privacy export --email ADDRESS [--phone NUMBER]
                               print as JSON everything held for a person (bookings, follow-up requests,
                               consent, sign-in account); use the secrets serve uses

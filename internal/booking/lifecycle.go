@@ -278,7 +278,7 @@ func activeBookingForUpdate(ctx context.Context, tx Tx, p bokat.Principal, booki
 // recordChange ends the transaction of a booking change: the event and
 // notification jobs queued (queue), and the outcome rendered for b.
 func recordChange(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now time.Time, render Render) (idem.Outcome, error) {
-	if err := queue(ctx, tx, b, ev, now); err != nil {
+	if err := queue(ctx, tx, b, ev, "", now); err != nil {
 		return idem.Outcome{}, err
 	}
 	out, err := render(b)
@@ -484,10 +484,11 @@ func bookingNotActive(b bokat.Booking) *bokat.Error {
 	}
 }
 
-// queue writes the outbox event of a booking change and a customer and a
-// provider notification job for it, in the change's transaction.
-func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now time.Time) error {
-	outboxID, err := writeEvent(ctx, tx, b, ev, "", now)
+// queue writes the outbox event of a booking change (with reason in its
+// data, or none) and a customer and a provider notification job for it, in
+// the change's transaction.
+func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reason string, now time.Time) error {
+	outboxID, err := writeEvent(ctx, tx, b, ev, reason, now)
 	if err != nil {
 		return err
 	}
@@ -587,7 +588,7 @@ func CancelInTx(ctx context.Context, tx Tx, b bokat.Booking, reason string, now 
 	if err := tx.CancelBooking(ctx, b, "", now); err != nil {
 		return err
 	}
-	return queue(ctx, tx, b, bokat.EventBookingCancelled, now)
+	return queue(ctx, tx, b, bokat.EventBookingCancelled, "", now)
 }
 
 // RescheduleInput is a reschedule request, already checked against the

@@ -8,67 +8,22 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
 	"bokat"
 	"bokat/internal/oauth"
+	"bokat/internal/web/webtest"
 )
 
-// chromiumPath returns the Chromium binary, or skips the test when the
-// machine has none (CI installs Debian's chromium).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium binary on PATH: install Debian's chromium package to run the browser test")
-	return ""
-}
-
-// newChromium starts a headless Chromium with a fresh profile, asking for
-// Swedish pages and with page scripts disabled (the pages need none), and
-// returns its browsing context. The first action has run: the context
-// carries no timeout, since a timeout on the first action would stop the
-// browser; derive one per step.
-func newChromium(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("accept-lang", "sv-SE,sv"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 1000),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		_, err := cdp.Call(ctx, target, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
-		return err
-	}))
-	if err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
-}
+// newChromium starts the headless Chromium of the browser tests, page
+// scripts disabled (webtest.Chromium).
+func newChromium(t *testing.T) context.Context { return webtest.Chromium(t) }
 
 // TestSignInAndConsentInABrowser drives the sign-in and consent pages in a
 // real headless Chromium with page scripts disabled (the pages need none),

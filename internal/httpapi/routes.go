@@ -140,6 +140,9 @@ func (s *Server) protocolRoutes() []protocolRoute {
 		{http.MethodPost, "/oauth/token", as.Token()},
 		{http.MethodPost, "/oauth/revoke", as.Revoke()},
 		{http.MethodPost, "/oauth/register", as.Register()},
+		// The provider pages (package provider), when configured.
+		{http.MethodGet, "/provider/", s.providerPages},
+		{http.MethodPost, "/provider/", s.providerPages},
 	}
 }
 

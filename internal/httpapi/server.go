@@ -79,6 +79,9 @@ type Config struct {
 	// OAuth is the authorization server whose endpoints (/oauth/*,
 	// /.well-known/oauth-authorization-server) are served.
 	OAuth AuthorizationServer
+	// ProviderPages, when set, serves the provider pages under /provider/
+	// (package provider): HTML with sessions of their own, no credential.
+	ProviderPages http.Handler
 
 	// Operations.
 	//
@@ -128,6 +131,8 @@ type Server struct {
 	docsPage func() ([]byte, error)
 	oauth    AuthorizationServer
 
+	providerPages http.Handler
+
 	webhooks            Webhooks
 	webhookAllowPrivate bool
 	metrics             *telemetry.Metrics
@@ -176,6 +181,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		webhooks:            cfg.Webhooks,
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		oauth:               cfg.OAuth,
+		providerPages:       cfg.ProviderPages,
 
 		metrics:        cfg.Metrics,
 		limiter:        cfg.RateLimiter,
@@ -211,6 +217,9 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 	}
 	for _, pr := range s.protocolRoutes() {
+		if pr.handler == nil { // an optional surface that is not configured
+			continue
+		}
 		mux.Handle(pr.method+" "+pr.pattern, s.wrapProtocol(pr))
 	}
 	s.operatorRoutes(mux, cfg)

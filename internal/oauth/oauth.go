@@ -37,6 +37,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/web"
 )
 
 // Lifetimes and limits.
@@ -49,20 +50,20 @@ const (
 	// rotates it and starts a new one.
 	RefreshTokenTTL = 30 * 24 * time.Hour
 	// SignInCodeTTL is how long an e-mailed sign-in code is valid.
-	SignInCodeTTL = 10 * time.Minute
+	SignInCodeTTL = web.CodeTTL
 	// SignInAttempts is how many times one sign-in code may be tried.
-	SignInAttempts = 5
+	SignInAttempts = web.CodeAttempts
 	// SignInSendLimit codes at most are sent to one address per
 	// SignInSendWindow, from all addresses together (a bound on the mail a
 	// victim can be sent and on code guessing). Per requesting address the
 	// limiter allows fewer (Limits.SignInAddress), so that one attacker
 	// cannot spend a user's budget.
-	SignInSendLimit  = 20
-	SignInSendWindow = time.Hour
+	SignInSendLimit  = web.SendLimit
+	SignInSendWindow = web.SendWindow
 	// SessionTTL is the lifetime of a signed-in browser session.
 	SessionTTL = 30 * time.Minute
 	// SignInCodeDigits is the length of an e-mailed sign-in code.
-	SignInCodeDigits = 8
+	SignInCodeDigits = web.CodeDigits
 )
 
 // Prefixes of the secrets and ids this package issues (access tokens use
@@ -81,19 +82,12 @@ const (
 	domainRefresh      = "refresh"
 	domainCode         = "code"
 	domainClientSecret = "oauth_client_secret"
-	domainSignInHandle = "signin_handle"
-	domainSignInCode   = "signin_code"
-	domainEmail        = "email"
-	domainBrowser      = "browser"
 	domainSession      = "session"
-	domainCSRF         = "csrf"
 )
 
-// CodeSender delivers a sign-in code to a customer's e-mail address. locale
-// is "sv" or "en". Implementations must not log the address or the code.
-type CodeSender interface {
-	SendSignInCode(ctx context.Context, email, code, locale string) error
-}
+// CodeSender delivers a sign-in code to a customer's e-mail address
+// (web.CodeSender).
+type CodeSender = web.CodeSender
 
 // Config holds the server's dependencies.
 type Config struct {
@@ -141,6 +135,7 @@ type Server struct {
 	limits     Limits
 	metrics    Metrics
 	documents  *clientDocuments
+	codes      *web.Codes
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
 }
@@ -174,6 +169,7 @@ func New(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.codes = &web.Codes{Hasher: s.hasher, Sender: s.sender, Production: s.production, Log: s.log, Now: s.now}
 	s.cop = http.NewCrossOriginProtection()
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusForbidden, "err_csrf", "cross_origin_request")

@@ -3,18 +3,14 @@ package oauth
 import (
 	"bytes"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
-
-	"golang.org/x/text/language"
 
 	"bokat"
-	"bokat/internal/auth"
+	"bokat/internal/web"
 )
 
 // The pages are server-rendered HTML that work without JavaScript, in
@@ -23,41 +19,12 @@ import (
 
 // Locales.
 const (
-	localeSV = "sv"
-	localeEN = "en"
+	localeSV = web.SV
+	localeEN = web.EN
 )
 
-var localeMatcher = language.NewMatcher([]language.Tag{language.Swedish, language.English})
-
-// localeOf returns the page language of a request: an explicit lang
-// parameter (query or form), else ui_locales, else the best match of Accept-Language, else
-// Swedish.
-func localeOf(r *http.Request) string {
-	switch r.FormValue("lang") {
-	case localeSV:
-		return localeSV
-	case localeEN:
-		return localeEN
-	}
-	// OpenID's ui_locales, which some clients send on the authorization request.
-	for _, l := range strings.Fields(r.URL.Query().Get("ui_locales")) {
-		switch strings.ToLower(l) {
-		case localeSV, "sv-se":
-			return localeSV
-		case localeEN, "en-gb", "en-us":
-			return localeEN
-		}
-	}
-	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
-	if err != nil || len(tags) == 0 {
-		return localeSV
-	}
-	_, index, confidence := localeMatcher.Match(tags...)
-	if confidence == language.No || index != 1 {
-		return localeSV
-	}
-	return localeEN
-}
+// localeOf returns the page language of a request (web.Locale).
+var localeOf = web.Locale
 
 // texts holds every string the pages show, per locale.
 var texts = map[string]map[string]string{
@@ -331,58 +298,36 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int,
 // Cookies. All are HttpOnly, SameSite=Lax and Secure when the base URL is
 // https; none is readable by scripts or sent on cross-site subrequests.
 const (
-	cookieBrowser = "bokat_browser"
+	cookieBrowser = web.BrowserCookie
 	cookieSignIn  = "bokat_signin"
 	cookieSession = "bokat_session"
 )
 
 func (s *Server) setCookie(w http.ResponseWriter, name, value, path string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: path, MaxAge: maxAge,
-		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,
-	})
+	web.Cookies{Secure: s.secure}.Set(w, name, value, path, maxAge)
 }
 
 func (s *Server) clearCookie(w http.ResponseWriter, name, path string) {
 	s.setCookie(w, name, "", path, -1)
 }
 
-func cookieValue(r *http.Request, name string) string {
-	c, err := r.Cookie(name)
-	if err != nil || len(c.Value) < 20 || len(c.Value) > 100 {
-		return ""
-	}
-	return c.Value
-}
+var cookieValue = web.CookieValue
 
 // browserID returns the browser's random id cookie, setting a fresh one
 // when it has none. The CSRF token of every form is derived from it.
 func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
-	if v := cookieValue(r, cookieBrowser); v != "" {
-		return v
-	}
-	v := auth.NewSecret("")
-	s.setCookie(w, cookieBrowser, v, "/oauth", 0)
-	// Later reads in this request see it too.
-	r.AddCookie(&http.Cookie{Name: cookieBrowser, Value: v})
-	return v
+	return s.browsers().ID(w, r)
 }
 
-// csrfToken is the form token of a browser: a keyed hash of its id cookie
-// (a signed double-submit token; the pepper keys it).
-func (s *Server) csrfToken(browser string) string {
-	return s.hasher.Hash(domainCSRF, browser)
-}
+// csrfToken is the form token of a browser.
+func (s *Server) csrfToken(browser string) string { return s.browsers().CSRFToken(browser) }
 
 // checkCSRF reports whether a form POST carries the token of its browser.
 // Cross-origin POSTs were already refused by http.CrossOriginProtection.
-func (s *Server) checkCSRF(r *http.Request) bool {
-	browser := cookieValue(r, cookieBrowser)
-	got := r.PostFormValue("csrf_token")
-	if browser == "" || got == "" {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.csrfToken(browser))) == 1
+func (s *Server) checkCSRF(r *http.Request) bool { return s.browsers().CheckCSRF(r) }
+
+func (s *Server) browsers() web.Browsers {
+	return web.Browsers{Hasher: s.hasher, Cookies: web.Cookies{Secure: s.secure}, Path: "/oauth"}
 }
 
 // hiddenFields returns the authorization request's parameters as hidden

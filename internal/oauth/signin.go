@@ -2,13 +2,9 @@ package oauth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strings"
 	"time"
@@ -18,6 +14,7 @@ import (
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/ratelimit"
+	"bokat/internal/web"
 )
 
 // Sign-in: the customer enters an e-mail address, receives a one-time code
@@ -81,21 +78,8 @@ func (s *Server) pageForm(w http.ResponseWriter, r *http.Request) (url.Values, b
 	return r.PostForm, true
 }
 
-// cleanParams reports whether every parameter name and value is clean,
-// single-line text (bokat.CheckText).
-func cleanParams(v url.Values) bool {
-	for k, vs := range v {
-		if bokat.CheckText(k, false) != "" {
-			return false
-		}
-		for _, x := range vs {
-			if bokat.CheckText(x, false) != "" {
-				return false
-			}
-		}
-	}
-	return true
-}
+// cleanParams reports whether every parameter is clean, single-line text.
+var cleanParams = web.CleanParams
 
 func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	params, ok := s.pageForm(w, r)
@@ -135,7 +119,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	handle, err := s.sendCode(r.Context(), email, p.Lang, browser)
 	switch {
-	case errors.Is(err, errSendLimit):
+	case errors.Is(err, web.ErrSendLimit):
 		p.Error = p.T["too_many_codes"]
 		setRetryAfter(w, SignInSendWindow)
 		s.render(w, r, http.StatusTooManyRequests, "signin", p)
@@ -150,75 +134,22 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/oauth/sign-in/code?"+withLang(req.params, p.Lang), http.StatusSeeOther)
 }
 
-var errSendLimit = errors.New("sign-in code send limit reached")
-
-// sendBudget spends one code of the caller's sign-in budgets: per client
-// IP, per (address, client IP), then overall. It returns the text key of
-// the refusal and its Retry-After, or a zero wait when a code may be sent.
-// The address is keyed by its keyed hash, never in clear. Because the
-// per-address budget is kept per requesting IP, requests from one address
-// never spend the codes a user asks for from another; the store's bound
-// (SignInSendLimit from anywhere) caps the mail one address can receive.
+// sendBudget spends one code of the caller's sign-in budgets
+// (web.Codes.Budget). Because the per-address budget is kept per requesting
+// IP, requests from one address never spend the codes a user asks for from
+// another; the store's bound (SignInSendLimit from anywhere) caps the mail
+// one address can receive.
 func (s *Server) sendBudget(ctx context.Context, email string) (string, time.Duration) {
-	caller := ratelimit.Caller(ctx)
-	if wait := s.spend(ctx, s.limits.SignInIP, caller); wait > 0 {
-		return "err_rate", wait
-	}
-	if wait := s.spend(ctx, s.limits.SignInAddress, s.hasher.Hash(domainEmail, email)+"|"+caller); wait > 0 {
-		return "too_many_codes", wait
-	}
-	if wait := s.spend(ctx, s.limits.SignInGlobal, "all"); wait > 0 {
-		return "signin_busy", wait
-	}
-	return "", 0
+	return s.codes.Budget(ctx, s.spend, web.SendLimits{IP: s.limits.SignInIP, Address: s.limits.SignInAddress,
+		Global: s.limits.SignInGlobal}, email)
 }
 
 // sendCode creates a sign-in code for the address, bound to the browser,
 // and sends it. It returns the handle the browser keeps in a cookie.
 func (s *Server) sendCode(ctx context.Context, email, lang, browser string) (string, error) {
-	handle := auth.NewSecret("")
-	code, err := randomDigits(SignInCodeDigits)
-	if err != nil {
-		return "", err
-	}
-	now := s.now()
-	id := s.hasher.Hash(domainSignInHandle, handle)
-	c := SignInCode{
-		ID:          id,
-		Email:       email,
-		EmailHash:   s.hasher.Hash(domainEmail, email),
-		BrowserHash: s.hasher.Hash(domainBrowser, browser),
-		CodeHash:    s.signInCodeHash(id, code),
-		CreatedAt:   now,
-		ExpiresAt:   now.Add(SignInCodeTTL),
-	}
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		n, err := tx.SignInCodesSince(ctx, c.EmailHash, now.Add(-SignInSendWindow))
-		if err != nil {
-			return err
-		}
-		if n >= SignInSendLimit {
-			return errSendLimit
-		}
-		return tx.InsertSignInCode(ctx, c)
-	})
-	if err != nil {
-		return "", err
-	}
-	if !s.production {
-		// Development only: the one log line that carries a secret.
-		s.log.InfoContext(ctx, "development sign-in code (never logged in production)", "code", code)
-	}
-	if s.sender != nil {
-		if err := s.sender.SendSignInCode(ctx, email, code, lang); err != nil {
-			return "", fmt.Errorf("code sender: %w", err)
-		}
-	}
-	return handle, nil
-}
-
-func (s *Server) signInCodeHash(id, code string) string {
-	return s.hasher.Hash(domainSignInCode, id+"\x00"+code)
+	return s.codes.Send(ctx, func(fn func(web.CodeTx) error) error {
+		return s.store.InTx(ctx, func(tx Tx) error { return fn(tx) })
+	}, email, lang, browser)
 }
 
 func (s *Server) handleSignInCode(w http.ResponseWriter, r *http.Request) {
@@ -281,32 +212,18 @@ type codeCheck struct {
 func (s *Server) checkCode(ctx context.Context, handle, browser, code string) (codeCheck, error) {
 	var out codeCheck
 	now := s.now()
-	id := s.hasher.Hash(domainSignInHandle, handle)
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		out = codeCheck{}
-		c, err := tx.SpendSignInAttempt(ctx, id, SignInAttempts, now)
-		if errors.Is(err, bokat.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		browserOK := subtle.ConstantTimeCompare([]byte(c.BrowserHash), []byte(s.hasher.Hash(domainBrowser, browser))) == 1
-		codeOK := subtle.ConstantTimeCompare([]byte(c.CodeHash), []byte(s.signInCodeHash(id, code))) == 1
-		if !browserOK || !codeOK {
-			out.left = SignInAttempts - c.Attempts
-			return nil
-		}
-		if err := tx.ConsumeSignInCode(ctx, id, now); errors.Is(err, bokat.ErrNotFound) {
-			return nil
-		} else if err != nil {
+		res, err := s.codes.Check(ctx, tx, handle, browser, code)
+		if err != nil || res.Email == "" {
+			out.left = res.Left
 			return err
 		}
 		uid, err := uuid.NewV7()
 		if err != nil {
 			return err
 		}
-		userID, err := tx.SignInUser(ctx, UserIDPrefix+strings.ReplaceAll(uid.String(), "-", ""), c.Email, now)
+		userID, err := tx.SignInUser(ctx, UserIDPrefix+strings.ReplaceAll(uid.String(), "-", ""), res.Email, now)
 		if err != nil {
 			return err
 		}
@@ -341,43 +258,9 @@ func (s *Server) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/oauth/sign-in?"+withLang(req.params, localeOf(r)), http.StatusSeeOther)
 }
 
-// normalizeEmail returns the address trimmed and in lower case, and
-// whether it is a plain, valid address (no display name, a dotted domain,
-// at most 254 characters).
-func normalizeEmail(raw string) (string, bool) {
-	s := strings.TrimSpace(raw)
-	if len(s) < 3 || len(s) > 254 {
-		return "", false
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Name != "" || a.Address != s {
-		return "", false
-	}
-	at := strings.LastIndexByte(s, '@')
-	domain := s[at+1:]
-	if at < 1 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
-		strings.ContainsAny(s, " \t\r\n\"") {
-		return "", false
-	}
-	return strings.ToLower(s), true
-}
-
-// normalizeCode drops the spaces and dashes people type in codes.
-func normalizeCode(raw string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '-' || r == '\t' {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(raw))
-}
-
-// randomDigits returns n uniformly random decimal digits.
-func randomDigits(n int) (string, error) {
-	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
-	v, err := rand.Int(rand.Reader, limit)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%0*d", n, v), nil
-}
+// The sign-in machinery's text rules (package web).
+var (
+	normalizeEmail = web.NormalizeEmail
+	normalizeCode  = web.NormalizeCode
+	randomDigits   = web.RandomDigits
+)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/web"
 )
 
 // Store is what the authorization server needs of the database.
@@ -27,17 +28,7 @@ type ClientStore interface {
 // Tx is what the authorization server does inside one write transaction.
 // Lookups that find nothing return bokat.ErrNotFound.
 type Tx interface {
-	// SignInCodesSince counts the codes sent to the e-mail (by its hash)
-	// since the instant.
-	SignInCodesSince(ctx context.Context, emailHash string, since time.Time) (int, error)
-	InsertSignInCode(ctx context.Context, c SignInCode) error
-	// SpendSignInAttempt counts one attempt against an unconsumed,
-	// unexpired code with attempts left and returns it with the attempts
-	// spent so far, this one included.
-	SpendSignInAttempt(ctx context.Context, id string, maxAttempts int, now time.Time) (SignInCode, error)
-	// ConsumeSignInCode marks the code used; bokat.ErrNotFound when it
-	// already was.
-	ConsumeSignInCode(ctx context.Context, id string, now time.Time) error
+	web.CodeTx
 	// SignInUser returns the id of the user with the e-mail, creating the
 	// user with newID when none exists, and records the sign-in.
 	SignInUser(ctx context.Context, newID, email string, now time.Time) (string, error)
@@ -85,17 +76,7 @@ const (
 func (c Client) Public() bool { return c.SecretHash == "" }
 
 // SignInCode is a one-time e-mail sign-in code, stored hashed.
-type SignInCode struct {
-	// ID is the keyed hash of the handle in the browser's cookie.
-	ID          string
-	Email       string
-	EmailHash   string
-	BrowserHash string
-	CodeHash    string
-	Attempts    int
-	CreatedAt   time.Time
-	ExpiresAt   time.Time
-}
+type SignInCode = web.SignInCode
 
 // Grant is what a user approved for a client: the authorization code
 // (hashed, single use) and the family of tokens issued from it.

@@ -122,7 +122,7 @@ func Body(d outbox.ClaimedDelivery) ([]byte, error) {
 	if len(data.Booking.ID) == 0 {
 		return nil, errors.New("the outbox event's data has no booking record")
 	}
-	if d.EventType != string(bokat.EventBookingProviderActionRequired) {
+	if d.EventType != string(bokat.EventBookingProviderActionRequired) && d.EventType != string(bokat.EventBookingCancelled) {
 		data.Reason = nil
 	}
 	return json.Marshal(struct {

@@ -358,6 +358,14 @@ func TestBodyCarriesOnlyTheContractsFields(t *testing.T) {
 	if body, _ := Body(d); !strings.Contains(string(body), `"reason":"provider_flagged"`) {
 		t.Fatalf("provider_action_required body lacks its reason: %s", body)
 	}
+	payload["reason"] = "provider_cancelled"
+	d.Payload, _ = json.Marshal(payload)
+	d.EventType = "booking.cancelled"
+	if body, _ := Body(d); !strings.Contains(string(body), `"reason":"provider_cancelled"`) {
+		t.Fatalf("a provider's booking.cancelled body lacks its reason: %s", body)
+	} else if err := contract.ValidateWebhookEvent(body); err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []string{`{"booking": "not an object"}`, `{"request_id": "rq_1"}`, `not json`} {
 		d.Payload = []byte(bad)
 		if _, err := Body(d); err == nil {

@@ -26,6 +26,7 @@ import (
 	"bokat/internal/httpapi"
 	"bokat/internal/oauth"
 	"bokat/internal/outbox"
+	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
@@ -118,6 +119,9 @@ type Options struct {
 	// its base URL, store, hasher and logger. Nil: no sender, no limits,
 	// Production and the Base clock.
 	OAuth *oauth.Config
+	// Provider is the provider pages' configuration; the wiring adds its
+	// base URL, store, hasher, logger and clock. Nil: no provider pages.
+	Provider *provider.PagesConfig
 	// AccessTokens verifies OAuth access tokens; nil: the authorization
 	// server built here, if it is built here.
 	AccessTokens auth.AccessTokenVerifier
@@ -144,6 +148,8 @@ type UseCases struct {
 	Webhooks  *webhook.Service
 	OAuth     *oauth.Server
 	Auth      *auth.Authenticator
+	// ProviderPages serves /provider/; built with Options.Provider only.
+	ProviderPages *provider.Pages
 	// Relay and Dispatcher deliver webhooks; built with Options.Heartbeats
 	// only.
 	Relay      *outbox.Relay
@@ -165,7 +171,29 @@ func (u *UseCases) Build(b Base, o Options) error {
 	if u.Webhooks == nil {
 		u.webhooks(b, o)
 	}
+	if err := u.providerPages(b, o); err != nil {
+		return err
+	}
 	return u.signIn(b, o)
+}
+
+// providerPages builds the provider pages when Options.Provider asks for
+// them.
+func (u *UseCases) providerPages(b Base, o Options) error {
+	if u.ProviderPages != nil || o.Provider == nil {
+		return nil
+	}
+	c := *o.Provider
+	c.BaseURL, c.Production, c.Store, c.Hasher, c.Logger = o.BaseURL, o.Production, sqlstore.Bind[provider.Tx](b.Store), b.Keys.Hasher, b.Log
+	if c.Now == nil {
+		c.Now = b.Now
+	}
+	pages, err := provider.NewPages(c)
+	if err != nil {
+		return err
+	}
+	u.ProviderPages = pages
+	return nil
 }
 
 // CalendarFeed returns the providers' calendar feeds on store, their
@@ -245,6 +273,15 @@ func (u *UseCases) signIn(b Base, o Options) error {
 	return nil
 }
 
+// providerHandler is the provider pages as the API mounts them: nil (no
+// pages) when they were not built.
+func (u *UseCases) providerHandler() http.Handler {
+	if u.ProviderPages == nil {
+		return nil
+	}
+	return u.ProviderPages
+}
+
 // Ops are the operations parts the API reports to and is limited by.
 type Ops struct {
 	Metrics *telemetry.Metrics
@@ -303,6 +340,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		Webhooks:            u.Webhooks,
 		WebhookAllowPrivate: o.WebhookAllowPrivate,
 		OAuth:               u.OAuth,
+		ProviderPages:       u.providerHandler(),
 
 		Metrics:        ops.Metrics,
 		ServeMetrics:   o.ServeMetrics,

@@ -1,0 +1,87 @@
+package provider_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"bokat/internal/provider"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// FuzzPageForms posts arbitrary values to every provider form (and reads
+// the pages with arbitrary parameters) as a signed-in owner, on SQLite: no
+// input gets a server error, and a request that is refused (anything but a
+// redirect after a write) leaves no audit row and no event behind, so
+// nothing is half-written.
+func FuzzPageForms(f *testing.F) {
+	// No limiter: the clock stands still, so a page budget would run out
+	// for good after its quota.
+	e := newPagesEnv(f, sqlstoretest.Open(f, sqlstore.SQLite), func(c *provider.PagesConfig) { c.Limiter = nil })
+	e.seed(f)
+	owner := e.browser(f)
+	owner.signIn(ownerA)
+	staff := e.browser(f)
+	staff.signIn(staffA)
+	staffID := e.userID(f, providerA, staffA)
+	for _, seed := range []struct {
+		op      uint8
+		a, b, c string
+	}{
+		{0, "bk_a_next", "Fel adress", ""}, {0, "bk_a_next", "x", ""}, {0, "bk_b_next", "Fel", ""},
+		{0, "bk_a_next", "rad ett\r\nrad två", ""}, {0, "bk_a_next", "\x00\x01", ""},
+		{1, "bk_a_next", "illness", "yes"}, {1, "bk_a_next", "bored", "yes"}, {1, "bk_a_next", "illness", "no"},
+		{2, "ny@example.se", "", ""}, {2, "not an address", "", ""}, {2, ownerA, "", ""},
+		{3, staffID, "", ""}, {3, "pu_nobody", "", ""}, {4, "pi_nobody", "", ""},
+		{5, "bk_a_next", "", ""}, {5, "../../etc/passwd", "", ""}, {6, "bk_a_next", "", ""}, {6, "%zz", "", ""},
+		{7, "past", "", ""}, {7, "\xff", "", ""},
+	} {
+		f.Add(seed.op, seed.a, seed.b, seed.c)
+	}
+	f.Fuzz(func(t *testing.T, op uint8, a, b, c string) {
+		br := &browser{t: t, e: e, client: owner.client, header: http.Header{}}
+		auditBefore, eventsBefore := e.counts(t)
+		var p page
+		switch op % 8 {
+		case 0:
+			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/flag", url.Values{"note": {b}})
+		case 1:
+			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/cancel", url.Values{"reason": {b}, "confirm": {c}, "cancel_notes": {a}})
+		case 2:
+			p = br.post("/provider/team/invitations", url.Values{"email": {a}})
+		case 3:
+			p = br.post("/provider/team/users/"+url.PathEscape(a)+"/remove", nil)
+		case 4:
+			p = br.post("/provider/team/invitations/"+url.PathEscape(a)+"/withdraw", nil)
+		case 5:
+			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/acknowledge", nil)
+		case 6:
+			p = br.get("/provider/bookings/" + url.PathEscape(a))
+		case 7:
+			p = br.get("/provider/bookings?view=" + url.QueryEscape(a) + "&lang=" + url.QueryEscape(b))
+		}
+		if p.status >= 500 {
+			t.Fatalf("op %d (%q, %q, %q): %d\n%s", op%8, a, b, c, p.status, p.body)
+		}
+		if auditAfter, eventsAfter := e.counts(t); p.status != http.StatusSeeOther && op%8 < 6 &&
+			(auditAfter != auditBefore || eventsAfter != eventsBefore) {
+			t.Fatalf("op %d (%q, %q, %q) was refused with %d but wrote %d audit rows and %d events", op%8, a, b, c,
+				p.status, auditAfter-auditBefore, eventsAfter-eventsBefore)
+		}
+	})
+}
+
+// counts returns the number of audit rows of writes (a page that shows a
+// booking's customer records an opening, which is no write) and of outbox
+// events.
+func (e *pagesEnv) counts(t testing.TB) (audit, events int) {
+	t.Helper()
+	err := e.db.R().QueryRowContext(context.Background(), `SELECT (SELECT COUNT(*) FROM provider_audit WHERE action <> 'booking.contact_opened'),
+		(SELECT COUNT(*) FROM outbox_events)`).Scan(&audit, &events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return audit, events
+}

@@ -1,0 +1,207 @@
+package provider_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/web"
+)
+
+func TestSignInSignOutOverHTTP(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t)
+		b := e.browser(t)
+		if p := b.get("/provider/bookings"); p.status != http.StatusSeeOther || p.location != "/provider/sign-in" {
+			t.Fatalf("signed out: %d %s", p.status, p.location)
+		}
+		p := b.get("/provider/sign-in?lang=en")
+		if p.status != http.StatusOK || !strings.Contains(p.body, `<html lang="en">`) ||
+			!strings.Contains(p.body, `name="lang" value="en"`) {
+			t.Errorf("English sign-in page:\n%s", p.body)
+		}
+
+		// An address without an account reads the same page, and no code
+		// goes out.
+		if p := b.post("/provider/sign-in", url.Values{"email": {"okand@example.se"}}); p.status != http.StatusSeeOther ||
+			p.location != "/provider/sign-in/code" {
+			t.Errorf("unknown address: %d %s", p.status, p.location)
+		}
+		if n := e.sender.count(); n != 0 {
+			t.Errorf("%d codes were sent to an address without an account", n)
+		}
+		// Entering codes reads as for an account: attempts left, then a
+		// dead code; none of them signs in.
+		for left := 4; left >= 0; left-- {
+			want := fmt.Sprintf("Du har %d försök kvar.", left)
+			if left == 0 {
+				want = "Koden har gått ut"
+			}
+			if p := b.post("/provider/sign-in/code", url.Values{"code": {fmt.Sprintf("%08d", left)}}); p.status != http.StatusBadRequest ||
+				!strings.Contains(p.body, want) {
+				t.Errorf("code of an unknown address, %d left: %d\n%s", left, p.status, p.body)
+			}
+		}
+
+		// A wrong code counts; the right one signs in.
+		if p := b.post("/provider/sign-in", url.Values{"email": {" Montor@VVS-ett.se "}, "lang": {"en"}}); p.location != "/provider/sign-in/code?lang=en" {
+			t.Fatalf("send code: %d %s", p.status, p.location)
+		}
+		if p := b.post("/provider/sign-in/code", url.Values{"code": {"00000000"}}); p.status != http.StatusBadRequest ||
+			!strings.Contains(p.body, "4 tries left") && !strings.Contains(p.body, "4 försök kvar") {
+			t.Errorf("wrong code: %d\n%s", p.status, p.body)
+		}
+		if p := b.post("/provider/sign-in/code", url.Values{"code": {e.sender.last(t, staffA)}, "lang": {"en"}}); p.location != "/provider/?lang=en" {
+			t.Fatalf("right code: %d %s", p.status, p.location)
+		}
+		if p := b.get("/provider/bookings"); p.status != http.StatusOK || !strings.Contains(p.body, "bk_a_next") ||
+			!strings.Contains(p.body, "Inloggad som "+staffA) {
+			t.Fatalf("bookings after sign-in: %d\n%s", p.status, p.body)
+		}
+		// A form without the browser's token is refused.
+		if p := b.do("POST", "/provider/sign-out", url.Values{"csrf_token": {"forged"}}); p.status != http.StatusForbidden {
+			t.Errorf("sign-out without the form token: %d", p.status)
+		}
+		if p := b.post("/provider/sign-out", nil); p.status != http.StatusSeeOther || p.location != "/provider/sign-in?signed_out=1" {
+			t.Fatalf("sign out: %d %s", p.status, p.location)
+		}
+		if p := b.get("/provider/bookings"); p.status != http.StatusSeeOther {
+			t.Errorf("bookings after sign-out: %d", p.status)
+		}
+		var n int
+		if err := db.R().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM provider_sessions`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d sessions are left after sign-out (%v)", n, err)
+		}
+	})
+}
+
+// TestPagesAuthorization: every provider page × (own provider, another
+// provider, a partner's API token, no credential) gives exactly the allowed
+// answer. The pages take no bearer credential at all: a partner token is
+// no session.
+func TestPagesAuthorization(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t)
+		own, other, partner, none := e.browser(t), e.browser(t), e.browser(t), e.browser(t)
+		own.signIn(ownerA)
+		other.signIn(ownerB)
+		staff := e.browser(t)
+		staff.signIn(staffA)
+		partner.header.Set("Authorization", "Bearer bkp_partnertokenpartnertokenpartnertoken00")
+		staffID := e.userID(t, providerA, staffA)
+		if p := staff.post("/provider/team/invitations", url.Values{"email": {"ny@example.se"}}); p.status != http.StatusForbidden {
+			t.Errorf("staff invites: %d", p.status)
+		}
+		if p := staff.post("/provider/team/users/"+e.userID(t, providerA, ownerA)+"/remove", nil); p.status != http.StatusForbidden {
+			t.Errorf("staff removes the owner: %d", p.status)
+		}
+
+		type want struct {
+			status   int
+			location string
+			contains string
+			lacks    string
+		}
+		signIn := want{status: http.StatusSeeOther, location: "/provider/sign-in"}
+		for _, tc := range []struct {
+			method, path string
+			form         url.Values
+			own, other   want
+		}{
+			{"GET", "/provider/", nil, want{status: 303, location: "/provider/bookings"}, want{status: 303, location: "/provider/bookings"}},
+			{"GET", "/provider/bookings", nil, want{status: 200, contains: "bk_a_next", lacks: "bk_b_next"},
+				want{status: 200, contains: "bk_b_next", lacks: "bk_a_next"}},
+			{"GET", "/provider/bookings?view=past", nil, want{status: 200, contains: "bk_a_past", lacks: "bk_a_next"},
+				want{status: 200, lacks: "bk_a_past"}},
+			{"GET", "/provider/bookings/bk_a_next", nil, want{status: 200, contains: "test@example.se"},
+				want{status: 404, lacks: "test@example.se"}},
+			{"GET", "/provider/team", nil, want{status: 200, contains: staffA}, want{status: 200, lacks: staffA}},
+			{"POST", "/provider/bookings/bk_a_next/flag", url.Values{"note": {"Fel adress"}},
+				want{status: 303, location: "/provider/bookings/bk_a_next?done=flagged_notice"}, want{status: 404}},
+			{"POST", "/provider/bookings/bk_a_next/acknowledge", nil, want{status: 303, location: "/provider/bookings/bk_a_next?done=acked_notice"},
+				want{status: 404}},
+			{"POST", "/provider/team/users/" + staffID + "/remove", nil, want{status: 303, location: "/provider/team?done=removed_notice"},
+				want{status: 404}},
+			{"POST", "/provider/bookings/bk_a_next/cancel", url.Values{"reason": {"illness"}, "confirm": {"yes"}},
+				want{status: 303, location: "/provider/bookings/bk_a_next?done=cancelled_notice"}, want{status: 404}},
+			{"POST", "/provider/bookings/bk_a_next/acknowledge", nil, want{status: 409}, want{status: 404}},
+		} {
+			for _, who := range []struct {
+				name string
+				b    *browser
+				want want
+			}{{"other", other, tc.other}, {"partner", partner, signIn}, {"none", none, signIn}, {"own", own, tc.own}} {
+				var p page
+				if tc.method == "GET" {
+					p = who.b.get(tc.path)
+				} else {
+					form := url.Values{}
+					for k, v := range tc.form {
+						form[k] = v
+					}
+					p = who.b.post(tc.path, form)
+				}
+				w := who.want
+				if p.status != w.status || w.location != "" && p.location != w.location ||
+					w.contains != "" && !strings.Contains(p.body, w.contains) || w.lacks != "" && strings.Contains(p.body, w.lacks) {
+					t.Errorf("%s %s as %s: %d %q, want %d %q (containing %q, not %q)", tc.method, tc.path, who.name,
+						p.status, p.location, w.status, w.location, w.contains, w.lacks)
+				}
+				if p.status == http.StatusOK && p.body != "" {
+					if got := pageHeader(t, who.b, tc.path); got != web.ContentSecurityPolicy {
+						t.Errorf("%s: CSP %q", tc.path, got)
+					}
+				}
+			}
+			// Whatever the others tried, each write happened once, by the
+			// owner.
+			switch {
+			case strings.HasSuffix(tc.path, "/acknowledge"):
+				if by, _, _ := e.acknowledged(t, "bk_a_next"); by != e.userID(t, providerA, ownerA) {
+					t.Errorf("acknowledged by %q, want the owner", by)
+				}
+				if by, _, _ := e.acknowledged(t, "bk_b_next"); by != "" {
+					t.Errorf("provider B's booking was acknowledged by %q", by)
+				}
+			case strings.HasSuffix(tc.path, "/cancel"):
+				if types, _ := e.events(t, "bk_a_next"); len(types) != 2 || types[1] != "booking.cancelled" {
+					t.Errorf("events of bk_a_next after the cancel: %v", types)
+				}
+				if types, _ := e.events(t, "bk_b_next"); len(types) != 0 {
+					t.Errorf("provider B's booking has events %v", types)
+				}
+			case strings.HasSuffix(tc.path, "/flag"):
+				if types, _ := e.events(t, "bk_a_next"); len(types) != 1 {
+					t.Errorf("flag events of bk_a_next: %v, want one", types)
+				}
+				if types, _ := e.events(t, "bk_b_next"); len(types) != 0 {
+					t.Errorf("provider B's booking has events %v", types)
+				}
+			case strings.HasSuffix(tc.path, "/remove"):
+				if e.userID(t, providerA, staffA) != "" {
+					t.Error("the staff member was not removed")
+				}
+			}
+		}
+		// Staff may not manage staff; a removed user's session is gone.
+		if p := staff.get("/provider/team"); p.status != http.StatusSeeOther {
+			t.Errorf("removed staff member's session: %d", p.status)
+		}
+	})
+}
+
+func pageHeader(t *testing.T, b *browser, path string) string {
+	t.Helper()
+	resp, err := b.client.Get(b.e.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.Header.Get("Content-Security-Policy")
+}

@@ -39,4 +39,7 @@ const (
 	ReasonProviderNotificationFailed = "provider_notification_failed"
 	// ReasonProviderFlagged: the provider flagged the booking for follow-up.
 	ReasonProviderFlagged = "provider_flagged"
+	// ReasonCalendarConflict: a busy time in the provider's own calendar
+	// (a synced feed) overlaps the booking.
+	ReasonCalendarConflict = "calendar_conflict"
 )

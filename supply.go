@@ -118,6 +118,9 @@ func (p ProviderSupply) Service(serviceID string) (ProviderService, bool) {
 const (
 	CalendarKindBooking = "booking"
 	CalendarKindBlocked = "blocked"
+	// CalendarKindSynced is a busy time read from one of the provider's
+	// own calendars (package calsync); it may overlap a booking.
+	CalendarKindSynced = "synced"
 )
 
 // CalendarEntry is a busy interval [Start, End) of a provider: a booking or

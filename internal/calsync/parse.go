@@ -121,7 +121,8 @@ func Parse(body []byte, o ParseOptions) (Parsed, error) {
 	}
 	cal, err := ics.ParseCalendarWithOptions(bytes.NewReader(body), ics.WithUnknownPropertyHandler(ics.AcceptUnknownPropertyHandler))
 	if err != nil {
-		return Parsed{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		// The library's message may quote the feed: it is not kept.
+		return Parsed{}, ErrMalformed
 	}
 	p := &parser{opt: o, own: "@" + strings.ToLower(o.OwnUIDDomain)}
 	var masters []*ics.VEvent

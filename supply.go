@@ -92,6 +92,16 @@ type ProviderSupply struct {
 	Services  []ProviderService
 	Hours     []WorkingRange
 	Blocked   []BlockedPeriod
+	// Calendars are the provider's own calendars to subscribe to (the
+	// supply file's calendars); the supply tables do not hold them.
+	Calendars []CalendarSubscription
+}
+
+// CalendarSubscription names an iCalendar feed of a provider's own
+// calendar and the rule of which of its events block ("" is the default).
+type CalendarSubscription struct {
+	URL  string
+	Rule string
 }
 
 // Covers reports whether the provider serves the postcode.

@@ -63,6 +63,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return runOAuthClientCreate(ctx, rest[1:], e)
 	case "provider":
+		if len(rest) > 0 && rest[0] == "calendar" {
+			return runProviderCalendar(ctx, rest[1:], e)
+		}
 		if len(rest) == 0 || rest[0] != "feed-url" {
 			return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...]", errUsage)
 		}
@@ -106,6 +109,11 @@ Commands:
   provider feed-url [PROVIDER_ID...]
                               print each provider's secret calendar feed address (all providers
                               when none is named); use the --base-url and secrets serve uses
+  provider calendar add PROVIDER_ID URL [--rule R] | list PROVIDER_ID | remove PROVIDER_ID FEED_ID
+                  | rule PROVIDER_ID FEED_ID RULE
+                              subscribe a provider to their own calendar (an iCalendar address, stored
+                              sealed), list subscriptions with last sync and error, end one, or set which
+                              events block; use the secrets serve uses
   privacy export --email ADDRESS [--phone NUMBER]
                               print as JSON everything held for a person (bookings, follow-up requests,
                               consent, sign-in account); use the secrets serve uses

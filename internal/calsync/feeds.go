@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,4 +127,51 @@ func (f Feed) Stale(now time.Time, staleAfter time.Duration) bool {
 
 func invalid(issue string) error {
 	return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The calendar subscription is not valid.", Issues: []string{issue}}
+}
+
+// SupplyResult says what subscribing a supply file's calendars did.
+type SupplyResult struct {
+	// Added and Kept count the subscriptions made and those already there.
+	Added, Kept int
+	// Refused names each refused calendar, "prv_x calendars[1]: reason",
+	// without its address.
+	Refused []string
+}
+
+// SubscribeSupply subscribes each provider to the calendars of the supply
+// file that it lacks (source supply). A calendar already subscribed is
+// kept as it is; one the guard refuses is reported in Refused and the
+// others are still added. Other errors end it.
+func (s *Feeds) SubscribeSupply(ctx context.Context, providers []bokat.ProviderSupply) (SupplyResult, error) {
+	var res SupplyResult
+	for _, p := range providers {
+		if len(p.Calendars) == 0 {
+			continue
+		}
+		existing, err := s.store.ProviderFeeds(ctx, p.ID)
+		if err != nil {
+			return res, err
+		}
+		for i, c := range p.Calendars {
+			raw := strings.TrimSpace(c.URL)
+			if rest, ok := strings.CutPrefix(raw, "webcal://"); ok {
+				raw = "https://" + rest
+			}
+			if slices.ContainsFunc(existing, func(f Feed) bool { return f.URL == raw }) {
+				res.Kept++
+				continue
+			}
+			_, err := s.Add(ctx, p.ID, c.URL, Rule(c.Rule), SourceSupply)
+			var be *bokat.Error
+			switch {
+			case errors.As(err, &be) && be.Code == bokat.CodeValidationFailed:
+				res.Refused = append(res.Refused, fmt.Sprintf("%s calendars[%d]: %s", p.ID, i, strings.Join(be.Issues, "; ")))
+			case err != nil:
+				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
+			default:
+				res.Added++
+			}
+		}
+	}
+	return res, nil
 }

@@ -591,3 +591,38 @@ func TestTwoWorkersShareFeeds(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscribeSupply subscribes a supply file's calendars: new ones are
+// added (sealed), known ones kept, refused ones reported by position.
+func TestSubscribeSupply(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newSyncEnv(t, db)
+		providers := []bokat.ProviderSupply{{Provider: bokat.Provider{ID: providerID}, Calendars: []bokat.CalendarSubscription{
+			{URL: feedURL("/a.ics")},
+			{URL: "webcal://" + publicHost + "/b.ics", Rule: string(calsync.RuleAllDayBusy)},
+			{URL: "https://metadata.example.se/c.ics"},
+		}}}
+		res, err := e.feeds.SubscribeSupply(context.Background(), providers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Added != 2 || res.Kept != 0 || len(res.Refused) != 1 || !strings.HasPrefix(res.Refused[0], providerID+" calendars[2]: url: ") ||
+			strings.Contains(res.Refused[0], "c.ics") {
+			t.Fatalf("first subscription = %+v", res)
+		}
+		if res, err = e.feeds.SubscribeSupply(context.Background(), providers); err != nil || res.Added != 0 || res.Kept != 2 {
+			t.Fatalf("second subscription = %+v, %v; want 2 kept", res, err)
+		}
+		feeds, err := e.feeds.List(context.Background(), providerID)
+		if err != nil || len(feeds) != 2 || feeds[1].URL != feedURL("/b.ics") || feeds[1].Rule != calsync.RuleAllDayBusy ||
+			feeds[0].Source != calsync.SourceSupply {
+			t.Fatalf("feeds = %+v, %v", feeds, err)
+		}
+		var sealed string
+		if err := db.R().QueryRowContext(context.Background(), `SELECT url_sealed FROM calendar_feeds WHERE id = $1`, feeds[0].ID).
+			Scan(&sealed); err != nil || strings.Contains(sealed, "a.ics") || sealed == "" {
+			t.Errorf("stored address %q (%v), want it sealed", sealed, err)
+		}
+	})
+}

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
 
 	"bokat"
+	"bokat/internal/calfeed"
 	"bokat/internal/calsync"
+	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
+	"bokat/internal/wire"
 )
 
 const calendarUsage = "bokat provider calendar add PROVIDER_ID URL [--rule busy_only|everything|all_day_busy] | " +
@@ -198,4 +202,54 @@ func (c *supplyCalendars) subscribe(ctx context.Context, db *sqlstore.DB, provid
 		return fmt.Errorf("%d calendar(s) refused; the rest of the file was imported", len(res.Refused))
 	}
 	return nil
+}
+
+// calendarSyncConfig is serve's configuration of calendar sync.
+type calendarSyncConfig struct {
+	CalendarSyncInterval time.Duration
+	CalendarStaleAfter   time.Duration
+}
+
+// productionMinSyncInterval is the shortest poll interval production
+// allows: shorter ones are for testing a feed in development.
+const productionMinSyncInterval = time.Minute
+
+func (c *calendarSyncConfig) register(fs *flagSet) {
+	fs.DurationIn(&c.CalendarSyncInterval, "calendar-sync-interval", "BOKAT_CALENDAR_SYNC_INTERVAL", calsync.DefaultInterval,
+		calsync.MinInterval, 24*time.Hour, "how often each provider calendar feed is polled, 1m to 24h (down to 1s in development)")
+	fs.DurationIn(&c.CalendarStaleAfter, "calendar-stale-after", "BOKAT_CALENDAR_STALE_AFTER", calsync.DefaultStaleAfter,
+		time.Minute, 30*24*time.Hour, "how long a calendar feed may fail before its provider is not directly bookable")
+}
+
+func (c *calendarSyncConfig) validateProduction(fs *flagSet) error {
+	if c.CalendarSyncInterval < productionMinSyncInterval {
+		return fmt.Errorf("%w: %s: must be at least %s in production (shorter intervals are development only), got %s",
+			errUsage, fs.label("calendar-sync-interval"), productionMinSyncInterval, c.CalendarSyncInterval)
+	}
+	return nil
+}
+
+// calendarSyncWorker is serve's calendar sync loop: providers' feeds
+// through the webhook guard (opened by --webhook-allow-private), conflicts
+// raised by the booking lifecycle, stale feeds told by the mailer.
+func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, mail notify.Sender, log *slog.Logger, baseURL string) (worker, error) {
+	domain, err := calfeed.UIDDomain(baseURL)
+	if err != nil {
+		return worker{}, err
+	}
+	w, err := calsync.NewWorker(calsync.Config{
+		Store:        sqlstore.Bind[calsync.Tx](b.Store),
+		Fetch:        calsync.FetchConfig{Guard: webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)},
+		Interval:     c.CalendarSyncInterval,
+		StaleAfter:   c.CalendarStaleAfter,
+		OwnUIDDomain: domain,
+		FollowUp:     uc.Bookings,
+		Mail:         mail,
+		Now:          b.Now,
+		Log:          log.With("worker", "calendar-sync"),
+	})
+	if err != nil {
+		return worker{}, err
+	}
+	return worker{name: "calendar-sync", run: w.Run}, nil
 }

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"bokat/internal/supply"
 )
@@ -73,5 +77,50 @@ func TestProviderCalendarCommands(t *testing.T) {
 	}
 	if _, _, err := cmd("provider", "calendar", "list"); exitCode(err) != 2 {
 		t.Errorf("list without a provider: %v, want a usage error", err)
+	}
+}
+
+// TestServeSyncsProviderCalendars runs the real program with a 1 s sync
+// interval in development: a calendar added from the command line while
+// serve runs is polled by serve's worker, through --webhook-allow-private,
+// and its busy times land in the provider's calendar.
+func TestServeSyncsProviderCalendars(t *testing.T) {
+	t.Parallel()
+	polled := make(chan struct{}, 100)
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/calendar")
+		io.WriteString(w, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:e2e@example.se\r\n"+
+			"DTSTART:"+time.Now().Add(48*time.Hour).UTC().Format("20060102T150405Z")+"\r\nDURATION:PT2H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+		polled <- struct{}{}
+	}))
+	t.Cleanup(feed.Close)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	_, _, logs, stop := startServe(t, []string{"--demo", "--database", dbURL, "--calendar-sync-interval", "1s", "--webhook-allow-private"}, nil)
+	defer stop()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"provider", "calendar", "add", "prv_sthlm_vvs_1", feed.URL + "/jobb.ics",
+		"--webhook-allow-private", "--database", dbURL}, getenvFrom(nil), &out, io.Discard); err != nil {
+		t.Fatalf("add: %v", err)
+	}
+	select {
+	case <-polled:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not poll the calendar within 30 s; logs:\n%s", logs.String())
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out.Reset()
+		if err := run(context.Background(), []string{"provider", "calendar", "list", "prv_sthlm_vvs_1", "--database", dbURL},
+			getenvFrom(nil), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "busy=1 last_synced=2") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the calendar did not sync within 30 s: %s\nlogs:\n%s", out.String(), logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "jobb.ics") {
+		t.Error("serve logged the calendar's address")
 	}
 }

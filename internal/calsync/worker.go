@@ -138,24 +138,40 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // RunOnce claims the feeds due now and polls them, at most Concurrency at
-// a time, until none is due; then raises the conflicts not raised yet.
+// a time, until none is due; then raises the conflicts not raised yet. A
+// slot that frees claims the next feed, so a slow feed holds up only its
+// own slot, never the others.
 func (w *Worker) RunOnce(ctx context.Context) (Round, error) {
 	var (
 		round Round
 		mu    sync.Mutex
+		wg    sync.WaitGroup
+		err   error
 	)
+	slots := make(chan struct{}, w.cfg.Concurrency)
 	token := newToken()
 	for ctx.Err() == nil {
-		claims, err := w.cfg.Store.ClaimFeeds(ctx, w.now(), w.cfg.Interval, w.cfg.Lease, token, w.cfg.Concurrency)
+		slots <- struct{}{} // wait for a free slot, then take every free one
+		free := 1
+		for free < w.cfg.Concurrency && len(slots) < cap(slots) {
+			slots <- struct{}{}
+			free++
+		}
+		var claims []Claim
+		claims, err = w.cfg.Store.ClaimFeeds(ctx, w.now(), w.cfg.Interval, w.cfg.Lease, token, free)
+		for range free - len(claims) {
+			<-slots
+		}
 		if err != nil {
-			return round, fmt.Errorf("claim calendar feeds: %w", err)
+			err = fmt.Errorf("claim calendar feeds: %w", err)
+			break
 		}
 		if len(claims) == 0 {
 			break
 		}
-		var wg sync.WaitGroup
 		for _, c := range claims {
 			wg.Go(func() {
+				defer func() { <-slots }()
 				r := w.poll(ctx, c)
 				mu.Lock()
 				defer mu.Unlock()
@@ -166,7 +182,10 @@ func (w *Worker) RunOnce(ctx context.Context) (Round, error) {
 				round.Rows += r.Rows
 			})
 		}
-		wg.Wait()
+	}
+	wg.Wait()
+	if err != nil {
+		return round, err
 	}
 	raised, err := w.raiseConflicts(ctx)
 	round.Raised = raised

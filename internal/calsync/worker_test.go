@@ -626,3 +626,45 @@ func TestSubscribeSupply(t *testing.T) {
 		}
 	})
 }
+
+// TestSlowFeedHoldsOnlyItsSlot: with two polls at a time, a feed that
+// answers only after every other feed was polled does not hold them up:
+// the other slot goes on claiming. (Were feeds polled in batches, the slow
+// feed would wait for feeds queued behind it until its time-out.)
+func TestSlowFeedHoldsOnlyItsSlot(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	e := newSyncEnv(t, db)
+	const others = 6
+	allPolled := make(chan struct{})
+	var once sync.Once
+	e.server.handle("/slow.ics", func(w http.ResponseWriter, r *http.Request) {
+		<-allPolled
+		w.Write(readFeed(t, "icloud.ics"))
+	})
+	e.add(t, "/slow.ics", "")
+	for i := range others {
+		path := fmt.Sprintf("/o%d.ics", i)
+		e.server.handle(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Write(readFeed(t, "outlook.ics"))
+			done := 0
+			for j := range others {
+				done += min(e.server.hitsOf(fmt.Sprintf("/o%d.ics", j)), 1)
+			}
+			if done == others {
+				once.Do(func() { close(allPolled) })
+			}
+		})
+		e.add(t, path, "")
+	}
+	fc := e.server.fetchConfig()
+	fc.Timeout = 15 * time.Second // a fail-safe only: the slow feed answers once the others were polled
+	w, err := calsync.NewWorker(calsync.Config{Store: sqlstore.Bind[calsync.Tx](db), Fetch: fc, Now: e.clock.Now, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.RunOnce(context.Background())
+	if err != nil || r.Polled != others+1 || r.Changed != others+1 {
+		t.Fatalf("round = %+v, %v; want every feed synced, the slow one too", r, err)
+	}
+}

@@ -1,8 +1,10 @@
 package calsync_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,6 +27,7 @@ import (
 	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 	"bokat/internal/webhook"
 	"bokat/internal/webhook/webhooktest"
 )
@@ -667,4 +670,58 @@ func TestSlowFeedHoldsOnlyItsSlot(t *testing.T) {
 	if err != nil || r.Polled != others+1 || r.Changed != others+1 {
 		t.Fatalf("round = %+v, %v; want every feed synced, the slow one too", r, err)
 	}
+}
+
+// TestSearchSeesSyncedBusyTime: with the demo supply, the first option a
+// search offers is a free slot; once a provider's calendar feed says the
+// provider is busy then, the next search (the same Search, its index
+// refreshed by the calendar revision) no longer offers that slot.
+func TestSearchSeesSyncedBusyTime(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		e := &syncEnv{db: db, clock: clocktest.New(windowFrom), server: newFeedServer(t), mail: t.TempDir()}
+		cat, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := booking.ParseKeyring("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		search, err := booking.NewSearch(booking.Config{Catalog: cat, Store: db, Keys: keys, Now: e.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := booking.Query{VerticalID: "vvs", JobTypeID: "install_faucet", Postcode: "11345", Locale: "sv-SE"}
+		before, err := search.Search(ctx, q)
+		if err != nil || len(before.Options) == 0 {
+			t.Fatalf("search before the sync: %+v, %v", before, err)
+		}
+		first := before.Options[0]
+		busy := fmt.Sprintf("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:tandlakare@example.se\r\nDTSTART:%s\r\nDTEND:%s\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+			first.Slot.Start.UTC().Format("20060102T150405Z"), first.Slot.End.UTC().Format("20060102T150405Z"))
+		e.server.set("/busy.ics", []byte(busy))
+		feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), e.server.fetchConfig().Guard, e.clock.Now)
+		if _, err := feeds.Add(ctx, first.Provider.ID, feedURL("/busy.ics"), "", calsync.SourceOperator); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.newWorker(t, db); r != nil {
+			if got, err := r.RunOnce(ctx); err != nil || got.Changed != 1 {
+				t.Fatalf("sync: %+v, %v", got, err)
+			}
+		}
+		after, err := search.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range after.Options {
+			if o.Provider.ID == first.Provider.ID && o.Slot.Start.Before(first.Slot.End) && first.Slot.Start.Before(o.Slot.End) {
+				t.Fatalf("search still offers %s at %v, inside the synced busy time", o.Provider.ID, o.Slot.Start)
+			}
+		}
+	})
 }

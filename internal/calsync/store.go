@@ -106,6 +106,9 @@ type Store interface {
 	// MarkStaleNotified records that the provider was told the feed went
 	// stale.
 	MarkStaleNotified(ctx context.Context, feedID string, now time.Time) error
+	// ResealFeeds seals every feed address sealed with an older key with
+	// the current sealing key, and returns how many it re-sealed.
+	ResealFeeds(ctx context.Context) (int, error)
 	// ProviderContact returns a provider's name and contact data, or an
 	// error wrapping bokat.ErrNotFound.
 	ProviderContact(ctx context.Context, providerID string) (bokat.ProviderContact, error)

@@ -119,15 +119,29 @@ type Round struct {
 	Raised int
 }
 
+// resealEvery is how often Run re-seals feed addresses sealed with an
+// older key.
+const resealEvery = time.Hour
+
 // Run polls due feeds until ctx ends, looking for them every tick (a
-// tenth of the interval, between one and thirty seconds).
+// tenth of the interval, between one and thirty seconds); every hour, and
+// at start, it re-seals feed addresses after a key rotation.
 func (w *Worker) Run(ctx context.Context) error {
 	tick := min(max(w.cfg.Interval/10, time.Second), 30*time.Second)
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var resealed time.Time
 	for {
 		if _, err := w.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "calendar sync round failed", "error", err)
+		}
+		if now := time.Now(); now.Sub(resealed) >= resealEvery {
+			resealed = now
+			if n, err := w.cfg.Store.ResealFeeds(ctx); err != nil && ctx.Err() == nil {
+				w.log.WarnContext(ctx, "calendar feed re-seal incomplete", "error", err, "resealed", n)
+			} else if n > 0 {
+				w.log.InfoContext(ctx, "calendar feed addresses re-sealed", "feeds", n)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -725,3 +725,35 @@ func TestSearchSeesSyncedBusyTime(t *testing.T) {
 		}
 	})
 }
+
+// TestResealFeedsAfterRotation: after the secret key rotates, feed
+// addresses are re-sealed with the new key, so the old one can go.
+func TestResealFeedsAfterRotation(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		insertProvider(t, db, providerID, 30)
+		pepper, oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)
+		withKeys := func(keys ...[]byte) *calsync.Feeds {
+			store := sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, keys...))
+			return calsync.NewFeeds(sqlstore.Bind[calsync.Tx](store), webhook.NewGuard(webhooktest.NewResolver(publicHost+"=93.184.216.34"), false), nil)
+		}
+		if _, err := withKeys(oldKey).Add(ctx, providerID, feedURL("/a.ics"), "", calsync.SourceOperator); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := withKeys(newKey).List(ctx, providerID); err == nil {
+			t.Fatal("an address sealed with the old key opened without it")
+		}
+		rotated := sqlstoretest.Reopen(t, db, sqlstoretest.VaultWith(t, pepper, newKey, oldKey))
+		if n, err := rotated.ResealFeeds(ctx); err != nil || n != 1 {
+			t.Fatalf("re-seal = %d, %v; want 1", n, err)
+		}
+		if n, err := rotated.ResealFeeds(ctx); err != nil || n != 0 {
+			t.Fatalf("second re-seal = %d, %v; want 0", n, err)
+		}
+		feeds, err := withKeys(newKey).List(ctx, providerID)
+		if err != nil || len(feeds) != 1 || feeds[0].URL != feedURL("/a.ics") {
+			t.Fatalf("feeds with the new key only = %+v, %v", feeds, err)
+		}
+	})
+}

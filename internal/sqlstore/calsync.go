@@ -354,3 +354,72 @@ func (db *DB) MarkStaleNotified(ctx context.Context, feedID string, now time.Tim
 		return err
 	})
 }
+
+// ResealFeeds seals, with the vault's sealing key, every feed address
+// sealed with another key (after a rotation), so an old key can be
+// dropped. A feed whose address does not open is passed over and named
+// (ids only) in the returned error, which wraps ErrDoNotOpen; the others
+// are re-sealed all the same. A feed re-sealed by another process in
+// between is left as it is.
+func (db *DB) ResealFeeds(ctx context.Context) (int, error) {
+	v, err := db.contactVault()
+	if err != nil {
+		return 0, err
+	}
+	sealID := v.Keys.SealingKeyID()
+	total, after := 0, ""
+	var skipped []error
+	for {
+		rows, err := db.read.QueryContext(ctx, `SELECT id, url_key_id, url_sealed FROM calendar_feeds
+			WHERE url_key_id <> $1 AND id > $2 ORDER BY id LIMIT 100`, sealID, after)
+		if err != nil {
+			return total, translate(err)
+		}
+		type feed struct{ id, keyID, sealed string }
+		var batch []feed
+		for rows.Next() {
+			var f feed
+			if err := rows.Scan(&f.id, &f.keyID, &f.sealed); err != nil {
+				rows.Close()
+				return total, translate(err)
+			}
+			batch = append(batch, f)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return total, translate(err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		err = db.InTx(ctx, func(tx *Tx) error {
+			for _, f := range batch {
+				plain, err := v.Keys.Open(f.keyID, f.sealed, feedContext(f.id))
+				if err != nil {
+					skipped = append(skipped, fmt.Errorf("calendar feed %s (key %s): %w", f.id, f.keyID, err))
+					continue
+				}
+				keyID, sealed, err := v.Keys.Seal(plain, feedContext(f.id))
+				if err != nil {
+					return err
+				}
+				res, err := tx.tx.ExecContext(ctx, `UPDATE calendar_feeds SET url_key_id = $2, url_sealed = $3
+					WHERE id = $1 AND url_key_id = $4`, f.id, keyID, sealed, f.keyID)
+				if err != nil {
+					return err
+				}
+				n, _ := res.RowsAffected()
+				total += int(n)
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("re-seal calendar feeds: %w", translate(err))
+		}
+		after = batch[len(batch)-1].id
+	}
+	if len(skipped) > 0 {
+		return total, fmt.Errorf("re-seal: %d calendar feed(s) %w: %w", len(skipped), ErrDoNotOpen, errors.Join(skipped...))
+	}
+	return total, nil
+}

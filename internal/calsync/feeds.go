@@ -119,6 +119,12 @@ func (s *Feeds) SetRule(ctx context.Context, providerID, feedID string, rule Rul
 	return s.store.InTx(ctx, func(tx Tx) error { return tx.SetFeedRule(ctx, providerID, feedID, rule, now) })
 }
 
+// Conflicts returns the provider's confirmed bookings still to come that
+// a synced busy time overlaps, for the provider's page.
+func (s *Feeds) Conflicts(ctx context.Context, providerID string) ([]Conflict, error) {
+	return s.store.ProviderConflicts(ctx, providerID, s.now().UTC())
+}
+
 // Stale reports whether a feed has failed for longer than staleAfter at
 // now: its provider is then not directly bookable.
 func (f Feed) Stale(now time.Time, staleAfter time.Duration) bool {

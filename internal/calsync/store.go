@@ -73,6 +73,9 @@ type Conflict struct {
 	SlotStart  time.Time
 	ProviderID string
 	FeedID     string
+	// DetectedAt is when a sync found it; RaisedAt when its event was
+	// queued (zero until then). Set when read.
+	DetectedAt, RaisedAt time.Time
 }
 
 // BookedSlot is a confirmed booking's slot.
@@ -98,6 +101,9 @@ type Store interface {
 	// ProviderFeeds returns a provider's feeds (addresses opened), oldest
 	// first.
 	ProviderFeeds(ctx context.Context, providerID string) ([]Feed, error)
+	// ProviderConflicts returns the conflicts of the provider's bookings
+	// still confirmed whose slot ends after now, by slot start.
+	ProviderConflicts(ctx context.Context, providerID string, now time.Time) ([]Conflict, error)
 	// UnraisedConflicts returns up to limit conflicts whose event is not
 	// raised yet, oldest first.
 	UnraisedConflicts(ctx context.Context, limit int) ([]Conflict, error)

@@ -509,6 +509,10 @@ func TestConflictRaisedOnce(t *testing.T) {
 		if n != 1 || !strings.Contains(payload, `"reason":"calendar_conflict"`) {
 			t.Errorf("%d provider_action_required events, payload %s; want 1 with reason calendar_conflict", n, payload)
 		}
+		conflicts, err := e.feeds.Conflicts(context.Background(), providerID)
+		if err != nil || len(conflicts) != 1 || conflicts[0].BookingID != "bkg_conflict" || conflicts[0].RaisedAt.IsZero() {
+			t.Errorf("conflicts on the provider's page = %+v, %v", conflicts, err)
+		}
 	})
 }
 

@@ -338,6 +338,33 @@ func (db *DB) UnraisedConflicts(ctx context.Context, limit int) ([]calsync.Confl
 	return out, translate(rows.Err())
 }
 
+// ProviderConflicts returns the conflicts of the provider's bookings still
+// confirmed whose slot ends after now, by slot start.
+func (db *DB) ProviderConflicts(ctx context.Context, providerID string, now time.Time) ([]calsync.Conflict, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT c.booking_id, c.slot_start_at, c.feed_id, c.detected_at, c.raised_at
+		FROM calendar_conflicts c JOIN bookings b ON b.id = c.booking_id
+		WHERE c.provider_id = $1 AND b.status = 'confirmed' AND b.slot_start_at = c.slot_start_at AND b.slot_end_at > $2
+		ORDER BY c.slot_start_at, c.booking_id`, providerID, Millis(now))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []calsync.Conflict
+	for rows.Next() {
+		var (
+			c               calsync.Conflict
+			start, detected int64
+			raised          sql.NullInt64
+		)
+		if err := rows.Scan(&c.BookingID, &start, &c.FeedID, &detected, &raised); err != nil {
+			return nil, translate(err)
+		}
+		c.ProviderID, c.SlotStart, c.DetectedAt, c.RaisedAt = providerID, FromMillis(start), FromMillis(detected), FromNullMillis(raised)
+		out = append(out, c)
+	}
+	return out, translate(rows.Err())
+}
+
 // MarkConflictRaised records that a conflict's event is queued.
 func (db *DB) MarkConflictRaised(ctx context.Context, c calsync.Conflict, now time.Time) error {
 	return db.InTx(ctx, func(tx *Tx) error {

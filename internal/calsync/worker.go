@@ -245,10 +245,12 @@ func (w *Worker) poll(ctx context.Context, c Claim) Round {
 	out.BusyCount = len(parsed.Busy)
 	var rows int
 	err = w.cfg.Store.InTx(ctx, func(tx Tx) error {
-		if err := tx.FinishFeed(ctx, c.ID, c.Token, out); err != nil {
+		// The calendar lock first, as Remove takes it: a feed removed
+		// meanwhile is then gone when the outcome is written (lease lost).
+		if err := tx.LockProviderCalendar(ctx, c.ProviderID); err != nil {
 			return err
 		}
-		if err := tx.LockProviderCalendar(ctx, c.ProviderID); err != nil {
+		if err := tx.FinishFeed(ctx, c.ID, c.Token, out); err != nil {
 			return err
 		}
 		var err error
@@ -293,11 +295,11 @@ func (w *Worker) failed(ctx context.Context, c Claim, now time.Time, summary str
 	err := w.cfg.Store.InTx(ctx, func(tx Tx) error {
 		if block {
 			out.BodyHash, out.ExpandedUntil, out.BusyCount = staleMarker, horizonEnd.Add(expandAhead), 1
+			if err := tx.LockProviderCalendar(ctx, c.ProviderID); err != nil {
+				return err
+			}
 		}
 		if err := tx.FinishFeed(ctx, c.ID, c.Token, out); err != nil || !block {
-			return err
-		}
-		if err := tx.LockProviderCalendar(ctx, c.ProviderID); err != nil {
 			return err
 		}
 		var err error

@@ -761,3 +761,27 @@ func TestResealFeedsAfterRotation(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedRemovedDuringPoll: a feed removed while a worker reads it is
+// gone for good: the worker's outcome finds the lease lost and writes no
+// busy time.
+func TestFeedRemovedDuringPoll(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newSyncEnv(t, db)
+		var f calsync.Feed
+		e.server.handle("/gone.ics", func(w http.ResponseWriter, r *http.Request) {
+			if err := e.feeds.Remove(r.Context(), providerID, f.ID); err != nil {
+				t.Errorf("remove during the poll: %v", err)
+			}
+			w.Write(readFeed(t, "google.ics"))
+		})
+		f = e.add(t, "/gone.ics", "")
+		if r := e.round(t); r.Polled != 1 || r.Failed != 1 || r.Rows != 0 {
+			t.Fatalf("round = %+v, want the outcome refused", r)
+		}
+		if got, _ := e.busy(t); len(got) != 0 {
+			t.Fatalf("busy times of a removed feed:\n%s", formatBusy(got))
+		}
+	})
+}

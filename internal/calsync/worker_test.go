@@ -41,13 +41,16 @@ type feedServer struct {
 	bodies   map[string][]byte
 	handlers map[string]http.HandlerFunc
 	hits     map[string]int
+	// conditional holds the validators of each path's last request.
+	conditional map[string][2]string
 	// dialled are the host:port pairs the feed client dialled.
 	dialled []string
 }
 
 func newFeedServer(tb testing.TB) *feedServer {
 	tb.Helper()
-	fs := &feedServer{bodies: map[string][]byte{}, handlers: map[string]http.HandlerFunc{}, hits: map[string]int{}}
+	fs := &feedServer{bodies: map[string][]byte{}, handlers: map[string]http.HandlerFunc{}, hits: map[string]int{},
+		conditional: map[string][2]string{}}
 	fs.srv = httptest.NewTLSServer(http.HandlerFunc(fs.serve))
 	tb.Cleanup(fs.srv.Close)
 	return fs
@@ -56,6 +59,7 @@ func newFeedServer(tb testing.TB) *feedServer {
 func (fs *feedServer) serve(w http.ResponseWriter, r *http.Request) {
 	fs.mu.Lock()
 	fs.hits[r.URL.Path]++
+	fs.conditional[r.URL.Path] = [2]string{r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since")}
 	h, body := fs.handlers[r.URL.Path], fs.bodies[r.URL.Path]
 	fs.mu.Unlock()
 	if h != nil {
@@ -337,6 +341,12 @@ func TestSyncGoogleOutlookICloud(t *testing.T) {
 		if n := e.server.hitsOf("/google.ics"); n != 2 {
 			t.Errorf("google feed requested %d times, want 2", n)
 		}
+		e.server.mu.Lock()
+		validators := e.server.conditional["/google.ics"]
+		e.server.mu.Unlock()
+		if validators[0] == "" || validators[1] != "Mon, 19 Oct 2026 12:00:00 GMT" {
+			t.Errorf("second poll sent If-None-Match %q, If-Modified-Since %q; want both", validators[0], validators[1])
+		}
 
 		// The provider deletes the moved instance: the next round drops it.
 		e.server.set("/google.ics", []byte(strings.Replace(string(readFeed(t, "google.ics")),
@@ -377,10 +387,17 @@ func TestSyncRefusesHostileAnswers(t *testing.T) {
 		e.server.handle("/intranet.ics", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://10.1.2.3/kalender.ics", http.StatusMovedPermanently)
 		})
+		e.server.handle("/loop.ics", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/loop.ics", http.StatusFound)
+		})
 		meta := e.add(t, "/metadata.ics", "")
 		intra := e.add(t, "/intranet.ics", "")
-		if r := e.round(t); r.Changed != 1 || r.Failed != 2 {
-			t.Fatalf("first round = %+v, want 1 changed and 2 failed", r)
+		loop := e.add(t, "/loop.ics", "")
+		if r := e.round(t); r.Changed != 1 || r.Failed != 3 {
+			t.Fatalf("first round = %+v, want 1 changed and 3 failed", r)
+		}
+		if f := e.feed(t, loop.ID); f.LastError != "more than 3 redirects" || e.server.hitsOf("/loop.ics") != 4 {
+			t.Errorf("redirect loop: error %q after %d requests, want 4 requests", f.LastError, e.server.hitsOf("/loop.ics"))
 		}
 		before, _ := e.busy(t)
 		for _, f := range []calsync.Feed{e.feed(t, meta.ID), e.feed(t, intra.ID)} {
@@ -401,8 +418,8 @@ func TestSyncRefusesHostileAnswers(t *testing.T) {
 		big := strings.Replace(string(readFeed(t, "icloud.ics")), "END:VCALENDAR", "X-PADDING:"+strings.Repeat("x", 300<<10)+"\r\nEND:VCALENDAR", 1)
 		e.server.set("/grows.ics", []byte(big))
 		e.clock.Advance(calsync.DefaultInterval)
-		if r := e.round(t); r.Failed != 3 || r.Rows != 0 {
-			t.Fatalf("round of the grown feed = %+v, want 3 failed, no row", r)
+		if r := e.round(t); r.Failed != 4 || r.Rows != 0 {
+			t.Fatalf("round of the grown feed = %+v, want 4 failed, no row", r)
 		}
 		if f := e.feed(t, grows.ID); !strings.Contains(f.LastError, "larger than 256 KiB") || f.BusyCount != len(icloudBusy) {
 			t.Errorf("grown feed: error %q, busy %d", f.LastError, f.BusyCount)

@@ -385,7 +385,7 @@ func (db *DB) MarkStaleNotified(ctx context.Context, feedID string, now time.Tim
 // ResealFeeds seals, with the vault's sealing key, every feed address
 // sealed with another key (after a rotation), so an old key can be
 // dropped. A feed whose address does not open is passed over and named
-// (ids only) in the returned error, which wraps ErrDoNotOpen; the others
+// (ids only) in the returned error, which wraps the Sealer's; the others
 // are re-sealed all the same. A feed re-sealed by another process in
 // between is left as it is.
 func (db *DB) ResealFeeds(ctx context.Context) (int, error) {
@@ -446,7 +446,7 @@ func (db *DB) ResealFeeds(ctx context.Context) (int, error) {
 		after = batch[len(batch)-1].id
 	}
 	if len(skipped) > 0 {
-		return total, fmt.Errorf("re-seal: %d calendar feed(s) %w: %w", len(skipped), ErrDoNotOpen, errors.Join(skipped...))
+		return total, fmt.Errorf("re-seal: %d calendar feed(s) do not open: %w", len(skipped), errors.Join(skipped...))
 	}
 	return total, nil
 }

@@ -42,4 +42,7 @@ const (
 	// ReasonProviderCancelled: on booking.cancelled, the provider cancelled
 	// the booking (the assistant can offer to search again).
 	ReasonProviderCancelled = "provider_cancelled"
+	// ReasonCalendarConflict: a busy time in the provider's own calendar
+	// (a synced feed) overlaps the booking.
+	ReasonCalendarConflict = "calendar_conflict"
 )

@@ -27,6 +27,11 @@ const (
 	SigningKeyIDPrefix      = "whk_" // names one version of a webhook signing secret
 	SecretKeyIDPrefix       = "sk_"  // names a server sealing key (a hash of it)
 	BookingOptionIDPrefix   = "bo1." // a signed, public booking option
+	// A provider's people, their invitations and the audit of what they did.
+	ProviderUserIDPrefix       = "pu_"
+	ProviderInvitationIDPrefix = "pi_"
+	ProviderAuditIDPrefix      = "pa_"
+	CalendarFeedIDPrefix       = "cfd_" // a provider's subscribed calendar
 )
 
 // Secret prefixes.
@@ -49,7 +54,8 @@ func IDPrefixes() []string {
 	return []string{BookingIDPrefix, BookingRequestIDPrefix, CalendarEventIDPrefix, NotificationIDPrefix,
 		FollowUpRequestIDPrefix, FollowUpSessionIDPrefix, BlockedPeriodIDPrefix, PartnerClientIDPrefix,
 		OAuthClientIDPrefix, UserIDPrefix, WebhookEndpointIDPrefix, SigningKeyIDPrefix, SecretKeyIDPrefix,
-		BookingOptionIDPrefix}
+		BookingOptionIDPrefix, ProviderUserIDPrefix, ProviderInvitationIDPrefix, ProviderAuditIDPrefix,
+		CalendarFeedIDPrefix}
 }
 
 // SecretPrefixes returns the prefix of every secret issued now (not the

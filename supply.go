@@ -92,6 +92,16 @@ type ProviderSupply struct {
 	Services  []ProviderService
 	Hours     []WorkingRange
 	Blocked   []BlockedPeriod
+	// Calendars are the provider's own calendars to subscribe to (the
+	// supply file's calendars); the supply tables do not hold them.
+	Calendars []CalendarSubscription
+}
+
+// CalendarSubscription names an iCalendar feed of a provider's own
+// calendar and the rule of which of its events block ("" is the default).
+type CalendarSubscription struct {
+	URL  string
+	Rule string
 }
 
 // Covers reports whether the provider serves the postcode.
@@ -118,6 +128,9 @@ func (p ProviderSupply) Service(serviceID string) (ProviderService, bool) {
 const (
 	CalendarKindBooking = "booking"
 	CalendarKindBlocked = "blocked"
+	// CalendarKindSynced is a busy time read from one of the provider's
+	// own calendars (package calsync); it may overlap a booking.
+	CalendarKindSynced = "synced"
 )
 
 // CalendarEntry is a busy interval [Start, End) of a provider: a booking or

@@ -193,8 +193,9 @@ func (a *app) serveAPI(ctx context.Context, b wire.Base, o wire.Options, uc *wir
 	return nil
 }
 
-// newWorkers returns the background loops beside HTTP: webhook delivery,
-// the OAuth purge, contact re-sealing and retention, and the notifications
+// newWorkers returns the background loops beside HTTP: calendar sync,
+// webhook delivery, the OAuth purge, contact re-sealing and retention, and
+// the notifications
 // (customer and provider messages about bookings, and follow-up requests
 // handed to providers).
 func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *notify.Waker) ([]worker, error) {
@@ -203,7 +204,12 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 	if err != nil {
 		return nil, err
 	}
+	calendars, err := calendarSyncWorker(b, c, uc, a.op.mailer, a.log, a.baseURL)
+	if err != nil {
+		return nil, err
+	}
 	return []worker{
+		calendars,
 		{name: "outbox-relay", run: uc.Relay.Run},
 		{name: "webhook-dispatcher", run: uc.Dispatcher.Run},
 		{name: "oauth-purge", run: func(ctx context.Context) error { return uc.OAuth.RunPurge(ctx, time.Hour) }},

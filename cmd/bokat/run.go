@@ -76,8 +76,10 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 			return runProviderInvite(ctx, rest[1:], e)
 		case len(rest) > 0 && rest[0] == "audit":
 			return runProviderAudit(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "calendar":
+			return runProviderCalendar(ctx, rest[1:], e)
 		}
-		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID", errUsage)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | calendar add|list|remove|rule ...", errUsage)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":
@@ -120,6 +122,11 @@ Commands:
   provider invite PROVIDER_ID --email ADDRESS [--role owner|staff]
                               invite a person to the provider's pages (owner by default; an owner
                               invites staff on the pages); use the secrets serve uses
+  provider calendar add PROVIDER_ID URL [--rule R] | list PROVIDER_ID | remove PROVIDER_ID FEED_ID
+                  | rule PROVIDER_ID FEED_ID RULE
+                              subscribe a provider to their own calendar (an iCalendar address, stored
+                              sealed), list subscriptions with last sync and error, end one, or set which
+                              events block; use the secrets serve uses
   privacy export --email ADDRESS [--phone NUMBER]
                               print as JSON everything held for a person (bookings, follow-up requests,
                               consent, sign-in account); use the secrets serve uses

@@ -33,11 +33,13 @@ type serveConfig struct {
 	// LegacySunset is the announced removal date of the deprecated paths
 	// ("" for none), as accepted by parseSunset.
 	LegacySunset string
+	calendarSyncConfig
 }
 
 func (c *serveConfig) register(fs *flagSet) {
 	c.commonConfig.register(fs)
 	c.retentionConfig.register(fs)
+	c.calendarSyncConfig.register(fs)
 	fs.Text(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address", checkListenAddr)
 	fs.Text(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)", checkBaseURL)
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
@@ -103,6 +105,9 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 		if err := checkProductionBaseURL(c.BaseURL); err != nil {
 			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("base-url"), err)
+		}
+		if err := c.calendarSyncConfig.validateProduction(fs); err != nil {
+			return err
 		}
 		if c.SecretKey == "" {
 			return fmt.Errorf("production requires BOKAT_SECRET_KEY (--secret-key): a base64 key of 32 bytes sealing stored secrets; secrets are never generated in production")

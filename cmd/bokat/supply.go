@@ -16,6 +16,7 @@ import (
 // <field>: <message>", and nothing is written when there is any.
 func runSupplyImport(ctx context.Context, args []string, e env) error {
 	sc := newStoreCommand("supply import", e)
+	cal := registerCalendarSettings(sc.fs)
 	positional, err := sc.parse(args, func(positional []string) error {
 		if len(positional) != 1 {
 			return fmt.Errorf("%w: bokat supply import FILE", errUsage)
@@ -39,7 +40,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}
-	db, err := sc.open(ctx)
+	db, err := cal.open(ctx, sc, providers)
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return reportSupplyProblems(err, e)
 	}
 	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
-	return nil
+	return cal.subscribe(ctx, db, providers, e)
 }
 
 func reportSupplyProblems(err error, e env) error {

@@ -56,9 +56,9 @@ const (
 
 // Id prefixes.
 const (
-	UserIDPrefix       = "pu_"
-	InvitationIDPrefix = "pi_"
-	auditIDPrefix      = "pa_"
+	UserIDPrefix       = bokat.ProviderUserIDPrefix
+	InvitationIDPrefix = bokat.ProviderInvitationIDPrefix
+	auditIDPrefix      = bokat.ProviderAuditIDPrefix
 )
 
 // Errors of the use cases besides bokat.ErrNotFound (an unknown object and

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -300,7 +301,60 @@ func (c *checker) provider(m map[string]any, base []string) bokat.ProviderSupply
 		p.Services = once(c, v, func() []bokat.ProviderService { return c.services(v, at(base, "services")) })
 	}
 	p.Blocked = c.blocked(m["blocked"], at(base, "blocked"), p.ID)
+	p.Calendars = c.calendars(m["calendars"], at(base, "calendars"))
 	return p
+}
+
+// calendars reads a provider's calendar subscriptions; the same address
+// twice is a problem.
+func (c *checker) calendars(v any, base []string) []bokat.CalendarSubscription {
+	items, _ := as[[]any](v)
+	var out []bokat.CalendarSubscription
+	seen := map[string]int{}
+	for i, item := range items {
+		m, ok := as[map[string]any](item)
+		if !ok {
+			continue
+		}
+		u, ok := text(m["url"])
+		if !ok || checkCalendarURL(u) != nil {
+			continue
+		}
+		if first, dup := seen[u]; dup {
+			c.add(issue{at: at(at(base, strconv.Itoa(i)), "url"), message: fmt.Sprintf("repeats the address of calendars[%d]", first)})
+			continue
+		}
+		seen[u] = i
+		rule, _ := text(m["rule"])
+		out = append(out, bokat.CalendarSubscription{URL: u, Rule: rule})
+	}
+	return out
+}
+
+// maxCalendarURLLen bounds a calendar address, as a webhook URL is bounded.
+const maxCalendarURLLen = 2048
+
+// checkCalendarURL accepts the address of an iCalendar feed as far as the
+// file alone can tell: absolute, https (http and webcal are accepted here;
+// the import's guard refuses http in production), no user information.
+// Whether its host is public is checked when the calendar is subscribed.
+func checkCalendarURL(s string) error {
+	if len(s) > maxCalendarURLLen {
+		return fmt.Errorf("is longer than %d characters", maxCalendarURLLen)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return errors.New("is not an absolute address like https://calendar.google.com/calendar/ical/…/basic.ics")
+	}
+	switch u.Scheme {
+	case "https", "http", "webcal":
+	default:
+		return errors.New("must be an https:// (or webcal://) address")
+	}
+	if u.User != nil {
+		return errors.New("must not carry user information (user:password@)")
+	}
+	return nil
 }
 
 // Limits of provider contact data. An e-mail address is at most 254

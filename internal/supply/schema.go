@@ -33,6 +33,7 @@ var formats = map[string]func(string) error{
 	"postcode-range": func(s string) error { _, err := ParsePostcodeRange(s); return err },
 	"clock-range":    func(s string) error { _, err := parseClockRange(s); return err },
 	"instant":        func(s string) error { _, err := parseInstant(s, false); return err },
+	"calendar-url":   checkCalendarURL,
 }
 
 // fileSchema is the compiled schema and, for reading keywords back in

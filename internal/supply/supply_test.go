@@ -517,3 +517,60 @@ func supplyEqual(a, b bokat.ProviderSupply) bool {
 		return x.ID == y.ID && x.Start.Equal(y.Start) && x.End.Equal(y.End) && x.Note == y.Note
 	})
 }
+
+func TestParseCalendars(t *testing.T) {
+	t.Parallel()
+	const head = `version: 1
+providers:
+  - id: prv_cal
+    name: Kalender AB
+    email: k@kalender.example
+    postcodes: ["111"]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
+`
+	good := head + `    calendars:
+      - url: https://calendar.google.com/calendar/ical/abc%40group.calendar.google.com/private-123/basic.ics
+      - {url: "webcal://p42-caldav.icloud.com/published/2/XYZ", rule: all_day_busy}
+`
+	providers, err := supply.Parse("cal.yaml", []byte(good), cat(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bokat.CalendarSubscription{
+		{URL: "https://calendar.google.com/calendar/ical/abc%40group.calendar.google.com/private-123/basic.ics"},
+		{URL: "webcal://p42-caldav.icloud.com/published/2/XYZ", Rule: "all_day_busy"},
+	}
+	if got := providers[0].Calendars; !slices.Equal(got, want) {
+		t.Errorf("calendars = %+v, want %+v", got, want)
+	}
+	bad := head + `    calendars:
+      - url: ftp://calendar.example.se/cal.ics
+      - {url: "https://u:p@calendar.example.se/cal.ics"}
+      - {url: "https://calendar.example.se/cal.ics", rule: sometimes}
+      - {url: "https://calendar.example.se/a.ics"}
+      - {url: "https://calendar.example.se/a.ics"}
+      - {rule: everything}
+`
+	_, err = supply.Parse("cal.yaml", []byte(bad), cat(t))
+	var perr *supply.Errors
+	if !errors.As(err, &perr) {
+		t.Fatalf("Parse error = %v, want *Errors", err)
+	}
+	wantProblems := []string{
+		"cal.yaml:10:14: providers[0].calendars[0].url: must be an https:// (or webcal://) address",
+		"cal.yaml:11:15: providers[0].calendars[1].url: must not carry user information",
+		"cal.yaml:12:60: providers[0].calendars[2].rule: must be busy_only, everything or all_day_busy",
+		"cal.yaml:14:15: providers[0].calendars[4].url: repeats the address of calendars[3]",
+		"cal.yaml:15:9: providers[0].calendars[5].url: is required",
+	}
+	lines := strings.Split(perr.Error(), "\n")
+	for _, w := range wantProblems {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) }) {
+			t.Errorf("no problem starting %q in\n%s", w, perr.Error())
+		}
+	}
+	if len(lines) != len(wantProblems) {
+		t.Errorf("%d problems, want %d:\n%s", len(lines), len(wantProblems), perr.Error())
+	}
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"bokat"
+	"bokat/internal/calfeed"
+	"bokat/internal/calsync"
+	"bokat/internal/notify"
+	"bokat/internal/sqlstore"
+	"bokat/internal/webhook"
+	"bokat/internal/wire"
+)
+
+const calendarUsage = "bokat provider calendar add PROVIDER_ID URL [--rule busy_only|everything|all_day_busy] | " +
+	"list PROVIDER_ID | remove PROVIDER_ID FEED_ID | rule PROVIDER_ID FEED_ID RULE"
+
+// calendarConfig is the configuration of `bokat provider calendar`: the
+// store, the key that seals feed addresses and the guard's development
+// switch, as given to serve.
+type calendarConfig struct {
+	commonConfig
+	SecretKey    string
+	AllowPrivate bool
+	Rule         string
+}
+
+// runProviderCalendar adds, lists and removes a provider's calendar
+// subscriptions and sets a feed's rule, through the same use cases the
+// provider pages use. Feed addresses are secrets: list shows their host.
+func runProviderCalendar(ctx context.Context, args []string, e env) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: %s", errUsage, calendarUsage)
+	}
+	verb, args := args[0], args[1:]
+	arity := map[string]int{"add": 2, "list": 1, "remove": 2, "rule": 3}
+	n, ok := arity[verb]
+	if !ok {
+		return fmt.Errorf("%w: %s", errUsage, calendarUsage)
+	}
+	fs := newFlagSet("provider calendar "+verb, e)
+	var c calendarConfig
+	c.commonConfig.register(fs)
+	fs.Text(&c.SecretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets, as given to serve; comma-separated when rotating",
+		func(s string) error {
+			_, err := parseSecretKeys(s)
+			return err
+		})
+	fs.Bool(&c.AllowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false,
+		"let a calendar live on http:// and private or loopback addresses (development only), as serve's setting")
+	if verb == "add" {
+		fs.Text(&c.Rule, "rule", "", string(calsync.RuleBusyOnly), "which events block: busy_only, everything or all_day_busy",
+			func(s string) error { _, err := calsync.ParseRule(s); return err })
+	}
+	pos, err := fs.parse(args)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(pos) != n {
+		return fmt.Errorf("%w: %s", errUsage, calendarUsage)
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.production() && c.AllowPrivate {
+		return fmt.Errorf("%w: %s is development only and refused in production", errUsage, fs.label("webhook-allow-private"))
+	}
+	db, _, _, err := openSealedStore(ctx, c.commonConfig, c.SecretKey)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), webhook.NewGuard(net.DefaultResolver, c.AllowPrivate), e.now)
+	if err := calendarCommand(ctx, feeds, verb, pos, calsync.Rule(c.Rule), e); err != nil {
+		return explainCalendarError(err)
+	}
+	return nil
+}
+
+func calendarCommand(ctx context.Context, feeds *calsync.Feeds, verb string, pos []string, rule calsync.Rule, e env) error {
+	switch verb {
+	case "add":
+		f, err := feeds.Add(ctx, pos[0], pos[1], rule, calsync.SourceOperator)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s %s %s (polled within one sync interval of serve)\n", f.ID, f.Label, f.Rule)
+	case "list":
+		list, err := feeds.List(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		for _, f := range list {
+			fmt.Fprintf(e.stdout, "%s %s rule=%s source=%s busy=%d last_synced=%s", f.ID, f.Label, f.Rule, f.Source, f.BusyCount,
+				stamp(f.LastSyncedAt))
+			if f.LastError != "" {
+				fmt.Fprintf(e.stdout, " failing_since=%s last_error=%q", stamp(f.FailingSince), f.LastError)
+			}
+			fmt.Fprintln(e.stdout)
+		}
+	case "remove":
+		if err := feeds.Remove(ctx, pos[0], pos[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "removed %s; its busy times no longer block\n", pos[1])
+	case "rule":
+		r, err := calsync.ParseRule(pos[2])
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if err := feeds.SetRule(ctx, pos[0], pos[1], r); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s now %s; read again at the next round\n", pos[1], r)
+	}
+	return nil
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// explainCalendarError turns the use cases' errors into the command's.
+func explainCalendarError(err error) error {
+	var be *bokat.Error
+	switch {
+	case errors.As(err, &be) && len(be.Issues) > 0:
+		return fmt.Errorf("%w: %s", errUsage, strings.Join(be.Issues, "; "))
+	case errors.Is(err, bokat.ErrNotFound):
+		return fmt.Errorf("no such provider or calendar: %w", err)
+	}
+	return err
+}
+
+// supplyCalendars are the settings `supply import` needs for the
+// calendars a supply file names: the sealing key and the guard's
+// development switch.
+type supplyCalendars struct {
+	secretKey    string
+	allowPrivate bool
+}
+
+func registerCalendarSettings(fs *flagSet) *supplyCalendars {
+	var c supplyCalendars
+	fs.Text(&c.secretKey, "secret-key", "BOKAT_SECRET_KEY", "", "base64 key (32 bytes) sealing stored secrets (the calendars' addresses), as given to serve",
+		func(s string) error {
+			_, err := parseSecretKeys(s)
+			return err
+		})
+	fs.Bool(&c.allowPrivate, "webhook-allow-private", "BOKAT_WEBHOOK_ALLOW_PRIVATE", false,
+		"let a calendar live on http:// and private or loopback addresses (development only), as serve's setting")
+	return &c
+}
+
+func hasCalendars(providers []bokat.ProviderSupply) bool {
+	for _, p := range providers {
+		if len(p.Calendars) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// open opens the store, with the vault when the file names calendars.
+func (c *supplyCalendars) open(ctx context.Context, sc *storeCommand, providers []bokat.ProviderSupply) (*sqlstore.DB, error) {
+	if !hasCalendars(providers) {
+		return sc.open(ctx)
+	}
+	if sc.production() && c.allowPrivate {
+		return nil, fmt.Errorf("%w: %s is development only and refused in production", errUsage, sc.fs.label("webhook-allow-private"))
+	}
+	db, _, _, err := openSealedStore(ctx, sc.commonConfig, c.secretKey)
+	return db, err
+}
+
+// subscribe subscribes the providers to the calendars the file names and
+// reports what it did; a refused calendar fails the command after the
+// others are subscribed.
+func (c *supplyCalendars) subscribe(ctx context.Context, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
+	if !hasCalendars(providers) {
+		return nil
+	}
+	feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), webhook.NewGuard(net.DefaultResolver, c.allowPrivate), e.now)
+	res, err := feeds.SubscribeSupply(ctx, providers)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "calendars: %d added, %d kept, %d refused\n", res.Added, res.Kept, len(res.Refused))
+	for _, r := range res.Refused {
+		fmt.Fprintln(e.stderr, r)
+	}
+	if len(res.Refused) > 0 {
+		return fmt.Errorf("%d calendar(s) refused; the rest of the file was imported", len(res.Refused))
+	}
+	return nil
+}
+
+// calendarSyncConfig is serve's configuration of calendar sync.
+type calendarSyncConfig struct {
+	CalendarSyncInterval time.Duration
+	CalendarStaleAfter   time.Duration
+}
+
+// productionMinSyncInterval is the shortest poll interval production
+// allows: shorter ones are for testing a feed in development.
+const productionMinSyncInterval = time.Minute
+
+func (c *calendarSyncConfig) register(fs *flagSet) {
+	fs.DurationIn(&c.CalendarSyncInterval, "calendar-sync-interval", "BOKAT_CALENDAR_SYNC_INTERVAL", calsync.DefaultInterval,
+		calsync.MinInterval, 24*time.Hour, "how often each provider calendar feed is polled, 1m to 24h (down to 1s in development)")
+	fs.DurationIn(&c.CalendarStaleAfter, "calendar-stale-after", "BOKAT_CALENDAR_STALE_AFTER", calsync.DefaultStaleAfter,
+		time.Minute, 30*24*time.Hour, "how long a calendar feed may fail before its provider is not directly bookable")
+}
+
+func (c *calendarSyncConfig) validateProduction(fs *flagSet) error {
+	if c.CalendarSyncInterval < productionMinSyncInterval {
+		return fmt.Errorf("%w: %s: must be at least %s in production (shorter intervals are development only), got %s",
+			errUsage, fs.label("calendar-sync-interval"), productionMinSyncInterval, c.CalendarSyncInterval)
+	}
+	return nil
+}
+
+// calendarSyncWorker is serve's calendar sync loop: providers' feeds
+// through the webhook guard (opened by --webhook-allow-private), conflicts
+// raised by the booking lifecycle, stale feeds told by the mailer.
+func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, mail notify.Sender, log *slog.Logger, baseURL string) (worker, error) {
+	domain, err := calfeed.UIDDomain(baseURL)
+	if err != nil {
+		return worker{}, err
+	}
+	w, err := calsync.NewWorker(calsync.Config{
+		Store:        sqlstore.Bind[calsync.Tx](b.Store),
+		Fetch:        calsync.FetchConfig{Guard: webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)},
+		Interval:     c.CalendarSyncInterval,
+		StaleAfter:   c.CalendarStaleAfter,
+		OwnUIDDomain: domain,
+		FollowUp:     uc.Bookings,
+		Mail:         mail,
+		Now:          b.Now,
+		Log:          log.With("worker", "calendar-sync"),
+	})
+	if err != nil {
+		return worker{}, err
+	}
+	return worker{name: "calendar-sync", run: w.Run}, nil
+}

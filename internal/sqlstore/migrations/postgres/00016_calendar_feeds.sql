@@ -1,0 +1,77 @@
+-- +goose Up
+-- Calendar subscriptions (issue 24): a provider's iCalendar feeds, polled
+-- by the calendar sync worker. The address is a secret (Google's "secret
+-- address" grants read access to the whole calendar): it is sealed like
+-- customer contact data (url_key_id, url_sealed: base64 of nonce ||
+-- ciphertext, bound to the feed id) and deduplicated per provider by its
+-- blind index (a keyed hash); label is the host only, for display.
+-- The worker claims due feeds (next_poll_at) with a lease (lease_until,
+-- lease_token) as the outbox claims rows, so several serve processes share
+-- the work; a worker writes its result only while it holds the lease.
+-- etag, last_modified and body_hash let an unchanged feed write nothing to
+-- the calendar; expanded_until is how far its recurring events were
+-- expanded. failing_since is the first failure of the current run of
+-- failures; stale_notified_at when the provider was told it went stale.
+CREATE TABLE calendar_feeds (
+    id                TEXT PRIMARY KEY,
+    provider_id       TEXT NOT NULL REFERENCES providers (id),
+    url_key_id        TEXT NOT NULL,
+    url_sealed        TEXT NOT NULL,
+    url_index         TEXT NOT NULL,
+    label             TEXT NOT NULL DEFAULT '',
+    rule              TEXT NOT NULL DEFAULT 'busy_only' CHECK (rule IN ('busy_only', 'everything', 'all_day_busy')),
+    source            TEXT NOT NULL CHECK (source IN ('supply', 'operator', 'provider')),
+    created_at        BIGINT NOT NULL,
+    next_poll_at      BIGINT NOT NULL,
+    lease_until       BIGINT,
+    lease_token       TEXT NOT NULL DEFAULT '',
+    etag              TEXT NOT NULL DEFAULT '',
+    last_modified     TEXT NOT NULL DEFAULT '',
+    body_hash         TEXT NOT NULL DEFAULT '',
+    expanded_until    BIGINT,
+    last_attempt_at   BIGINT,
+    last_synced_at    BIGINT,
+    last_error        TEXT NOT NULL DEFAULT '',
+    failing_since     BIGINT,
+    stale_notified_at BIGINT,
+    busy_count        INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (provider_id, url_index)
+);
+CREATE INDEX calendar_feeds_due ON calendar_feeds (next_poll_at);
+
+-- A synced busy time over a confirmed booking raises
+-- booking.provider_action_required (reason calendar_conflict) once per
+-- booking and slot: the row is written with the sync, raised_at once the
+-- event is queued.
+CREATE TABLE calendar_conflicts (
+    booking_id    TEXT NOT NULL REFERENCES bookings (id),
+    slot_start_at BIGINT NOT NULL,
+    provider_id   TEXT NOT NULL,
+    feed_id       TEXT NOT NULL,
+    detected_at   BIGINT NOT NULL,
+    raised_at     BIGINT,
+    PRIMARY KEY (booking_id, slot_start_at)
+);
+CREATE INDEX calendar_conflicts_unraised ON calendar_conflicts (detected_at) WHERE raised_at IS NULL;
+
+-- A feed's busy times are calendar entries of kind 'synced' (feed_id set),
+-- so every reader of the calendar (search's availability read, the
+-- revalidation of confirm and reschedule) and the calendar revision see
+-- them without a change. The exclusion constraint covers booking entries
+-- only: a synced busy time over a confirmed booking is a conflict to
+-- report, never a failed write.
+ALTER TABLE calendar_entries ADD COLUMN feed_id TEXT REFERENCES calendar_feeds (id);
+ALTER TABLE calendar_entries DROP CONSTRAINT calendar_entries_kind_check;
+ALTER TABLE calendar_entries ADD CONSTRAINT calendar_entries_kind_check CHECK (kind IN ('booking', 'blocked', 'synced'));
+ALTER TABLE calendar_entries ADD CONSTRAINT calendar_entries_feed_check CHECK ((kind = 'synced') = (feed_id IS NOT NULL));
+CREATE INDEX calendar_entries_feed ON calendar_entries (feed_id) WHERE feed_id IS NOT NULL;
+
+-- +goose Down
+DELETE FROM calendar_entries WHERE kind = 'synced';
+DROP INDEX calendar_entries_feed;
+ALTER TABLE calendar_entries DROP CONSTRAINT calendar_entries_feed_check;
+ALTER TABLE calendar_entries DROP CONSTRAINT calendar_entries_kind_check;
+ALTER TABLE calendar_entries ADD CONSTRAINT calendar_entries_kind_check CHECK (kind IN ('booking', 'blocked'));
+ALTER TABLE calendar_entries DROP COLUMN feed_id;
+DROP TABLE calendar_conflicts;
+DROP TABLE calendar_feeds;

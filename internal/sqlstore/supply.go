@@ -163,7 +163,7 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 	}
 
 	rows, err = q.QueryContext(ctx, `SELECT provider_id, service_id, price_sek, unit_price_sek, minimum_charge_sek,
-		fixed_minutes, minutes_per_unit, minimum_minutes FROM provider_services`+where+` ORDER BY provider_id, service_id`, args...)
+		fixed_minutes, minutes_per_unit, minimum_minutes, labour_percent FROM provider_services`+where+` ORDER BY provider_id, service_id`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -173,13 +173,17 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 	serviceIDs := map[string]string{}
 	for rows.Next() {
 		var (
-			pid string
-			s   bokat.ProviderService
+			pid    string
+			s      bokat.ProviderService
+			labour sql.NullInt64
 		)
 		if err := rows.Scan(&pid, &s.ServiceID, &s.PriceSEK, &s.UnitPriceSEK, &s.MinimumChargeSEK,
-			&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes); err != nil {
+			&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes, &labour); err != nil {
 			rows.Close()
 			return nil, translate(err)
+		}
+		if labour.Valid {
+			s.Labour = bokat.StatedLabour(int(labour.Int64))
 		}
 		if id, ok := serviceIDs[s.ServiceID]; ok {
 			s.ServiceID = id
@@ -462,8 +466,9 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 				clearSvc = append(clearSvc, p.ID)
 			}
 			for _, s := range p.Services {
+				labour := sql.NullInt64{Int64: int64(s.Labour.Percent), Valid: s.Labour.Stated}
 				svcRows = append(svcRows, p.ID, s.ServiceID, s.PriceSEK, s.UnitPriceSEK, s.MinimumChargeSEK,
-					s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes)
+					s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes, labour)
 			}
 			changed = true
 		}
@@ -542,7 +547,7 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 		return nil, err
 	}
 	if err := tx.insertRows(ctx, `INSERT INTO provider_services (provider_id, service_id, price_sek, unit_price_sek,
-		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes) VALUES `, "", 8, svcRows); err != nil {
+		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes, labour_percent) VALUES `, "", 9, svcRows); err != nil {
 		return nil, err
 	}
 	if err := tx.insertRows(ctx, `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute) VALUES `,
@@ -651,7 +656,8 @@ const supplyArrayRows = 50_000
 
 // insertArrays is insertRows on PostgreSQL: one array parameter per column,
 // expanded by unnest, so a statement of many rows has few parameters to
-// bind and a short text to plan. Values are string, int, int64 or bool.
+// bind and a short text to plan. Values are string, int, int64, bool or
+// sql.NullInt64 (a NULL where not valid).
 func (tx *Tx) insertArrays(ctx context.Context, head, tail string, cols int, args []any, fixed []string) error {
 	for chunk := range slices.Chunk(args, supplyArrayRows*cols) {
 		rows := len(chunk) / cols
@@ -682,6 +688,14 @@ func (tx *Tx) insertArrays(ctx context.Context, head, tail string, cols int, arg
 					a[r] = chunk[r*cols+c].(bool)
 				}
 				arrays[c], casts[c] = a, "bool[]"
+			case sql.NullInt64:
+				a := make([]*int64, rows)
+				for r := range rows {
+					if v := chunk[r*cols+c].(sql.NullInt64); v.Valid {
+						a[r] = &v.Int64
+					}
+				}
+				arrays[c], casts[c] = a, "int8[]"
 			default:
 				return fmt.Errorf("insert rows: unsupported value %T", chunk[c])
 			}

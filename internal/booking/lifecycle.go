@@ -157,6 +157,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 			ConfirmedAt: now,
 		}
 		applyOption(&b, claims, in.TermsAcceptedAt)
+		b.TaxReduction = l.search.estimateOf(claims)
 		contact := in.Customer
 		contact.ServiceAddress = in.ServiceLocation.Address
 		contact.DestinationAddress = ""
@@ -592,6 +593,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 			contact.DestinationAddress = in.DestinationLocation.Address
 		}
 		applyOption(&b, claims, in.TermsAcceptedAt)
+		b.TaxReduction = l.search.estimateOf(claims)
 		b.RescheduledAt = now
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""

@@ -119,3 +119,13 @@ func TaxEstimateNextStep(some bool) string {
 		"reduction for an option without one, and never ask for a personal identity number: the provider asks for it " +
 		"at invoicing."
 }
+
+// optionsHaveEstimate reports whether any option carries an estimate.
+func optionsHaveEstimate(opts []Option) bool {
+	for _, o := range opts {
+		if o.TaxReduction != nil {
+			return true
+		}
+	}
+	return false
+}

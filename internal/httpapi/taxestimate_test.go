@@ -222,6 +222,28 @@ func TestTaxEstimateFromSearchToStatus(t *testing.T) {
 			t.Errorf("the search gave prv_rot one option only")
 		}
 
+		// A reschedule takes the new option's figure (now 50 % labour: 300 SEK).
+		var moveTo map[string]any
+		for _, o := range e.options(t, faucetSearch()) {
+			if optionProvider(o) == "prv_rot" && optionStart(o) != b["slot_start_at"] {
+				moveTo = o
+				break
+			}
+		}
+		if moveTo == nil {
+			t.Fatal("no other option of prv_rot to move to")
+		}
+		r = e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/reschedule", Body: rescheduleBody(moveTo, "tax-move"), Header: bearer(e.token)})
+		if r.Status != 200 {
+			t.Fatalf("reschedule: %d %s", r.Status, r.Body)
+		}
+		moved := r.JSON["booking"].(map[string]any)["tax_reduction_estimate"].(map[string]any)
+		if moved["estimated_reduction_sek"] != float64(300) || moved["labour_percent"] != float64(50) ||
+			!jsonEqual(t, mustJSON(t, moved), mustJSON(t, moveTo["tax_reduction_estimate"])) {
+			t.Errorf("rescheduled estimate = %v, want the new option's %v", moved, moveTo["tax_reduction_estimate"])
+		}
+		est = moved
+
 		// RUT on a per-window price: 10 windows × 85 SEK, all labour, 50 %.
 		windows := with(faucetSearch(), func(b map[string]any) {
 			b["vertical_id"], b["job_type_id"], b["description"] = "cleaning", "cleaning_window", "Fönsterputs, tio fönster."

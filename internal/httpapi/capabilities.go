@@ -2,13 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
-	"bokat/internal/booking"
 	"bokat/internal/catalog"
-	"bokat/internal/schedule"
-	"bokat/internal/taxdeduction"
 )
 
 // Wire types of capability discovery. They are built from the catalog once
@@ -29,83 +25,6 @@ type capabilitiesWire struct {
 	TaxReductionRules    taxRulesWire      `json:"tax_reduction_rules"`
 }
 
-// taxRulesWire describes the ROT and RUT rules: kinds, dated rules and how
-// an estimate is computed.
-type taxRulesWire struct {
-	Preliminary   bool          `json:"preliminary"`
-	LabelSV       string        `json:"label_sv"`
-	LabelEN       string        `json:"label_en"`
-	ComputationEN string        `json:"computation_en"`
-	CapsApplied   bool          `json:"caps_applied"`
-	Kinds         []taxKindWire `json:"kinds"`
-	Rules         []taxRuleWire `json:"rules"`
-}
-
-type taxKindWire struct {
-	Kind       string                     `json:"kind"`
-	LabelSV    string                     `json:"label_sv"`
-	LabelEN    string                     `json:"label_en"`
-	CountsSV   string                     `json:"counts_sv"`
-	CountsEN   string                     `json:"counts_en"`
-	Conditions []booking.TaxConditionWire `json:"conditions"`
-}
-
-type taxRuleWire struct {
-	Version          string   `json:"version"`
-	Kind             string   `json:"kind"`
-	RatePercent      int      `json:"rate_percent"`
-	PaidFrom         string   `json:"paid_from"`
-	PaidUntil        string   `json:"paid_until,omitempty"`
-	YearlyCapSEK     int64    `json:"yearly_cap_sek"`
-	KindYearlyCapSEK int64    `json:"kind_yearly_cap_sek"`
-	Sources          []string `json:"sources"`
-}
-
-type taxDeductionWire struct {
-	Kind    string `json:"kind"`
-	BasisEN string `json:"basis_en"`
-	Source  string `json:"source"`
-}
-
-// taxComputation says how an estimate is computed, for assistants.
-const taxComputation = "An option or booking of a rot or rut job type carries tax_reduction_estimate when the provider " +
-	"states the labour part of its price (labour_percent of the amount shown). labour_amount_sek is that share of the " +
-	"price rounded to whole SEK; estimated_reduction_sek is the rule's rate_percent of it, rounded down; " +
-	"price_after_reduction_sek is the price minus it. The rule is the one in force on the job's day (the day the work " +
-	"is assumed paid). The yearly caps are stated, never applied: Bokat cannot know how much of the allowance the " +
-	"customer has left. The booked price is always the full price."
-
-func buildTaxRules(cat *catalog.Catalog) taxRulesWire {
-	r := cat.TaxRules
-	w := taxRulesWire{Preliminary: true, LabelSV: r.LabelSV, LabelEN: r.LabelEN, ComputationEN: taxComputation}
-	for _, k := range []taxdeduction.Kind{taxdeduction.ROT, taxdeduction.RUT} {
-		info, ok := r.Kind(k)
-		if !ok {
-			continue
-		}
-		kw := taxKindWire{Kind: string(k), LabelSV: info.LabelSV, LabelEN: info.LabelEN, CountsSV: info.CountsSV,
-			CountsEN: info.CountsEN, Conditions: []booking.TaxConditionWire{}}
-		for _, c := range info.Conditions {
-			kw.Conditions = append(kw.Conditions, booking.TaxConditionWire{ID: c.ID, SV: c.SV, EN: c.EN})
-		}
-		w.Kinds = append(w.Kinds, kw)
-	}
-	for _, rule := range r.All() {
-		rw := taxRuleWire{Version: rule.Version, Kind: string(rule.Kind), RatePercent: rule.RatePercent,
-			PaidFrom: dateText(rule.PaidFrom), YearlyCapSEK: rule.YearlyCapSEK, KindYearlyCapSEK: rule.KindYearlyCapSEK,
-			Sources: rule.Sources}
-		if rule.PaidUntil != (schedule.Date{}) {
-			rw.PaidUntil = dateText(rule.PaidUntil)
-		}
-		w.Rules = append(w.Rules, rw)
-	}
-	return w
-}
-
-func dateText(d schedule.Date) string {
-	return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
-}
-
 type verticalWire struct {
 	VerticalID             string        `json:"vertical_id"`
 	LabelSV                string        `json:"label_sv"`
@@ -120,14 +39,16 @@ type verticalWire struct {
 }
 
 type jobTypeWire struct {
-	JobTypeID       string           `json:"job_type_id"`
-	LabelSV         string           `json:"label_sv"`
-	LabelEN         string           `json:"label_en"`
-	RoutingMode     string           `json:"routing_mode"`
-	FixedPriceFit   string           `json:"fixed_price_fit"`
-	RequiredSignals []string         `json:"required_signals"`
-	FixedPriceSeed  *seedWire        `json:"fixed_price_seed,omitempty"`
-	TaxDeduction    taxDeductionWire `json:"tax_deduction"`
+	JobTypeID       string    `json:"job_type_id"`
+	LabelSV         string    `json:"label_sv"`
+	LabelEN         string    `json:"label_en"`
+	RoutingMode     string    `json:"routing_mode"`
+	FixedPriceFit   string    `json:"fixed_price_fit"`
+	RequiredSignals []string  `json:"required_signals"`
+	FixedPriceSeed  *seedWire `json:"fixed_price_seed,omitempty"`
+
+	// TaxDeduction is the job type's ROT/RUT decision.
+	TaxDeduction taxDeductionWire `json:"tax_deduction"`
 }
 
 type seedWire struct {
@@ -174,17 +95,17 @@ var (
 
 func buildCapabilities(cat *catalog.Catalog, legacy bool) capabilitiesWire {
 	c := capabilitiesWire{
-		OK:                true,
-		SpecVersion:       "public_requests_api_v1",
-		Endpoints:         v1Endpoints,
-		Lifecycle:         cat.Capability.Lifecycle,
-		BookingLifecycle:  cat.Capability.BookingLifecycle,
-		Auth:              cat.Capability.Auth,
-		AgentContract:     cat.Capability.AgentContract,
-		RequiredFields:    cat.Capability.RequiredFields,
-		GeographicScope:   cat.Capability.GeographicScope,
-		TaxReductionRules: buildTaxRules(cat),
+		OK:               true,
+		SpecVersion:      "public_requests_api_v1",
+		Endpoints:        v1Endpoints,
+		Lifecycle:        cat.Capability.Lifecycle,
+		BookingLifecycle: cat.Capability.BookingLifecycle,
+		Auth:             cat.Capability.Auth,
+		AgentContract:    cat.Capability.AgentContract,
+		RequiredFields:   cat.Capability.RequiredFields,
+		GeographicScope:  cat.Capability.GeographicScope,
 	}
+	c.TaxReductionRules = buildTaxRules(cat)
 	if legacy {
 		c.Endpoints = legacyEndpoints
 	}

@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 )
@@ -285,4 +287,37 @@ func TestTaxEstimateFromSearchToStatus(t *testing.T) {
 			t.Errorf("MCP status estimate = %v, want %v", got, est)
 		}
 	})
+}
+
+// TestConfirmRefusesAnOptionWhoseEstimateNoLongerHolds checks that an
+// option signed with another labour share or another ROT/RUT rule than the
+// current ones must be searched again, like an option with another price.
+func TestConfirmRefusesAnOptionWhoseEstimateNoLongerHolds(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.withSupply(taxSupply)
+	rot := optionOf(t, e.options(t, faucetSearch()), "prv_rot")
+	plain := optionOf(t, e.options(t, faucetSearch()), "prv_plain")
+	tests := []struct {
+		name   string
+		option map[string]any
+		mutate func(*booking.OptionClaims)
+	}{
+		{"another labour share", rot, func(c *booking.OptionClaims) { c.Labour = bokat.StatedLabour(90) }},
+		{"labour share no longer stated", rot, func(c *booking.OptionClaims) { c.Labour = bokat.LabourShare{} }},
+		{"another rule", rot, func(c *booking.OptionClaims) { c.TaxRulesVersion = "rot_2025-05-12" }},
+		{"a rule where none applies", plain, func(c *booking.OptionClaims) { c.TaxRulesVersion = "rot_2026-01-01" }},
+	}
+	for i, tt := range tests {
+		body := confirmBody(tt.option, fmt.Sprintf("tax-stale-%d", i))
+		body["booking_option_id"] = resign(t, tt.option, tt.mutate)
+		r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: body, Header: bearer(e.token)})
+		if r.Status != 409 || r.JSON["code"] != string(bokat.CodeBookingOptionChanged) {
+			t.Errorf("%s: %d %s, want 409 booking_option_changed", tt.name, r.Status, r.Body)
+		}
+	}
+	r := e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(rot, "tax-fresh"), Header: bearer(e.token)})
+	if r.Status != 201 {
+		t.Errorf("the unchanged option: %d %s", r.Status, r.Body)
+	}
 }

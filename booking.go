@@ -43,6 +43,9 @@ type Booking struct {
 	Quantity         float64
 	Unit             string
 	MinimumChargeSEK int64
+	// TaxReduction is the preliminary ROT/RUT estimate the booking was
+	// confirmed or last rescheduled with; nil when there is none.
+	TaxReduction *TaxReductionEstimate
 
 	TermsVersion    string
 	TermsAcceptedAt time.Time

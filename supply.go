@@ -56,6 +56,8 @@ type ProviderService struct {
 	MinimumChargeSEK int64
 	// Duration overrides the catalog's duration rule when not zero.
 	Duration DurationOverride
+	// Labour is the labour part of the price, when the provider states it.
+	Labour LabourShare
 }
 
 // DurationOverride is a provider's own job length for a service: a fixed

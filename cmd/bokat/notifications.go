@@ -37,7 +37,7 @@ func (s bookingSource) NotificationBooking(ctx context.Context, bookingID string
 		CustomerName: nb.Contact.FullName(), CustomerEmail: nb.Contact.Email, CustomerPhone: nb.Contact.Phone,
 		ServiceAddress:     addressLine(nb.Contact.ServiceAddress, nb.Postcode),
 		DestinationAddress: addressLine(nb.Contact.DestinationAddress, nb.DestinationPostcode),
-		SlotStart:          nb.SlotStart, SlotEnd: nb.SlotEnd, PriceSEK: int(nb.PriceSEK),
+		SlotStart:          nb.SlotStart, SlotEnd: nb.SlotEnd, PriceSEK: int(nb.PriceSEK), TaxReduction: nb.TaxReduction,
 		TermsVersion: nb.TermsVersion, TermsURL: s.baseURL + "/terms/" + nb.ServiceID,
 		Locale:      nb.Locale,
 		ConfirmedAt: nb.ConfirmedAt, RescheduledAt: nb.RescheduledAt, CancelledAt: nb.CancelledAt,

@@ -215,6 +215,9 @@ func TestServeNotifiesCustomersAndProvidersOfBookings(t *testing.T) {
 			checkText(t, "confirmation", confirmed, []string{"Hej " + sv.name, "din bokning är bekräftad", "Hornsgatan 12, 113 45", "Rörfixarna Stockholm AB", id},
 				[]string{"Hello", "Booking confirmed"})
 			checkText(t, "provider confirmation", toProvider, []string{sv.name, sv.phone, sv.email, "Hornsgatan 12, 113 45", id}, nil)
+			// The demo's first plumber states 80 % labour on 1 890 kr: 1 512 kr, 30 % ROT.
+			checkText(t, "confirmation's ROT estimate", confirmed, []string{"Preliminärt rotavdrag: cirka 453 kr", "personnummer"}, nil)
+			checkText(t, "provider's ROT estimate", toProvider, []string{"Preliminärt rotavdrag för kunden: cirka 453 kr", "fakturamodellen"}, nil)
 
 			// The provider's calendar feed names the booking with the same UID.
 			var feedURL bytes.Buffer

@@ -166,6 +166,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 			ConfirmedAt: now,
 		}
 		applyOption(&b, claims, in.TermsAcceptedAt)
+		b.TaxReduction = estimateOf(l.cat, claims)
 		contact := in.Customer
 		contact.ServiceAddress = in.ServiceLocation.Address
 		contact.DestinationAddress = ""
@@ -661,6 +662,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 			contact.DestinationAddress = in.DestinationLocation.Address
 		}
 		applyOption(&b, claims, in.TermsAcceptedAt)
+		b.TaxReduction = estimateOf(l.cat, claims)
 		b.RescheduledAt = now
 		b.Sequence++
 		b.CustomerConfirmationStatus, b.ProviderConfirmationStatus = "", ""

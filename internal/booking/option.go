@@ -52,6 +52,12 @@ type OptionClaims struct {
 	Quantity         float64
 	Unit             string
 	MinimumChargeSEK int64
+	// Labour is the provider's stated labour share of AmountSEK, and
+	// TaxRulesVersion the version of the ROT/RUT rule the option's estimate
+	// came from ("" for none): confirmation recomputes the estimate from
+	// the claims and refuses the option when either no longer holds.
+	Labour          bokat.LabourShare
+	TaxRulesVersion string
 
 	// TermsVersion is "fixed_price_terms_v1:<service_id>".
 	TermsVersion string
@@ -194,6 +200,8 @@ type payload struct {
 	Postcode     string  `json:"pc"`
 	Destination  string  `json:"dpc"`
 	Locale       string  `json:"l,omitempty"`
+	Labour       *int    `json:"lp,omitempty"`
+	TaxRules     string  `json:"tv,omitempty"`
 }
 
 // Sign returns the booking_option_id of c: the claims with the signing
@@ -285,6 +293,12 @@ func appendPayload(b []byte, c OptionClaims) []byte {
 	if c.Locale != "" {
 		str("l", c.Locale)
 	}
+	if c.Labour.Stated {
+		num("lp", int64(c.Labour.Percent))
+	}
+	if c.TaxRulesVersion != "" {
+		str("tv", c.TaxRulesVersion)
+	}
 	b[len(b)-1] = '}'
 	return b
 }
@@ -346,7 +360,7 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil || p.KeyID != parts[1] || p.Provider == "" || p.Service == "" ||
-		p.ExpiresAt <= p.IssuedAt || p.SlotEnd <= p.SlotStart {
+		p.ExpiresAt <= p.IssuedAt || p.SlotEnd <= p.SlotStart || p.Labour != nil && (*p.Labour < 0 || *p.Labour > 100) {
 		return OptionClaims{}, optionInvalid("its content is malformed")
 	}
 	c := OptionClaims{
@@ -356,6 +370,10 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 		AmountSEK: p.Amount, PricingModel: p.PricingModel, PriceType: p.PriceType, UnitPriceSEK: p.UnitPrice,
 		Quantity: p.Quantity, Unit: p.Unit, MinimumChargeSEK: p.Minimum,
 		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination, Locale: p.Locale,
+		TaxRulesVersion: p.TaxRules,
+	}
+	if p.Labour != nil {
+		c.Labour = bokat.StatedLabour(*p.Labour)
 	}
 	if !now.Before(c.ExpiresAt) {
 		return c, &bokat.Error{

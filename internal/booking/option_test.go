@@ -49,6 +49,7 @@ func TestSignAndVerifyRoundTrip(t *testing.T) {
 	c := sampleClaims(now)
 	c.DestinationPostcode = "11822"
 	c.UnitPriceSEK, c.Quantity, c.Unit, c.MinimumChargeSEK = 45, 62.5, "kvm", 2500
+	c.Labour, c.TaxRulesVersion = bokat.StatedLabour(0), "rut_2025-01-01"
 	token, err := k.Sign(c)
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +67,11 @@ func TestSignAndVerifyRoundTrip(t *testing.T) {
 	c.KeyID, c.Nonce = got.KeyID, got.Nonce
 	if got != c {
 		t.Errorf("claims =\n%+v\nwant\n%+v", got, c)
+	}
+	// A labour share not stated stays not stated (not 0 %).
+	plain, _ := k.Sign(sampleClaims(now))
+	if got, err := k.Verify(plain, now); err != nil || got.Labour.Stated || got.TaxRulesVersion != "" {
+		t.Errorf("claims without a labour share read back as %+v, %q (%v)", got.Labour, got.TaxRulesVersion, err)
 	}
 	other, _ := k.Sign(sampleClaims(now))
 	again, _ := k.Sign(sampleClaims(now))
@@ -106,7 +112,11 @@ func TestVerifyRejectsWhatThisServiceDidNotIssue(t *testing.T) {
 	forged, _ := stranger.Sign(sampleClaims(now))
 	unknown, _ := mustKeyring(t, key("k7", 1)).Sign(sampleClaims(now))
 
+	overLabour := sampleClaims(now)
+	overLabour.Labour = bokat.StatedLabour(101)
+	labourOutOfRange, _ := k.Sign(overLabour)
 	tests := []struct{ name, token string }{
+		{"labour share above 100 %", labourOutOfRange},
 		{"cheaper price", tamper(t, token, func(m map[string]any) { m["a"] = 1 })},
 		{"other provider", tamper(t, token, func(m map[string]any) { m["p"] = "prv_other" })},
 		{"later expiry", tamper(t, token, func(m map[string]any) { m["exp"] = now.Add(24 * time.Hour).UnixMilli() })},

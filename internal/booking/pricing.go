@@ -22,13 +22,16 @@ type Price struct {
 	// MinimumApplied reports that it decided AmountSEK.
 	MinimumChargeSEK int64
 	MinimumApplied   bool
+	// Labour is the provider's stated labour share of AmountSEK (of the
+	// amount, whatever the pricing model), when it states one.
+	Labour bokat.LabourShare
 }
 
 // PriceOf prices a job of the given quantity with a provider's offer: the
 // flat (or starting) price, or the unit price times the quantity rounded to
 // whole SEK (half up), raised to the provider's minimum charge.
 func PriceOf(svc catalog.Service, offer bokat.ProviderService, quantity float64) Price {
-	p := Price{PricingModel: svc.PricingModel, PriceType: svc.PriceType, Quantity: 1}
+	p := Price{PricingModel: svc.PricingModel, PriceType: svc.PriceType, Quantity: 1, Labour: offer.Labour}
 	if !svc.PricingModel.PerUnit() {
 		p.AmountSEK = offer.PriceSEK
 		return p

@@ -6,6 +6,7 @@ import (
 
 	"bokat"
 	"bokat/internal/schedule"
+	"bokat/internal/taxdeduction"
 )
 
 // Record is the contract's BookingLifecycleRecord: a booking without
@@ -25,6 +26,9 @@ type Record struct {
 	Currency     string `json:"currency"`
 	ConfirmedAt  string `json:"confirmed_at"`
 	TermsVersion string `json:"terms_version"`
+	// TaxReductionEstimate is the preliminary ROT/RUT estimate the booking
+	// keeps from its confirmation or latest reschedule; left out for none.
+	TaxReductionEstimate *TaxEstimateWire `json:"tax_reduction_estimate,omitempty"`
 	// The delivery outcome of the latest message to each party; left out
 	// while it is queued.
 	CustomerConfirmationStatus string `json:"customer_confirmation_status,omitempty"`
@@ -42,7 +46,18 @@ func RecordOf(b bokat.Booking) Record {
 		SlotStartAt: WireTime(b.SlotStart), SlotEndAt: WireTime(b.SlotEnd), SlotLabel: b.SlotLabel,
 		PriceSEK: b.PriceSEK, Currency: "SEK", ConfirmedAt: WireTime(b.ConfirmedAt), TermsVersion: b.TermsVersion,
 		CustomerConfirmationStatus: b.CustomerConfirmationStatus, ProviderConfirmationStatus: b.ProviderConfirmationStatus,
+		TaxReductionEstimate: TaxEstimateWireOf(taxRules(), b.TaxReduction, b.PriceSEK),
 	}
+}
+
+// taxRules returns the embedded ROT/RUT rules, or nil when they cannot be
+// loaded (catalog.Load, which loads them too, stops the program then).
+func taxRules() *taxdeduction.Rules {
+	r, err := taxdeduction.Load()
+	if err != nil {
+		return nil
+	}
+	return r
 }
 
 // EventData is the `data` object of a booking event, stored as the outbox

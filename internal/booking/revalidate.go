@@ -19,7 +19,8 @@ import (
 //   - booking_option_changed (409, option refresh required) when the job
 //     type, service, terms version or pricing model moved on, the provider is
 //     gone or inactive, no longer offers the service or covers the
-//     postcode(s), or its price or job duration for the option differs;
+//     postcode(s), or its price, labour share or job duration for the
+//     option differs, or the ROT/RUT rule of the option's estimate changed;
 //   - booking_option_unavailable (409, option refresh required) when the slot
 //     has started, lies outside the provider's working hours or booking
 //     horizon or on a day off, or overlaps an active calendar entry
@@ -90,6 +91,9 @@ func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims
 	if price.AmountSEK != c.AmountSEK || price.UnitPriceSEK != c.UnitPriceSEK || price.MinimumChargeSEK != c.MinimumChargeSEK ||
 		price.Quantity != c.Quantity || price.Unit != c.Unit {
 		return optionChanged("the provider's price for this job changed")
+	}
+	if err := checkTaxEstimate(cat, c, price.Labour); err != nil {
+		return err
 	}
 	if JobDuration(svc, offer, quantity) != c.SlotEnd.Sub(c.SlotStart) {
 		return optionChanged("the provider's time for this job changed")

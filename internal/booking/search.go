@@ -129,6 +129,8 @@ type Option struct {
 	SlotLabel string
 	Price     Price
 	Claims    OptionClaims
+	// TaxReduction is the option's preliminary ROT/RUT estimate, or nil.
+	TaxReduction *bokat.TaxReductionEstimate
 }
 
 // Fallback reasons: why a search has no direct option.
@@ -244,6 +246,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		"user choose one explicitly. Nothing is booked yet: only a confirmation (POST /v1/bookings) of the chosen " +
 		"booking_option_id before its expires_at, with the user's consent, customer details and acceptance of that " +
 		"option's terms.version, creates a booking. Do not claim a booking, a selected provider or a booked price before that."
+	res.SafeNextStep += TaxEstimateNextStep(optionsHaveEstimate(res.Options))
 	return res, nil
 }
 
@@ -362,14 +365,16 @@ func (s *Search) issue(walk *searchWalk, picks []rankPick, q Query, where search
 			AmountSEK: price.AmountSEK, PricingModel: string(price.PricingModel), PriceType: string(price.PriceType),
 			UnitPriceSEK: price.UnitPriceSEK, Quantity: price.Quantity, Unit: price.Unit, MinimumChargeSEK: price.MinimumChargeSEK,
 			TermsVersion: svc.Terms.Version, Postcode: postcodeKey, DestinationPostcode: destKey, Locale: locale,
+			Labour: price.Labour,
 		}
+		estimate := s.stampTaxEstimate(&c)
 		id, err := s.keys.Sign(c)
 		if err != nil {
 			return nil, err
 		}
 		options = append(options, Option{
 			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: slot,
-			SlotLabel: schedule.SlotLabel(slot, locale), Price: price, Claims: c,
+			SlotLabel: schedule.SlotLabel(slot, locale), Price: price, Claims: c, TaxReduction: estimate,
 		})
 	}
 	return options, nil

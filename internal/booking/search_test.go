@@ -522,6 +522,10 @@ func TestSearchRanksEarliestFirstWithBoundsAndDeterminism(t *testing.T) {
 		}
 		ob := b.Options[i]
 		ob.ID, ob.Claims.Nonce = o.ID, o.Claims.Nonce
+		if (o.TaxReduction == nil) != (ob.TaxReduction == nil) || o.TaxReduction != nil && *o.TaxReduction != *ob.TaxReduction {
+			t.Errorf("option %d's tax estimate differs between two searches: %+v, %+v", i, o.TaxReduction, ob.TaxReduction)
+		}
+		ob.TaxReduction = o.TaxReduction
 		if fmt.Sprintf("%+v", ob) != fmt.Sprintf("%+v", o) {
 			t.Errorf("option %d differs between two searches on the same clock:\n%+v\n%+v", i, o, ob)
 		}

@@ -26,6 +26,9 @@
 //   - capabilities: lifecycle, booking_lifecycle, auth, agent_contract,
 //     required_fields and geographic_scope, served as they are written.
 //
+// Each job type says whether it gives the ROT or RUT tax reduction or none
+// (tax_deduction: kind, basis_en, source); see TaxDeduction.
+//
 // # Quantities and durations
 //
 // Services priced per unit (per_item, per_hour, per_sqm, per_window) name the
@@ -49,6 +52,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"bokat/internal/taxdeduction"
 )
 
 //go:embed catalog.json
@@ -217,6 +222,9 @@ type Catalog struct {
 	Services map[string]Service
 	// Capability holds the texts capability discovery serves.
 	Capability CapabilityTexts
+	// TaxRules are the ROT and RUT rules the job types' tax deductions
+	// refer to; Load loads them with the catalog.
+	TaxRules *taxdeduction.Rules
 }
 
 // Vertical is a supported vertical (vvs, electrician, moving, cleaning).
@@ -244,6 +252,8 @@ type JobType struct {
 	FixedPriceFit    Fit
 	// RequiredSignals are the facts an assistant should establish, in order.
 	RequiredSignals []string
+	// TaxDeduction says whether the job type gives ROT, RUT or neither.
+	TaxDeduction TaxDeduction
 	// Seed is nil when the job type has no fixed-price seed; such a job type
 	// never gets a direct option.
 	Seed *Seed
@@ -259,6 +269,19 @@ type Seed struct {
 	BookingModeWhenQualified     BookingMode
 	DirectBookingFit             Fit
 	ProviderConfirmationRequired bool // always true
+}
+
+// TaxDeduction is the household tax reduction a job type gives, decided
+// per job type: ROT for work on the customer's home, RUT for household
+// services, none for jobs that do not qualify (premises, inspections,
+// chargers and other green technology, and jobs whose qualification
+// depends on details Bokat does not know). Estimates are made only for ROT
+// and RUT job types, from the rules of internal/taxdeduction.
+type TaxDeduction struct {
+	Kind taxdeduction.Kind
+	// BasisEN says why, in English; Source cites where the rule is stated.
+	BasisEN string
+	Source  string
 }
 
 // UnavailableVertical is a vertical that cannot be booked or requested yet.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"bokat/internal/taxdeduction"
 )
 
 // The types below describe the data file. They are converted to the
@@ -41,7 +43,14 @@ type fileJobType struct {
 	RoutingMode     string    `json:"routing_mode"`
 	FixedPriceFit   string    `json:"fixed_price_fit"`
 	RequiredSignals []string  `json:"required_signals"`
+	TaxDeduction    fileTax   `json:"tax_deduction"`
 	Seed            *fileSeed `json:"fixed_price_seed"`
+}
+
+type fileTax struct {
+	Kind    string `json:"kind"`
+	BasisEN string `json:"basis_en"`
+	Source  string `json:"source"`
 }
 
 type fileSeed struct {
@@ -123,6 +132,9 @@ func parse(data []byte) (*Catalog, error) {
 	}
 	c, err := f.convert()
 	if err != nil {
+		return nil, err
+	}
+	if c.TaxRules, err = taxdeduction.Load(); err != nil {
 		return nil, err
 	}
 	if err := c.checkReferences(); err != nil {
@@ -224,6 +236,8 @@ func (f *fileCatalog) convert() (*Catalog, error) {
 				RoutingMode:     RoutingMode(fj.RoutingMode),
 				FixedPriceFit:   Fit(fj.FixedPriceFit),
 				RequiredSignals: slices.Clone(fj.RequiredSignals),
+				TaxDeduction: TaxDeduction{Kind: taxdeduction.Kind(fj.TaxDeduction.Kind), BasisEN: fj.TaxDeduction.BasisEN,
+					Source: fj.TaxDeduction.Source},
 			}
 			if fs := fj.Seed; fs != nil {
 				jt.Seed = &Seed{

@@ -10,7 +10,8 @@ import (
 // checkReferences verifies, at every start, what the running server looks
 // things up by: each supported vertical once, job type ids unique across
 // the catalog, each seed naming a service and each service named by
-// exactly one seed, and unavailable verticals distinct from supported ones.
+// exactly one seed, every job type deciding its tax deduction with a
+// source, and unavailable verticals distinct from supported ones.
 // The content rules of the embedded file (labels, enums, prices, terms,
 // capability texts) cannot change after the build; its tests check them.
 func (c *Catalog) checkReferences() error {
@@ -30,6 +31,9 @@ func (c *Catalog) checkReferences() error {
 				addf("job_type_id %q is used in verticals %q and %q", jt.ID, other, v.ID)
 			}
 			jobTypeVertical[jt.ID] = v.ID
+			if td := jt.TaxDeduction; !td.Kind.Valid() || td.BasisEN == "" || td.Source == "" {
+				addf("job type %q: tax_deduction needs a kind (rot, rut or none), basis_en and source", jt.ID)
+			}
 			if jt.Seed != nil {
 				seeds[jt.Seed.ServiceID]++
 			}

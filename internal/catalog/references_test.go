@@ -24,6 +24,10 @@ func TestCheckReferences(t *testing.T) {
 			`seeded service_id "moving_piano_standard_local" has no service entry`},
 		{"service without seed", func(c *Catalog) { c.Services["orphan"] = Service{ID: "orphan"} },
 			`service_id "orphan" is named by no job type`},
+		{"tax deduction undecided", func(c *Catalog) { c.Verticals[2].JobTypes[0].TaxDeduction = TaxDeduction{} },
+			`tax_deduction needs a kind`},
+		{"tax deduction without source", func(c *Catalog) { c.Verticals[0].JobTypes[0].TaxDeduction.Source = "" },
+			`tax_deduction needs a kind`},
 		{"unavailable is supported", func(c *Catalog) { c.UnavailableVerticals[0].ID = "vvs" },
 			`unavailable vertical_id "vvs" is a supported vertical`},
 	}

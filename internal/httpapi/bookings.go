@@ -147,7 +147,22 @@ func confirmedSafeNextStep(b bokat.Booking, what string) string {
 		"this provider, this time and this price — nothing else (no other provider, time, price or promise beyond "+
 		"the terms). Confirmation messages to the customer and the provider are queued, not yet delivered: do not "+
 		"say they were received. Keep booking.id to read its status (GET /v1/bookings/%s), cancel or reschedule it.",
-		b.ID, what, b.ServiceLabelSV, b.ProviderName, b.SlotLabel, b.PriceSEK, b.TermsVersion, b.ID)
+		b.ID, what, b.ServiceLabelSV, b.ProviderName, b.SlotLabel, b.PriceSEK, b.TermsVersion, b.ID) + taxEstimateStep(b)
+}
+
+// taxEstimateStep tells an assistant how to speak of a booking's ROT/RUT
+// estimate: after the booked price, as conditional, never as granted.
+func taxEstimateStep(b bokat.Booking) string {
+	e := b.TaxReduction
+	if e == nil {
+		return ""
+	}
+	kind := strings.ToUpper(e.Kind)
+	return fmt.Sprintf(" booking.tax_reduction_estimate is a preliminary %s estimate, not a granted reduction and not the "+
+		"booked price: you may say that if the customer qualifies and has enough of this year's allowance left, the %s "+
+		"deduction would be about %d SEK, so they would pay about %d SEK of the booked %d SEK; name its conditions. The "+
+		"provider asks for the customer's personal identity number at invoicing; do not ask for it.",
+		kind, kind, e.ReductionSEK, max(b.PriceSEK-e.ReductionSEK, 0), b.PriceSEK)
 }
 
 // handleConfirm serves POST /v1/bookings and its deprecated twin.

@@ -22,6 +22,7 @@ type capabilitiesWire struct {
 	AgentContract        json.RawMessage   `json:"agent_contract"`
 	RequiredFields       []string          `json:"required_fields"`
 	GeographicScope      json.RawMessage   `json:"geographic_scope"`
+	TaxReductionRules    taxRulesWire      `json:"tax_reduction_rules"`
 }
 
 type verticalWire struct {
@@ -45,6 +46,9 @@ type jobTypeWire struct {
 	FixedPriceFit   string    `json:"fixed_price_fit"`
 	RequiredSignals []string  `json:"required_signals"`
 	FixedPriceSeed  *seedWire `json:"fixed_price_seed,omitempty"`
+
+	// TaxDeduction is the job type's ROT/RUT decision.
+	TaxDeduction taxDeductionWire `json:"tax_deduction"`
 }
 
 type seedWire struct {
@@ -101,6 +105,7 @@ func buildCapabilities(cat *catalog.Catalog, legacy bool) capabilitiesWire {
 		RequiredFields:   cat.Capability.RequiredFields,
 		GeographicScope:  cat.Capability.GeographicScope,
 	}
+	c.TaxReductionRules = buildTaxRules(cat)
 	if legacy {
 		c.Endpoints = legacyEndpoints
 	}
@@ -114,6 +119,8 @@ func buildCapabilities(cat *catalog.Catalog, legacy bool) capabilitiesWire {
 			jw := jobTypeWire{
 				JobTypeID: jt.ID, LabelSV: jt.LabelSV, LabelEN: jt.LabelEN, RoutingMode: string(jt.RoutingMode),
 				FixedPriceFit: string(jt.FixedPriceFit), RequiredSignals: jt.RequiredSignals,
+				TaxDeduction: taxDeductionWire{Kind: string(jt.TaxDeduction.Kind), BasisEN: jt.TaxDeduction.BasisEN,
+					Source: jt.TaxDeduction.Source},
 			}
 			if s := jt.Seed; s != nil {
 				jw.FixedPriceSeed = &seedWire{

@@ -3,6 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 	"testing"
+
+	"bokat"
+	"bokat/internal/booking"
+	"bokat/internal/taxdeduction"
 )
 
 // TestAppendOptionWritesWhatJSONMarshalWrites keeps the hand-written option
@@ -36,6 +40,14 @@ func TestAppendOptionWritesWhatJSONMarshalWrites(t *testing.T) {
 			texts: texts,
 		},
 	}
+	rules, err := taxdeduction.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withEstimate := cases["flat, optional fields empty"]
+	withEstimate.TaxReductionEstimate = booking.TaxEstimateWireOf(rules, &bokat.TaxReductionEstimate{Kind: "rot", RatePercent: 30,
+		LabourPercent: 80, LabourSEK: 1512, ReductionSEK: 453, RulesVersion: "rot_2026-01-01"}, 1890)
+	cases["flat with a ROT estimate"] = withEstimate
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

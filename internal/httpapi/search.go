@@ -85,6 +85,8 @@ type optionWire struct {
 	Service         optionServiceWire  `json:"service"`
 	Slot            timeWindowWire     `json:"slot"`
 	Price           optionPriceWire    `json:"price"`
+	// TaxReductionEstimate is the preliminary ROT/RUT estimate, or nil.
+	TaxReductionEstimate *booking.TaxEstimateWire `json:"tax_reduction_estimate,omitempty"`
 	// texts are the scope and terms of the service, encoded once per
 	// server and spliced in by encodeSearch (members "scope" and "terms").
 	texts serviceTexts
@@ -310,7 +312,15 @@ func appendOption(b []byte, o optionWire) []byte {
 		b = append(b, `,"minimum_charge_sek":`...)
 		b = strconv.AppendInt(b, *o.Price.MinimumChargeSEK, 10)
 	}
-	b = append(b, `},"scope":`...)
+	b = append(b, '}')
+	if o.TaxReductionEstimate != nil {
+		// Rare enough (the provider must state its labour share) to be
+		// encoded by encoding/json; it cannot fail for this type.
+		raw, _ := json.Marshal(o.TaxReductionEstimate)
+		b = append(b, `,"tax_reduction_estimate":`...)
+		b = append(b, raw...)
+	}
+	b = append(b, `,"scope":`...)
 	b = append(b, o.texts.scope...)
 	b = append(b, `,"terms":`...)
 	b = append(b, o.texts.terms...)
@@ -392,7 +402,8 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 			Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
 			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
 				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
-			texts: texts,
+			texts:                texts,
+			TaxReductionEstimate: booking.TaxEstimateWireOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK),
 		}
 		if o.Price.PricingModel.PerUnit() {
 			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity

@@ -182,6 +182,9 @@ func (c composer) customer(b Booking, ev bokat.EventType) Message {
 	if ev == bokat.EventBookingCancelled && !b.CancelledAt.IsZero() {
 		body.row(w.cancelled, instantLabel(b.CancelledAt)+w.localTime)
 	}
+	if ev != bokat.EventBookingCancelled {
+		customerTaxEstimate(&body, b, w.english)
+	}
 	body.WriteString("\n")
 	if ev != bokat.EventBookingCancelled {
 		body.row(w.providerPhone, b.ProviderPhone)
@@ -239,6 +242,8 @@ func (c composer) provider(b Booking, ev bokat.EventType) Message {
 	if ev == bokat.EventBookingCancelled {
 		body.row("Avbokad", instantLabel(b.CancelledAt))
 		body.row("Orsak", cancelReasonsSV[b.CancelReason])
+	} else {
+		providerTaxEstimate(&body, b)
 	}
 	body.WriteString("\n")
 	body.row("Kund", b.CustomerName)

@@ -25,6 +25,8 @@ package notify
 import (
 	"context"
 	"time"
+
+	"bokat"
 )
 
 // Booking is everything a message about a booking says. The booking store
@@ -53,6 +55,9 @@ type Booking struct {
 	SlotStart time.Time
 	SlotEnd   time.Time
 	PriceSEK  int
+	// TaxReduction is the booking's preliminary ROT/RUT estimate, or nil;
+	// messages state it as conditional, never as the price.
+	TaxReduction *bokat.TaxReductionEstimate
 
 	TermsVersion string
 	TermsURL     string

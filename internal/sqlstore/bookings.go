@@ -25,7 +25,8 @@ const bookingColumns = `id, request_id, owner_client_id, owner_user_id, status, 
 	slot_start_at, slot_end_at, slot_label, price_sek, pricing_model, price_type, unit_price_sek, quantity, unit,
 	minimum_charge_sek, terms_version, terms_accepted_at, postcode, destination_postcode, locale, source,
 	external_reference, confirmed_at, rescheduled_at, cancelled_at, cancel_reason, sequence,
-	customer_confirmation_status, provider_confirmation_status`
+	customer_confirmation_status, provider_confirmation_status,
+	tax_reduction_kind, tax_reduction_rate_percent, labour_percent, labour_sek, tax_reduction_sek, tax_rules_version`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -35,15 +36,20 @@ func scanBooking(row rowScanner, extra ...any) (bokat.Booking, error) {
 		start, end, accepted, confirmed           int64
 		rescheduled, cancelled                    sql.NullInt64
 		customerStatus, providerStatus, reasonCol string
+		tax                                       bokat.TaxReductionEstimate
 	)
 	dest := []any{&b.ID, &b.RequestID, &b.OwnerClientID, &b.OwnerUserID, &b.Status, &b.ProviderID, &b.ProviderName,
 		&b.ServiceID, &b.VerticalID, &b.JobTypeID, &b.ServiceLabelSV, &b.ServiceLabelEN,
 		&start, &end, &b.SlotLabel, &b.PriceSEK, &b.PricingModel, &b.PriceType, &b.UnitPriceSEK, &b.Quantity, &b.Unit,
 		&b.MinimumChargeSEK, &b.TermsVersion, &accepted, &b.Postcode, &b.DestinationPostcode, &b.Locale, &b.Source,
 		&b.ExternalReference, &confirmed, &rescheduled, &cancelled, &reasonCol, &b.Sequence,
-		&customerStatus, &providerStatus}
+		&customerStatus, &providerStatus,
+		&tax.Kind, &tax.RatePercent, &tax.LabourPercent, &tax.LabourSEK, &tax.ReductionSEK, &tax.RulesVersion}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return bokat.Booking{}, translate(err)
+	}
+	if tax.Kind != "" {
+		b.TaxReduction = &tax
 	}
 	b.SlotStart, b.SlotEnd = FromMillis(start), FromMillis(end)
 	b.TermsAcceptedAt, b.ConfirmedAt = FromMillis(accepted), FromMillis(confirmed)
@@ -70,11 +76,12 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 		return fmt.Errorf("insert booking: %w", err)
 	}
 	sv := sealed.Values
+	tax := taxColumns(b)
 	_, err = tx.tx.ExecContext(ctx, `INSERT INTO bookings (`+bookingColumns+`, `+sealedBookingColumns+`,
 		contact_key_id, customer_email_index, customer_phone_index,
 		consent_source, consent_collected_at, consent_method, currency, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
+		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $53, $54, $55, $56, $57, $58,
 		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $52, 'SEK', $51)`,
 		b.ID, b.RequestID, b.OwnerClientID, b.OwnerUserID, b.Status, b.ProviderID, b.ProviderName,
 		b.ServiceID, b.VerticalID, b.JobTypeID, b.ServiceLabelSV, b.ServiceLabelEN,
@@ -84,7 +91,8 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 		NullMillis(b.CancelledAt), b.CancelReason, b.Sequence, b.CustomerConfirmationStatus, b.ProviderConfirmationStatus,
 		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8],
 		sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex,
-		consent.Source, NullMillis(consent.CollectedAt), Millis(now), consent.MethodOrDefault())
+		consent.Source, NullMillis(consent.CollectedAt), Millis(now), consent.MethodOrDefault(),
+		tax.Kind, tax.RatePercent, tax.LabourPercent, tax.LabourSEK, tax.ReductionSEK, tax.RulesVersion)
 	if err != nil {
 		return fmt.Errorf("insert booking: %w", translate(err))
 	}
@@ -92,6 +100,15 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 		active, note, created_at) VALUES ($1, $2, $3, 'booking', $4, $5, TRUE, '', $6)`,
 		entryID, b.ProviderID, b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), Millis(now))
 	return entryError(err)
+}
+
+// taxColumns is the stored form of b's ROT/RUT estimate: the zero value
+// (an empty kind) when it has none.
+func taxColumns(b bokat.Booking) bokat.TaxReductionEstimate {
+	if b.TaxReduction == nil {
+		return bokat.TaxReductionEstimate{}
+	}
+	return *b.TaxReduction
 }
 
 // entryError translates the error of a booking entry write; a conflict
@@ -162,7 +179,7 @@ func (tx *Tx) CancelBooking(ctx context.Context, b bokat.Booking, notes string, 
 	return translate(err)
 }
 
-// MoveBooking stores the reschedule of b: its new slot, price, terms
+// MoveBooking stores the reschedule of b: its new slot, price, ROT/RUT estimate, terms
 // acceptance, postcodes, locations (c's addresses), RescheduledAt and
 // Sequence as the caller set them; it clears the delivery statuses and
 // moves the booking's calendar entry to the new slot. The new slot is held
@@ -180,6 +197,7 @@ func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingC
 		return err
 	}
 	sv := sealed.Values
+	tax := taxColumns(b)
 	res, err := tx.tx.ExecContext(ctx, `UPDATE bookings SET slot_start_at = $2, slot_end_at = $3, slot_label = $4,
 		price_sek = $5, pricing_model = $6, price_type = $7, unit_price_sek = $8, quantity = $9, unit = $10,
 		minimum_charge_sek = $11, terms_version = $12, terms_accepted_at = $13, postcode = $14, destination_postcode = $15,
@@ -187,12 +205,15 @@ func (tx *Tx) MoveBooking(ctx context.Context, b bokat.Booking, c bokat.BookingC
 		customer_confirmation_status = '', provider_confirmation_status = '', updated_at = $18,
 		customer_name = $19, customer_first_name = $20, customer_last_name = $21, customer_phone = $22,
 		customer_email = $23, service_address = $24, destination_address = $25, consent_statement = $26,
-		cancel_notes = $27, contact_key_id = $28, customer_email_index = $29, customer_phone_index = $30
+		cancel_notes = $27, contact_key_id = $28, customer_email_index = $29, customer_phone_index = $30,
+		tax_reduction_kind = $31, tax_reduction_rate_percent = $32, labour_percent = $33, labour_sek = $34,
+		tax_reduction_sek = $35, tax_rules_version = $36
 		WHERE id = $1 AND status = 'confirmed'`,
 		b.ID, Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType,
 		b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
 		b.DestinationPostcode, Millis(b.RescheduledAt), b.Sequence, Millis(now),
-		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex)
+		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8], sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex,
+		tax.Kind, tax.RatePercent, tax.LabourPercent, tax.LabourSEK, tax.ReductionSEK, tax.RulesVersion)
 	if err := changedOne(res, err, "booking "+b.ID); err != nil {
 		return err
 	}

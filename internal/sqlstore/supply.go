@@ -212,15 +212,19 @@ func readProviderServices(ctx context.Context, q Reader, f providerFilter, byID 
 	// provider in a large supply.
 	serviceIDs := map[string]string{}
 	return eachRow(ctx, q, `SELECT provider_id, service_id, price_sek, unit_price_sek, minimum_charge_sek,
-		fixed_minutes, minutes_per_unit, minimum_minutes FROM provider_services`+f.byProvider+` ORDER BY provider_id, service_id`,
+		fixed_minutes, minutes_per_unit, minimum_minutes, labour_percent FROM provider_services`+f.byProvider+` ORDER BY provider_id, service_id`,
 		f.args, func(scan func(...any) error) error {
 			var (
-				pid string
-				s   bokat.ProviderService
+				pid    string
+				s      bokat.ProviderService
+				labour sql.NullInt64
 			)
 			if err := scan(&pid, &s.ServiceID, &s.PriceSEK, &s.UnitPriceSEK, &s.MinimumChargeSEK,
-				&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes); err != nil {
+				&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes, &labour); err != nil {
 				return err
+			}
+			if labour.Valid {
+				s.Labour = bokat.StatedLabour(int(labour.Int64))
 			}
 			if id, ok := serviceIDs[s.ServiceID]; ok {
 				s.ServiceID = id
@@ -486,8 +490,9 @@ func (c *supplyChanges) addServices(p, o bokat.ProviderSupply, exists bool) bool
 	}
 	c.services.replaces(p.ID, exists)
 	for _, s := range p.Services {
+		labour := sql.NullInt64{Int64: int64(s.Labour.Percent), Valid: s.Labour.Stated}
 		c.services.rows = append(c.services.rows, p.ID, s.ServiceID, s.PriceSEK, s.UnitPriceSEK, s.MinimumChargeSEK,
-			s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes)
+			s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes, labour)
 	}
 	return true
 }
@@ -547,8 +552,8 @@ func (tx *Tx) writeSupplyChanges(ctx context.Context, c *supplyChanges) error {
 			cols:   3, change: c.postcodes},
 		{del: `DELETE FROM provider_services WHERE provider_id IN (`,
 			insert: `INSERT INTO provider_services (provider_id, service_id, price_sek, unit_price_sek,
-		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes) VALUES `,
-			cols: 8, change: c.services},
+		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes, labour_percent) VALUES `,
+			cols: 9, change: c.services},
 		{del: `DELETE FROM provider_hours WHERE provider_id IN (`,
 			insert: `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute) VALUES `,
 			cols:   4, change: c.hours},
@@ -686,7 +691,8 @@ const supplyArrayRows = 50_000
 
 // insertArrays is insertRows on PostgreSQL: one array parameter per column,
 // expanded by unnest, so a statement of many rows has few parameters to
-// bind and a short text to plan. Values are string, int, int64 or bool.
+// bind and a short text to plan. Values are string, int, int64, bool or
+// sql.NullInt64 (a NULL where not valid).
 func (tx *Tx) insertArrays(ctx context.Context, head, tail string, cols int, args []any, fixed []string) error {
 	for chunk := range slices.Chunk(args, supplyArrayRows*cols) {
 		rows := len(chunk) / cols
@@ -717,6 +723,14 @@ func (tx *Tx) insertArrays(ctx context.Context, head, tail string, cols int, arg
 					a[r] = chunk[r*cols+c].(bool)
 				}
 				arrays[c], casts[c] = a, "bool[]"
+			case sql.NullInt64:
+				a := make([]*int64, rows)
+				for r := range rows {
+					if v := chunk[r*cols+c].(sql.NullInt64); v.Valid {
+						a[r] = &v.Int64
+					}
+				}
+				arrays[c], casts[c] = a, "int8[]"
 			default:
 				return fmt.Errorf("insert rows: unsupported value %T", chunk[c])
 			}

@@ -577,7 +577,7 @@ func (c *checker) services(v any, base []string) []bokat.ProviderService {
 			c.add(issue{at: at(p, "service_id"), message: fmt.Sprintf("is already offered by %s[%d]", pathOf(base), seen[id])})
 		}
 		if !ok || !known || dup {
-			for _, name := range []string{"price_sek", "unit_price_sek", "minimum_charge_sek", "duration"} {
+			for _, name := range []string{"price_sek", "unit_price_sek", "minimum_charge_sek", "labour_percent", "duration"} {
 				c.skip = append(c.skip, at(p, name))
 			}
 			continue
@@ -609,6 +609,11 @@ func (c *checker) services(v any, base []string) []bokat.ProviderService {
 		}
 		if d, ok := as[map[string]any](m["duration"]); ok {
 			s.Duration = c.duration(d, at(p, "duration"), model.PerUnit())
+		}
+		// labour_percent is of the amount an option shows, whatever the
+		// pricing model; absent means "not stated" (no ROT/RUT estimate).
+		if n, ok := integer(m["labour_percent"]); ok {
+			s.Labour = bokat.StatedLabour(int(n))
 		}
 		out = append(out, s)
 	}

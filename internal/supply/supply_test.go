@@ -44,6 +44,7 @@ providers:
     services:
       - service_id: vvs_install_faucet_standard
         price_sek: 1890
+        labour_percent: 80
       - service_id: electrician_install_spotlights_per_item
         unit_price_sek: 650
         minimum_charge_sek: 1950
@@ -60,7 +61,7 @@ providers:
     postcodes: [411]
     hours: {monday: ["07:30-16:00"]}
     services:
-      - {service_id: cleaning_window_per_window, unit_price_sek: 79}
+      - {service_id: cleaning_window_per_window, unit_price_sek: 79, labour_percent: 100}
       - {service_id: cleaning_textile_carpet_small_job, price_sek: 1390, duration: {fixed_minutes: 90}}
 `
 
@@ -89,7 +90,7 @@ func TestParseReadsEveryField(t *testing.T) {
 		t.Errorf("hours = %v", a.Hours)
 	}
 	wantServices := []bokat.ProviderService{
-		{ServiceID: "vvs_install_faucet_standard", PriceSEK: 1890},
+		{ServiceID: "vvs_install_faucet_standard", PriceSEK: 1890, Labour: bokat.StatedLabour(80)},
 		{ServiceID: "electrician_install_spotlights_per_item", UnitPriceSEK: 650, MinimumChargeSEK: 1950,
 			Duration: bokat.DurationOverride{MinutesPerUnit: 40, MinimumMinutes: 60}},
 	}
@@ -112,6 +113,9 @@ func TestParseReadsEveryField(t *testing.T) {
 	}
 	if b.Active || b.Email != "info@beta-stad.example" || b.Phone != "" || b.MinNoticeMinutes != 60 || b.HorizonDays != 30 || !slices.Equal(b.Postcodes, []bokat.PostcodeRange{{From: 41100, To: 41199}}) {
 		t.Errorf("provider b = %+v", b)
+	}
+	if b.Services[0].Labour != bokat.StatedLabour(100) || b.Services[1].Labour.Stated {
+		t.Errorf("b labour shares = %+v, %+v; want 100 %% stated, then not stated", b.Services[0].Labour, b.Services[1].Labour)
 	}
 	if b.Services[1].Duration != (bokat.DurationOverride{FixedMinutes: 90}) {
 		t.Errorf("b duration = %+v", b.Services[1].Duration)
@@ -198,6 +202,10 @@ func TestParseRejectsBrokenFiles(t *testing.T) {
 			"x.yaml:3:47: providers[0].hours: must give at least one working range"},
 		{"duration on flat", "version: 1\nproviders:\n  - {id: p, name: P, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1, duration: {minutes_per_unit: 5}}]}\n",
 			"providers[0].services[0].duration.minutes_per_unit: needs a per-unit service"},
+		{"labour above 100 %", "version: 1\nproviders:\n  - {id: p, name: P, email: a@b.example, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1, labour_percent: 101}]}\n",
+			"providers[0].services[0].labour_percent: "},
+		{"labour not whole", "version: 1\nproviders:\n  - {id: p, name: P, email: a@b.example, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1, labour_percent: 62.5}]}\n",
+			"providers[0].services[0].labour_percent: "},
 		{"one anchor in two roles", "version: 1\nproviders:\n  - {id: p, name: P, email: a@b.example, postcodes: &x [\"111\"], hours: *x, services: *x}\n",
 			"x.yaml:3:53: providers[0].hours: must be a mapping of fields"},
 	}
@@ -412,6 +420,7 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 		}
 		sqlstoretest.InsertBookingEntry(t, db, "prv_a", "bk_1", now.Add(48*time.Hour), now.Add(50*time.Hour))
 		changed := strings.Replace(validFile, "price_sek: 1890", "price_sek: 1990", 1)
+		changed = strings.Replace(changed, "        labour_percent: 80\n", "", 1)
 		changed = strings.Replace(changed, `      - {start: "2026-11-24T08:00", end: "2026-11-24T12:00"}`+"\n", "", 1)
 		changed = strings.Replace(changed, `["111-118", "120", "131 45"]`, `["111-118"]`, 1)
 		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "supply.yaml", []byte(changed), now.Add(2*time.Hour))
@@ -426,8 +435,8 @@ func TestImportIsIdempotentAndReplacesWhatAProviderSays(t *testing.T) {
 			t.Errorf("revision %d did not grow past %d", third.Revision, after.Revision)
 		}
 		a := full3[0]
-		if s, _ := a.Service("vvs_install_faucet_standard"); s.PriceSEK != 1990 {
-			t.Errorf("price = %d, want 1990", s.PriceSEK)
+		if s, _ := a.Service("vvs_install_faucet_standard"); s.PriceSEK != 1990 || s.Labour.Stated {
+			t.Errorf("price = %d, labour %+v; want 1990 and the labour share no longer stated", s.PriceSEK, s.Labour)
 		}
 		if len(a.Blocked) != 1 || len(a.Postcodes) != 1 {
 			t.Errorf("blocked %v postcodes %v, want one each", a.Blocked, a.Postcodes)

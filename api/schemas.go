@@ -46,42 +46,78 @@ func (c *Contract) OperationSchemas(method, path string) (OperationSchemas, erro
 	if op == nil {
 		return OperationSchemas{}, fmt.Errorf("%w: %s %s", ErrNoOperation, method, path)
 	}
-	r := resolver{doc: doc}
-	out := OperationSchemas{PathParams: map[string]map[string]any{}, PathParamDescriptions: map[string]string{},
-		Responses: map[int]map[string]any{}}
-
-	params, _ := item["parameters"].([]any)
-	opParams, _ := op["parameters"].([]any)
-	for _, raw := range append(slices.Clone(params), opParams...) {
-		p, err := r.object(raw)
-		if err != nil {
+	o := operationReader{r: resolver{doc: doc}, method: method, path: path, item: item, op: op,
+		out: OperationSchemas{PathParams: map[string]map[string]any{}, PathParamDescriptions: map[string]string{},
+			Responses: map[int]map[string]any{}}}
+	for _, step := range []func() error{o.pathParams, o.requestBody, o.responses} {
+		if err := step(); err != nil {
 			return OperationSchemas{}, err
+		}
+	}
+	security, ok := op["security"].([]any)
+	if !ok {
+		security, _ = doc["security"].([]any)
+	}
+	o.out.Scopes, o.out.CredentialOptional = securityScopes(security)
+	return o.out, nil
+}
+
+// operationReader reads the schemas of one operation (op, under the path
+// item item) into out, step by step.
+type operationReader struct {
+	r            resolver
+	method, path string
+	item, op     map[string]any
+	out          OperationSchemas
+}
+
+// pathParams reads the path parameters of the path item and the operation.
+func (o *operationReader) pathParams() error {
+	params, _ := o.item["parameters"].([]any)
+	opParams, _ := o.op["parameters"].([]any)
+	for _, raw := range append(slices.Clone(params), opParams...) {
+		p, err := o.r.object(raw)
+		if err != nil {
+			return err
 		}
 		if p["in"] != "path" {
 			continue
 		}
 		name, _ := p["name"].(string)
-		s, err := r.object(p["schema"])
+		s, err := o.r.object(p["schema"])
 		if err != nil {
-			return OperationSchemas{}, fmt.Errorf("api: %s %s parameter %s: %w", method, path, name, err)
+			return fmt.Errorf("api: %s %s parameter %s: %w", o.method, o.path, name, err)
 		}
-		out.PathParams[name] = s
+		o.out.PathParams[name] = s
 		if d, ok := p["description"].(string); ok {
-			out.PathParamDescriptions[name] = d
+			o.out.PathParamDescriptions[name] = d
 		}
 	}
-	if rb, ok := op["requestBody"]; ok {
-		body, err := r.object(rb)
-		if err != nil {
-			return OperationSchemas{}, err
-		}
-		if s := lookup(body, "/content/application~1json/schema"); s != nil {
-			if out.Body, err = r.object(s); err != nil {
-				return OperationSchemas{}, fmt.Errorf("api: %s %s request body: %w", method, path, err)
-			}
+	return nil
+}
+
+// requestBody reads the schema of the application/json request body.
+func (o *operationReader) requestBody() error {
+	rb, ok := o.op["requestBody"]
+	if !ok {
+		return nil
+	}
+	body, err := o.r.object(rb)
+	if err != nil {
+		return err
+	}
+	if s := lookup(body, "/content/application~1json/schema"); s != nil {
+		if o.out.Body, err = o.r.object(s); err != nil {
+			return fmt.Errorf("api: %s %s request body: %w", o.method, o.path, err)
 		}
 	}
-	responses, _ := op["responses"].(map[string]any)
+	return nil
+}
+
+// responses reads the application/json schema of each success response
+// and the distinct problem schemas of the error responses, in status order.
+func (o *operationReader) responses() error {
+	responses, _ := o.op["responses"].(map[string]any)
 	var problems []any
 	for _, status := range slices.Sorted(maps.Keys(responses)) {
 		raw := responses[status]
@@ -90,57 +126,71 @@ func (c *Contract) OperationSchemas(method, path string) (OperationSchemas, erro
 			if status != "default" && (err != nil || code < 400) {
 				continue
 			}
-			resp, err := r.object(raw)
+			p, err := o.problem(status, raw)
 			if err != nil {
-				return OperationSchemas{}, err
+				return err
 			}
-			if ps := lookup(resp, "/content/application~1problem+json/schema"); ps != nil {
-				p, err := r.object(ps)
-				if err != nil {
-					return OperationSchemas{}, fmt.Errorf("api: %s %s response %s: %w", method, path, status, err)
-				}
-				if !slices.ContainsFunc(problems, func(q any) bool { return sameJSON(q, p) }) {
-					problems = append(problems, p)
-				}
+			if p != nil && !slices.ContainsFunc(problems, func(q any) bool { return sameJSON(q, p) }) {
+				problems = append(problems, p)
 			}
 			continue
 		}
-		resp, err := r.object(raw)
+		resp, err := o.r.object(raw)
 		if err != nil {
-			return OperationSchemas{}, err
+			return err
 		}
 		if s := lookup(resp, "/content/application~1json/schema"); s != nil {
-			if out.Responses[code], err = r.object(s); err != nil {
-				return OperationSchemas{}, fmt.Errorf("api: %s %s response %d: %w", method, path, code, err)
+			if o.out.Responses[code], err = o.r.object(s); err != nil {
+				return fmt.Errorf("api: %s %s response %d: %w", o.method, o.path, code, err)
 			}
 		}
 	}
 	switch len(problems) {
 	case 0:
 	case 1:
-		out.Problem = problems[0].(map[string]any)
+		o.out.Problem = problems[0].(map[string]any)
 	default:
-		out.Problem = map[string]any{"type": "object", "anyOf": problems}
+		o.out.Problem = map[string]any{"type": "object", "anyOf": problems}
 	}
-	security, ok := op["security"].([]any)
-	if !ok {
-		security, _ = doc["security"].([]any)
+	return nil
+}
+
+// problem is the application/problem+json schema of the error response
+// raw of the status; nil when it declares none.
+func (o *operationReader) problem(status string, raw any) (map[string]any, error) {
+	resp, err := o.r.object(raw)
+	if err != nil {
+		return nil, err
 	}
+	ps := lookup(resp, "/content/application~1problem+json/schema")
+	if ps == nil {
+		return nil, nil
+	}
+	p, err := o.r.object(ps)
+	if err != nil {
+		return nil, fmt.Errorf("api: %s %s response %s: %w", o.method, o.path, status, err)
+	}
+	return p, nil
+}
+
+// securityScopes are the scopes the security requirements name, in order,
+// and whether one of them is empty (a caller without a credential).
+func securityScopes(security []any) (scopes []string, credentialOptional bool) {
 	for _, req := range security {
 		m, _ := req.(map[string]any)
 		if len(m) == 0 {
-			out.CredentialOptional = true
+			credentialOptional = true
 		}
 		for _, name := range slices.Sorted(maps.Keys(m)) {
-			scopes, _ := m[name].([]any)
-			for _, s := range scopes {
-				if s, ok := s.(string); ok && !slices.Contains(out.Scopes, s) {
-					out.Scopes = append(out.Scopes, s)
+			names, _ := m[name].([]any)
+			for _, s := range names {
+				if s, ok := s.(string); ok && !slices.Contains(scopes, s) {
+					scopes = append(scopes, s)
 				}
 			}
 		}
 	}
-	return out, nil
+	return scopes, credentialOptional
 }
 
 // resolver inlines the references of a document.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"bokat/internal/clocktest"
+	"bokat/internal/logtest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -85,7 +86,7 @@ func prepareStore(t *testing.T, dbURL, supplyFile string) string {
 type process struct {
 	cmd     *exec.Cmd
 	baseURL string
-	logs    *lockedBuffer
+	logs    *logtest.Buffer
 	done    chan error
 }
 
@@ -100,7 +101,7 @@ func startProcess(t *testing.T, dbURL string, extra ...string) *process {
 	cmd.Dir = dir
 	cmd.Env = []string{runMainEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"BOKAT_RATE_SEARCH=off", "BOKAT_RATE_WRITES=off", "BOKAT_RATE_READS=off", "BOKAT_MAIL_DIR=" + filepath.Join(dir, "mail")}
-	p := &process{cmd: cmd, logs: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &process{cmd: cmd, logs: &logtest.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

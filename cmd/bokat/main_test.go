@@ -19,6 +19,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"bokat/internal/clocktest"
+	"bokat/internal/logtest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -172,38 +173,20 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a goroutine-safe writer the server's output goes to.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startServe runs `bokat serve` on a free port and returns its base URL, the
 // printed development token (with --demo), and a stop function that returns
 // run's error.
-func startServe(t *testing.T, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
+func startServe(t *testing.T, args []string, env map[string]string) (baseURL, token string, logs *logtest.Buffer, stop func() error) {
 	t.Helper()
 	return startServeOn(t, time.Now, args, env)
 }
 
 // startServeOn is startServe with the program on the clock now.
-func startServeOn(t *testing.T, now func() time.Time, args []string, env map[string]string) (baseURL, token string, logs *lockedBuffer, stop func() error) {
+func startServeOn(t *testing.T, now func() time.Time, args []string, env map[string]string) (baseURL, token string, logs *logtest.Buffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	logs = &lockedBuffer{}
+	logs = &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		// Mail goes to a folder of the test, never into the source tree.

@@ -20,6 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"bokat/internal/clocktest"
+	"bokat/internal/logtest"
 	"bokat/internal/ratelimit"
 	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
@@ -263,7 +264,7 @@ func engineNames() []string {
 func TestProductionMetricsPlacement(t *testing.T) {
 	t.Parallel()
 	pepper := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
-	var logs *lockedBuffer
+	var logs *logtest.Buffer
 	start := func(extra ...string) string {
 		addr := freeAddr(t)
 		var base string

@@ -98,32 +98,58 @@ type geographicScope struct {
 // LLMsText renders llms.txt for a server at baseURL serving ops (in the
 // order given) with the catalog cat.
 func (s *Set) LLMsText(cat *catalog.Catalog, ops []Operation, baseURL string) ([]byte, error) {
-	oa := &s.outline
-	var ac agentContract
-	if err := json.Unmarshal(cat.Capability.AgentContract, &ac); err != nil {
-		return nil, fmt.Errorf("llms.txt: reading the agent contract: %w", err)
+	in, err := s.llmsInputs(cat)
+	if err != nil {
+		return nil, err
 	}
-	var bl bookingLifecycle
-	if err := json.Unmarshal(cat.Capability.BookingLifecycle, &bl); err != nil {
-		return nil, fmt.Errorf("llms.txt: reading the booking lifecycle: %w", err)
-	}
-	var geo geographicScope
-	if err := json.Unmarshal(cat.Capability.GeographicScope, &geo); err != nil {
-		return nil, fmt.Errorf("llms.txt: reading the geographic scope: %w", err)
-	}
-	if oa.Info.Title == "" || len(ac.ForbiddenClaims) == 0 || bl.AvailabilityTruth == "" {
-		return nil, fmt.Errorf("llms.txt: the OpenAPI title, the forbidden claims or the availability truth is missing")
-	}
-
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", oa.Info.Title)
-	if oa.Info.Summary != "" {
-		fmt.Fprintf(&b, "> %s\n\n", oneLine(oa.Info.Summary))
+	s.writeLLMsAbout(&b, baseURL)
+	in.writeTruthAndRules(&b)
+	writeLLMsVerticals(&b, cat)
+	deprecated := s.writeLLMsOperations(&b, ops, baseURL)
+	writeLLMsOptional(&b, baseURL)
+	b.WriteString(strings.Join(deprecated, ""))
+	return []byte(b.String()), nil
+}
+
+// llmsInputs are the capability texts llms.txt states.
+type llmsInputs struct {
+	ac  agentContract
+	bl  bookingLifecycle
+	geo geographicScope
+}
+
+// llmsInputs reads the capability texts of cat; it fails when one does not
+// decode, or the title, the forbidden claims or the availability truth is
+// missing.
+func (s *Set) llmsInputs(cat *catalog.Catalog) (llmsInputs, error) {
+	var in llmsInputs
+	if err := json.Unmarshal(cat.Capability.AgentContract, &in.ac); err != nil {
+		return in, fmt.Errorf("llms.txt: reading the agent contract: %w", err)
 	}
-	fmt.Fprintf(&b, "Base URL: %s. The OpenAPI 3.1 document at %s/v1/openapi.json is the contract; this page is generated from it and from %s/v1/capabilities.\n\n",
+	if err := json.Unmarshal(cat.Capability.BookingLifecycle, &in.bl); err != nil {
+		return in, fmt.Errorf("llms.txt: reading the booking lifecycle: %w", err)
+	}
+	if err := json.Unmarshal(cat.Capability.GeographicScope, &in.geo); err != nil {
+		return in, fmt.Errorf("llms.txt: reading the geographic scope: %w", err)
+	}
+	if s.outline.Info.Title == "" || len(in.ac.ForbiddenClaims) == 0 || in.bl.AvailabilityTruth == "" {
+		return in, fmt.Errorf("llms.txt: the OpenAPI title, the forbidden claims or the availability truth is missing")
+	}
+	return in, nil
+}
+
+// writeLLMsAbout writes the title, the summary, the base URL and the
+// document's own description (the flow, the truth flags, errors,
+// idempotency, limits), its headings moved one level down, under ours.
+func (s *Set) writeLLMsAbout(b *strings.Builder, baseURL string) {
+	oa := &s.outline
+	fmt.Fprintf(b, "# %s\n\n", oa.Info.Title)
+	if oa.Info.Summary != "" {
+		fmt.Fprintf(b, "> %s\n\n", oneLine(oa.Info.Summary))
+	}
+	fmt.Fprintf(b, "Base URL: %s. The OpenAPI 3.1 document at %s/v1/openapi.json is the contract; this page is generated from it and from %s/v1/capabilities.\n\n",
 		baseURL, baseURL, baseURL)
-	// The document's own description: the flow, the truth flags, errors,
-	// idempotency, limits. Its headings move one level down, under ours.
 	b.WriteString("## About the API\n\n")
 	for _, line := range strings.Split(strings.TrimSpace(oa.Info.Description), "\n") {
 		if strings.HasPrefix(line, "#") {
@@ -131,42 +157,52 @@ func (s *Set) LLMsText(cat *catalog.Catalog, ops []Operation, baseURL string) ([
 		}
 		b.WriteString(line + "\n")
 	}
+}
 
+// writeTruthAndRules writes the truth flags and the rules for models.
+func (in llmsInputs) writeTruthAndRules(b *strings.Builder) {
+	ac, bl := in.ac, in.bl
 	b.WriteString("\n## Truth flags\n\n")
-	fmt.Fprintf(&b, "%s\n\n", bl.AvailabilityTruth)
+	fmt.Fprintf(b, "%s\n\n", bl.AvailabilityTruth)
 	b.WriteString("A booking exists only when the confirmation response has:\n\n")
 	for _, k := range slices.Sorted(maps.Keys(bl.ConfirmedContract)) {
 		v, _ := json.Marshal(bl.ConfirmedContract[k])
-		fmt.Fprintf(&b, "- `%s`: `%s`\n", k, v)
+		fmt.Fprintf(b, "- `%s`: `%s`\n", k, v)
 	}
 
 	b.WriteString("\n## Rules for models\n\n")
 	for _, c := range ac.ForbiddenClaims {
-		fmt.Fprintf(&b, "- %s\n", c)
+		fmt.Fprintf(b, "- %s\n", c)
 	}
 	if ac.ConsentBeforePII {
 		b.WriteString("- Ask for the user's consent before sending any personal data (`user_consent_confirmed` must be true).\n")
 	}
-	if geo.Note != "" {
-		fmt.Fprintf(&b, "- %s\n", geo.Note)
+	if in.geo.Note != "" {
+		fmt.Fprintf(b, "- %s\n", in.geo.Note)
 	}
-	fmt.Fprintf(&b, "\nSafe next step: %s\n\n", ac.SafeNextStep)
-	fmt.Fprintf(&b, "Search: %s\n\nConfirm: %s\n\nNo option: %s\n\n", bl.Search, bl.Confirm, bl.Fallback)
+	fmt.Fprintf(b, "\nSafe next step: %s\n\n", ac.SafeNextStep)
+	fmt.Fprintf(b, "Search: %s\n\nConfirm: %s\n\nNo option: %s\n\n", bl.Search, bl.Confirm, bl.Fallback)
 	b.WriteString("Fields a follow-up request needs:\n\n")
 	for _, f := range ac.RequiredFields {
-		fmt.Fprintf(&b, "- %s\n", f)
+		fmt.Fprintf(b, "- %s\n", f)
 	}
+}
 
+// writeLLMsVerticals lists the supported verticals, then the others.
+func writeLLMsVerticals(b *strings.Builder, cat *catalog.Catalog) {
 	b.WriteString("\n## Verticals\n\n")
 	for _, v := range cat.Verticals {
-		fmt.Fprintf(&b, "- `%s` (%s, %s): %s\n", v.ID, v.LabelEN, v.AgentStatus, oneLine(v.AgentSummary))
+		fmt.Fprintf(b, "- `%s` (%s, %s): %s\n", v.ID, v.LabelEN, v.AgentStatus, oneLine(v.AgentSummary))
 	}
 	for _, u := range cat.UnavailableVerticals {
-		fmt.Fprintf(&b, "- `%s` (%s, %s): %s\n", u.ID, u.LabelEN, u.AgentStatus, oneLine(u.SafeNextStep))
+		fmt.Fprintf(b, "- `%s` (%s, %s): %s\n", u.ID, u.LabelEN, u.AgentStatus, oneLine(u.SafeNextStep))
 	}
+}
 
+// writeLLMsOperations lists the served operations the contract describes,
+// in order; it returns the lines of the deprecated ones, which go last.
+func (s *Set) writeLLMsOperations(b *strings.Builder, ops []Operation, baseURL string) (deprecated []string) {
 	b.WriteString("\n## Operations\n\n")
-	var deprecated []string
 	for _, o := range ops {
 		op, ok := s.operations[o.Pattern][strings.ToLower(o.Method)]
 		if !ok {
@@ -180,14 +216,17 @@ func (s *Set) LLMsText(cat *catalog.Catalog, ops []Operation, baseURL string) ([
 		}
 		b.WriteString(line)
 	}
+	return deprecated
+}
+
+// writeLLMsOptional lists the other documents of the server.
+func writeLLMsOptional(b *strings.Builder, baseURL string) {
 	b.WriteString("\n## Optional\n\n")
-	fmt.Fprintf(&b, "- [API reference](%s/docs): the OpenAPI document as one HTML page\n", baseURL)
-	fmt.Fprintf(&b, "- [OpenAPI document](%s/v1/openapi.json): the full contract, JSON\n", baseURL)
-	fmt.Fprintf(&b, "- [Capabilities](%s/v1/capabilities): verticals, job types, auth and the agent contract, JSON\n", baseURL)
-	fmt.Fprintf(&b, "- [Error codes](%s/problems): every Problem code with its status and meaning\n", baseURL)
-	fmt.Fprintf(&b, "- [MCP server](%s/mcp): the same operations as MCP tools (Streamable HTTP)\n", baseURL)
-	b.WriteString(strings.Join(deprecated, ""))
-	return []byte(b.String()), nil
+	fmt.Fprintf(b, "- [API reference](%s/docs): the OpenAPI document as one HTML page\n", baseURL)
+	fmt.Fprintf(b, "- [OpenAPI document](%s/v1/openapi.json): the full contract, JSON\n", baseURL)
+	fmt.Fprintf(b, "- [Capabilities](%s/v1/capabilities): verticals, job types, auth and the agent contract, JSON\n", baseURL)
+	fmt.Fprintf(b, "- [Error codes](%s/problems): every Problem code with its status and meaning\n", baseURL)
+	fmt.Fprintf(b, "- [MCP server](%s/mcp): the same operations as MCP tools (Streamable HTTP)\n", baseURL)
 }
 
 // credentialText says what credential an operation needs.

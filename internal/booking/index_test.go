@@ -216,18 +216,7 @@ func randomSupply(tb testing.TB, db *sqlstore.DB, rng *rand.Rand, n int, now tim
 // reports false when it overlaps another booking.
 func book(tb testing.TB, db *sqlstore.DB, provider, id string, start, end time.Time) bool {
 	tb.Helper()
-	ctx := context.Background()
-	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-		b := bokat.Booking{
-			ID: id, RequestID: "bkr_" + id, OwnerClientID: "pc_test", Status: bokat.BookingConfirmed,
-			ProviderID: provider, ProviderName: "test", ServiceID: "vvs_install_faucet_standard", VerticalID: "vvs",
-			JobTypeID: "install_faucet", ServiceLabelSV: "test", SlotStart: start, SlotEnd: end, PricingModel: "flat",
-			PriceType: "avg_fixed", Quantity: 1, TermsVersion: "fixed_price_terms_v1:vvs_install_faucet_standard",
-			TermsAcceptedAt: start, Postcode: "11345", Locale: "sv-SE", Source: "test", ConfirmedAt: start,
-		}
-		contact := bokat.BookingContact{Name: "Test", Phone: "00000", Email: "test@example.se", ServiceAddress: "Testgatan 1"}
-		return tx.InsertBooking(ctx, b, contact, bokat.BookingConsent{}, "cal_"+id, start)
-	})
+	err := sqlstoretest.TryInsertBookingEntry(db, provider, id, start, end)
 	if errors.Is(err, booking.ErrSlotTaken) {
 		return false
 	}

@@ -19,11 +19,9 @@ import (
 	"bokat/internal/supply"
 )
 
-var loadCatalog = sync.OnceValues(catalog.Load)
-
 func testCatalog(tb testing.TB) *catalog.Catalog {
 	tb.Helper()
-	c, err := loadCatalog()
+	c, err := catalog.Load()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"bokat/internal/taxdeduction"
 )
@@ -405,11 +406,13 @@ var (
 	ErrQuantityNotWhole = fmt.Errorf("%w: a countable quantity must be a whole number", ErrQuantityInvalid)
 )
 
-// Load parses the embedded catalog strictly and checks it. An error means
-// the binary was built with a broken catalog; it lists every problem found.
-func Load() (*Catalog, error) {
-	return parse([]byte(catalogFile))
-}
+// Load returns the embedded catalog, parsed strictly and checked once per
+// process: every caller shares the one *Catalog, which nobody may modify.
+// An error means the binary was built with a broken catalog; it lists every
+// problem found.
+func Load() (*Catalog, error) { return loadOnce() }
+
+var loadOnce = sync.OnceValues(func() (*Catalog, error) { return parse([]byte(catalogFile)) })
 
 // Vertical returns the supported vertical with the id.
 func (c *Catalog) Vertical(id string) (Vertical, bool) {

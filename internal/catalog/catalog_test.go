@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -83,9 +84,12 @@ var specJobTypes = map[string][]specRow{
 	},
 }
 
+// load returns a copy of the embedded catalog of the test's own, parsed
+// as Load parses it: the tests that break one to see Check fail must not
+// change the catalog Load shares.
 func load(tb testing.TB) *Catalog {
 	tb.Helper()
-	c, err := Load()
+	c, err := parse([]byte(catalogFile))
 	if err != nil {
 		tb.Fatalf("Load: %v", err)
 	}
@@ -94,9 +98,18 @@ func load(tb testing.TB) *Catalog {
 
 func TestLoad(t *testing.T) {
 	t.Parallel()
-	c := load(t)
+	c, err := Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
 	if err := c.Check(); err != nil {
 		t.Errorf("Check of the loaded catalog: %v", err)
+	}
+	if again, _ := Load(); again != c {
+		t.Error("Load parsed the catalog again, want the one shared catalog")
+	}
+	if !reflect.DeepEqual(c, load(t)) {
+		t.Error("the shared catalog differs from a fresh parse")
 	}
 }
 

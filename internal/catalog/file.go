@@ -208,13 +208,31 @@ func checkDuplicateKeys(data []byte) error {
 // Catalog cannot represent (a service id given twice); everything else is
 // left to Check.
 func (f *fileCatalog) convert() (*Catalog, error) {
-	c := &Catalog{Services: make(map[string]Service, len(f.Services))}
-
-	type seedPlace struct {
-		verticalID, jobTypeID string
-		seed                  *fileSeed
-	}
 	seeds := map[string]seedPlace{}
+	c := &Catalog{
+		Verticals:            f.verticals(seeds),
+		UnavailableVerticals: f.unavailableVerticals(),
+	}
+	var err error
+	if c.Services, err = f.services(seeds); err != nil {
+		return nil, err
+	}
+	if c.Capability, err = f.capabilities(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// seedPlace is where the first seed of a service stands.
+type seedPlace struct {
+	verticalID, jobTypeID string
+	seed                  *fileSeed
+}
+
+// verticals converts the supported verticals and records in seeds where
+// each service is first seeded.
+func (f *fileCatalog) verticals(seeds map[string]seedPlace) []Vertical {
+	var out []Vertical
 	for _, fv := range f.Verticals {
 		v := Vertical{
 			ID:                     fv.ID,
@@ -255,11 +273,16 @@ func (f *fileCatalog) convert() (*Catalog, error) {
 			}
 			v.JobTypes = append(v.JobTypes, jt)
 		}
-		c.Verticals = append(c.Verticals, v)
+		out = append(out, v)
 	}
+	return out
+}
 
+// unavailableVerticals converts the verticals not bookable yet.
+func (f *fileCatalog) unavailableVerticals() []UnavailableVertical {
+	var out []UnavailableVertical
 	for _, fu := range f.UnavailableVerticals {
-		c.UnavailableVerticals = append(c.UnavailableVerticals, UnavailableVertical{
+		out = append(out, UnavailableVertical{
 			ID:           fu.ID,
 			LabelSV:      fu.LabelSV,
 			LabelEN:      fu.LabelEN,
@@ -268,9 +291,16 @@ func (f *fileCatalog) convert() (*Catalog, error) {
 			SafeNextStep: fu.SafeNextStep,
 		})
 	}
+	return out
+}
 
+// services converts the services, each with the common terms sections and
+// the place and pricing of its first seed. A service id given twice is an
+// error.
+func (f *fileCatalog) services(seeds map[string]seedPlace) (map[string]Service, error) {
+	out := make(map[string]Service, len(f.Services))
 	for _, fs := range f.Services {
-		if _, dup := c.Services[fs.ID]; dup {
+		if _, dup := out[fs.ID]; dup {
 			return nil, fmt.Errorf("catalog: services: service_id %q is given twice", fs.ID)
 		}
 		s := Service{
@@ -310,28 +340,33 @@ func (f *fileCatalog) convert() (*Catalog, error) {
 			s.PricingModel = PricingModel(p.seed.PricingModel)
 			s.PriceType = PriceType(p.seed.PriceType)
 		}
-		c.Services[fs.ID] = s
+		out[fs.ID] = s
 	}
+	return out, nil
+}
 
+// capabilities converts the capability texts, each object compacted; a
+// missing object is left empty for Check to report.
+func (f *fileCatalog) capabilities() (CapabilityTexts, error) {
 	fc := f.Capabilities
-	c.Capability.RequiredFields = slices.Clone(fc.RequiredFields)
+	c := CapabilityTexts{RequiredFields: slices.Clone(fc.RequiredFields)}
 	for _, m := range []struct {
 		name string
 		src  json.RawMessage
 		dst  *json.RawMessage
 	}{
-		{"lifecycle", fc.Lifecycle, &c.Capability.Lifecycle},
-		{"booking_lifecycle", fc.BookingLifecycle, &c.Capability.BookingLifecycle},
-		{"auth", fc.Auth, &c.Capability.Auth},
-		{"agent_contract", fc.AgentContract, &c.Capability.AgentContract},
-		{"geographic_scope", fc.GeographicScope, &c.Capability.GeographicScope},
+		{"lifecycle", fc.Lifecycle, &c.Lifecycle},
+		{"booking_lifecycle", fc.BookingLifecycle, &c.BookingLifecycle},
+		{"auth", fc.Auth, &c.Auth},
+		{"agent_contract", fc.AgentContract, &c.AgentContract},
+		{"geographic_scope", fc.GeographicScope, &c.GeographicScope},
 	} {
 		if len(m.src) == 0 {
 			continue // Check reports the missing object.
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, m.src); err != nil {
-			return nil, fmt.Errorf("catalog: capabilities.%s: %w", m.name, err)
+			return CapabilityTexts{}, fmt.Errorf("catalog: capabilities.%s: %w", m.name, err)
 		}
 		*m.dst = json.RawMessage(buf.Bytes())
 	}

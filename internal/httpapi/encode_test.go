@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"bokat"
@@ -59,5 +61,24 @@ func TestAppendOptionWritesWhatJSONMarshalWrites(t *testing.T) {
 				t.Errorf("appendOption =\n%s\njson.Marshal =\n%s", got, want)
 			}
 		})
+	}
+
+	// Servers of one catalog and base URL share the texts rendered once.
+	cat, err := loadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := serviceTextsFor(cat, "http://a.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := serviceTextsFor(cat, "http://a.test")
+	other, _ := serviceTextsFor(cat, "http://b.test")
+	if reflect.ValueOf(first).UnsafePointer() != reflect.ValueOf(again).UnsafePointer() {
+		t.Error("the texts of the same catalog and base URL were rendered again")
+	}
+	if !bytes.Contains(other["vvs_install_faucet_standard"].terms, []byte(`"http://b.test/terms/`)) ||
+		!bytes.Contains(first["vvs_install_faucet_standard"].terms, []byte(`"http://a.test/terms/`)) {
+		t.Errorf("texts of another base URL: %s", other["vvs_install_faucet_standard"].terms)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,16 +18,17 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
+	"bokat/internal/logtest"
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/webhook"
 )
 
-// Loaded once per test process: both are immutable.
+// Both load once per process and are immutable.
 var (
-	loadContract = sync.OnceValues(api.Load)
-	loadCatalog  = sync.OnceValues(catalog.Load)
+	loadContract = api.Load
+	loadCatalog  = catalog.Load
 )
 
 // testOptionKeys signs the booking options of every test server.
@@ -84,7 +84,7 @@ type testEnv struct {
 	http     *httptest.Server
 	contract *api.Contract
 	authn    *auth.Authenticator
-	logs     *syncBuffer
+	logs     *logtest.Buffer
 	// now is the server's clock.
 	now func() time.Time
 	// token is a partner token with every scope.
@@ -92,23 +92,6 @@ type testEnv struct {
 
 	// authServer is the authorization server the server runs.
 	authServer AuthorizationServer
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // envConfig is what a test varies in its server: the Config, and what the
@@ -146,7 +129,7 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatalf("load catalog: %v", err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	cfg := envConfig{Config: Config{
 		BaseURL:   "http://bokat.test",
 		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"bokat"
@@ -145,8 +146,43 @@ type serviceTexts struct {
 	scope, terms json.RawMessage
 }
 
-// buildServiceTexts renders every service's scope and terms once; the
-// catalog and the base URL never change while the server runs.
+// renderedTexts are the service texts rendered so far, by catalog and base
+// URL: the servers of one process share the catalog and, but in tests, the
+// base URL, so they are rendered once per process instead of per server.
+var renderedTexts struct {
+	sync.Mutex
+	texts map[textsKey]map[string]serviceTexts
+}
+
+type textsKey struct {
+	cat     *catalog.Catalog
+	baseURL string
+}
+
+// serviceTextsFor returns the service texts of the catalog under the base
+// URL, rendered by buildServiceTexts on the first call for the pair. The
+// map and its texts are shared and read only.
+func serviceTextsFor(cat *catalog.Catalog, baseURL string) (map[string]serviceTexts, error) {
+	r := &renderedTexts
+	r.Lock()
+	defer r.Unlock()
+	key := textsKey{cat, baseURL}
+	if texts, ok := r.texts[key]; ok {
+		return texts, nil
+	}
+	texts, err := buildServiceTexts(cat, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if r.texts == nil {
+		r.texts = map[textsKey]map[string]serviceTexts{}
+	}
+	r.texts[key] = texts
+	return texts, nil
+}
+
+// buildServiceTexts renders every service's scope and terms; the catalog
+// and the base URL never change while a server runs.
 func buildServiceTexts(cat *catalog.Catalog, baseURL string) (map[string]serviceTexts, error) {
 	out := make(map[string]serviceTexts, len(cat.Services))
 	for id, svc := range cat.Services {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,12 +18,25 @@ import (
 // withDemoSupply loads the demo supply into the env's store.
 func (e *testEnv) withDemoSupply() *testEnv {
 	e.t.Helper()
-	cat, _ := loadCatalog()
-	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, supply.DemoName, supply.Demo(), time.Now()); err != nil {
+	providers, err := demoProviders()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := supply.ImportParsed(context.Background(), sqlstore.Bind[supply.Tx](e.db), supply.DemoName, providers, time.Now()); err != nil {
 		e.t.Fatal(err)
 	}
 	return e
 }
+
+// demoProviders is the demo supply, parsed once per test process
+// (ImportParsed does not change what it is given).
+var demoProviders = sync.OnceValues(func() ([]bokat.ProviderSupply, error) {
+	cat, err := loadCatalog()
+	if err != nil {
+		return nil, err
+	}
+	return supply.Parse(supply.DemoName, supply.Demo(), cat)
+})
 
 func faucetSearch() map[string]any {
 	return map[string]any{

@@ -190,7 +190,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		bookings:       cfg.Bookings,
 		feed:           cfg.CalendarFeed,
 	}
-	texts, err := buildServiceTexts(cfg.Catalog, s.baseURL)
+	texts, err := serviceTextsFor(cfg.Catalog, s.baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: rendering service terms: %w", err)
 	}

@@ -43,45 +43,8 @@ func checkBodyText(body []byte) error {
 
 // walkBodyText is checkBodyText without the fast path.
 func walkBodyText(body []byte) error {
-	var issues []string
+	var w bodyTextWalk
 	dec := json.NewDecoder(bytes.NewReader(body))
-	type frame struct {
-		object  bool
-		wantKey bool
-		key     string
-		index   int
-	}
-	var stack []frame
-	path := func(member string, isKey bool) string {
-		var b strings.Builder
-		for i, f := range stack {
-			switch {
-			case isKey && i == len(stack)-1:
-				// the member being named replaces the frame's last key
-			case f.object && f.key != "":
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(printableName(f.key))
-			case !f.object:
-				b.WriteString("[" + strconv.Itoa(f.index) + "]")
-			}
-		}
-		if isKey {
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(member)
-		}
-		if b.Len() == 0 {
-			return "(root)"
-		}
-		return b.String()
-	}
-	// A string is free text when it lies in a multi-line top-level member.
-	multiline := func() bool {
-		return len(stack) > 0 && stack[0].object && multilineFields[stack[0].key]
-	}
 	prev := int64(0)
 	for {
 		tok, err := dec.Token()
@@ -91,68 +54,134 @@ func walkBodyText(body []byte) error {
 		end := dec.InputOffset()
 		raw := body[prev:end]
 		prev = end
-		top := len(stack) - 1
-		isKey := top >= 0 && stack[top].object && stack[top].wantKey
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if top >= 0 && !stack[top].object {
-					stack[top].index++
-				}
-				if top >= 0 && stack[top].object {
-					stack[top].wantKey = true
-				}
-				stack = append(stack, frame{object: t == '{', wantKey: t == '{', index: -1})
-			case '}', ']':
-				stack = stack[:top]
-			}
-			continue
-		case string:
-			if isKey {
-				msg := ""
-				if !utf8.Valid(raw) {
-					msg = "must be valid UTF-8"
-				} else {
-					msg = bokat.CheckText(t, false)
-				}
-				if msg != "" {
-					issues = append(issues, path("(member name)", true)+": "+msg)
-				}
-				stack[top].key = t
-				stack[top].wantKey = false
-				continue
-			}
-			if top >= 0 && !stack[top].object {
-				stack[top].index++
-			}
-			msg := ""
-			if !utf8.Valid(raw) {
-				msg = "must be valid UTF-8"
-			} else {
-				msg = bokat.CheckText(t, multiline())
-			}
-			if msg != "" {
-				issues = append(issues, path("", false)+": "+msg)
-			}
-		default:
-			if top >= 0 && !stack[top].object {
-				stack[top].index++
-			}
-		}
-		if top >= 0 && stack[top].object {
-			stack[top].wantKey = true
-		}
-		if len(issues) >= maxTextIssues {
+		if w.token(tok, raw) && len(w.issues) >= maxTextIssues {
 			break
 		}
 	}
-	if len(issues) == 0 {
+	if len(w.issues) == 0 {
 		return nil
 	}
 	return &bokat.Error{Code: bokat.CodeValidationFailed,
 		Detail: "Text must be valid UTF-8 without control characters (free-text fields may hold tab and line breaks); see issues.",
-		Issues: issues}
+		Issues: w.issues}
+}
+
+// bodyTextWalk is the state of walkBodyText: the objects and arrays open at
+// the current token, and the issues found so far.
+type bodyTextWalk struct {
+	stack  []textFrame
+	issues []string
+}
+
+// textFrame is an open object (with the member being read) or array (with
+// the index of the element being read).
+type textFrame struct {
+	object  bool
+	wantKey bool
+	key     string
+	index   int
+}
+
+// token takes the next token of the body and its raw bytes. It reports
+// whether the token was a value (a string, number, boolean or null) rather
+// than a delimiter or a member name.
+func (w *bodyTextWalk) token(tok json.Token, raw []byte) bool {
+	top := len(w.stack) - 1
+	switch t := tok.(type) {
+	case json.Delim:
+		w.delim(t, top)
+		return false
+	case string:
+		if top >= 0 && w.stack[top].object && w.stack[top].wantKey {
+			w.memberName(t, raw, top)
+			return false
+		}
+		w.countElement(top)
+		if msg := textProblem(t, raw, w.multiline()); msg != "" {
+			w.issues = append(w.issues, w.path("", false)+": "+msg)
+		}
+	default:
+		w.countElement(top)
+	}
+	if top >= 0 && w.stack[top].object {
+		w.stack[top].wantKey = true
+	}
+	return true
+}
+
+// delim opens or closes an object or array.
+func (w *bodyTextWalk) delim(d json.Delim, top int) {
+	switch d {
+	case '{', '[':
+		w.countElement(top)
+		if top >= 0 && w.stack[top].object {
+			w.stack[top].wantKey = true
+		}
+		w.stack = append(w.stack, textFrame{object: d == '{', wantKey: d == '{', index: -1})
+	case '}', ']':
+		w.stack = w.stack[:top]
+	}
+}
+
+// memberName checks the name of the member being opened and makes it the
+// frame's key.
+func (w *bodyTextWalk) memberName(name string, raw []byte, top int) {
+	if msg := textProblem(name, raw, false); msg != "" {
+		w.issues = append(w.issues, w.path("(member name)", true)+": "+msg)
+	}
+	w.stack[top].key = name
+	w.stack[top].wantKey = false
+}
+
+// countElement moves an array at top on to its next element.
+func (w *bodyTextWalk) countElement(top int) {
+	if top >= 0 && !w.stack[top].object {
+		w.stack[top].index++
+	}
+}
+
+// textProblem is what is wrong with a string of raw bytes raw, decoded as s
+// ("" when nothing is).
+func textProblem(s string, raw []byte, multiline bool) string {
+	if !utf8.Valid(raw) {
+		return "must be valid UTF-8"
+	}
+	return bokat.CheckText(s, multiline)
+}
+
+// multiline reports whether a string at the current token is free text:
+// it lies in a multi-line top-level member.
+func (w *bodyTextWalk) multiline() bool {
+	return len(w.stack) > 0 && w.stack[0].object && multilineFields[w.stack[0].key]
+}
+
+// path is the field path of the current token; for a member name
+// (isKey), member stands for the name being opened.
+func (w *bodyTextWalk) path(member string, isKey bool) string {
+	var b strings.Builder
+	for i, f := range w.stack {
+		switch {
+		case isKey && i == len(w.stack)-1:
+			// the member being named replaces the frame's last key
+		case f.object && f.key != "":
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(printableName(f.key))
+		case !f.object:
+			b.WriteString("[" + strconv.Itoa(f.index) + "]")
+		}
+	}
+	if isKey {
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(member)
+	}
+	if b.Len() == 0 {
+		return "(root)"
+	}
+	return b.String()
 }
 
 // isPlainText reports whether b, one well-formed JSON value, holds no

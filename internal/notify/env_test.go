@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -17,29 +16,12 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
 	"bokat/internal/followup"
+	"bokat/internal/logtest"
 	"bokat/internal/notify"
 	"bokat/internal/notify/notifytest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
 )
-
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // followUps records booking.provider_action_required requests.
 type followUps struct {
@@ -108,7 +90,7 @@ type env struct {
 	requests *followup.Service
 	follow   *followUps
 	metrics  *telemetry.Metrics
-	logs     *syncBuffer
+	logs     *logtest.Buffer
 	worker   *notify.Worker
 	mailer   *notify.Mailer
 }
@@ -125,7 +107,7 @@ func newEnv(tb testing.TB, db *sqlstore.DB) *env {
 		db:   db,
 		clk:  clocktest.New(time.Date(2026, 2, 27, 14, 5, 0, 0, time.UTC)),
 		smtp: notifytest.NewServer(tb, notifytest.Options{}),
-		logs: &syncBuffer{},
+		logs: &logtest.Buffer{},
 	}
 	e.bookings = notifytest.NewTableBookings(tb, db)
 	cat, err := catalog.Load()

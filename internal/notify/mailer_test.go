@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat/internal/logtest"
 	"bokat/internal/notify"
 	"bokat/internal/notify/notifytest"
 )
@@ -32,7 +33,7 @@ func TestSignInCodeOverSMTPAndSMTPS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := notifytest.NewServer(t, notifytest.Options{ImplicitTLS: tc.implicit})
-			logs := &syncBuffer{}
+			logs := &logtest.Buffer{}
 			m, err := notify.NewMailer(notify.MailerConfig{SMTPURL: srv.URL(tc.implicit), From: "Bokat <" + organizer + ">",
 				TLSConfig: srv.ClientTLS(), Logger: slog.New(slog.NewJSONHandler(logs, nil)), Timeout: time.Minute})
 			if err != nil {

@@ -53,22 +53,48 @@ var authzParams = []string{"response_type", "client_id", "redirect_uri", "scope"
 var challengeRe = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // parseAuthorize validates the parameters of an authorization request.
+// Client and redirect URI come first: until both are trusted, nothing is
+// sent to the redirect URI (the error is a page); after that, errors go
+// back to the client with the request read so far.
 func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzRequest, *authzError) {
-	page := func(status int, code, text string) *authzError {
-		return &authzError{code: code, pageText: text, status: status}
+	req, aerr := s.authorizeClient(ctx, v)
+	if aerr != nil {
+		return nil, aerr
 	}
-	// Client and redirect URI first: until both are trusted, nothing is
-	// sent to the redirect URI.
+	for _, step := range []func(*authzRequest, url.Values) *authzError{
+		s.authorizeTarget, authorizeResponseType, authorizeChallenge, authorizeScope,
+	} {
+		if aerr := step(req, v); aerr != nil {
+			return req, aerr
+		}
+	}
+	return req, nil
+}
+
+// authzPage is an authorization error shown as a page, not sent to the
+// client.
+func authzPage(status int, code, text string) *authzError {
+	return &authzError{code: code, pageText: text, status: status}
+}
+
+// authzRedirect is an authorization error sent back to the client.
+func authzRedirect(code, description string) *authzError {
+	return &authzError{redirect: true, code: code, description: description}
+}
+
+// authorizeClient starts the request with its client and redirect URI,
+// the one registered URI when none is given (RFC 6749 3.1.2.3).
+func (s *Server) authorizeClient(ctx context.Context, v url.Values) (*authzRequest, *authzError) {
 	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > maxClientIDURL {
-		return nil, page(http.StatusBadRequest, "invalid_client_id", "err_unknown_client")
+		return nil, authzPage(http.StatusBadRequest, "invalid_client_id", "err_unknown_client")
 	}
 	client, err := s.lookupClient(ctx, v.Get("client_id"))
 	if errors.Is(err, bokat.ErrNotFound) {
-		return nil, page(http.StatusBadRequest, "unknown_client", "err_unknown_client")
+		return nil, authzPage(http.StatusBadRequest, "unknown_client", "err_unknown_client")
 	}
 	if documentError(err) {
 		s.log.InfoContext(ctx, "client metadata document refused", "client_id", v.Get("client_id"), "reason", err.Error())
-		return nil, page(http.StatusBadRequest, "invalid_client_metadata", "err_unknown_client")
+		return nil, authzPage(http.StatusBadRequest, "invalid_client_metadata", "err_unknown_client")
 	}
 	if err != nil {
 		return nil, &authzError{code: "server_error", pageText: "err_internal", status: http.StatusServiceUnavailable, err: err}
@@ -76,86 +102,100 @@ func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzReques
 	req := &authzRequest{client: client, params: url.Values{}}
 	switch uris := v["redirect_uri"]; {
 	case len(uris) > 1:
-		return nil, page(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
+		return nil, authzPage(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
 	case len(uris) == 0:
-		// RFC 6749 3.1.2.3: optional when exactly one URI is registered.
 		if len(client.RedirectURIs) != 1 {
-			return nil, page(http.StatusBadRequest, "redirect_uri_required", "err_redirect")
+			return nil, authzPage(http.StatusBadRequest, "redirect_uri_required", "err_redirect")
 		}
 		req.redirectURI = client.RedirectURIs[0]
 	default:
 		if !matchRedirectURI(client.RedirectURIs, uris[0]) {
-			return nil, page(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
+			return nil, authzPage(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
 		}
 		req.redirectURI, req.redirectGiven = uris[0], true
 		req.params.Set("redirect_uri", uris[0])
 	}
 	req.params.Set("client_id", client.ID)
+	return req, nil
+}
 
-	// From here on, errors go back to the client.
-	fail := func(code, description string) (*authzRequest, *authzError) {
-		return req, &authzError{redirect: true, code: code, description: description}
-	}
+// authorizeTarget reads the state and the resource (RFC 8707: one per
+// request; a repeated or unknown one is invalid_target), then refuses a
+// repeated parameter.
+func (s *Server) authorizeTarget(req *authzRequest, v url.Values) *authzError {
 	if st, ok := v["state"]; ok {
 		req.state, req.stateGiven = st[0], true
 		req.params.Set("state", st[0])
 	}
-	// RFC 8707: one resource per request; a repeated or unknown one is
-	// invalid_target.
 	if len(v["resource"]) > 1 {
-		return fail("invalid_target", "name one resource: "+s.issuer+"/mcp or "+s.issuer)
+		return authzRedirect("invalid_target", "name one resource: "+s.issuer+"/mcp or "+s.issuer)
 	}
 	req.audience = bokat.AudienceAPI
 	if r, ok := v["resource"]; ok {
 		aud, known := s.audienceOf(r[0])
 		if !known {
-			return fail("invalid_target", "the resource must be "+s.issuer+"/mcp (the MCP endpoint) or "+s.issuer+" (the REST API)")
+			return authzRedirect("invalid_target", "the resource must be "+s.issuer+"/mcp (the MCP endpoint) or "+s.issuer+" (the REST API)")
 		}
 		req.audience = aud
 		req.params.Set("resource", r[0])
 	}
 	for _, p := range authzParams {
 		if len(v[p]) > 1 {
-			return fail("invalid_request", "the parameter "+p+" is repeated")
+			return authzRedirect("invalid_request", "the parameter "+p+" is repeated")
 		}
 	}
+	return nil
+}
+
+// authorizeResponseType accepts response_type=code only.
+func authorizeResponseType(req *authzRequest, v url.Values) *authzError {
 	switch rt := v.Get("response_type"); rt {
 	case "code":
 		req.params.Set("response_type", rt)
+		return nil
 	case "":
-		return fail("invalid_request", "response_type is required and must be code")
+		return authzRedirect("invalid_request", "response_type is required and must be code")
 	default:
-		return fail("unsupported_response_type", "only response_type=code is supported")
+		return authzRedirect("unsupported_response_type", "only response_type=code is supported")
 	}
+}
+
+// authorizeChallenge requires a PKCE code challenge with S256.
+func authorizeChallenge(req *authzRequest, v url.Values) *authzError {
 	challenge, method := v.Get("code_challenge"), v.Get("code_challenge_method")
 	switch {
 	case challenge == "":
-		return fail("invalid_request", "code_challenge is required: PKCE with S256 is mandatory")
+		return authzRedirect("invalid_request", "code_challenge is required: PKCE with S256 is mandatory")
 	case method == "":
-		return fail("invalid_request", "code_challenge_method is required and must be S256 (plain is not accepted)")
+		return authzRedirect("invalid_request", "code_challenge_method is required and must be S256 (plain is not accepted)")
 	case method == "plain":
-		return fail("invalid_request", "code_challenge_method plain is not accepted: use S256")
+		return authzRedirect("invalid_request", "code_challenge_method plain is not accepted: use S256")
 	case method != "S256":
-		return fail("invalid_request", "code_challenge_method must be S256")
+		return authzRedirect("invalid_request", "code_challenge_method must be S256")
 	case !challengeRe.MatchString(challenge):
-		return fail("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier")
+		return authzRedirect("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code verifier")
 	}
 	req.challenge = challenge
 	req.params.Set("code_challenge", challenge)
 	req.params.Set("code_challenge_method", method)
+	return nil
+}
 
-	if raw, ok := v["scope"]; ok {
-		scopes, err := parseScope(raw[0], client.Scopes)
-		if err != nil {
-			return fail("invalid_scope", err.Error())
-		}
-		req.scopes = scopes
-		req.params.Set("scope", raw[0])
-	} else {
-		// RFC 6749 3.3: without a scope the client's registered scopes apply.
-		req.scopes = client.Scopes
+// authorizeScope reads the scope, within the client's; without one the
+// client's registered scopes apply (RFC 6749 3.3).
+func authorizeScope(req *authzRequest, v url.Values) *authzError {
+	raw, ok := v["scope"]
+	if !ok {
+		req.scopes = req.client.Scopes
+		return nil
 	}
-	return req, nil
+	scopes, err := parseScope(raw[0], req.client.Scopes)
+	if err != nil {
+		return authzRedirect("invalid_scope", err.Error())
+	}
+	req.scopes = scopes
+	req.params.Set("scope", raw[0])
+	return nil
 }
 
 // parseScope reads a space-delimited scope parameter (RFC 6749 3.3). Every

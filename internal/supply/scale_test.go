@@ -102,15 +102,26 @@ func providerBlocks(file []byte) (string, []string) {
 // TestImportAtScaleWritesOnlyWhatDiffers imports more providers than one
 // read batch and more rows than one write statement, then changes a few
 // providers in different ways: only those are updated, and the store
-// matches the file.
+// matches the file. Each file is parsed once and its providers imported on
+// every engine (Import is Parse then ImportParsed); the other import tests
+// cover Import on its bytes.
 func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 	t.Parallel()
 	const n = 620
 	file := generated(t, n, 11)
+	original, err := supply.Parse("gen.yaml", file, cat(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := changedAtScale(t, file)
+	parsed, err := supply.Parse("gen.yaml", changed, cat(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-		res, err := supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "gen.yaml", file, now)
+		res, err := supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), "gen.yaml", original, now)
 		if err != nil || len(res.Created) != n {
 			t.Fatalf("first import: %v, %s", err, res)
 		}
@@ -118,7 +129,7 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "gen.yaml", file, now.Add(time.Hour))
+		res, err = supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), "gen.yaml", original, now.Add(time.Hour))
 		if err != nil || len(res.Unchanged) != n {
 			t.Fatalf("same file again: %v, %s", err, res)
 		}
@@ -126,24 +137,7 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 			t.Fatalf("an unchanged import moved the revision %d -> %d", rev1, rev)
 		}
 
-		head, blocks := providerBlocks(file)
-		edit := func(i int, old, new string) {
-			t.Helper()
-			if !strings.Contains(blocks[i], old) {
-				t.Fatalf("provider %d has no %q", i, old)
-			}
-			blocks[i] = strings.Replace(blocks[i], old, new, 1)
-		}
-		edit(0, "name: Testfirma 00001 AB", "name: Nytt Namn AB")                   // provider row
-		edit(3, "price_sek: ", "price_sek: 9")                                      // a price
-		edit(10, `postcodes: ["111-118"]`, `postcodes: ["111-118", "120"]`)         // coverage
-		edit(555, "weekdays: [", `saturday: ["10:00-11:00"]`+"\n      weekdays: [") // hours
-		i := strings.Index(blocks[600], "      - {start:")                          // drop a blocked period
-		j := i + strings.Index(blocks[600][i:], "\n") + 1
-		blocks[600] = blocks[600][:i] + blocks[600][j:]
-		edit(619, `end: "`, `note: "Kurs", end: "`) // a blocked period's note
-		changed := []byte(head + strings.Join(blocks, ""))
-		res, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat(t), "gen.yaml", changed, now.Add(2*time.Hour))
+		res, err = supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), "gen.yaml", parsed, now.Add(2*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,10 +147,6 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 		}
 		if rev, _ := db.SupplyRevision(ctx); rev <= rev1 {
 			t.Fatalf("a changing import left the revision at %d", rev)
-		}
-		parsed, err := supply.Parse("gen.yaml", changed, cat(t))
-		if err != nil {
-			t.Fatal(err)
 		}
 		_, stored := dump(t, db)
 		if len(stored) != n {
@@ -171,6 +161,30 @@ func TestImportAtScaleWritesOnlyWhatDiffers(t *testing.T) {
 			t.Errorf("blocked periods: %d for 601, note %q for 620", len(stored[600].Blocked), stored[619].Blocked[0].Note)
 		}
 	})
+}
+
+// changedAtScale is the generated file with six providers changed in
+// different ways: name, a price, coverage, hours, one blocked period fewer
+// and a blocked period's note.
+func changedAtScale(tb testing.TB, file []byte) []byte {
+	tb.Helper()
+	head, blocks := providerBlocks(file)
+	edit := func(i int, old, new string) {
+		tb.Helper()
+		if !strings.Contains(blocks[i], old) {
+			tb.Fatalf("provider %d has no %q", i, old)
+		}
+		blocks[i] = strings.Replace(blocks[i], old, new, 1)
+	}
+	edit(0, "name: Testfirma 00001 AB", "name: Nytt Namn AB")                   // provider row
+	edit(3, "price_sek: ", "price_sek: 9")                                      // a price
+	edit(10, `postcodes: ["111-118"]`, `postcodes: ["111-118", "120"]`)         // coverage
+	edit(555, "weekdays: [", `saturday: ["10:00-11:00"]`+"\n      weekdays: [") // hours
+	i := strings.Index(blocks[600], "      - {start:")                          // drop a blocked period
+	j := i + strings.Index(blocks[600][i:], "\n") + 1
+	blocks[600] = blocks[600][:i] + blocks[600][j:]
+	edit(619, `end: "`, `note: "Kurs", end: "`) // a blocked period's note
+	return []byte(head + strings.Join(blocks, ""))
 }
 
 func TestPutSupplyRefusesAProviderGivenTwice(t *testing.T) {
@@ -199,31 +213,16 @@ func TestPutSupplyRefusesAProviderGivenTwice(t *testing.T) {
 // than MaxAliasExpansion nodes is refused at once, before decoding.
 func TestAliasesAreDecodedOnceAndBounded(t *testing.T) {
 	t.Parallel()
-	var long, expanded strings.Builder
 	var pcs []string
 	for i := range 300 {
 		pcs = append(pcs, fmt.Sprintf("%q", fmt.Sprint(11000+i*10)))
 	}
 	list := "[" + strings.Join(pcs, ", ") + "]"
-	provider := func(b *strings.Builder, i int, postcodes, hours, services string) {
-		fmt.Fprintf(b, "  - id: p%d\n    name: P%d AB\n    email: p%d@firma.example\n    postcodes: %s\n    hours: %s\n    services: %s\n",
-			i, i, i, postcodes, hours, services)
-	}
-	const hours, services = `{weekdays: ["08:00-17:00"], saturday: ["09:00-12:00"]}`,
-		`[{service_id: vvs_install_faucet_standard, price_sek: 1890}, {service_id: cleaning_window_per_window, unit_price_sek: 79}]`
-	long.WriteString("version: 1\nproviders:\n")
-	expanded.WriteString("version: 1\nproviders:\n")
-	provider(&long, 0, "&pc "+list, "&h "+hours, "&s "+services)
-	provider(&expanded, 0, list, hours, services)
-	for i := 1; i < 2000; i++ {
-		provider(&long, i, "*pc", "*h", "*s")
-		provider(&expanded, i, list, hours, services)
-	}
-	got, err := supply.Parse("aliases.yaml", []byte(long.String()), cat(t))
+	got, err := supply.Parse("aliases.yaml", aliasedProviders(200, list, true), cat(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := supply.Parse("expanded.yaml", []byte(expanded.String()), cat(t))
+	want, err := supply.Parse("expanded.yaml", aliasedProviders(200, list, false), cat(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +231,8 @@ func TestAliasesAreDecodedOnceAndBounded(t *testing.T) {
 	}
 
 	// 2,000 aliases of a 3,000-postcode list repeat 6 million nodes.
-	bomb := strings.Replace(long.String(), list, "["+strings.Repeat(`"113 45", `, 2999)+`"113 46"]`, 1)
-	_, err = supply.Parse("bomb.yaml", []byte(bomb), cat(t))
+	bomb := aliasedProviders(2000, "["+strings.Repeat(`"113 45", `, 2999)+`"113 46"]`, true)
+	_, err = supply.Parse("bomb.yaml", bomb, cat(t))
 	var perr *supply.Errors
 	if !errors.As(err, &perr) || len(perr.Problems) != 1 || !strings.Contains(err.Error(), "aliases repeat more than 5000000 YAML nodes") {
 		t.Fatalf("alias bomb: err = %v", err)
@@ -246,4 +245,29 @@ func TestAliasesAreDecodedOnceAndBounded(t *testing.T) {
 	if _, err := supply.Parse("laughs.yaml", []byte(laughs), cat(t)); err == nil || !strings.Contains(err.Error(), "aliases repeat more than") {
 		t.Fatalf("billion laughs: err = %v", err)
 	}
+}
+
+// aliasedProviders is a supply file of n providers with the same postcodes
+// (list), hours and services: the first anchors them and the others refer
+// to the anchors when aliased, or else each writes them out.
+func aliasedProviders(n int, list string, aliased bool) []byte {
+	var b strings.Builder
+	provider := func(i int, postcodes, hours, services string) {
+		fmt.Fprintf(&b, "  - id: p%d\n    name: P%d AB\n    email: p%d@firma.example\n    postcodes: %s\n    hours: %s\n    services: %s\n",
+			i, i, i, postcodes, hours, services)
+	}
+	const hours, services = `{weekdays: ["08:00-17:00"], saturday: ["09:00-12:00"]}`,
+		`[{service_id: vvs_install_faucet_standard, price_sek: 1890}, {service_id: cleaning_window_per_window, unit_price_sek: 79}]`
+	b.WriteString("version: 1\nproviders:\n")
+	if !aliased {
+		for i := range n {
+			provider(i, list, hours, services)
+		}
+		return []byte(b.String())
+	}
+	provider(0, "&pc "+list, "&h "+hours, "&s "+services)
+	for i := 1; i < n; i++ {
+		provider(i, "*pc", "*h", "*s")
+	}
+	return []byte(b.String())
 }

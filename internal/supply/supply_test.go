@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,11 +17,9 @@ import (
 	"bokat/internal/supply"
 )
 
-var loadCatalog = sync.OnceValues(catalog.Load)
-
 func cat(tb testing.TB) *catalog.Catalog {
 	tb.Helper()
-	c, err := loadCatalog()
+	c, err := catalog.Load()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -333,8 +333,16 @@ func databaseURL(base, name string) (string, error) {
 // that need a provider to be busy. The provider must exist.
 func InsertBookingEntry(tb testing.TB, db *sqlstore.DB, providerID, bookingID string, start, end time.Time) {
 	tb.Helper()
+	if err := TryInsertBookingEntry(db, providerID, bookingID, start, end); err != nil {
+		tb.Fatalf("insert booking %s: %v", bookingID, err)
+	}
+}
+
+// TryInsertBookingEntry is InsertBookingEntry returning the store's error,
+// such as booking.ErrSlotTaken when the entry overlaps another.
+func TryInsertBookingEntry(db *sqlstore.DB, providerID, bookingID string, start, end time.Time) error {
 	ctx := context.Background()
-	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+	return db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		b := bokat.Booking{
 			ID: bookingID, RequestID: "bkr_" + bookingID, OwnerClientID: "pc_test", Status: bokat.BookingConfirmed,
 			ProviderID: providerID, ProviderName: "test", ServiceID: "vvs_install_faucet_standard", VerticalID: "vvs",
@@ -345,7 +353,4 @@ func InsertBookingEntry(tb testing.TB, db *sqlstore.DB, providerID, bookingID st
 		contact := bokat.BookingContact{Name: "Test", Phone: "00000", Email: "test@example.se", ServiceAddress: "Testgatan 1"}
 		return tx.InsertBooking(ctx, b, contact, bokat.BookingConsent{}, "cal_"+bookingID, start)
 	})
-	if err != nil {
-		tb.Fatalf("insert booking %s: %v", bookingID, err)
-	}
 }

@@ -444,7 +444,7 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 	if err != nil {
 		return fail(err)
 	}
-	bookings, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), search, nil)
+	bookings, err := booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](db), Catalog: cat, Keys: keys, Now: now})
 	if err != nil {
 		return fail(err)
 	}

@@ -115,7 +115,7 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	// the jobs to its next poll.
 	notifyWake := notify.NewWaker()
 	followups := followup.New(sqlstore.Bind[followup.Tx](db), cat, now, notifyWake.Wake)
-	bookings, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), a.search, notifyWake.Wake)
+	bookings, err := booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](db), Catalog: cat, Keys: keys, Now: now, OnQueued: notifyWake.Wake})
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func (l *Lifecycle) optionSummary(ctx context.Context, action string, c OptionCl
 	if err != nil {
 		return ConsentSummary{}, fmt.Errorf("read the provider: %w", err)
 	}
-	svc, ok := l.search.cat.Service(c.ServiceID)
+	svc, ok := l.cat.Service(c.ServiceID)
 	if !ok {
 		return ConsentSummary{}, optionInvalid("its service is unknown")
 	}
@@ -139,7 +139,7 @@ func (l *Lifecycle) optionSummary(ctx context.Context, action string, c OptionCl
 // bookingSummary is the consent summary of an owned booking.
 func (l *Lifecycle) bookingSummary(action string, b bokat.Booking) ConsentSummary {
 	scope := ""
-	if svc, ok := l.search.cat.Service(b.ServiceID); ok {
+	if svc, ok := l.cat.Service(b.ServiceID); ok {
 		scope = strings.Join(svc.Scope.IncludedSV, "; ")
 	}
 	return ConsentSummary{Action: action, ProviderName: b.ProviderName, Service: b.ServiceLabelSV, SlotLabel: b.SlotLabel,

@@ -196,16 +196,6 @@ func (b *providerBusy) within(from, to int64) []span {
 	return b.spans[lo:hi]
 }
 
-// intervals returns the busy intervals that may overlap [from, to).
-func (b *providerBusy) intervals(from, to time.Time) []schedule.Interval {
-	spans := b.within(from.UnixMilli(), to.UnixMilli())
-	out := make([]schedule.Interval, len(spans))
-	for i, sp := range spans {
-		out[i] = schedule.Interval{Start: time.UnixMilli(sp.start).UTC(), End: time.UnixMilli(sp.end).UTC()}
-	}
-	return out
-}
-
 // bookingsIn counts the bookings overlapping w.
 func (b *providerBusy) bookingsIn(w schedule.Interval) int {
 	if b == nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/catalog"
 	"bokat/internal/idem"
-	"bokat/internal/notify"
 	"bokat/internal/outbox"
 	"bokat/internal/schedule"
 )
@@ -36,20 +36,41 @@ const (
 // concurrent use.
 type Lifecycle struct {
 	db       Store
-	search   *Search
+	cat      *catalog.Catalog
+	keys     *Keyring
+	now      func() time.Time
 	onQueued func()
 }
 
-// NewLifecycle returns the booking lifecycle over db. It verifies options
-// with search's keyring, revalidates them with search, and uses search's
-// catalog and clock. onQueued, when not nil, is called after a write
-// committed notification jobs (the serve process wakes its notification
-// worker with it).
-func NewLifecycle(db Store, search *Search, onQueued func()) (*Lifecycle, error) {
-	if db == nil || search == nil {
-		return nil, errors.New("booking: NewLifecycle needs a store and a search")
+// LifecycleConfig holds a Lifecycle's dependencies.
+type LifecycleConfig struct {
+	Store Store
+	// Catalog is the catalog options are revalidated against; it must be
+	// the one search issues options from.
+	Catalog *catalog.Catalog
+	// Keys verifies options (it must hold search's signing keys) and
+	// derives the elicitation state key. Nil means signing is not
+	// configured: writes of an option answer option_signing_not_configured
+	// (503).
+	Keys *Keyring
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// OnQueued, when not nil, is called after a write committed
+	// notification jobs (the serve process wakes its notification worker
+	// with it).
+	OnQueued func()
+}
+
+// NewLifecycle returns the booking lifecycle for the configuration.
+func NewLifecycle(cfg LifecycleConfig) (*Lifecycle, error) {
+	if cfg.Store == nil || cfg.Catalog == nil {
+		return nil, errors.New("booking: NewLifecycle needs a store and a catalog")
 	}
-	return &Lifecycle{db: db, search: search, onQueued: onQueued}, nil
+	l := &Lifecycle{db: cfg.Store, cat: cfg.Catalog, keys: cfg.Keys, now: cfg.Now, onQueued: cfg.OnQueued}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	return l, nil
 }
 
 // queued passes on the result of a write that queues notification jobs,
@@ -106,39 +127,27 @@ type ConfirmInput struct {
 // that outcome back even when its option has expired since.
 func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key idem.Key,
 	fingerprint string, render Render) (idem.Outcome, bool, error) {
-	if err := CheckConsent(OpConfirm, ConsentFlags{UserConsent: in.ConsentConfirmed, TermsAccepted: in.TermsAccepted}); err != nil {
+	w, err := l.openOptionWrite(ctx, key, OpConfirm, ConsentFlags{UserConsent: in.ConsentConfirmed, TermsAccepted: in.TermsAccepted},
+		optionEcho{in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true},
+		func(claims OptionClaims) (ConsentSummary, error) { return l.optionSummary(ctx, "confirm", claims) })
+	if err != nil {
 		return idem.Outcome{}, false, err
 	}
-	now := l.search.now().UTC()
-	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true, now)
-	if done, err := l.previewing(ctx, key, optErr, func() (ConsentSummary, error) {
-		return l.optionSummary(ctx, "confirm", claims)
-	}); done {
-		return idem.Outcome{}, false, err
-	}
-	if err := l.unlessReplay(ctx, key, optErr); err != nil {
-		return idem.Outcome{}, false, err
-	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
-		if optErr != nil {
-			return idem.Outcome{}, optErr
-		}
-		method, err := consentMethod(ctx, tx, now)
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, w.now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
+		claims, now := w.claims, w.now
+		method, err := w.begin(ctx, tx)
 		if err != nil {
 			return idem.Outcome{}, err
 		}
 		in.Consent.Method = method
-		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
-			return idem.Outcome{}, err
-		}
-		if err := l.search.Revalidate(ctx, tx, claims, now); err != nil {
+		if err := l.holdSlot(ctx, tx, claims, now, ""); err != nil {
 			return idem.Outcome{}, err
 		}
 		providerName, err := tx.ProviderName(ctx, claims.ProviderID)
 		if err != nil {
 			return idem.Outcome{}, fmt.Errorf("read the provider: %w", err)
 		}
-		svc, _ := l.search.cat.Service(claims.ServiceID) // Revalidate checked it exists
+		svc, _ := l.cat.Service(claims.ServiceID) // Revalidate checked it exists
 		locale := claims.Locale
 		if locale == "" {
 			locale = DefaultLocale
@@ -170,12 +179,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		if err != nil {
 			return idem.Outcome{}, err
 		}
-		if err := queue(ctx, tx, b, bokat.EventBookingConfirmed, "", now); err != nil {
-			return idem.Outcome{}, err
-		}
-		out, err := render(b)
-		out.ResourceID = b.ID
-		return out, err
+		return recordChange(ctx, tx, b, bokat.EventBookingConfirmed, now, render)
 	}))
 }
 
@@ -187,6 +191,99 @@ func applyOption(b *bokat.Booking, c OptionClaims, termsAcceptedAt time.Time) {
 	b.UnitPriceSEK, b.Quantity, b.Unit, b.MinimumChargeSEK = c.UnitPriceSEK, c.Quantity, c.Unit, c.MinimumChargeSEK
 	b.TermsVersion, b.TermsAcceptedAt = c.TermsVersion, termsAcceptedAt.UTC()
 	b.Postcode, b.DestinationPostcode = c.Postcode, c.DestinationPostcode
+}
+
+// optionEcho is what a write that books an option sends besides its id:
+// the terms version and acceptance time, and the locations, whose postcodes
+// must be the option's. destinationRequired says a missing destination
+// location is an error when the option has a destination (a reschedule may
+// keep the booking's).
+type optionEcho struct {
+	optionID            string
+	termsVersion        string
+	termsAcceptedAt     time.Time
+	service             Location
+	destination         *Location
+	destinationRequired bool
+}
+
+// optionWrite is what a write that books an option (Confirm, Reschedule)
+// knows before its transaction: the one now it runs at, the option's
+// claims, and the option's failed checks (see begin).
+type optionWrite struct {
+	now    time.Time
+	claims OptionClaims
+	optErr error
+}
+
+// openOptionWrite is the opening Confirm and Reschedule share, in order:
+// the consent rule of op, the option verified and the request's echo of
+// it checked, a consent preview answered with summary (the error is then
+// ErrPreviewed, or why no preview can be shown), and a failed option check
+// answered at once unless the key is already stored — the transaction then
+// answers the replay (or idempotency_key_reused).
+func (l *Lifecycle) openOptionWrite(ctx context.Context, key idem.Key, op string, flags ConsentFlags, echo optionEcho,
+	summary func(OptionClaims) (ConsentSummary, error)) (optionWrite, error) {
+	if err := CheckConsent(op, flags); err != nil {
+		return optionWrite{}, err
+	}
+	w := optionWrite{now: l.now().UTC()}
+	w.claims, w.optErr = l.checkOption(echo, w.now)
+	if done, err := l.previewing(ctx, key, w.optErr, func() (ConsentSummary, error) { return summary(w.claims) }); done {
+		return optionWrite{}, err
+	}
+	if err := l.unlessReplay(ctx, key, w.optErr); err != nil {
+		return optionWrite{}, err
+	}
+	return w, nil
+}
+
+// begin opens the write's transaction: it fails with the option's failed
+// checks (a replay never gets here: its stored outcome is answered first),
+// then uses the elicitation nonce, if any, and returns the consent method.
+func (w optionWrite) begin(ctx context.Context, tx Tx) (bokat.ConsentMethod, error) {
+	if w.optErr != nil {
+		return "", w.optErr
+	}
+	return consentMethod(ctx, tx, w.now)
+}
+
+// holdSlot serialises tx with the other writers of the option's provider
+// calendar and revalidates the option (see Search.Revalidate) against what
+// is committed; the entries of the booking excludeBooking, when not empty,
+// do not make the slot busy.
+func (l *Lifecycle) holdSlot(ctx context.Context, tx Tx, claims OptionClaims, now time.Time, excludeBooking string) error {
+	if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
+		return err
+	}
+	return revalidate(ctx, l.cat, tx, claims, now, excludeBooking)
+}
+
+// activeBookingForUpdate is the principal's booking bookingID held for
+// update in tx: 404 booking_not_found or 409 booking_not_active otherwise.
+func activeBookingForUpdate(ctx context.Context, tx Tx, p bokat.Principal, bookingID string) (bokat.Booking, error) {
+	b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
+	if errors.Is(err, bokat.ErrNotFound) {
+		return b, bookingNotFound()
+	}
+	if err != nil {
+		return b, err
+	}
+	if !b.Active() {
+		return b, bookingNotActive(b)
+	}
+	return b, nil
+}
+
+// recordChange ends the transaction of a booking change: the event and
+// notification jobs queued (queue), and the outcome rendered for b.
+func recordChange(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, now time.Time, render Render) (idem.Outcome, error) {
+	if err := queue(ctx, tx, b, ev, "", now); err != nil {
+		return idem.Outcome{}, err
+	}
+	out, err := render(b)
+	out.ResourceID = b.ID
+	return out, err
 }
 
 // unlessReplay returns optErr, the failed checks of a write's option,
@@ -210,12 +307,10 @@ func (l *Lifecycle) unlessReplay(ctx context.Context, key idem.Key, optErr error
 }
 
 // checkOption verifies an option id and the request's echo of it: the
-// terms version and the postcodes. destinationRequired says a missing
-// destination location is an error when the option has a destination (a
-// reschedule may keep the booking's).
-func (l *Lifecycle) checkOption(optionID, termsVersion string, termsAcceptedAt time.Time, service Location, destination *Location,
-	destinationRequired bool, now time.Time) (OptionClaims, error) {
-	claims, err := l.search.keys.Verify(optionID, now)
+// terms version and acceptance time, and the postcodes.
+func (l *Lifecycle) checkOption(echo optionEcho, now time.Time) (OptionClaims, error) {
+	termsVersion, service, destination := echo.termsVersion, echo.service, echo.destination
+	claims, err := l.keys.Verify(echo.optionID, now)
 	if err != nil {
 		return claims, err
 	}
@@ -229,7 +324,7 @@ func (l *Lifecycle) checkOption(optionID, termsVersion string, termsAcceptedAt t
 				"unchanged once they accept it. Nothing was booked.",
 		}
 	}
-	if err := checkTermsAcceptedAt(termsAcceptedAt, claims.IssuedAt, now); err != nil {
+	if err := checkTermsAcceptedAt(echo.termsAcceptedAt, claims.IssuedAt, now); err != nil {
 		return claims, err
 	}
 	if !samePostcode(service.Postcode, claims.Postcode) {
@@ -240,7 +335,7 @@ func (l *Lifecycle) checkOption(optionID, termsVersion string, termsAcceptedAt t
 		return claims, &bokat.Error{Code: bokat.CodeValidationFailed,
 			Detail: "The chosen option has no destination; leave destination_location out.",
 			Issues: []string{"destination_location: the chosen option has no destination"}}
-	case claims.DestinationPostcode != "" && destination == nil && destinationRequired:
+	case claims.DestinationPostcode != "" && destination == nil && echo.destinationRequired:
 		return claims, &bokat.Error{Code: bokat.CodeValidationFailed,
 			Detail: "The chosen option has a destination: destination_location is required.",
 			Issues: []string{"destination_location: required when the chosen option has a destination"}}
@@ -398,7 +493,7 @@ func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reas
 		return err
 	}
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
-		err := tx.InsertNotificationJob(ctx, notify.Job{
+		err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{
 			ID: newID("ntf_"), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
 			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now,
 		})
@@ -451,7 +546,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 	if err := CheckConsent(OpCancel, ConsentFlags{UserConfirmation: in.UserConfirmed}); err != nil {
 		return idem.Outcome{}, false, err
 	}
-	now := l.search.now().UTC()
+	now := l.now().UTC()
 	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
 		b, err := l.activeBooking(ctx, p, bookingID)
 		return l.bookingSummary("cancel", b), err
@@ -463,15 +558,9 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		if err != nil {
 			return idem.Outcome{}, err
 		}
-		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
-		if errors.Is(err, bokat.ErrNotFound) {
-			return idem.Outcome{}, bookingNotFound()
-		}
+		b, err := activeBookingForUpdate(ctx, tx, p, bookingID)
 		if err != nil {
 			return idem.Outcome{}, err
-		}
-		if !b.Active() {
-			return idem.Outcome{}, bookingNotActive(b)
 		}
 		b.Status, b.CancelledAt, b.CancelReason = bokat.BookingCancelled, now, in.Reason
 		b.Sequence++
@@ -482,12 +571,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return idem.Outcome{}, err
 		}
-		if err := queue(ctx, tx, b, bokat.EventBookingCancelled, "", now); err != nil {
-			return idem.Outcome{}, err
-		}
-		out, err := render(b)
-		out.ResourceID = b.ID
-		return out, err
+		return recordChange(ctx, tx, b, bokat.EventBookingCancelled, now, render)
 	}))
 }
 
@@ -533,43 +617,30 @@ type RescheduleInput struct {
 // booking_option_changed for an option of another service or provider.
 func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID string, in RescheduleInput,
 	key idem.Key, fingerprint string, render Render) (idem.Outcome, bool, error) {
-	if err := CheckConsent(OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted}); err != nil {
+	w, err := l.openOptionWrite(ctx, key, OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted},
+		optionEcho{in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false},
+		func(claims OptionClaims) (ConsentSummary, error) {
+			b, err := l.activeBooking(ctx, p, bookingID)
+			if err != nil {
+				return ConsentSummary{}, err
+			}
+			if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
+				return ConsentSummary{}, otherProviderOption()
+			}
+			return l.optionSummary(ctx, "reschedule", claims)
+		})
+	if err != nil {
 		return idem.Outcome{}, false, err
 	}
-	now := l.search.now().UTC()
-	claims, optErr := l.checkOption(in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false, now)
-	if done, err := l.previewing(ctx, key, optErr, func() (ConsentSummary, error) {
-		b, err := l.activeBooking(ctx, p, bookingID)
-		if err != nil {
-			return ConsentSummary{}, err
-		}
-		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
-			return ConsentSummary{}, otherProviderOption()
-		}
-		return l.optionSummary(ctx, "reschedule", claims)
-	}); done {
-		return idem.Outcome{}, false, err
-	}
-	if err := l.unlessReplay(ctx, key, optErr); err != nil {
-		return idem.Outcome{}, false, err
-	}
-	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
-		if optErr != nil {
-			return idem.Outcome{}, optErr
-		}
-		method, err := consentMethod(ctx, tx, now)
+	return l.queued(l.db.InIdempotentTx(ctx, key, fingerprint, w.now, time.Time{}, func(tx Tx) (idem.Outcome, error) {
+		claims, now := w.claims, w.now
+		method, err := w.begin(ctx, tx)
 		if err != nil {
 			return idem.Outcome{}, err
 		}
-		b, err := tx.OwnedBookingForUpdate(ctx, bookingID, p.ClientID, p.UserID)
-		if errors.Is(err, bokat.ErrNotFound) {
-			return idem.Outcome{}, bookingNotFound()
-		}
+		b, err := activeBookingForUpdate(ctx, tx, p, bookingID)
 		if err != nil {
 			return idem.Outcome{}, err
-		}
-		if !b.Active() {
-			return idem.Outcome{}, bookingNotActive(b)
 		}
 		if claims.ServiceID != b.ServiceID || claims.ProviderID != b.ProviderID {
 			return idem.Outcome{}, otherProviderOption()
@@ -578,10 +649,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 			return idem.Outcome{}, postcodeMismatch("destination_location.postcode",
 				"the destination postcode the option was searched for (send destination_location)")
 		}
-		if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
-			return idem.Outcome{}, err
-		}
-		if err := l.search.RevalidateExcluding(ctx, tx, claims, now, b.ID); err != nil {
+		if err := l.holdSlot(ctx, tx, claims, now, b.ID); err != nil {
 			return idem.Outcome{}, err
 		}
 		contact, err := tx.BookingAddresses(ctx, b.ID)
@@ -606,12 +674,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return idem.Outcome{}, err
 		}
-		if err := queue(ctx, tx, b, bokat.EventBookingRescheduled, "", now); err != nil {
-			return idem.Outcome{}, err
-		}
-		out, err := render(b)
-		out.ResourceID = b.ID
-		return out, err
+		return recordChange(ctx, tx, b, bokat.EventBookingRescheduled, now, render)
 	}))
 }
 
@@ -620,7 +683,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 // reason in the event's data, e.g. "provider_notification_failed". It
 // returns an error wrapping bokat.ErrNotFound for an unknown booking.
 func (l *Lifecycle) ProviderActionRequired(ctx context.Context, bookingID, reason string) error {
-	now := l.search.now().UTC()
+	now := l.now().UTC()
 	return l.db.InTx(ctx, func(tx Tx) error {
 		b, err := tx.BookingByID(ctx, bookingID)
 		if err != nil {

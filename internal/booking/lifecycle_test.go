@@ -36,7 +36,7 @@ func TestLifecycleConfirmsInTheSearchLocale(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		now := local(2026, 11, 23, 6, 0)
 		f := newFixture(t, db, oneProvider, now)
-		l, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), f.search, nil)
+		l, err := f.lifecycle(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestLifecycleChecksBeforeWriting(t *testing.T) {
 	t.Parallel()
 	now := local(2026, 11, 23, 6, 0)
 	f := sqliteFixture(t, oneProvider, now)
-	l, _ := booking.NewLifecycle(sqlstore.Bind[booking.Tx](f.db), f.search, nil)
+	l, _ := f.lifecycle(nil)
 	o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
 	tests := []struct {
 		name   string
@@ -139,7 +139,7 @@ func TestConfirmLosesToAConcurrentWriter(t *testing.T) {
 		ctx := context.Background()
 		now := local(2026, 11, 23, 6, 0)
 		f := newFixture(t, db, oneProvider, now)
-		l, _ := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), f.search, nil)
+		l, _ := f.lifecycle(nil)
 		o := f.run(t, query("vvs", "install_faucet", "11345", "i morgon")).Options[0]
 
 		holding, release, committed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
@@ -206,7 +206,7 @@ func TestLifecycleTellsOfQueuedNotifications(t *testing.T) {
 	now := local(2026, 11, 23, 6, 0)
 	f := sqliteFixture(t, oneProvider, now)
 	queued := 0
-	l, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](f.db), f.search, func() { queued++ })
+	l, err := f.lifecycle(func() { queued++ })
 	if err != nil {
 		t.Fatal(err)
 	}

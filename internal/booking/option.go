@@ -413,8 +413,8 @@ func (k *Keyring) DerivedKey(id, label string) (string, []byte, error) {
 // DerivedKey is the keyring's DerivedKey; it answers 503
 // option_signing_not_configured when there is no keyring.
 func (l *Lifecycle) DerivedKey(id, label string) (string, []byte, error) {
-	if l.search.keys == nil {
+	if l.keys == nil {
 		return "", nil, SigningNotConfigured()
 	}
-	return l.search.keys.DerivedKey(id, label)
+	return l.keys.DerivedKey(id, label)
 }

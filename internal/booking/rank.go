@@ -15,10 +15,11 @@ import (
 // slots it asks for. The rule (also in docs/decisions.md, "Search at
 // scale"):
 //
-//  1. Candidates are walked in today's rotation: ascending
-//     rotationHash(provider, Stockholm date of the search, postcode). The
-//     sample is the first `sample` candidates (MaxOptions) that have a free
-//     slot in the window; the others are not looked at.
+//  1. Candidates are walked in the rotation of the search's quarter-hour:
+//     ascending rotationHash(provider, rotationPeriod — the Stockholm
+//     quarter-hour of the search —, postcode). The sample is the first
+//     `sample` candidates (MaxOptions) that have a free slot in the window;
+//     the others are not looked at.
 //  2. Among the sample, a provider ranks before another when it has fewer
 //     bookings overlapping the window, then by the rotation.
 //  3. Time is cut into buckets: Stockholm date × part of day (before
@@ -105,160 +106,213 @@ func partOfDay(t time.Time) int {
 
 // rankOptions chooses at most maxTotal options, at most maxPer per
 // candidate, from the free slots of the first `sample` candidates that
-// have any, over `days` days; see the rule above.
+// have any, over `days` days; see the rule above, whose steps it takes in
+// turn. (The steps take the candidates and the sample as arguments rather
+// than in one struct: the compiler then keeps a small sample off the heap.)
 func rankOptions(in rankInput, days, sample, maxPer, maxTotal int) []rankPick {
-	type member struct {
-		cand     int
-		bookings int
-		hash     uint64
-		count    int
-	}
-	var ms []member
+	// Step 1: the sample.
+	var ms rankMembers
 	for i := 0; i < in.candidates() && len(ms) < sample; i++ {
 		if in.free(i, days) {
-			ms = append(ms, member{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
+			ms = append(ms, rankMember{cand: i, bookings: in.bookings(i), hash: in.hash(i)})
 		}
 	}
 	if len(ms) == 0 {
 		return nil
 	}
-	// better reports whether member a ranks before member b.
-	better := func(a, b int) bool {
-		x, y := &ms[a], &ms[b]
-		return cmp.Or(cmp.Compare(x.bookings, y.bookings), cmp.Compare(x.hash, y.hash), cmp.Compare(x.cand, y.cand)) < 0
+	lim := rankLimits{days: days, maxPer: maxPer, maxTotal: maxTotal}
+	picks, complete := firstPass(in, ms, lim)
+	if complete {
+		picks = laterPasses(in, ms, lim, picks)
 	}
-	var picks []rankPick
+	ms.sortByStart(picks)
+	return picks
+}
 
-	// First pass: one option per bucket, in time order.
-	complete := true
-first:
-	for d := range days {
+// rankLimits are the bounds of one ranking: the days of the window, the
+// options per candidate and in all.
+type rankLimits struct{ days, maxPer, maxTotal int }
+
+// rankMember is a candidate in the sample: its number, how many bookings
+// it has in the window, its rotation hash, and how many options it has
+// been given so far.
+type rankMember struct {
+	cand     int
+	bookings int
+	hash     uint64
+	count    int
+}
+
+// rankMembers is the sample, in walk order.
+type rankMembers []rankMember
+
+// better reports whether member a ranks before member b (step 2).
+func (ms rankMembers) better(a, b int) bool {
+	x, y := &ms[a], &ms[b]
+	return cmp.Or(cmp.Compare(x.bookings, y.bookings), cmp.Compare(x.hash, y.hash), cmp.Compare(x.cand, y.cand)) < 0
+}
+
+// firstPass walks the buckets in time order and takes one option per
+// bucket (step 3). It reports whether it walked them all with places left.
+func firstPass(in rankInput, ms rankMembers, lim rankLimits) ([]rankPick, bool) {
+	var picks []rankPick
+	for d := range lim.days {
 		for part := range partsPerDay {
-			// The fewest options so far decide first: members with more
-			// are only looked at (their slots computed) when no member
-			// with fewer has a slot in the bucket.
-			best, bestSlot := -1, rankSlot{}
-			for level := 0; level < maxPer && best < 0; level++ {
-				for m := range ms {
-					if ms[m].count != level {
-						continue
-					}
-					for _, s := range in.slots(ms[m].cand, d) {
-						if s.part != part {
-							continue
-						}
-						if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && better(m, best) {
-							best, bestSlot = m, s
-						}
-						break // the earliest slot of the part is the member's best there
-					}
-				}
-			}
-			if best < 0 {
+			m, s := firstPick(in, ms, lim, d, part)
+			if m < 0 {
 				continue
 			}
-			picks = append(picks, rankPick{ms[best].cand, bestSlot})
-			ms[best].count++
-			if len(picks) >= maxTotal {
-				complete = false
-				break first
+			picks = append(picks, rankPick{ms[m].cand, s})
+			ms[m].count++
+			if len(picks) >= lim.maxTotal {
+				return picks, false
 			}
 		}
 	}
+	return picks, true
+}
 
-	// Later passes: every day has been seen; fill the remaining places
-	// from the members below their cap.
+// firstPick returns the first pass's choice in the bucket of day d and part
+// of the day part, or -1 when no member has a slot there. The fewest
+// options so far decide first: members with more are only looked at (their
+// slots computed) when no member with fewer has a slot in the bucket; then
+// the earliest start, then the better-ranked member.
+func firstPick(in rankInput, ms rankMembers, lim rankLimits, d, part int) (int, rankSlot) {
+	best, bestSlot := -1, rankSlot{}
+	for level := 0; level < lim.maxPer && best < 0; level++ {
+		for m := range ms {
+			if ms[m].count != level {
+				continue
+			}
+			for _, s := range in.slots(ms[m].cand, d) {
+				if s.part != part {
+					continue
+				}
+				if best < 0 || s.start < bestSlot.start || s.start == bestSlot.start && ms.better(m, best) {
+					best, bestSlot = m, s
+				}
+				break // the earliest slot of the part is the member's best there
+			}
+		}
+	}
+	return best, bestSlot
+}
+
+// rankEntry is a slot of a member in a bucket of the later passes, and
+// whether it has been picked.
+type rankEntry struct {
+	m     int
+	slot  rankSlot
+	taken bool
+}
+
+// laterPasses fills the places a complete first pass left from the members
+// below their cap: each pass walks the buckets again and takes one more
+// option per bucket, until the places or the slots run out (step 4). It
+// returns picks with the options it added.
+func laterPasses(in rankInput, ms rankMembers, lim rankLimits, picks []rankPick) []rankPick {
 	open := false
 	for m := range ms {
-		open = open || ms[m].count < maxPer
+		open = open || ms[m].count < lim.maxPer
 	}
-	if complete && open && len(picks) < maxTotal {
-		type entry struct {
-			m     int
-			slot  rankSlot
-			taken bool
-		}
-		var buckets [][]entry
-		for d := range days {
-			var day [partsPerDay][]entry
-			for m := range ms {
-				if ms[m].count >= maxPer {
-					continue
-				}
-				for _, s := range in.slots(ms[m].cand, d) {
-					day[s.part] = append(day[s.part], entry{m: m, slot: s})
-				}
+	if !open || len(picks) >= lim.maxTotal {
+		return picks
+	}
+	// The non-empty buckets, in time order, of the slots of the members
+	// below their cap.
+	var buckets [][]rankEntry
+	for d := range lim.days {
+		var day [partsPerDay][]rankEntry
+		for m := range ms {
+			if ms[m].count >= lim.maxPer {
+				continue
 			}
-			for _, b := range day {
-				if len(b) > 0 {
-					buckets = append(buckets, b)
-				}
+			for _, s := range in.slots(ms[m].cand, d) {
+				day[s.part] = append(day[s.part], rankEntry{m: m, slot: s})
 			}
 		}
-		offered := map[int64]bool{}
-		for _, p := range picks {
-			offered[p.slot.start] = true
-			for _, b := range buckets {
-				for k := range b {
-					if ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
-						b[k].taken = true
-					}
-				}
+		for _, b := range day {
+			if len(b) > 0 {
+				buckets = append(buckets, b)
 			}
 		}
-		for len(picks) < maxTotal {
-			chose := false
-			for _, b := range buckets {
-				best := -1
-				for k := range b {
-					e := &b[k]
-					if e.taken || ms[e.m].count >= maxPer {
-						continue
-					}
-					if best < 0 {
-						best = k
-						continue
-					}
-					o := &b[best]
-					eNew, oNew := !offered[e.slot.start], !offered[o.slot.start]
-					c := 0
-					switch {
-					case eNew != oNew:
-						if eNew {
-							c = -1
-						} else {
-							c = 1
-						}
-					case ms[e.m].count != ms[o.m].count:
-						c = cmp.Compare(ms[e.m].count, ms[o.m].count)
-					case e.slot.start != o.slot.start:
-						c = cmp.Compare(e.slot.start, o.slot.start)
-					case better(e.m, o.m):
-						c = -1
-					}
-					if c < 0 {
-						best = k
-					}
-				}
-				if best < 0 {
-					continue
-				}
-				e := &b[best]
-				e.taken = true
-				ms[e.m].count++
-				offered[e.slot.start] = true
-				picks = append(picks, rankPick{ms[e.m].cand, e.slot})
-				chose = true
-				if len(picks) >= maxTotal {
-					break
-				}
+	}
+	offered := map[int64]bool{} // the start instants offered so far
+	ms.markPicked(buckets, picks, offered)
+	for len(picks) < lim.maxTotal {
+		chose := false
+		for _, b := range buckets {
+			k := ms.laterPick(b, lim, offered)
+			if k < 0 {
+				continue
 			}
-			if !chose {
+			e := &b[k]
+			e.taken = true
+			ms[e.m].count++
+			offered[e.slot.start] = true
+			picks = append(picks, rankPick{ms[e.m].cand, e.slot})
+			chose = true
+			if len(picks) >= lim.maxTotal {
 				break
 			}
 		}
+		if !chose {
+			break
+		}
 	}
+	return picks
+}
 
+// markPicked marks the entries of picks as taken and their start instants
+// as offered.
+func (ms rankMembers) markPicked(buckets [][]rankEntry, picks []rankPick, offered map[int64]bool) {
+	for _, p := range picks {
+		offered[p.slot.start] = true
+		for _, b := range buckets {
+			for k := range b {
+				if ms[b[k].m].cand == p.cand && b[k].slot.start == p.slot.start {
+					b[k].taken = true
+				}
+			}
+		}
+	}
+}
+
+// laterPick returns the index of a later pass's choice in bucket b, or -1
+// when every entry is taken or its member capped: a start instant not yet
+// offered, then a member with fewer options, then the earliest start, then
+// the better-ranked member.
+func (ms rankMembers) laterPick(b []rankEntry, lim rankLimits, offered map[int64]bool) int {
+	best := -1
+	for k := range b {
+		e := &b[k]
+		if e.taken || ms[e.m].count >= lim.maxPer {
+			continue
+		}
+		if best < 0 || ms.laterBefore(e, &b[best], offered) {
+			best = k
+		}
+	}
+	return best
+}
+
+// laterBefore reports whether entry e is preferred to entry o (laterPick's
+// order).
+func (ms rankMembers) laterBefore(e, o *rankEntry, offered map[int64]bool) bool {
+	if eNew, oNew := !offered[e.slot.start], !offered[o.slot.start]; eNew != oNew {
+		return eNew
+	}
+	if ce, co := ms[e.m].count, ms[o.m].count; ce != co {
+		return ce < co
+	}
+	if e.slot.start != o.slot.start {
+		return e.slot.start < o.slot.start
+	}
+	return ms.better(e.m, o.m)
+}
+
+// sortByStart sorts picks by start, then by their members' rank (step 5).
+func (ms rankMembers) sortByStart(picks []rankPick) {
 	rankOf := make(map[int]int, len(ms))
 	for m := range ms {
 		rankOf[ms[m].cand] = m
@@ -270,12 +324,11 @@ first:
 		switch ma, mb := rankOf[a.cand], rankOf[b.cand]; {
 		case ma == mb:
 			return 0
-		case better(ma, mb):
+		case ms.better(ma, mb):
 			return -1
 		}
 		return 1
 	})
-	return picks
 }
 
 // rotationPeriod is the Stockholm quarter-hour of a search, the period of

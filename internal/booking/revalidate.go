@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/catalog"
 	"bokat/internal/schedule"
 )
 
@@ -28,7 +29,7 @@ import (
 // The caller must hold now constant through the transaction. To move an
 // existing booking, use RevalidateExcluding so its own entry is not busy.
 func (s *Search) Revalidate(ctx context.Context, tx Tx, c OptionClaims, now time.Time) error {
-	return s.revalidate(ctx, tx, c, now, "")
+	return revalidate(ctx, s.cat, tx, c, now, "")
 }
 
 // RevalidateExcluding is Revalidate for rescheduling: the calendar entries
@@ -37,15 +38,17 @@ func (s *Search) RevalidateExcluding(ctx context.Context, tx Tx, c OptionClaims,
 	if bookingID == "" {
 		return errors.New("booking: RevalidateExcluding needs a booking id")
 	}
-	return s.revalidate(ctx, tx, c, now, bookingID)
+	return revalidate(ctx, s.cat, tx, c, now, bookingID)
 }
 
-func (s *Search) revalidate(ctx context.Context, tx Tx, c OptionClaims, now time.Time, excludeBooking string) error {
-	jt, ok := s.cat.JobType(c.VerticalID, c.JobTypeID)
+// revalidate is Revalidate against the catalog cat, skipping the calendar
+// entries of excludeBooking when it is not empty.
+func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims, now time.Time, excludeBooking string) error {
+	jt, ok := cat.JobType(c.VerticalID, c.JobTypeID)
 	if !ok || jt.Seed == nil || jt.Seed.ServiceID != c.ServiceID {
 		return optionChanged("the job type is no longer directly bookable with this service")
 	}
-	svc, ok := s.cat.Service(c.ServiceID)
+	svc, ok := cat.Service(c.ServiceID)
 	if !ok {
 		return optionChanged("the service is no longer offered")
 	}

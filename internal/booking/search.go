@@ -199,14 +199,8 @@ func (s *Search) CheckJobType(verticalID, jobTypeID string) error {
 // carry contact data or an unusable quantity, 503 when option signing is not
 // configured, or a store failure.
 func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
-	if err := s.CheckJobType(q.VerticalID, q.JobTypeID); err != nil {
+	if err := s.checkQuery(q); err != nil {
 		return Result{}, err
-	}
-	if err := checkDetails(q.Details); err != nil {
-		return Result{}, err
-	}
-	if s.keys == nil {
-		return Result{}, SigningNotConfigured()
 	}
 	locale := q.Locale
 	if locale == "" {
@@ -214,36 +208,12 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	now := s.now()
 	res := Result{Window: s.timing.Parse(q.PreferredTimeText, q.Urgency, locale, now)}
-	fallback := func(reason, step string) (Result, error) {
-		res.FallbackReason, res.SafeNextStep = reason, step
-		return res, nil
+	job, fb, err := s.jobOf(q, now)
+	if err != nil {
+		return Result{}, err
 	}
-
-	jt, _ := s.cat.JobType(q.VerticalID, q.JobTypeID)
-	if jt.Seed == nil {
-		return fallback(ReasonNotDirectlyBookable, "This job type has no fixed-price direct booking, so no provider, time or price "+
-			"can be offered. Tell the user so, and offer a provider follow-up request (POST /v1/requests) once they consent "+
-			"to sharing their details; it is not a booking and confirms no provider, time or price.")
-	}
-	svc, ok := s.services[jt.Seed.ServiceID]
-	if !ok {
-		return Result{}, fmt.Errorf("booking: catalog has no service %s for job type %s", jt.Seed.ServiceID, jt.ID)
-	}
-	quantity, err := svc.Quantity(q.Details)
-	switch {
-	case errors.Is(err, catalog.ErrQuantityOutOfRange):
-		return fallback(ReasonQuantityOutOfRange, fmt.Sprintf("The job's size (details.%s) is outside what a fixed price covers "+
-			"(%g to %g %s), so it needs a quote. Tell the user so, and offer a provider follow-up request (POST /v1/requests) "+
-			"once they consent; it is not a booking.", svc.QuantityDetail, svc.MinQuantity, svc.MaxQuantity, svc.UnitEN))
-	case err != nil:
-		return Result{}, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The job's quantity cannot be read from details.",
-			Issues: []string{fmt.Sprintf("details.%s: must be a positive number", svc.QuantityDetail)}}
-	}
-
-	postcode, okPC := bokat.ParsePostcode(q.Postcode)
-	destination, okDest := -1, true
-	if q.DestinationPostcode != "" {
-		destination, okDest = bokat.ParsePostcode(q.DestinationPostcode)
+	if fb.reason != "" {
+		return fb.of(res), nil
 	}
 
 	// One index at the store's current revisions: one supply revision, one
@@ -252,40 +222,136 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	where := parseWhere(q)
 	var cands *candidateList
-	if okPC && okDest {
-		cands = ix.snap.candidates(candidateKey{service: svc.ID, postcode: postcode, destination: destination, period: rotationPeriod(now)})
+	if where.ok {
+		cands = ix.snap.candidates(candidateKey{service: job.svc.ID, postcode: where.postcode, destination: where.destination,
+			period: rotationPeriod(now)})
 	}
 	if cands == nil || len(cands.providers) == 0 {
-		return fallback(ReasonNoCoverage, "No provider offers this job at a fixed price for the postcode(s) given, so no direct "+
-			"booking is possible. Do not name a provider, time or price. Offer a provider follow-up request (POST /v1/requests) "+
-			"once the user consents; it is not a booking.")
+		return noCoverage.of(res), nil
 	}
-	walk := &searchWalk{s: s, ix: ix, cands: cands, job: jobSpec{svc: svc, quantity: quantity, now: now},
+	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job,
 		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
 	picks := rankOptions(walk, len(walk.days), s.maxOptions, s.maxPerProvider, s.maxOptions)
 	if len(picks) == 0 {
-		for _, iv := range walk.nextAvailable() {
-			res.NextAvailable = append(res.NextAvailable, NextSlot{Slot: iv, Label: schedule.SlotLabel(iv, locale)})
-		}
-		if len(res.NextAvailable) > 0 {
-			return fallback(ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking "+
-				"is possible there. next_available lists the earliest free times after it: ask the user whether one of them "+
-				"suits, and if so search again with that time as timing.preferred_time_text; nothing is held or booked, and no "+
-				"provider or price is chosen. Otherwise offer a provider follow-up request (POST /v1/requests) once they "+
-				"consent; it is not a booking.")
-		}
-		return fallback(ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking is "+
-			"possible there. You may ask the user for another time and search again, or offer a provider follow-up request "+
-			"(POST /v1/requests) once they consent; it is not a booking.")
+		return noFreeSlot(res, walk.nextAvailable(), locale), nil
 	}
+	if res.Options, err = s.issue(walk, picks, q, where, locale); err != nil {
+		return Result{}, err
+	}
+	res.SafeNextStep = "Present these options to the user as returned (provider, time, price, scope and terms) and let the " +
+		"user choose one explicitly. Nothing is booked yet: only a confirmation (POST /v1/bookings) of the chosen " +
+		"booking_option_id before its expires_at, with the user's consent, customer details and acceptance of that " +
+		"option's terms.version, creates a booking. Do not claim a booking, a selected provider or a booked price before that."
+	return res, nil
+}
 
-	expires := now.Add(s.ttl)
-	postcodeKey, destKey := bokat.PostcodeKey(postcode), ""
-	if destination >= 0 {
-		destKey = bokat.PostcodeKey(destination)
+// checkQuery refuses a search that cannot run: an unsupported vertical or
+// job type (CheckJobType), details that carry contact data, or no option
+// signing.
+func (s *Search) checkQuery(q Query) error {
+	if err := s.CheckJobType(q.VerticalID, q.JobTypeID); err != nil {
+		return err
 	}
-	res.Options = make([]Option, 0, len(picks))
+	if err := checkDetails(q.Details); err != nil {
+		return err
+	}
+	if s.keys == nil {
+		return SigningNotConfigured()
+	}
+	return nil
+}
+
+// fallback is why a search offers no option, and what the caller should
+// do instead.
+type fallback struct{ reason, step string }
+
+// of returns res with the fallback's reason and safe next step.
+func (f fallback) of(res Result) Result {
+	res.FallbackReason, res.SafeNextStep = f.reason, f.step
+	return res
+}
+
+var (
+	notDirectlyBookable = fallback{ReasonNotDirectlyBookable, "This job type has no fixed-price direct booking, so no " +
+		"provider, time or price can be offered. Tell the user so, and offer a provider follow-up request (POST /v1/requests) " +
+		"once they consent to sharing their details; it is not a booking and confirms no provider, time or price."}
+	noCoverage = fallback{ReasonNoCoverage, "No provider offers this job at a fixed price for the postcode(s) given, so no " +
+		"direct booking is possible. Do not name a provider, time or price. Offer a provider follow-up request " +
+		"(POST /v1/requests) once the user consents; it is not a booking."}
+)
+
+// jobOf returns the job of q as search prices it: the job type's seeded
+// service and the quantity read from the details. A job that cannot be
+// booked directly (no seeded service, a quantity outside the fixed price)
+// is a fallback; unreadable details are 400 validation_failed.
+func (s *Search) jobOf(q Query, now time.Time) (jobSpec, fallback, error) {
+	jt, _ := s.cat.JobType(q.VerticalID, q.JobTypeID)
+	if jt.Seed == nil {
+		return jobSpec{}, notDirectlyBookable, nil
+	}
+	svc, ok := s.services[jt.Seed.ServiceID]
+	if !ok {
+		return jobSpec{}, fallback{}, fmt.Errorf("booking: catalog has no service %s for job type %s", jt.Seed.ServiceID, jt.ID)
+	}
+	quantity, err := svc.Quantity(q.Details)
+	switch {
+	case errors.Is(err, catalog.ErrQuantityOutOfRange):
+		return jobSpec{}, fallback{ReasonQuantityOutOfRange, fmt.Sprintf("The job's size (details.%s) is outside what a "+
+			"fixed price covers (%g to %g %s), so it needs a quote. Tell the user so, and offer a provider follow-up request "+
+			"(POST /v1/requests) once they consent; it is not a booking.", svc.QuantityDetail, svc.MinQuantity, svc.MaxQuantity,
+			svc.UnitEN)}, nil
+	case err != nil:
+		return jobSpec{}, fallback{}, &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The job's quantity cannot be read from details.",
+			Issues: []string{fmt.Sprintf("details.%s: must be a positive number", svc.QuantityDetail)}}
+	}
+	return jobSpec{svc: svc, quantity: quantity, now: now}, fallback{}, nil
+}
+
+// searchWhere is where a search's job is: its postcode and its
+// destination's (-1 without one), and whether both could be read.
+type searchWhere struct {
+	postcode, destination int
+	ok                    bool
+}
+
+func parseWhere(q Query) searchWhere {
+	postcode, okPC := bokat.ParsePostcode(q.Postcode)
+	destination, okDest := -1, true
+	if q.DestinationPostcode != "" {
+		destination, okDest = bokat.ParsePostcode(q.DestinationPostcode)
+	}
+	return searchWhere{postcode: postcode, destination: destination, ok: okPC && okDest}
+}
+
+// noFreeSlot is the fallback of a window without a free slot, listing the
+// free times next after it.
+func noFreeSlot(res Result, next []schedule.Interval, locale string) Result {
+	for _, iv := range next {
+		res.NextAvailable = append(res.NextAvailable, NextSlot{Slot: iv, Label: schedule.SlotLabel(iv, locale)})
+	}
+	if len(res.NextAvailable) > 0 {
+		return fallback{ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking " +
+			"is possible there. next_available lists the earliest free times after it: ask the user whether one of them " +
+			"suits, and if so search again with that time as timing.preferred_time_text; nothing is held or booked, and no " +
+			"provider or price is chosen. Otherwise offer a provider follow-up request (POST /v1/requests) once they " +
+			"consent; it is not a booking."}.of(res)
+	}
+	return fallback{ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking is " +
+		"possible there. You may ask the user for another time and search again, or offer a provider follow-up request " +
+		"(POST /v1/requests) once they consent; it is not a booking."}.of(res)
+}
+
+// issue returns the signed options of the ranked picks of walk.
+func (s *Search) issue(walk *searchWalk, picks []rankPick, q Query, where searchWhere, locale string) ([]Option, error) {
+	svc, quantity, now := walk.job.svc, walk.job.quantity, walk.job.now
+	expires := now.Add(s.ttl)
+	postcodeKey, destKey := bokat.PostcodeKey(where.postcode), ""
+	if where.destination >= 0 {
+		destKey = bokat.PostcodeKey(where.destination)
+	}
+	options := make([]Option, 0, len(picks))
 	for _, pk := range picks {
 		pl, slot := &walk.at(pk.cand).plan, pk.slot.interval()
 		price := PriceOf(*svc, pl.offer, quantity)
@@ -299,18 +365,14 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		}
 		id, err := s.keys.Sign(c)
 		if err != nil {
-			return Result{}, err
+			return nil, err
 		}
-		res.Options = append(res.Options, Option{
+		options = append(options, Option{
 			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: slot,
 			SlotLabel: schedule.SlotLabel(slot, locale), Price: price, Claims: c,
 		})
 	}
-	res.SafeNextStep = "Present these options to the user as returned (provider, time, price, scope and terms) and let the " +
-		"user choose one explicitly. Nothing is booked yet: only a confirmation (POST /v1/bookings) of the chosen " +
-		"booking_option_id before its expires_at, with the user's consent, customer details and acceptance of that " +
-		"option's terms.version, creates a booking. Do not claim a booking, a selected provider or a booked price before that."
-	return res, nil
+	return options, nil
 }
 
 func minTime(a, b time.Time) time.Time {

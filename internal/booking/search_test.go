@@ -43,6 +43,7 @@ type fixture struct {
 	search *booking.Search
 	clock  *clocktest.Clock
 	keys   *booking.Keyring
+	cfg    booking.Config
 }
 
 type fixtureOption func(*booking.Config)
@@ -63,8 +64,15 @@ func newFixture(tb testing.TB, db *sqlstore.DB, supplyFile string, now time.Time
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f.search = s
+	f.search, f.cfg = s, cfg
 	return f
+}
+
+// lifecycle returns a Lifecycle over the fixture's store with its
+// search's catalog, keys and clock.
+func (f *fixture) lifecycle(onQueued func()) (*booking.Lifecycle, error) {
+	return booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](f.db), Catalog: f.cfg.Catalog,
+		Keys: f.cfg.Keys, Now: f.cfg.Now, OnQueued: onQueued})
 }
 
 func sqliteFixture(tb testing.TB, supplyFile string, now time.Time, opts ...fixtureOption) *fixture {

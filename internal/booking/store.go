@@ -7,7 +7,6 @@ import (
 
 	"bokat"
 	"bokat/internal/idem"
-	"bokat/internal/notify"
 	"bokat/internal/outbox"
 )
 
@@ -82,7 +81,7 @@ type Tx interface {
 	// InsertOutboxEvent writes the event of a booking change.
 	InsertOutboxEvent(ctx context.Context, e outbox.Event) error
 	// InsertNotificationJob queues a message about a booking change.
-	InsertNotificationJob(ctx context.Context, j notify.Job) error
+	InsertNotificationJob(ctx context.Context, j bokat.NotificationJob) error
 }
 
 // ErrSlotTaken is returned (wrapping bokat.ErrConflict) by Tx.InsertBooking

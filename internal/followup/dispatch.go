@@ -10,10 +10,7 @@ import (
 	"strings"
 
 	"bokat"
-	"bokat/internal/notify"
 )
-
-var _ notify.RequestSource = (*Service)(nil)
 
 // Bounds of the caller's details shown to providers.
 const (
@@ -27,10 +24,10 @@ const (
 // each candidate provider with its contact data and delivery status. It
 // returns an error wrapping bokat.ErrNotFound for an unknown request. A
 // candidate no longer in the supply comes back without an e-mail address.
-func (s *Service) NotificationRequest(ctx context.Context, requestID string) (notify.Request, error) {
+func (s *Service) NotificationRequest(ctx context.Context, requestID string) (bokat.RequestNotice, error) {
 	r, err := s.db.FollowUpRequest(ctx, requestID)
 	if err != nil {
-		return notify.Request{}, fmt.Errorf("request %s: %w", requestID, err)
+		return bokat.RequestNotice{}, fmt.Errorf("request %s: %w", requestID, err)
 	}
 	var (
 		cust Customer
@@ -43,10 +40,10 @@ func (s *Service) NotificationRequest(ctx context.Context, requestID string) (no
 		into any
 	}{{"customer", r.CustomerJSON, &cust}, {"location", r.LocationJSON, &loc}, {"timing", r.TimingJSON, &tim}} {
 		if err := json.Unmarshal(part.raw, part.into); err != nil {
-			return notify.Request{}, fmt.Errorf("request %s: stored %s is not readable", requestID, part.name)
+			return bokat.RequestNotice{}, fmt.Errorf("request %s: stored %s is not readable", requestID, part.name)
 		}
 	}
-	out := notify.Request{
+	out := bokat.RequestNotice{
 		ID: r.ID, CreatedAt: r.CreatedAt, Description: r.Description, JobTypeLabelSV: r.JobTypeID,
 		LocationInput: loc.Input, Address: loc.Address, Postcode: r.Postcode,
 		PreferredTimeText: tim.PreferredTimeText, Urgency: tim.Urgency, BudgetSEK: r.BudgetSEK,
@@ -63,12 +60,12 @@ func (s *Service) NotificationRequest(ctx context.Context, requestID string) (no
 		out.Postcode = loc.Postcode
 	}
 	for _, c := range r.Candidates {
-		cand := notify.RequestCandidate{ProviderID: c.ProviderID, Status: c.NotificationStatus}
+		cand := bokat.NoticeCandidate{ProviderID: c.ProviderID, Status: c.NotificationStatus}
 		contact, err := s.db.ProviderContact(ctx, c.ProviderID)
 		switch {
 		case errors.Is(err, bokat.ErrNotFound):
 		case err != nil:
-			return notify.Request{}, fmt.Errorf("request %s: %w", requestID, err)
+			return bokat.RequestNotice{}, fmt.Errorf("request %s: %w", requestID, err)
 		default:
 			cand.Name, cand.Email, cand.Phone, cand.Active = contact.Name, contact.Email, contact.Phone, contact.Active
 		}

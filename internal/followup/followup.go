@@ -18,7 +18,6 @@ import (
 	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/idem"
-	"bokat/internal/notify"
 )
 
 // OpCreate is the idempotency operation of Create: keys are scoped to the
@@ -43,7 +42,7 @@ const (
 	// DefaultSource is the source when the caller gives none.
 	DefaultSource = "external_model"
 	// EventRequestCreated is the event type of the provider notification job.
-	EventRequestCreated = notify.EventRequestCreated
+	EventRequestCreated = bokat.NotificationRequestCreated
 )
 
 // Customer is the customer's contact data. It never leaves the store except
@@ -237,7 +236,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 			return idem.Outcome{}, err
 		}
 		if len(candidates) > 0 {
-			err := tx.InsertNotificationJob(ctx, notify.Job{ID: "ntf_" + compactUUID(), RequestID: id,
+			err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: "ntf_" + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
 				NextAttemptAt: now, CreatedAt: now})
 			if err != nil {

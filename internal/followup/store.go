@@ -6,7 +6,6 @@ import (
 
 	"bokat"
 	"bokat/internal/idem"
-	"bokat/internal/notify"
 )
 
 // Store is what the follow-up service needs of the database.
@@ -23,7 +22,7 @@ type Store interface {
 // Tx is what creating a request writes in its transaction.
 type Tx interface {
 	InsertFollowUpRequest(ctx context.Context, r Record) error
-	InsertNotificationJob(ctx context.Context, j notify.Job) error
+	InsertNotificationJob(ctx context.Context, j bokat.NotificationJob) error
 	// EngineName is the database engine the request is stored on
 	// ("sqlite" or "postgres"), reported as the request's backend.
 	EngineName() string

@@ -453,7 +453,11 @@ func TestConfirmWithoutSigningKeysAnswers503(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Search = s
+		l, err := booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](c.Store.(*sqlstore.DB)), Catalog: c.Catalog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Search, c.Bookings = s, l
 	})
 	signed := sqliteEnv(t).withDemoSupply()
 	o := signed.options(t, faucetSearch())[0]

@@ -114,7 +114,7 @@ func newBenchFixture(b *testing.B, engine sqlstore.Engine, n int) *benchFixture 
 	if err != nil {
 		b.Fatal(err)
 	}
-	lc, err := booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), search, nil)
+	lc, err := booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](db), Catalog: cat, Keys: testOptionKeys, Now: now})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func completeConfig(t testing.TB, db *sqlstore.DB, hasher *auth.Hasher, cfg *env
 		}
 	}
 	if cfg.Bookings == nil {
-		if cfg.Bookings, err = booking.NewLifecycle(sqlstore.Bind[booking.Tx](db), cfg.Search, nil); err != nil {
+		if cfg.Bookings, err = booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](db), Catalog: cfg.Catalog, Keys: testOptionKeys, Now: cfg.Now}); err != nil {
 			t.Fatal(err)
 		}
 	}

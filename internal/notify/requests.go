@@ -11,66 +11,12 @@ import (
 	"bokat"
 )
 
-// EventRequestCreated is the event type of the job that hands a new
-// provider follow-up request to its candidate providers.
-const EventRequestCreated = "request.created"
-
-// Request is everything the provider message about a follow-up request
-// says. The request store fills it; the customer's contact data in it was
-// given with the customer's consent to be handed to providers, which is the
-// purpose of the request, and goes nowhere else.
-type Request struct {
-	ID        string
-	CreatedAt time.Time
-
-	VerticalLabelSV string
-	JobTypeLabelSV  string
-	Description     string
-
-	// Location as the caller gave it (any of the three may be empty), and
-	// the postcode read from it ("113 45").
-	LocationInput string
-	Address       string
-	Postcode      string
-
-	PreferredTimeText string
-	Urgency           string
-	BudgetSEK         *int64
-	// CustomerNextStep is the contract's value (home_visit, price_info,
-	// contact_me, direct_booking).
-	CustomerNextStep string
-	// Details are the caller's extra facts as "key: value" lines, in a
-	// stable order.
-	Details []string
-
-	CustomerName  string
-	CustomerPhone string
-	CustomerEmail string
-
-	Candidates []RequestCandidate
-}
-
-// RequestCandidate is a provider the request goes to, with its contact
-// data and how sending to it has gone so far.
-type RequestCandidate struct {
-	ProviderID string
-	Name       string
-	Email      string // empty: the provider cannot be written to
-	Phone      string
-	// Active is false for a provider withdrawn from the supply since the
-	// request was made; it is not written to.
-	Active bool
-	// Status is bokat.NotificationPending until the provider's message is
-	// sent (or skipped, or failed for good).
-	Status string
-}
-
 // RequestSource is what the notification worker needs of the follow-up
 // requests.
 type RequestSource interface {
 	// NotificationRequest returns the request as its provider messages
 	// show it, or an error wrapping bokat.ErrNotFound.
-	NotificationRequest(ctx context.Context, requestID string) (Request, error)
+	NotificationRequest(ctx context.Context, requestID string) (bokat.RequestNotice, error)
 }
 
 // nextStepsSV says the contract's customer_next_step values in Swedish.
@@ -82,7 +28,7 @@ var nextStepsSV = map[string]string{
 }
 
 // request renders the message handing r to provider p, in Swedish.
-func (c composer) request(r Request, p RequestCandidate) Message {
+func (c composer) request(r bokat.RequestNotice, p bokat.NoticeCandidate) Message {
 	subject := "Ny förfrågan: " + r.JobTypeLabelSV
 	if r.Postcode != "" {
 		subject += " i " + r.Postcode
@@ -134,7 +80,7 @@ func (c composer) request(r Request, p RequestCandidate) Message {
 	body.WriteString("\n")
 	body.para("Kunduppgifterna får bara användas för att svara på den här förfrågan.")
 	body.WriteString("Vänliga hälsningar\nBokat\n")
-	return Message{Kind: EventRequestCreated + "/" + bokat.RecipientProvider, To: p.Email, ToName: p.Name,
+	return Message{Kind: bokat.NotificationRequestCreated + "/" + bokat.RecipientProvider, To: p.Email, ToName: p.Name,
 		Subject: subject, Text: body.String()}
 }
 
@@ -145,25 +91,13 @@ func (w *Worker) deliverRequest(ctx context.Context, j ClaimedJob) {
 	log := w.cfg.Logger.With("job_id", j.ID, "request_id", j.RequestID, "event_type", j.EventType,
 		"recipient", j.Recipient, "attempt", j.Attempt, "api_request_id", j.APIRequestID, "trace_id", j.TraceID)
 	o := w.attemptRequest(ctx, j, log)
-
-	// Record the outcome even when ctx ended during the attempt.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	now := w.cfg.Now()
-	err := w.cfg.Store.InTx(fctx, func(tx Tx) error {
-		if o.status == bokat.NotificationPending {
-			return tx.RetryNotificationJob(fctx, j, o.next, o.reason, now)
-		}
-		if err := tx.FinishNotificationJob(fctx, j, o.status, o.reason, now); err != nil {
-			return err
-		}
+	w.record(ctx, log, j, o, requestLogs, func(ctx context.Context, tx Tx) error {
 		if o.status == bokat.NotificationSent {
 			return nil
 		}
 		// Nothing more will be sent: providers still pending end with the job.
-		return tx.EndPendingRequestCandidates(fctx, j.RequestID, o.status)
+		return tx.EndPendingRequestCandidates(ctx, j.RequestID, o.status)
 	})
-	w.report(ctx, log, j.Recipient, o, err, requestLogs)
 }
 
 var requestLogs = outcomeLogs{
@@ -177,7 +111,7 @@ var requestLogs = outcomeLogs{
 // failure retries the providers still pending; a permanent one fails the
 // job once nothing is pending.
 func (w *Worker) attemptRequest(ctx context.Context, j ClaimedJob, log *slog.Logger) outcome {
-	if j.EventType != EventRequestCreated || j.Recipient != bokat.RecipientProvider {
+	if j.EventType != bokat.NotificationRequestCreated || j.Recipient != bokat.RecipientProvider {
 		return outcome{status: bokat.NotificationSkipped, reason: "no message for event type " + j.EventType + " to " + j.Recipient}
 	}
 	r, err := w.cfg.Requests.NotificationRequest(ctx, j.RequestID)

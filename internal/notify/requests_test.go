@@ -22,6 +22,9 @@ import (
 )
 
 // requestIDs are the ids of the API call that creates the test requests.
+// The follow-up requests are the worker's source of request messages.
+var _ notify.RequestSource = (*followup.Service)(nil)
+
 var requestIDs = bokat.RequestIDs{APIRequestID: "0190d7a4-0000-7000-8000-00000000a11d", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"}
 
 // demoProviders returns the demo supply's providers by id, after importing
@@ -401,7 +404,7 @@ func TestFollowUpRequestEdgeCases(t *testing.T) {
 		t.Helper()
 		id := uuid.NewString()
 		err := e.db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			return tx.InsertNotificationJob(ctx, notify.Job{ID: id, RequestID: requestID, EventType: eventType,
+			return tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: id, RequestID: requestID, EventType: eventType,
 				Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending, NextAttemptAt: e.clk.Now(), CreatedAt: e.clk.Now()})
 		})
 		if err != nil {

@@ -56,27 +56,6 @@ type Tx interface {
 // out and another worker claimed it) or the job is no longer pending.
 var ErrLeaseLost = errors.New("notification job lease lost")
 
-// Job is a message to a customer or provider, delivered by the worker:
-// about a booking (BookingID and the OutboxID of the event it reports) or
-// about a provider follow-up request (RequestID). The writes that queue
-// one store it in their own transaction.
-type Job struct {
-	ID            string
-	OutboxID      string
-	BookingID     string
-	RequestID     string
-	EventType     string
-	Recipient     string // bokat.RecipientCustomer or bokat.RecipientProvider
-	Status        string // bokat.Notification*
-	NextAttemptAt time.Time
-	CreatedAt     time.Time
-	// APIRequestID and TraceID name the request that queued the job, for
-	// the worker's logs; when empty they are taken from ctx
-	// (bokat.RequestIDsFrom).
-	APIRequestID string
-	TraceID      string
-}
-
 // ClaimedJob is a job leased to one worker. Attempt is the attempt number
 // this claim started (1 for the first); it fences the job: only the holder
 // of the latest claim can finish it. A job is about a booking (BookingID

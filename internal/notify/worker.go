@@ -196,8 +196,24 @@ func (w *Worker) deliver(ctx context.Context, j ClaimedJob) {
 		"event_type", j.EventType, "recipient", j.Recipient, "attempt", j.Attempt,
 		"api_request_id", j.APIRequestID, "trace_id", j.TraceID)
 	o := w.attempt(ctx, j)
+	w.record(ctx, log, j, o, bookingLogs, func(ctx context.Context, tx Tx) error {
+		if !supported(j.EventType) {
+			return nil
+		}
+		latest, err := tx.LatestNotificationOutcome(ctx, j.BookingID, j.Recipient)
+		if err != nil {
+			return fmt.Errorf("latest outcome: %w", err)
+		}
+		return tx.SetConfirmationStatus(ctx, j.BookingID, j.Recipient, latest)
+	})
+}
 
-	// Record the outcome even when ctx ended during the attempt.
+// record stores outcome o of an attempt at job j in one transaction, even
+// when ctx ended during the attempt, and reports it: a retry keeps the job
+// pending until o.next; any other outcome ends the job, and ended writes
+// what the job's kind keeps of its end in the same transaction.
+func (w *Worker) record(ctx context.Context, log *slog.Logger, j ClaimedJob, o outcome, lines outcomeLogs,
+	ended func(ctx context.Context, tx Tx) error) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	now := w.cfg.Now()
@@ -208,16 +224,9 @@ func (w *Worker) deliver(ctx context.Context, j ClaimedJob) {
 		if err := tx.FinishNotificationJob(fctx, j, o.status, o.reason, now); err != nil {
 			return err
 		}
-		if !supported(j.EventType) {
-			return nil
-		}
-		latest, err := tx.LatestNotificationOutcome(fctx, j.BookingID, j.Recipient)
-		if err != nil {
-			return fmt.Errorf("latest outcome: %w", err)
-		}
-		return tx.SetConfirmationStatus(fctx, j.BookingID, j.Recipient, latest)
+		return ended(fctx, tx)
 	})
-	w.report(ctx, log, j.Recipient, o, err, bookingLogs)
+	w.report(ctx, log, j.Recipient, o, err, lines)
 }
 
 // outcomeLogs are the log messages of one kind of job's outcomes.

@@ -4,12 +4,16 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+// statusGone is HTTP's 410 Gone: the endpoint asks to be forgotten. The
+// outbox only reads the status a Deliverer got; it makes no HTTP requests
+// and so does not import net/http (nor do the writes that name its Event).
+const statusGone = 410
 
 // Outcome is what one delivery attempt got.
 type Outcome struct {
@@ -238,7 +242,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c ClaimedDelivery) {
 	switch {
 	case out.Succeeded():
 		rec.Status = DeliveryDelivered
-	case out.StatusCode == http.StatusGone:
+	case out.StatusCode == statusGone:
 		rec.Status = DeliveryFailed
 		rec.DisableEndpoint = "the endpoint answered 410 Gone"
 	case number > len(d.cfg.Schedule):

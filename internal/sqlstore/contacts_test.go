@@ -15,7 +15,6 @@ import (
 	"bokat"
 	"bokat/internal/followup"
 
-	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/webhook"
@@ -446,7 +445,7 @@ func TestCorrectPerson(t *testing.T) {
 			if err := tx.InsertBooking(ctx, other, gustav, bokat.BookingConsent{}, "cal_other", t0); err != nil {
 				return err
 			}
-			if err := tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_one", BookingID: "bkg_one",
+			if err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: "nj_one", BookingID: "bkg_one",
 				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
 				NextAttemptAt: t0, CreatedAt: t0}); err != nil {
 				return err

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 
 	"bokat"
-	"bokat/internal/notify"
 	"bokat/internal/outbox"
 )
 
@@ -19,7 +18,7 @@ func (tx *Tx) InsertOutboxEvent(ctx context.Context, e outbox.Event) error {
 }
 
 // InsertNotificationJob writes a notification job in the transaction.
-func (tx *Tx) InsertNotificationJob(ctx context.Context, j notify.Job) error {
+func (tx *Tx) InsertNotificationJob(ctx context.Context, j bokat.NotificationJob) error {
 	if j.APIRequestID == "" && j.TraceID == "" {
 		ids := bokat.RequestIDsFrom(ctx)
 		j.APIRequestID, j.TraceID = ids.APIRequestID, ids.TraceID

@@ -11,7 +11,6 @@ import (
 
 	"bokat"
 	"bokat/internal/followup"
-	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -46,7 +45,7 @@ func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 					return err
 				}
 			}
-			return tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_" + id, BookingID: id,
+			return tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: "nj_" + id, BookingID: id,
 				EventType: "booking.confirmed", Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending,
 				NextAttemptAt: f.now, CreatedAt: t0})
 		})
@@ -81,7 +80,7 @@ func newRetentionFixture(t *testing.T, db *sqlstore.DB) retentionFixture {
 			if err := tx.InsertFollowUpRequest(ctx, r); err != nil {
 				return err
 			}
-			return tx.InsertNotificationJob(ctx, notify.Job{ID: "nj_" + id, RequestID: id,
+			return tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: "nj_" + id, RequestID: id,
 				EventType: "request.created", Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
 				NextAttemptAt: f.now, CreatedAt: created})
 		})

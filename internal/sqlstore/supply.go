@@ -109,117 +109,21 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 }
 
 // loadProvidersIn reads the providers of ids (every provider when ids is
-// nil) with their postcodes, services and hours, sorted by id.
+// nil) with their postcodes, services and hours, sorted by id: one query
+// per table, each adding its rows to the providers read first.
 func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.ProviderSupply, error) {
-	where, pwhere, args := "", "", stringArgs(ids)
-	if ids != nil {
-		in := placeholders(1, len(ids))
-		where, pwhere = " WHERE provider_id IN ("+in+")", " WHERE id IN ("+in+")"
-	}
-	byID := map[string]*bokat.ProviderSupply{}
-	var order []string
-
-	rows, err := q.QueryContext(ctx, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
-		horizon_days FROM providers`+pwhere+` ORDER BY id`, args...)
+	f := newProviderFilter(ids)
+	byID, order, err := readProviders(ctx, q, f)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
-	for rows.Next() {
-		var p bokat.ProviderSupply
-		if err := rows.Scan(&p.ID, &p.Name, &p.City, &p.RatingLabel, &p.Email, &p.Phone, &p.Active,
-			&p.MinNoticeMinutes, &p.HorizonDays); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		byID[p.ID] = &p
-		order = append(order, p.ID)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
-	}
-
-	rows, err = q.QueryContext(ctx, `SELECT provider_id, postcode_from, postcode_to FROM provider_postcodes`+where+
-		` ORDER BY provider_id, postcode_from, postcode_to`, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	for rows.Next() {
-		var (
-			pid string
-			r   bokat.PostcodeRange
-		)
-		if err := rows.Scan(&pid, &r.From, &r.To); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		if p := byID[pid]; p != nil {
-			p.Postcodes = append(p.Postcodes, r)
+	for _, read := range []func(context.Context, Reader, providerFilter, map[string]*bokat.ProviderSupply) error{
+		readProviderPostcodes, readProviderServices, readProviderHours,
+	} {
+		if err := read(ctx, q, f, byID); err != nil {
+			return nil, err
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
-	}
-
-	rows, err = q.QueryContext(ctx, `SELECT provider_id, service_id, price_sek, unit_price_sek, minimum_charge_sek,
-		fixed_minutes, minutes_per_unit, minimum_minutes FROM provider_services`+where+` ORDER BY provider_id, service_id`, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	// Service ids repeat across providers: the supply a search holds keeps
-	// one string per id, which also spares the collector 40 objects per
-	// provider in a large supply.
-	serviceIDs := map[string]string{}
-	for rows.Next() {
-		var (
-			pid string
-			s   bokat.ProviderService
-		)
-		if err := rows.Scan(&pid, &s.ServiceID, &s.PriceSEK, &s.UnitPriceSEK, &s.MinimumChargeSEK,
-			&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		if id, ok := serviceIDs[s.ServiceID]; ok {
-			s.ServiceID = id
-		} else {
-			serviceIDs[s.ServiceID] = s.ServiceID
-		}
-		if p := byID[pid]; p != nil {
-			p.Services = append(p.Services, s)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
-	}
-
-	rows, err = q.QueryContext(ctx, `SELECT provider_id, weekday, start_minute, end_minute FROM provider_hours`+where+
-		` ORDER BY provider_id, weekday, start_minute`, args...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	for rows.Next() {
-		var (
-			pid string
-			h   bokat.WorkingRange
-			wd  int
-		)
-		if err := rows.Scan(&pid, &wd, &h.StartMinute, &h.EndMinute); err != nil {
-			rows.Close()
-			return nil, translate(err)
-		}
-		h.Weekday = time.Weekday(wd)
-		if p := byID[pid]; p != nil {
-			p.Hours = append(p.Hours, h)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, translate(err)
-	}
-
 	out := make([]bokat.ProviderSupply, 0, len(order))
 	for _, id := range order {
 		p := byID[id]
@@ -231,6 +135,125 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 	return out, nil
 }
 
+// providerFilter is the WHERE clause that limits the supply tables to some
+// providers (empty for all): byProvider for the tables keyed by
+// provider_id, byID for providers itself, with their arguments.
+type providerFilter struct {
+	byProvider, byID string
+	args             []any
+}
+
+func newProviderFilter(ids []string) providerFilter {
+	f := providerFilter{args: stringArgs(ids)}
+	if ids != nil {
+		in := placeholders(1, len(ids))
+		f.byProvider, f.byID = " WHERE provider_id IN ("+in+")", " WHERE id IN ("+in+")"
+	}
+	return f
+}
+
+// eachRow runs query on q and calls row with the Scan of each result row;
+// the first error of the query, a row or the iteration ends it.
+func eachRow(ctx context.Context, q Reader, query string, args []any, row func(scan func(dest ...any) error) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return translate(err)
+		}
+	}
+	return translate(rows.Err())
+}
+
+// readProviders reads the providers table: the providers by id, and their
+// ids in order.
+func readProviders(ctx context.Context, q Reader, f providerFilter) (map[string]*bokat.ProviderSupply, []string, error) {
+	byID := map[string]*bokat.ProviderSupply{}
+	var order []string
+	err := eachRow(ctx, q, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
+		horizon_days FROM providers`+f.byID+` ORDER BY id`, f.args, func(scan func(...any) error) error {
+		var p bokat.ProviderSupply
+		if err := scan(&p.ID, &p.Name, &p.City, &p.RatingLabel, &p.Email, &p.Phone, &p.Active,
+			&p.MinNoticeMinutes, &p.HorizonDays); err != nil {
+			return err
+		}
+		byID[p.ID] = &p
+		order = append(order, p.ID)
+		return nil
+	})
+	return byID, order, err
+}
+
+// readProviderPostcodes adds the provider_postcodes rows to their providers.
+func readProviderPostcodes(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
+	return eachRow(ctx, q, `SELECT provider_id, postcode_from, postcode_to FROM provider_postcodes`+f.byProvider+
+		` ORDER BY provider_id, postcode_from, postcode_to`, f.args, func(scan func(...any) error) error {
+		var (
+			pid string
+			r   bokat.PostcodeRange
+		)
+		if err := scan(&pid, &r.From, &r.To); err != nil {
+			return err
+		}
+		if p := byID[pid]; p != nil {
+			p.Postcodes = append(p.Postcodes, r)
+		}
+		return nil
+	})
+}
+
+// readProviderServices adds the provider_services rows to their providers.
+func readProviderServices(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
+	// Service ids repeat across providers: the supply a search holds keeps
+	// one string per id, which also spares the collector 40 objects per
+	// provider in a large supply.
+	serviceIDs := map[string]string{}
+	return eachRow(ctx, q, `SELECT provider_id, service_id, price_sek, unit_price_sek, minimum_charge_sek,
+		fixed_minutes, minutes_per_unit, minimum_minutes FROM provider_services`+f.byProvider+` ORDER BY provider_id, service_id`,
+		f.args, func(scan func(...any) error) error {
+			var (
+				pid string
+				s   bokat.ProviderService
+			)
+			if err := scan(&pid, &s.ServiceID, &s.PriceSEK, &s.UnitPriceSEK, &s.MinimumChargeSEK,
+				&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes); err != nil {
+				return err
+			}
+			if id, ok := serviceIDs[s.ServiceID]; ok {
+				s.ServiceID = id
+			} else {
+				serviceIDs[s.ServiceID] = s.ServiceID
+			}
+			if p := byID[pid]; p != nil {
+				p.Services = append(p.Services, s)
+			}
+			return nil
+		})
+}
+
+// readProviderHours adds the provider_hours rows to their providers.
+func readProviderHours(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
+	return eachRow(ctx, q, `SELECT provider_id, weekday, start_minute, end_minute FROM provider_hours`+f.byProvider+
+		` ORDER BY provider_id, weekday, start_minute`, f.args, func(scan func(...any) error) error {
+		var (
+			pid string
+			h   bokat.WorkingRange
+			wd  int
+		)
+		if err := scan(&pid, &wd, &h.StartMinute, &h.EndMinute); err != nil {
+			return err
+		}
+		h.Weekday = time.Weekday(wd)
+		if p := byID[pid]; p != nil {
+			p.Hours = append(p.Hours, h)
+		}
+		return nil
+	})
+}
+
 // BusyEntries returns the active calendar entries of the providers that
 // overlap [from, to), ordered by provider and start.
 func (db *DB) BusyEntries(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, error) {
@@ -239,62 +262,6 @@ func (db *DB) BusyEntries(ctx context.Context, providerIDs []string, from, to ti
 	}
 	query, args := busyQuery(providerIDs, from, to)
 	return scanBusy(db.read.QueryContext(ctx, query, args...))
-}
-
-// BusyEntriesWithRevision is BusyEntries and SupplyRevision in one
-// statement: a search checks its cached supply against the revision and
-// reads the calendar in one round trip. The statement is kept prepared.
-func (db *DB) BusyEntriesWithRevision(ctx context.Context, providerIDs []string, from, to time.Time) ([]bokat.CalendarEntry, int64, error) {
-	if len(providerIDs) == 0 || !from.Before(to) {
-		rev, err := db.SupplyRevision(ctx)
-		return nil, rev, err
-	}
-	args := make([]any, 0, len(providerIDs)+2)
-	args = append(args, Millis(from), Millis(to))
-	args = append(args, stringArgs(providerIDs)...)
-	query := `SELECT r.revision, c.id, c.provider_id, c.booking_id, c.kind, c.start_at, c.end_at
-		  FROM supply_revision r
-		  LEFT JOIN calendar_entries c ON c.active AND c.provider_id IN (` + placeholders(3, len(providerIDs)) + `)
-		       AND c.end_at > $1 AND +c.start_at < $2
-		 WHERE r.id = 1
-		 ORDER BY c.provider_id, c.start_at, c.id`
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if len(providerIDs) > maxPreparedBusyIDs {
-		rows, err = db.read.QueryContext(ctx, query, args...)
-	} else {
-		var st *sql.Stmt
-		if st, err = db.readStmt(ctx, query); err != nil {
-			return nil, 0, err
-		}
-		rows, err = st.QueryContext(ctx, args...)
-	}
-	if err != nil {
-		return nil, 0, translate(err)
-	}
-	defer rows.Close()
-	var (
-		rev int64
-		out []bokat.CalendarEntry
-	)
-	for rows.Next() {
-		var (
-			id, provider, kind sql.NullString
-			booking            sql.NullString
-			start, end         sql.NullInt64
-		)
-		if err := rows.Scan(&rev, &id, &provider, &booking, &kind, &start, &end); err != nil {
-			return nil, 0, translate(err)
-		}
-		if !id.Valid {
-			continue // no entry: the row carries the revision only
-		}
-		out = append(out, bokat.CalendarEntry{ID: id.String, ProviderID: provider.String, BookingID: booking.String,
-			Kind: kind.String, Start: FromMillis(start.Int64), End: FromMillis(end.Int64), Active: true})
-	}
-	return out, rev, translate(rows.Err())
 }
 
 func placeholders(first, n int) string {
@@ -324,10 +291,6 @@ func (tx *Tx) BusyEntries(ctx context.Context, providerIDs []string, from, to ti
 	query, args := busyQuery(providerIDs, from, to)
 	return scanBusy(tx.tx.QueryContext(ctx, query, args...))
 }
-
-// maxPreparedBusyIDs bounds the provider lists whose busy query is kept
-// prepared (one statement per list length).
-const maxPreparedBusyIDs = 32
 
 // busyQuery reads the entries overlapping [from, to). The unary plus keeps
 // the planners off the (provider_id, start_at) index, whose range
@@ -398,16 +361,9 @@ const (
 // with the round trips per provider. A provider id given twice is an error.
 // Any change bumps the supply revision once.
 func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time.Time) ([]supply.Outcome, error) {
-	ps = slices.Clone(ps)
-	ids := make([]string, len(ps))
-	seen := make(map[string]bool, len(ps))
-	for i := range ps {
-		ps[i] = normalizeForPut(ps[i])
-		if seen[ps[i].ID] {
-			return nil, fmt.Errorf("provider %s is given twice", ps[i].ID)
-		}
-		seen[ps[i].ID] = true
-		ids[i] = ps[i].ID
+	ps, ids, err := normalizeBatch(ps)
+	if err != nil {
+		return nil, err
 	}
 	if tx.engine == SQLite && len(ps) > supplyReadBatch {
 		// A large import touches more pages than SQLite's default 2 MB
@@ -422,136 +378,13 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 	if err != nil {
 		return nil, err
 	}
-	var (
-		out        = make([]supply.Outcome, len(ps))
-		newRows    []any // providers
-		updated    []bokat.Provider
-		clearPC    []string
-		pcRows     []any
-		clearSvc   []string
-		svcRows    []any
-		clearHours []string
-		hourRows   []any
-		unblock    []string
-		blockRows  []any
-	)
-	nowMS := Millis(now)
+	c := supplyChanges{nowMS: Millis(now)}
+	out := make([]supply.Outcome, len(ps))
 	for i, p := range ps {
 		o, exists := old[p.ID]
-		changed := false
-		switch {
-		case !exists:
-			newRows = append(newRows, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
-				p.MinNoticeMinutes, p.HorizonDays, nowMS, nowMS)
-			changed = true
-		case o.Provider != p.Provider:
-			updated = append(updated, p.Provider)
-			changed = true
-		}
-		if !slices.Equal(o.Postcodes, p.Postcodes) {
-			if exists {
-				clearPC = append(clearPC, p.ID)
-			}
-			for _, r := range p.Postcodes {
-				pcRows = append(pcRows, p.ID, r.From, r.To)
-			}
-			changed = true
-		}
-		if !slices.Equal(o.Services, p.Services) {
-			if exists {
-				clearSvc = append(clearSvc, p.ID)
-			}
-			for _, s := range p.Services {
-				svcRows = append(svcRows, p.ID, s.ServiceID, s.PriceSEK, s.UnitPriceSEK, s.MinimumChargeSEK,
-					s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes)
-			}
-			changed = true
-		}
-		if !slices.Equal(o.Hours, p.Hours) {
-			if exists {
-				clearHours = append(clearHours, p.ID)
-			}
-			for _, h := range p.Hours {
-				hourRows = append(hourRows, p.ID, int(h.Weekday), h.StartMinute, h.EndMinute)
-			}
-			changed = true
-		}
-		if !blockedEqual(o.Blocked, p.Blocked) {
-			have := make(map[string]bokat.BlockedPeriod, len(o.Blocked))
-			for _, b := range o.Blocked {
-				have[b.ID] = b
-			}
-			want := make(map[string]bool, len(p.Blocked))
-			for _, b := range p.Blocked {
-				want[b.ID] = true
-				if h, ok := have[b.ID]; ok && h.Start.Equal(b.Start) && h.End.Equal(b.End) && h.Note == b.Note {
-					continue
-				}
-				blockRows = append(blockRows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, nowMS)
-			}
-			for _, b := range o.Blocked {
-				if !want[b.ID] {
-					unblock = append(unblock, b.ID)
-				}
-			}
-			changed = true
-		}
-		switch {
-		case !changed:
-			out[i] = supply.Unchanged
-		case !exists:
-			out[i] = supply.Created
-		default:
-			out[i] = supply.Updated
-		}
+		out[i] = c.add(p, o, exists)
 	}
-
-	if err := tx.insertRows(ctx, `INSERT INTO providers (id, name, city, rating_label, email, phone, active,
-		min_notice_minutes, horizon_days, created_at, updated_at) VALUES `, "", 11, newRows); err != nil {
-		return nil, err
-	}
-	if len(updated) > 0 {
-		st, err := tx.tx.PrepareContext(ctx, `UPDATE providers SET name = $2, city = $3, rating_label = $4, email = $5,
-			phone = $6, active = $7, min_notice_minutes = $8, horizon_days = $9, updated_at = $10 WHERE id = $1`)
-		if err != nil {
-			return nil, translate(err)
-		}
-		defer st.Close()
-		for _, p := range updated {
-			if _, err := st.ExecContext(ctx, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
-				p.MinNoticeMinutes, p.HorizonDays, nowMS); err != nil {
-				return nil, translate(err)
-			}
-		}
-	}
-	for _, c := range []struct {
-		del  string
-		keys []string
-	}{
-		{`DELETE FROM provider_postcodes WHERE provider_id IN (`, clearPC},
-		{`DELETE FROM provider_services WHERE provider_id IN (`, clearSvc},
-		{`DELETE FROM provider_hours WHERE provider_id IN (`, clearHours},
-		{`DELETE FROM calendar_entries WHERE kind = 'blocked' AND id IN (`, unblock},
-	} {
-		if err := tx.deleteIn(ctx, c.del, c.keys); err != nil {
-			return nil, err
-		}
-	}
-	if err := tx.insertRows(ctx, `INSERT INTO provider_postcodes (provider_id, postcode_from, postcode_to) VALUES `,
-		"", 3, pcRows); err != nil {
-		return nil, err
-	}
-	if err := tx.insertRows(ctx, `INSERT INTO provider_services (provider_id, service_id, price_sek, unit_price_sek,
-		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes) VALUES `, "", 8, svcRows); err != nil {
-		return nil, err
-	}
-	if err := tx.insertRows(ctx, `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute) VALUES `,
-		"", 4, hourRows); err != nil {
-		return nil, err
-	}
-	if err := tx.insertRows(ctx, `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
-		booking_id, kind, active) VALUES `, ` ON CONFLICT (id) DO UPDATE SET start_at = excluded.start_at,
-		end_at = excluded.end_at, active = TRUE, note = excluded.note`, 6, blockRows, `NULL, 'blocked', TRUE`); err != nil {
+	if err := tx.writeSupplyChanges(ctx, &c); err != nil {
 		return nil, err
 	}
 	if slices.ContainsFunc(out, func(o supply.Outcome) bool { return o != supply.Unchanged }) {
@@ -560,6 +393,208 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 		}
 	}
 	return out, nil
+}
+
+// normalizeBatch returns a copy of ps with every provider normalised
+// (normalizeForPut) and their ids, or an error for an id given twice.
+func normalizeBatch(ps []bokat.ProviderSupply) ([]bokat.ProviderSupply, []string, error) {
+	ps = slices.Clone(ps)
+	ids := make([]string, len(ps))
+	seen := make(map[string]bool, len(ps))
+	for i := range ps {
+		ps[i] = normalizeForPut(ps[i])
+		if seen[ps[i].ID] {
+			return nil, nil, fmt.Errorf("provider %s is given twice", ps[i].ID)
+		}
+		seen[ps[i].ID] = true
+		ids[i] = ps[i].ID
+	}
+	return ps, ids, nil
+}
+
+// supplyChanges is what PutSupply writes, gathered table by table from the
+// differences between the given providers and the stored ones.
+type supplyChanges struct {
+	nowMS        int64
+	newProviders []any // rows of providers to insert, flattened
+	updated      []bokat.Provider
+	// The child tables: postcodes, services and hours are replaced per
+	// provider (clear holds provider ids), blocked periods per entry
+	// (clear holds the calendar entry ids no longer given).
+	postcodes, services, hours, blocked tableChange
+}
+
+// tableChange is the change of one table: the keys whose rows are deleted,
+// and the rows then inserted, flattened.
+type tableChange struct {
+	clear []string
+	rows  []any
+}
+
+// add gathers the changes of provider p over its stored state o (exists
+// false: none) and returns p's outcome.
+func (c *supplyChanges) add(p, o bokat.ProviderSupply, exists bool) supply.Outcome {
+	changed := []bool{c.provider(p, o, exists), c.addPostcodes(p, o, exists), c.addServices(p, o, exists),
+		c.addHours(p, o, exists), c.addBlocked(p, o)}
+	switch {
+	case !slices.Contains(changed, true):
+		return supply.Unchanged
+	case !exists:
+		return supply.Created
+	}
+	return supply.Updated
+}
+
+// provider gathers the change of p's providers row.
+func (c *supplyChanges) provider(p, o bokat.ProviderSupply, exists bool) bool {
+	switch {
+	case !exists:
+		c.newProviders = append(c.newProviders, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
+			p.MinNoticeMinutes, p.HorizonDays, c.nowMS, c.nowMS)
+		return true
+	case o.Provider != p.Provider:
+		c.updated = append(c.updated, p.Provider)
+		return true
+	}
+	return false
+}
+
+// replaces starts the replacement of a provider's rows in t: the stored
+// ones are cleared first when the provider exists.
+func (t *tableChange) replaces(id string, exists bool) {
+	if exists {
+		t.clear = append(t.clear, id)
+	}
+}
+
+// addPostcodes gathers the change of p's provider_postcodes rows.
+func (c *supplyChanges) addPostcodes(p, o bokat.ProviderSupply, exists bool) bool {
+	if slices.Equal(o.Postcodes, p.Postcodes) {
+		return false
+	}
+	c.postcodes.replaces(p.ID, exists)
+	for _, r := range p.Postcodes {
+		c.postcodes.rows = append(c.postcodes.rows, p.ID, r.From, r.To)
+	}
+	return true
+}
+
+// addServices gathers the change of p's provider_services rows.
+func (c *supplyChanges) addServices(p, o bokat.ProviderSupply, exists bool) bool {
+	if slices.Equal(o.Services, p.Services) {
+		return false
+	}
+	c.services.replaces(p.ID, exists)
+	for _, s := range p.Services {
+		c.services.rows = append(c.services.rows, p.ID, s.ServiceID, s.PriceSEK, s.UnitPriceSEK, s.MinimumChargeSEK,
+			s.Duration.FixedMinutes, s.Duration.MinutesPerUnit, s.Duration.MinimumMinutes)
+	}
+	return true
+}
+
+// addHours gathers the change of p's provider_hours rows.
+func (c *supplyChanges) addHours(p, o bokat.ProviderSupply, exists bool) bool {
+	if slices.Equal(o.Hours, p.Hours) {
+		return false
+	}
+	c.hours.replaces(p.ID, exists)
+	for _, h := range p.Hours {
+		c.hours.rows = append(c.hours.rows, p.ID, int(h.Weekday), h.StartMinute, h.EndMinute)
+	}
+	return true
+}
+
+// addBlocked gathers the change of p's blocked periods (calendar entries):
+// the new or changed ones upserted, those no longer given deleted.
+func (c *supplyChanges) addBlocked(p, o bokat.ProviderSupply) bool {
+	if blockedEqual(o.Blocked, p.Blocked) {
+		return false
+	}
+	have := make(map[string]bokat.BlockedPeriod, len(o.Blocked))
+	for _, b := range o.Blocked {
+		have[b.ID] = b
+	}
+	want := make(map[string]bool, len(p.Blocked))
+	for _, b := range p.Blocked {
+		want[b.ID] = true
+		if h, ok := have[b.ID]; ok && h.Start.Equal(b.Start) && h.End.Equal(b.End) && h.Note == b.Note {
+			continue
+		}
+		c.blocked.rows = append(c.blocked.rows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, c.nowMS)
+	}
+	for _, b := range o.Blocked {
+		if !want[b.ID] {
+			c.blocked.clear = append(c.blocked.clear, b.ID)
+		}
+	}
+	return true
+}
+
+// writeSupplyChanges writes c: the providers rows, then every child
+// table's deletions, then their insertions.
+func (tx *Tx) writeSupplyChanges(ctx context.Context, c *supplyChanges) error {
+	if err := tx.writeProviders(ctx, c); err != nil {
+		return err
+	}
+	children := []struct {
+		del, insert, conflict string
+		cols                  int
+		change                tableChange
+		fixed                 []string
+	}{
+		{del: `DELETE FROM provider_postcodes WHERE provider_id IN (`,
+			insert: `INSERT INTO provider_postcodes (provider_id, postcode_from, postcode_to) VALUES `,
+			cols:   3, change: c.postcodes},
+		{del: `DELETE FROM provider_services WHERE provider_id IN (`,
+			insert: `INSERT INTO provider_services (provider_id, service_id, price_sek, unit_price_sek,
+		minimum_charge_sek, fixed_minutes, minutes_per_unit, minimum_minutes) VALUES `,
+			cols: 8, change: c.services},
+		{del: `DELETE FROM provider_hours WHERE provider_id IN (`,
+			insert: `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute) VALUES `,
+			cols:   4, change: c.hours},
+		{del: `DELETE FROM calendar_entries WHERE kind = 'blocked' AND id IN (`,
+			insert: `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
+		booking_id, kind, active) VALUES `,
+			conflict: ` ON CONFLICT (id) DO UPDATE SET start_at = excluded.start_at,
+		end_at = excluded.end_at, active = TRUE, note = excluded.note`,
+			cols: 6, change: c.blocked, fixed: []string{`NULL, 'blocked', TRUE`}},
+	}
+	for _, t := range children {
+		if err := tx.deleteIn(ctx, t.del, t.change.clear); err != nil {
+			return err
+		}
+	}
+	for _, t := range children {
+		if err := tx.insertRows(ctx, t.insert, t.conflict, t.cols, t.change.rows, t.fixed...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeProviders inserts the new providers rows and updates the changed
+// ones.
+func (tx *Tx) writeProviders(ctx context.Context, c *supplyChanges) error {
+	if err := tx.insertRows(ctx, `INSERT INTO providers (id, name, city, rating_label, email, phone, active,
+		min_notice_minutes, horizon_days, created_at, updated_at) VALUES `, "", 11, c.newProviders); err != nil {
+		return err
+	}
+	if len(c.updated) == 0 {
+		return nil
+	}
+	st, err := tx.tx.PrepareContext(ctx, `UPDATE providers SET name = $2, city = $3, rating_label = $4, email = $5,
+			phone = $6, active = $7, min_notice_minutes = $8, horizon_days = $9, updated_at = $10 WHERE id = $1`)
+	if err != nil {
+		return translate(err)
+	}
+	defer st.Close()
+	for _, p := range c.updated {
+		if _, err := st.ExecContext(ctx, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
+			p.MinNoticeMinutes, p.HorizonDays, c.nowMS); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
 }
 
 // importCacheKiB is the SQLite page cache of a large import's connection.

@@ -12,7 +12,6 @@ import (
 
 	"bokat"
 	"bokat/internal/clocktest"
-	"bokat/internal/notify"
 	"bokat/internal/outbox"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -117,7 +116,7 @@ func TestBacklogGauges(t *testing.T) {
 			}
 			// Due 30 s ago, and one not due yet.
 			for i, due := range []time.Duration{-30 * time.Second, time.Hour} {
-				if err := tx.InsertNotificationJob(ctx, notify.Job{ID: []string{"j1", "j2"}[i],
+				if err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: []string{"j1", "j2"}[i],
 					OutboxID: "0190d7a4-0000-7000-8000-000000000001", BookingID: "b", EventType: string(bokat.EventBookingConfirmed),
 					Recipient: bokat.RecipientCustomer, Status: bokat.NotificationPending, NextAttemptAt: now.Add(due), CreatedAt: now.Add(-time.Minute)}); err != nil {
 					return err

@@ -126,7 +126,7 @@ func QueueJobs(tb testing.TB, ctx context.Context, db *sqlstore.DB, bookingID st
 			return err
 		}
 		for _, j := range []struct{ id, rcpt string }{{customerJob, bokat.RecipientCustomer}, {providerJob, bokat.RecipientProvider}} {
-			if err := tx.InsertNotificationJob(ctx, notify.Job{ID: j.id, OutboxID: outboxID, BookingID: bookingID,
+			if err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: j.id, OutboxID: outboxID, BookingID: bookingID,
 				EventType: string(ev), Recipient: j.rcpt, Status: bokat.NotificationPending, NextAttemptAt: t, CreatedAt: t}); err != nil {
 				return err
 			}

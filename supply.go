@@ -92,7 +92,25 @@ type ProviderSupply struct {
 	Services  []ProviderService
 	Hours     []WorkingRange
 	Blocked   []BlockedPeriod
+	// DayHours replace the weekly hours on single dates (the provider sets
+	// them on its pages or through its API; a supply file has none).
+	DayHours []DayHours
+	// PausedUntil is zero, or the instant before which the provider takes
+	// no bookings: no slot starts before it.
+	PausedUntil time.Time
 }
+
+// DayHours is a provider's hours on one Europe/Stockholm date ("2026-03-10"),
+// replacing its weekly hours that day: one working range, or for a closed
+// day a single zero range (StartMinute == EndMinute == 0).
+type DayHours struct {
+	Day         string
+	StartMinute int
+	EndMinute   int
+}
+
+// Closed reports whether d closes its day.
+func (d DayHours) Closed() bool { return d.StartMinute == 0 && d.EndMinute == 0 }
 
 // Covers reports whether the provider serves the postcode.
 func (p ProviderSupply) Covers(postcode int) bool {

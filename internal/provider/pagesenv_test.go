@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bokat/internal/auth"
+	"bokat/internal/catalog"
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
@@ -64,6 +65,7 @@ type pagesEnv struct {
 	sender *recordingSender
 	srv    *httptest.Server
 	st     sqlstore.Bound[provider.Tx]
+	sup    *provider.Supply
 }
 
 func newPagesEnv(t *testing.T, db *sqlstore.DB) *pagesEnv {
@@ -73,7 +75,13 @@ func newPagesEnv(t *testing.T, db *sqlstore.DB) *pagesEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sup = provider.NewSupply(sqlstore.Bind[provider.SupplyTx](db), cat, e.clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	pages, err := provider.NewPages(provider.PagesConfig{
+		Supply:  e.sup,
 		BaseURL: "http://127.0.0.1", Store: e.st, Hasher: hasher, Sender: e.sender,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clock.Now,
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: provider.DefaultLimits(),

@@ -99,10 +99,10 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		}
 
 		webtest.Do(t, ctx, "open the postcodes", chromedp.Navigate(base+"/provider/postcodes"), chromedp.WaitVisible(chromedp.ID("postcodes-submit")))
-		check("postcodes", "Postnummer", "111 00–118 99")
+		check("postcodes", "Postnummer", "111\u00a000–118\u00a099")
 		webtest.Do(t, ctx, "change the postcodes", chromedp.SetValue(chromedp.ID("postcodes"), "113\n116 45"),
 			chromedp.Click(chromedp.ID("postcodes-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
-		check("postcodes-saved", "Postnumren är sparade.", "113 00–113 99, 116 45")
+		check("postcodes-saved", "Postnumren är sparade.", "113\u00a000–113\u00a099, 116\u00a045")
 		if s.offered(t, providerA, "114 45", "2026-03-06") || !s.offered(t, providerA, "116 45", "2026-03-06") {
 			t.Error("search: A's postcodes after the change")
 		}

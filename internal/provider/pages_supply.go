@@ -345,7 +345,7 @@ func (p *Pages) pause(w http.ResponseWriter, r *http.Request, u User, pg web.Pag
 // priceRow is one catalog service on the prices page.
 type priceRow struct {
 	ID, Label, Vertical, Unit string
-	PerUnit                   bool
+	PerUnit, Offered          bool
 	Price, Minimum            string
 }
 
@@ -372,6 +372,7 @@ func (p *Pages) renderPrices(w http.ResponseWriter, r *http.Request, u User, pg 
 			row.Label, row.Unit = svc.LabelEN, svc.UnitEN
 		}
 		if offer, ok := s.Service(id); ok {
+			row.Offered = true
 			row.Price = strconv.FormatInt(offer.PriceSEK, 10)
 			if row.PerUnit {
 				row.Price = strconv.FormatInt(offer.UnitPriceSEK, 10)
@@ -385,7 +386,16 @@ func (p *Pages) renderPrices(w http.ResponseWriter, r *http.Request, u User, pg 
 		}
 		rows = append(rows, row)
 	}
-	slices.SortStableFunc(rows, func(a, b priceRow) int { return strings.Compare(a.Vertical, b.Vertical) })
+	// The services offered first, then the others, each by vertical.
+	slices.SortStableFunc(rows, func(a, b priceRow) int {
+		if (a.Offered) != (b.Offered) {
+			if a.Offered {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Vertical, b.Vertical)
+	})
 	pg.Data = struct {
 		Action string
 		Rows   []priceRow
@@ -453,13 +463,17 @@ func (p *Pages) renderPostcodes(w http.ResponseWriter, r *http.Request, u User, 
 	if !refused {
 		var lines []string
 		for _, e := range supply.PostcodeEntries(s.Postcodes) {
-			lines = append(lines, e.(string))
+			line := e.(string)
+			if len(line) == 5 {
+				line = line[:3] + " " + line[3:] // "116 45", as people write it
+			}
+			lines = append(lines, line)
 		}
 		value = strings.Join(lines, "\n")
 	}
 	var ranges []string
 	for _, pr := range s.Postcodes {
-		ranges = append(ranges, pr.String())
+		ranges = append(ranges, strings.ReplaceAll(pr.String(), " ", "\u00a0"))
 	}
 	pg.Data = struct{ Action, Value, Served string }{Prefix + "/postcodes", value, strings.Join(ranges, ", ")}
 	p.site.Layout.Render(w, r, status, "postcodes", pg)

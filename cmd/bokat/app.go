@@ -21,6 +21,7 @@ import (
 	"bokat/internal/httpapi"
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
 	"bokat/internal/webhook"
@@ -152,7 +153,7 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	if err != nil {
 		return nil, err
 	}
-	authn := auth.NewAuthenticator(hasher, db, oauthServer)
+	authn := auth.NewAuthenticator(hasher, db, oauthServer).WithProviderTokens(db)
 	feed, err := calendarFeed(hasher, db, a.baseURL, now)
 	if err != nil {
 		return nil, err
@@ -176,6 +177,8 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 		Search:       a.search,
 		Bookings:     bookings,
 		CalendarFeed: feed,
+		// The provider API: provider tokens, the provider use cases.
+		Providers: provider.NewAPI(sqlstore.Bind[provider.Tx](db), sqlstore.Bind[provider.SupplyTx](db), cat, now, log),
 
 		Webhooks:            webhooks,
 		WebhookAllowPrivate: c.WebhookAllowPrivate,

@@ -70,8 +70,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runProviderInvite(ctx, rest[1:], e)
 		case len(rest) > 0 && rest[0] == "audit":
 			return runProviderAudit(ctx, rest[1:], e)
+		case len(rest) > 1 && rest[0] == "token" && rest[1] == "create":
+			return runProviderTokenCreate(ctx, rest[2:], e)
 		}
-		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID", errUsage)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | token create PROVIDER_ID --scopes LIST|all", errUsage)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":

@@ -22,6 +22,7 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/oauth"
+	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -179,7 +180,10 @@ func completeConfig(t testing.TB, db *sqlstore.DB, hasher *auth.Hasher, cfg *env
 		}
 	}
 	if cfg.Auth == nil {
-		cfg.Auth = auth.NewAuthenticator(hasher, db, cfg.accessTokens)
+		cfg.Auth = auth.NewAuthenticator(hasher, db, cfg.accessTokens).WithProviderTokens(db)
+	}
+	if cfg.Providers == nil {
+		cfg.Providers = provider.NewAPI(sqlstore.Bind[provider.Tx](db), sqlstore.Bind[provider.SupplyTx](db), cfg.Catalog, cfg.Now, cfg.Logger)
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = telemetry.NewMetrics(cfg.Now)

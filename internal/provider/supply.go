@@ -237,6 +237,8 @@ type HoursInput struct {
 	Weekly           map[string][]string
 	MinNoticeMinutes int
 	HorizonDays      int
+	// Days, when not nil, replaces the hours of single dates too.
+	Days *[]DayInput
 }
 
 // PutHours replaces the provider's weekly hours, notice and horizon,
@@ -252,6 +254,26 @@ func (s *Supply) PutHours(ctx context.Context, u User, in HoursInput) error {
 		weekly[k] = list
 	}
 	note := fmt.Sprintf("notice=%d horizon=%d", in.MinNoticeMinutes, in.HorizonDays)
+	var days []bokat.DayHours
+	if in.Days != nil {
+		seen := map[string]bool{}
+		for i, d := range *in.Days {
+			date, rows, err := s.dayRows(d)
+			if err != nil {
+				if inv, ok := err.(*Invalid); ok {
+					for k := range inv.Problems {
+						inv.Problems[k].Path = fmt.Sprintf("dates[%d].%s", i, inv.Problems[k].Path)
+					}
+				}
+				return err
+			}
+			if seen[date.String()] {
+				return invalid(fmt.Sprintf("dates[%d].date", i), "%s is given twice", date)
+			}
+			seen[date.String()] = true
+			days = append(days, rows...)
+		}
+	}
 	return s.change(ctx, u, supply.GroupHours, ActionHoursSet, "provider", u.ProviderID, note, func(tx SupplyTx, p bokat.ProviderSupply, now time.Time) error {
 		next, err := s.checked(p, map[string]any{"hours": weekly, "min_notice_minutes": in.MinNoticeMinutes,
 			"horizon_days": in.HorizonDays})
@@ -259,8 +281,13 @@ func (s *Supply) PutHours(ctx context.Context, u User, in HoursInput) error {
 			return err
 		}
 		p.Hours, p.MinNoticeMinutes, p.HorizonDays = next.Hours, next.MinNoticeMinutes, next.HorizonDays
-		_, err = tx.PutProviderSupply(ctx, p, now)
-		return err
+		if _, err = tx.PutProviderSupply(ctx, p, now); err != nil {
+			return err
+		}
+		if in.Days != nil {
+			return tx.PutProviderDayHours(ctx, u.ProviderID, days, now)
+		}
+		return nil
 	})
 }
 
@@ -427,13 +454,22 @@ func (s *Supply) Pause(ctx context.Context, u User, until string) error {
 // booking is refused with *BookingInTheWay naming the first such booking;
 // a block wholly in the past, or a bad input, with *Invalid.
 func (s *Supply) AddBlock(ctx context.Context, u User, in BlockInput) (Block, error) {
-	b, err := s.block(u, in)
+	b, err := s.PlanBlock(u, in)
 	if err != nil {
 		return Block{}, err
 	}
+	return s.AddPlannedBlock(ctx, u, b)
+}
+
+// AddPlannedBlock is AddBlock of a block PlanBlock returned: its id is
+// known before it is written (the provider API answers with it).
+func (s *Supply) AddPlannedBlock(ctx context.Context, u User, b Block) (Block, error) {
+	if b.ProviderID != u.ProviderID {
+		return Block{}, ErrForbidden
+	}
 	occ := b.Occurrences()
 	note := fmt.Sprintf("%s/%s weeks=%d", b.Start.Format(time.RFC3339), b.End.Format(time.RFC3339), b.Weeks)
-	err = s.change(ctx, u, supply.GroupBlocks, ActionBlockAdded, "block", b.ID, note,
+	err := s.change(ctx, u, supply.GroupBlocks, ActionBlockAdded, "block", b.ID, note,
 		func(tx SupplyTx, _ bokat.ProviderSupply, now time.Time) error {
 			if err := tx.LockProviderCalendar(ctx, u.ProviderID); err != nil {
 				return err
@@ -458,8 +494,9 @@ func (s *Supply) AddBlock(ctx context.Context, u User, in BlockInput) (Block, er
 	return b, nil
 }
 
-// block checks a block's input and returns the block.
-func (s *Supply) block(u User, in BlockInput) (Block, error) {
+// PlanBlock checks a block's input and returns the block, with its id, to
+// be added by AddPlannedBlock; a bad input fails with *Invalid.
+func (s *Supply) PlanBlock(u User, in BlockInput) (Block, error) {
 	weeks := max(in.Weeks, 1)
 	if in.Weeks < 0 || weeks > MaxBlockWeeks {
 		return Block{}, invalid("weeks", "must be 1 (once) to %d", MaxBlockWeeks)

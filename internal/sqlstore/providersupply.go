@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/auth"
 	"bokat/internal/provider"
 	"bokat/internal/schedule"
 )
@@ -198,4 +199,45 @@ func named(what string, err error) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
+}
+
+var _ auth.ProviderTokenStore = (*DB)(nil)
+
+// CreateProviderToken stores a provider token under its keyed hash.
+func (db *DB) CreateProviderToken(ctx context.Context, t auth.ProviderToken, tokenHash string) error {
+	scopes := make([]string, len(t.Scopes))
+	for i, s := range t.Scopes {
+		scopes[i] = string(s)
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM providers WHERE id = $1`, t.ProviderID).Scan(&n); err != nil {
+			return translate(err)
+		}
+		if n == 0 {
+			return fmt.Errorf("provider %s: %w", t.ProviderID, bokat.ErrNotFound)
+		}
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO provider_tokens (id, provider_id, name, scopes, token_hash, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.ProviderID, t.Name, strings.Join(scopes, " "), tokenHash, Millis(t.CreatedAt))
+		return translate(err)
+	})
+}
+
+// ProviderTokenByHash returns the unrevoked provider token with the hash.
+func (db *DB) ProviderTokenByHash(ctx context.Context, tokenHash string) (auth.ProviderToken, error) {
+	var (
+		t       auth.ProviderToken
+		scopes  string
+		created int64
+	)
+	err := db.read.QueryRowContext(ctx, `SELECT id, provider_id, name, scopes, created_at FROM provider_tokens
+		WHERE token_hash = $1 AND revoked_at IS NULL`, tokenHash).Scan(&t.ID, &t.ProviderID, &t.Name, &scopes, &created)
+	if err != nil {
+		return auth.ProviderToken{}, translate(err)
+	}
+	for _, s := range strings.Fields(scopes) {
+		t.Scopes = append(t.Scopes, bokat.Scope(s))
+	}
+	t.CreatedAt = FromMillis(created)
+	return t, nil
 }

@@ -351,6 +351,12 @@ func TestImportKeepsWhatTheProviderManages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if got := e.audit(t, providerB); !slices.Contains(got, "supply.imported provider") {
+			t.Errorf("no audit row of the import that changed B in %v", got)
+		}
+		if got := e.audit(t, providerA); slices.Contains(got, "supply.imported provider") {
+			t.Errorf("an audit row of an import that changed nothing of A: %v", got)
+		}
 		if got := res.Kept[providerA]; !slices.Equal(got, []string{supply.GroupBlocks, supply.GroupPrices}) {
 			t.Errorf("kept for A: %v", got)
 		}

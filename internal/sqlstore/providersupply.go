@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"bokat"
 	"bokat/internal/auth"
@@ -240,4 +243,21 @@ func (db *DB) ProviderTokenByHash(ctx context.Context, tokenHash string) (auth.P
 	}
 	t.CreatedAt = FromMillis(created)
 	return t, nil
+}
+
+// AuditImport writes one provider audit row per provider an import
+// changed: the operator, the file, and the groups kept.
+func (tx *Tx) AuditImport(ctx context.Context, providerIDs []string, file string, notes map[string]string, now time.Time) error {
+	rows := make([]any, 0, 8*len(providerIDs))
+	for _, id := range providerIDs {
+		u, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		note := strings.TrimSpace("file=" + filepath.Base(file) + " " + notes[id])
+		rows = append(rows, "pa_"+strings.ReplaceAll(u.String(), "-", ""), id, provider.OperatorActor, Millis(now),
+			"supply.imported", "provider", id, note)
+	}
+	return tx.insertRows(ctx, `INSERT INTO provider_audit (id, provider_id, actor, at, action, object_type, object_id, note) VALUES `,
+		"", 8, rows)
 }

@@ -76,7 +76,13 @@ func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.
 				res.Unchanged = append(res.Unchanged, id)
 			}
 		}
-		return nil
+		// A created provider's history starts with its row; a change of an
+		// existing one is the operator's, recorded like a provider user's.
+		notes := map[string]string{}
+		for id, groups := range kept {
+			notes[id] = "kept=" + strings.Join(groups, ",")
+		}
+		return tx.AuditImport(ctx, res.Updated, name, notes, now)
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("import %s: %w", name, err)

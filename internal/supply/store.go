@@ -22,6 +22,10 @@ type Tx interface {
 	// ManagedGroups returns, for those of the providers that manage some
 	// field groups themselves, the groups (GroupHours, ...) they manage.
 	ManagedGroups(ctx context.Context, providerIDs []string) (map[string][]string, error)
+	// AuditImport records, in the provider audit of each provider given, that
+	// the operator's import of the file changed it (note says what was
+	// kept).
+	AuditImport(ctx context.Context, providerIDs []string, file string, notes map[string]string, now time.Time) error
 	// ProviderSupply reads one provider with its postcodes, services,
 	// hours and active blocked periods, or returns bokat.ErrNotFound.
 	ProviderSupply(ctx context.Context, providerID string) (bokat.ProviderSupply, error)

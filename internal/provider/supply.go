@@ -186,6 +186,11 @@ func (s *Supply) change(ctx context.Context, u User, group, action, objectType, 
 	fn func(tx SupplyTx, p bokat.ProviderSupply, now time.Time) error) error {
 	now := s.now()
 	return s.store.InTx(ctx, func(tx SupplyTx) error {
+		// One writer per provider at a time: two changes of one group
+		// would otherwise both replace the rows they read.
+		if err := tx.LockProviderCalendar(ctx, u.ProviderID); err != nil {
+			return err
+		}
 		p, err := tx.ProviderSupply(ctx, u.ProviderID)
 		if err != nil {
 			return err
@@ -471,9 +476,6 @@ func (s *Supply) AddPlannedBlock(ctx context.Context, u User, b Block) (Block, e
 	note := fmt.Sprintf("%s/%s weeks=%d", b.Start.Format(time.RFC3339), b.End.Format(time.RFC3339), b.Weeks)
 	err := s.change(ctx, u, supply.GroupBlocks, ActionBlockAdded, "block", b.ID, note,
 		func(tx SupplyTx, _ bokat.ProviderSupply, now time.Time) error {
-			if err := tx.LockProviderCalendar(ctx, u.ProviderID); err != nil {
-				return err
-			}
 			for _, iv := range occ {
 				busy, err := tx.BusyEntries(ctx, []string{u.ProviderID}, iv.Start, iv.End)
 				if err != nil {

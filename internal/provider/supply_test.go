@@ -419,3 +419,26 @@ func TestChangesAreSeenByAnotherProcess(t *testing.T) {
 			db.Engine(), took[len(took)/2], took[len(took)*99/100], len(took))
 	})
 }
+
+// Concurrent changes of one provider's group all succeed, one after the
+// other: none fails on rows another replaced meanwhile.
+func TestConcurrentChangesOfOneProvider(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newSupplyEnv(t, db)
+		owner, _ := e.signIn(t, nil, providerA, "agare@vvs-ett.se", provider.Owner)
+		const n = 8
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				errs <- e.sup.PutPrices(context.Background(), owner, []map[string]any{
+					{"service_id": "vvs_install_faucet_standard", "price_sek": 2000 + i},
+					{"service_id": "vvs_install_toilet_standard", "price_sek": 3000 + i}})
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("a concurrent change failed: %v", err)
+			}
+		}
+	})
+}

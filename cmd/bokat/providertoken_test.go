@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,5 +47,43 @@ func TestProviderTokenCreate(t *testing.T) {
 		if _, err := create(args...); err == nil {
 			t.Errorf("%s: create succeeded", name)
 		}
+	}
+}
+
+// A token made by the command works on serve's provider API, for its
+// provider only.
+func TestProviderTokenOnServe(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	baseURL, partnerToken, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, nil)
+	defer stop()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"provider", "token", "create", "prv_sthlm_vvs_1", "--scopes", "all",
+		"--database", dbURL}, getenvFrom(nil), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	get := func(token string) (int, string) {
+		req, _ := http.NewRequest("GET", baseURL+"/v1/provider/hours", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	if status, body := get(created.Token); status != 200 || !strings.Contains(body, `"provider_id":"prv_sthlm_vvs_1"`) ||
+		!strings.Contains(body, `"08:00-17:00"`) {
+		t.Errorf("own hours: %d %s", status, body)
+	}
+	if status, body := get(partnerToken); status != 403 || !strings.Contains(body, "insufficient_scope") {
+		t.Errorf("a partner token on the provider API: %d %s", status, body)
 	}
 }

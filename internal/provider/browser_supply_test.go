@@ -2,14 +2,17 @@ package provider_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"bokat"
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 	"bokat/internal/web/webtest"
 )
 
@@ -79,6 +82,17 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		if v := webtest.Get(t, ctx, "Wednesday's field", chromedp.Value(chromedp.ID("hours_wednesday"))); v != "10:00-12:00, 13:00-15:00" {
 			t.Errorf("Wednesday's field reads %q after saving", v)
 		}
+		stored := func() bokat.ProviderSupply {
+			t.Helper()
+			p, err := db.ReadProviderSupply(context.Background(), providerA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		if got := fmt.Sprint(supply.HoursEntries(stored().Hours)["wednesday"]); got != "[10:00-12:00 13:00-15:00]" {
+			t.Errorf("store: Wednesday's hours %s", got)
+		}
 		if starts, _ := s.slots(t, providerA, "113 45", "2026-03-11"); len(starts) == 0 || starts[0] != "2026-03-11 10:00" {
 			t.Errorf("search: A's slots on a Wednesday after the change: %v", starts)
 		}
@@ -94,6 +108,9 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "change a price", chromedp.SetValue(chromedp.ID("price_vvs_install_faucet_standard"), "2190"),
 			chromedp.Click(chromedp.ID("prices-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		check("prices-saved-en", "The prices are saved.")
+		if offer, _ := stored().Service("vvs_install_faucet_standard"); offer.PriceSEK != 2190 {
+			t.Errorf("store: the faucet's price %d", offer.PriceSEK)
+		}
 		if _, prices := s.slots(t, providerA, "113 45", "2026-03-06"); len(prices) == 0 || prices[0] != 2190 {
 			t.Errorf("search: A's price after the change: %v", prices)
 		}
@@ -103,6 +120,9 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "change the postcodes", chromedp.SetValue(chromedp.ID("postcodes"), "113\n116 45"),
 			chromedp.Click(chromedp.ID("postcodes-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		check("postcodes-saved", "Postnumren är sparade.", "113\u00a000–113\u00a099, 116\u00a045")
+		if got := fmt.Sprint(supply.PostcodeEntries(stored().Postcodes)); got != "[113 11645]" {
+			t.Errorf("store: postcodes %s", got)
+		}
 		if s.offered(t, providerA, "114 45", "2026-03-06") || !s.offered(t, providerA, "116 45", "2026-03-06") {
 			t.Error("search: A's postcodes after the change")
 		}

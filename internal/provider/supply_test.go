@@ -442,3 +442,57 @@ func TestConcurrentChangesOfOneProvider(t *testing.T) {
 		}
 	})
 }
+
+// A date closed, or a pause set, after an option was issued makes its
+// confirmation fail with booking_option_unavailable: confirmation reads
+// the provider's dates and pause, not only search.
+func TestClosedDayAndPauseFailEarlierOptions(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newSupplyEnv(t, db)
+		ctx := context.Background()
+		owner, _ := e.signIn(t, nil, providerA, "agare@vvs-ett.se", provider.Owner)
+		life, err := booking.NewLifecycle(booking.LifecycleConfig{Store: sqlstore.Bind[booking.Tx](db), Catalog: e.cat,
+			Keys: e.keys, Now: e.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		option := func(day string) booking.Option {
+			t.Helper()
+			res, err := e.search.Search(ctx, booking.Query{VerticalID: "vvs", JobTypeID: "install_faucet", Postcode: "113 45",
+				PreferredTimeText: day, Locale: "sv-SE"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range res.Options {
+				if o.Provider.ID == providerA {
+					return o
+				}
+			}
+			t.Fatalf("no option of A on %s", day)
+			return booking.Option{}
+		}
+		principal := bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: "pc_1"}
+		confirm := func(o booking.Option, key string) error {
+			in := booking.ConfirmInput{OptionID: o.ID,
+				Customer:         bokat.BookingContact{FirstName: "Greta", LastName: "Gåsfot", Phone: "+46701234567", Email: "greta@example.se"},
+				ServiceLocation:  booking.Location{Address: "Drottninggatan 1", Postcode: "113 45"},
+				ConsentConfirmed: true, TermsAccepted: true, TermsVersion: o.Claims.TermsVersion, TermsAcceptedAt: o.Claims.IssuedAt}
+			_, _, err := life.Confirm(ctx, principal, in, idem.Key{Owner: principal.OwnerKey(), Operation: booking.OpConfirm, Key: key}, key,
+				func(b bokat.Booking) (idem.Outcome, error) { return idem.Outcome{Body: []byte(`{}`)}, nil })
+			return err
+		}
+		onClosedDay, duringPause := option("2026-03-04"), option("2026-03-05")
+		if err := e.sup.SetDay(ctx, owner, provider.DayInput{Date: "2026-03-04", Closed: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sup.Pause(ctx, owner, "2026-03-06"); err != nil {
+			t.Fatal(err)
+		}
+		for name, o := range map[string]booking.Option{"closed day": onClosedDay, "pause": duringPause} {
+			var be *bokat.Error
+			if err := confirm(o, name); !errors.As(err, &be) || be.Code != bokat.CodeBookingOptionUnavailable {
+				t.Errorf("%s: confirm = %v, want booking_option_unavailable", name, err)
+			}
+		}
+	})
+}

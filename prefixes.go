@@ -37,6 +37,7 @@ const (
 // Secret prefixes.
 const (
 	PartnerTokenPrefix      = "bkp_"
+	ProviderTokenPrefix     = "bkv_" // the provider API's tokens
 	AccessTokenPrefix       = "bka_"
 	AuthorizationCodePrefix = "bkc_"
 	ClientSecretPrefix      = "bks_"
@@ -62,5 +63,5 @@ func IDPrefixes() []string {
 // legacy refresh token prefix, which only verification still accepts).
 func SecretPrefixes() []string {
 	return []string{PartnerTokenPrefix, AccessTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
-		RefreshTokenPrefix, WebhookSecretPrefix}
+		RefreshTokenPrefix, WebhookSecretPrefix, ProviderTokenPrefix}
 }

@@ -56,6 +56,42 @@ func ParseScopes(list string) ([]Scope, error) {
 	return out, nil
 }
 
+// The provider API's scopes: held only by provider tokens, never by a
+// partner or an OAuth client (docs/providers.md, "Provider API").
+const (
+	ScopeProviderBookingsRead  Scope = "provider.bookings.read"
+	ScopeProviderBookingsWrite Scope = "provider.bookings.write"
+	ScopeProviderCalendarWrite Scope = "provider.calendar.write"
+	ScopeProviderSupplyWrite   Scope = "provider.supply.write"
+)
+
+// ProviderScopes lists the provider API's scopes.
+func ProviderScopes() []Scope {
+	return []Scope{ScopeProviderBookingsRead, ScopeProviderBookingsWrite, ScopeProviderCalendarWrite, ScopeProviderSupplyWrite}
+}
+
+// ParseProviderScopes reads a comma- or space-separated list of provider
+// scopes; "all" means every one.
+func ParseProviderScopes(list string) ([]Scope, error) {
+	fields := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(fields) == 1 && fields[0] == "all" {
+		return ProviderScopes(), nil
+	}
+	var out []Scope
+	for _, f := range fields {
+		if !slices.Contains(ProviderScopes(), Scope(f)) {
+			return nil, Errorf(CodeValidationFailed, "unknown provider scope: %s", f)
+		}
+		if !slices.Contains(out, Scope(f)) {
+			out = append(out, Scope(f))
+		}
+	}
+	if len(out) == 0 {
+		return nil, Errorf(CodeValidationFailed, "no scopes given")
+	}
+	return out, nil
+}
+
 // PrincipalKind says how a caller authenticated.
 type PrincipalKind string
 
@@ -64,6 +100,9 @@ const (
 	PrincipalAnonymous PrincipalKind = "anonymous"
 	PrincipalPartner   PrincipalKind = "partner"
 	PrincipalOAuth     PrincipalKind = "oauth"
+	// PrincipalProvider is a provider's own system with a provider token:
+	// it acts for ProviderID only, with the provider scopes.
+	PrincipalProvider PrincipalKind = "provider"
 	// PrincipalDevelopment is the caller admitted without a credential when
 	// the server runs with --auth-optional (development only).
 	PrincipalDevelopment PrincipalKind = "development"
@@ -88,6 +127,8 @@ type Principal struct {
 	UserID string
 	Scopes []Scope
 	Form   CredentialForm
+	// ProviderID is the provider a provider token acts for.
+	ProviderID string
 	// Audience is the resource an OAuth access token was issued for (RFC
 	// 8707); empty for partner and development principals, which are valid
 	// on every surface.
@@ -109,7 +150,7 @@ func (p Principal) Has(s Scope) bool { return slices.Contains(p.Scopes, s) }
 
 // Authenticated reports whether the caller presented a valid credential.
 func (p Principal) Authenticated() bool {
-	return p.Kind == PrincipalPartner || p.Kind == PrincipalOAuth || p.Kind == PrincipalDevelopment
+	return p.Kind == PrincipalPartner || p.Kind == PrincipalOAuth || p.Kind == PrincipalDevelopment || p.Kind == PrincipalProvider
 }
 
 // OwnerKey identifies the owner of resources the principal creates: the

@@ -97,6 +97,12 @@ type ProviderSupply struct {
 	// Calendars are the provider's own calendars to subscribe to (the
 	// supply file's calendars); the supply tables do not hold them.
 	Calendars []CalendarSubscription
+	// DayHours replace the weekly hours on single dates (the provider sets
+	// them on its pages or through its API; a supply file has none).
+	DayHours []DayHours
+	// PausedUntil is zero, or the instant before which the provider takes
+	// no bookings: no slot starts before it.
+	PausedUntil time.Time
 }
 
 // CalendarSubscription names an iCalendar feed of a provider's own
@@ -105,6 +111,18 @@ type CalendarSubscription struct {
 	URL  string
 	Rule string
 }
+
+// DayHours is a provider's hours on one Europe/Stockholm date ("2026-03-10"),
+// replacing its weekly hours that day: one working range, or for a closed
+// day a single zero range (StartMinute == EndMinute == 0).
+type DayHours struct {
+	Day         string
+	StartMinute int
+	EndMinute   int
+}
+
+// Closed reports whether d closes its day.
+func (d DayHours) Closed() bool { return d.StartMinute == 0 && d.EndMinute == 0 }
 
 // Covers reports whether the provider serves the postcode.
 func (p ProviderSupply) Covers(postcode int) bool {

@@ -298,6 +298,19 @@ func TestOperations(t *testing.T) {
 		{"POST", "/v1/bookings/{booking_id}/reschedule", "rescheduleBooking", false},
 		{"GET", "/v1/capabilities", "getCapabilities", false},
 		{"GET", "/v1/openapi.json", "getOpenAPIDocument", false},
+		{"GET", "/v1/provider/blocks", "listProviderBlocks", false},
+		{"POST", "/v1/provider/blocks", "addProviderBlock", false},
+		{"POST", "/v1/provider/blocks/{block_id}/remove", "removeProviderBlock", false},
+		{"GET", "/v1/provider/bookings", "listProviderBookings", false},
+		{"GET", "/v1/provider/bookings/{booking_id}", "getProviderBooking", false},
+		{"POST", "/v1/provider/bookings/{booking_id}/acknowledge", "acknowledgeProviderBooking", false},
+		{"POST", "/v1/provider/bookings/{booking_id}/cancel", "cancelProviderBooking", false},
+		{"POST", "/v1/provider/bookings/{booking_id}/flag", "flagProviderBooking", false},
+		{"GET", "/v1/provider/hours", "getProviderHours", false},
+		{"PUT", "/v1/provider/hours", "putProviderHours", false},
+		{"PUT", "/v1/provider/pause", "putProviderPause", false},
+		{"PUT", "/v1/provider/postcodes", "putProviderPostcodes", false},
+		{"PUT", "/v1/provider/prices", "putProviderPrices", false},
 		{"POST", "/v1/requests", "createRequest", false},
 		{"GET", "/v1/webhook-endpoints", "listWebhookEndpoints", false},
 		{"POST", "/v1/webhook-endpoints", "createWebhookEndpoint", false},
@@ -326,6 +339,7 @@ func TestDocumentDeclarations(t *testing.T) {
 	}
 	partner := []string{"partnerBearer", "partnerHeader"}
 	all := []string{"oauth2", "partnerBearer", "partnerHeader"}
+	prov := []string{"providerBearer"}
 	wantSecurity := map[string]security{
 		"getCapabilities":             {true, all, "service.capabilities.read"},
 		"searchBookingOptions":        {true, all, "service.bookings.search"},
@@ -349,6 +363,19 @@ func TestDocumentDeclarations(t *testing.T) {
 		"legacyConfirmBooking":        {false, partner, "service.bookings.confirm"},
 		"legacyGetBookingStatus":      {false, partner, "service.bookings.read"},
 		"legacyCreateRequest":         {false, partner, "service.requests.create"},
+		"listProviderBookings":        {false, prov, "provider.bookings.read"},
+		"getProviderBooking":          {false, prov, "provider.bookings.read"},
+		"acknowledgeProviderBooking":  {false, prov, "provider.bookings.write"},
+		"flagProviderBooking":         {false, prov, "provider.bookings.write"},
+		"cancelProviderBooking":       {false, prov, "provider.bookings.write"},
+		"listProviderBlocks":          {false, prov, "provider.calendar.write"},
+		"addProviderBlock":            {false, prov, "provider.calendar.write"},
+		"removeProviderBlock":         {false, prov, "provider.calendar.write"},
+		"getProviderHours":            {false, prov, "provider.supply.write"},
+		"putProviderHours":            {false, prov, "provider.supply.write"},
+		"putProviderPrices":           {false, prov, "provider.supply.write"},
+		"putProviderPostcodes":        {false, prov, "provider.supply.write"},
+		"putProviderPause":            {false, prov, "provider.calendar.write"},
 	}
 	wantStatuses := map[string][]string{
 		"getCapabilities":             {"200"},
@@ -373,6 +400,19 @@ func TestDocumentDeclarations(t *testing.T) {
 		"legacyConfirmBooking":        {"200", "201", "400", "401", "409", "429", "503"},
 		"legacyGetBookingStatus":      {"200", "401"},
 		"legacyCreateRequest":         {"201", "400", "401", "429", "503"},
+		"listProviderBookings":        {"200", "400", "401", "403"},
+		"getProviderBooking":          {"200", "401", "403", "404"},
+		"acknowledgeProviderBooking":  {"200", "400", "401", "403", "404", "409", "429"},
+		"flagProviderBooking":         {"200", "400", "401", "403", "404", "409", "429"},
+		"cancelProviderBooking":       {"200", "400", "401", "403", "404", "409", "429"},
+		"listProviderBlocks":          {"200", "401", "403"},
+		"addProviderBlock":            {"200", "400", "401", "403", "404", "409", "429"},
+		"removeProviderBlock":         {"200", "400", "401", "403", "404", "409", "429"},
+		"getProviderHours":            {"200", "401", "403"},
+		"putProviderHours":            {"200", "400", "401", "403", "404", "409", "429"},
+		"putProviderPrices":           {"200", "400", "401", "403", "404", "409", "429"},
+		"putProviderPostcodes":        {"200", "400", "401", "403", "404", "409", "429"},
+		"putProviderPause":            {"200", "400", "401", "403", "404", "409", "429"},
 	}
 	for path, item := range c.doc.Paths.Map() {
 		for method, o := range item.Operations() {

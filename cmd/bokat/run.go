@@ -78,8 +78,10 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 			return runProviderAudit(ctx, rest[1:], e)
 		case len(rest) > 0 && rest[0] == "calendar":
 			return runProviderCalendar(ctx, rest[1:], e)
+		case len(rest) > 1 && rest[0] == "token" && rest[1] == "create":
+			return runProviderTokenCreate(ctx, rest[2:], e)
 		}
-		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | calendar add|list|remove|rule ...", errUsage)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | calendar add|list|remove|rule ... | token create PROVIDER_ID --scopes LIST|all", errUsage)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":

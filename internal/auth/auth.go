@@ -27,6 +27,8 @@ import (
 const (
 	PartnerTokenPrefix = bokat.PartnerTokenPrefix
 	AccessTokenPrefix  = bokat.AccessTokenPrefix
+	// ProviderTokenPrefix starts the provider API's tokens; no id uses it.
+	ProviderTokenPrefix = bokat.ProviderTokenPrefix
 )
 
 // MinPepperBytes is the least length of the token-hashing pepper.
@@ -71,9 +73,39 @@ type AccessTokenVerifier interface {
 
 // Authenticator turns request credentials into a Principal.
 type Authenticator struct {
-	hasher   *Hasher
-	partners Store
-	access   AccessTokenVerifier
+	hasher    *Hasher
+	partners  Store
+	access    AccessTokenVerifier
+	providers ProviderTokenStore
+}
+
+// WithProviderTokens lets a verify provider tokens (prefix
+// ProviderTokenPrefix) against the store; without it they are refused.
+func (a *Authenticator) WithProviderTokens(st ProviderTokenStore) *Authenticator {
+	a.providers = st
+	return a
+}
+
+const providerTokenHashDomain = "provider-token"
+
+// CreateProviderToken creates a provider API token for the provider with
+// the provider scopes, and returns its id and the token, which is shown to
+// the operator once and stored only as its keyed hash.
+func (a *Authenticator) CreateProviderToken(ctx context.Context, providerID, name string, scopes []bokat.Scope, now time.Time) (id, token string, err error) {
+	if a.providers == nil {
+		return "", "", errors.New("provider tokens are not configured")
+	}
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", "", err
+	}
+	id = "pt_" + strings.ReplaceAll(u.String(), "-", "")
+	token = NewSecret(ProviderTokenPrefix)
+	t := ProviderToken{ID: id, ProviderID: providerID, Name: name, Scopes: scopes, CreatedAt: now}
+	if err := a.providers.CreateProviderToken(ctx, t, a.hasher.Hash(providerTokenHashDomain, token)); err != nil {
+		return "", "", fmt.Errorf("store provider token: %w", err)
+	}
+	return id, token, nil
 }
 
 // NewAuthenticator returns an Authenticator verifying OAuth access tokens
@@ -172,6 +204,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, aud b
 		}
 		p.Form = form
 		return p, nil
+	}
+	if strings.HasPrefix(token, ProviderTokenPrefix) && len(token) <= 200 && a.providers != nil {
+		t, err := a.providers.ProviderTokenByHash(ctx, a.hasher.Hash(providerTokenHashDomain, token))
+		if errors.Is(err, bokat.ErrNotFound) {
+			return bokat.Principal{}, fmt.Errorf("%w: unknown or revoked token", ErrInvalidCredential)
+		}
+		if err != nil {
+			return bokat.Principal{}, err
+		}
+		return bokat.Principal{Kind: bokat.PrincipalProvider, ClientID: t.ID, ProviderID: t.ProviderID, Scopes: t.Scopes, Form: form}, nil
 	}
 	if !strings.HasPrefix(token, PartnerTokenPrefix) || len(token) > 200 {
 		return bokat.Principal{}, fmt.Errorf("%w: unrecognised token", ErrInvalidCredential)

@@ -25,3 +25,24 @@ type PartnerClient struct {
 	Scopes    []bokat.Scope
 	CreatedAt time.Time
 }
+
+// ProviderTokenStore is what provider token authentication needs of the
+// database.
+type ProviderTokenStore interface {
+	// CreateProviderToken stores a provider token with the keyed hash of
+	// its secret; an unknown provider is bokat.ErrNotFound.
+	CreateProviderToken(ctx context.Context, t ProviderToken, tokenHash string) error
+	// ProviderTokenByHash returns the unrevoked provider token with the
+	// hash, or bokat.ErrNotFound.
+	ProviderTokenByHash(ctx context.Context, tokenHash string) (ProviderToken, error)
+}
+
+// ProviderToken is a provider API credential's record: which provider it
+// acts for and with which provider scopes. The secret is never stored.
+type ProviderToken struct {
+	ID         string
+	ProviderID string
+	Name       string
+	Scopes     []bokat.Scope
+	CreatedAt  time.Time
+}

@@ -252,7 +252,7 @@ func (w *searchWalk) plan(p *providerEntry) plan {
 	job := w.job
 	offer, _ := p.supply.Service(job.svc.ID)
 	pl := plan{p: p, offer: offer, duration: JobDuration(*job.svc, offer, job.quantity),
-		earliest: job.now.Add(time.Duration(p.supply.MinNoticeMinutes) * time.Minute),
+		earliest: maxTime(job.now.Add(time.Duration(p.supply.MinNoticeMinutes)*time.Minute), p.supply.PausedUntil),
 		horizon:  w.horizon(p.supply.HorizonDays)}
 	pl.from, pl.to = w.window.Start, minTime(w.window.End, pl.horizon)
 	return pl
@@ -438,7 +438,8 @@ type dayTemplate struct {
 // with the same hours share it, so a search computes wall-clock slot times
 // once per pattern and day instead of once per provider and day.
 func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily, starts schedule.ClockRange, d schedule.Date) *dayTemplate {
-	k := templateKey{hours: p.hoursKey, duration: duration, daily: daily, starts: starts, day: d}
+	hours, key := p.hoursOn(d)
+	k := templateKey{hours: key, duration: duration, daily: daily, starts: starts, day: d}
 	s.tmplMu.Lock()
 	t, ok := s.templates[k]
 	s.tmplMu.Unlock()
@@ -446,7 +447,7 @@ func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily, st
 		return t
 	}
 	t = &dayTemplate{}
-	for _, iv := range schedule.Slots(schedule.SlotParams{Hours: p.hours, From: d.At(0), To: d.AddDays(1).At(0),
+	for _, iv := range schedule.Slots(schedule.SlotParams{Hours: hours, From: d.At(0), To: d.AddDays(1).At(0),
 		Duration: duration, Step: s.step, Daily: daily, Starts: starts}) {
 		t.slots = append(t.slots, newRankSlot(iv))
 	}

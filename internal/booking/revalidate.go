@@ -105,7 +105,10 @@ func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims
 	if c.SlotEnd.After(now.In(schedule.Stockholm()).AddDate(0, 0, p.HorizonDays)) {
 		return optionUnavailable("the slot is beyond the provider's booking horizon")
 	}
-	if !withinHours(p.Hours, c.SlotStart, c.SlotEnd) {
+	if c.SlotStart.Before(p.PausedUntil) {
+		return optionUnavailable("the provider takes no bookings until " + p.PausedUntil.In(schedule.Stockholm()).Format("2006-01-02"))
+	}
+	if !withinHours(p, c.SlotStart, c.SlotEnd) {
 		return optionUnavailable("the slot is outside the provider's working hours or on a day off")
 	}
 	busy, err := tx.BusyEntries(ctx, []string{c.ProviderID}, c.SlotStart, c.SlotEnd)
@@ -122,11 +125,21 @@ func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims
 }
 
 // withinHours reports whether [start, end) lies inside one working range of
-// its Stockholm day, and that day is not a day off.
-func withinHours(hours []bokat.WorkingRange, start, end time.Time) bool {
+// its Stockholm day, and that day is not a day off: the provider's hours of
+// that date when it set any, else its weekly hours.
+func withinHours(p bokat.ProviderSupply, start, end time.Time) bool {
 	d := schedule.DateOf(start)
 	if off, _ := schedule.IsNonWorkingDay(d); off {
 		return false
+	}
+	hours := p.Hours
+	if o := dayOverrides(p.DayHours); o != nil {
+		if day, ok := o[d]; ok {
+			hours = nil
+			for _, r := range day.hours[d.Weekday()] {
+				hours = append(hours, bokat.WorkingRange{Weekday: d.Weekday(), StartMinute: r.Start, EndMinute: r.End})
+			}
+		}
 	}
 	for _, h := range hours {
 		if h.Weekday != d.Weekday() {

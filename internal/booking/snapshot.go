@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"bokat"
 	"bokat/internal/schedule"
@@ -28,6 +29,58 @@ type providerEntry struct {
 	// hoursKey identifies the working hours: providers with equal hours
 	// share their day templates (see Search.dayTemplate).
 	hoursKey string
+	// days holds the hours of single dates that replace the weekly hours
+	// (nil for most providers).
+	days map[schedule.Date]dayHours
+}
+
+// dayHours is a provider's hours of one date, as weekly hours with only
+// that date's weekday set, and their key.
+type dayHours struct {
+	hours schedule.WeeklyHours
+	key   string
+}
+
+// dayOverrides indexes a provider's hours of single dates.
+func dayOverrides(rows []bokat.DayHours) map[schedule.Date]dayHours {
+	if len(rows) == 0 {
+		return nil
+	}
+	byDay := map[schedule.Date][]bokat.WorkingRange{}
+	for _, r := range rows {
+		d, ok := parseDay(r.Day)
+		if !ok {
+			continue
+		}
+		if _, seen := byDay[d]; !seen {
+			byDay[d] = nil
+		}
+		if !r.Closed() {
+			byDay[d] = append(byDay[d], bokat.WorkingRange{Weekday: d.Weekday(), StartMinute: r.StartMinute, EndMinute: r.EndMinute})
+		}
+	}
+	out := make(map[schedule.Date]dayHours, len(byDay))
+	for d, ranges := range byDay {
+		out[d] = dayHours{hours: weeklyHours(ranges), key: "day;" + hoursKey(ranges)}
+	}
+	return out
+}
+
+// parseDay reads a date "2026-03-10".
+func parseDay(s string) (schedule.Date, bool) {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return schedule.Date{}, false
+	}
+	return schedule.NewDate(t.Year(), t.Month(), t.Day()), true
+}
+
+// hoursOn returns the working hours of the entry on date d and their key.
+func (e *providerEntry) hoursOn(d schedule.Date) (schedule.WeeklyHours, string) {
+	if o, ok := e.days[d]; ok {
+		return o.hours, o.key
+	}
+	return e.hours, e.hoursKey
 }
 
 func newSnapshot(s Supply) *snapshot {
@@ -36,7 +89,7 @@ func newSnapshot(s Supply) *snapshot {
 		if !p.Active {
 			continue
 		}
-		e := &providerEntry{supply: p, hours: weeklyHours(p.Hours), hoursKey: hoursKey(p.Hours)}
+		e := &providerEntry{supply: p, hours: weeklyHours(p.Hours), hoursKey: hoursKey(p.Hours), days: dayOverrides(p.DayHours)}
 		for _, svc := range p.Services {
 			snap.byService[svc.ServiceID] = append(snap.byService[svc.ServiceID], e)
 		}

@@ -72,6 +72,21 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/recover", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleRecoverWebhookEndpoint},
 		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
 
+		// The provider API: provider tokens only, for their own provider (providerapi.go).
+		{method: http.MethodGet, pattern: "/v1/provider/bookings", auth: authRequired, scope: bokat.ScopeProviderBookingsRead, contract: bookings, rate: rateReads, handler: s.handleProviderBookings},
+		{method: http.MethodGet, pattern: "/v1/provider/bookings/{booking_id}", auth: authRequired, scope: bokat.ScopeProviderBookingsRead, contract: bookings, rate: rateReads, handler: s.handleProviderBooking},
+		{method: http.MethodPost, pattern: "/v1/provider/bookings/{booking_id}/acknowledge", auth: authRequired, scope: bokat.ScopeProviderBookingsWrite, contract: bookings, handler: s.handleProviderAcknowledge},
+		{method: http.MethodPost, pattern: "/v1/provider/bookings/{booking_id}/flag", auth: authRequired, scope: bokat.ScopeProviderBookingsWrite, contract: bookings, handler: s.handleProviderFlag},
+		{method: http.MethodPost, pattern: "/v1/provider/bookings/{booking_id}/cancel", auth: authRequired, scope: bokat.ScopeProviderBookingsWrite, contract: bookings, handler: s.handleProviderCancel},
+		{method: http.MethodGet, pattern: "/v1/provider/blocks", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, rate: rateReads, handler: s.handleProviderBlocks},
+		{method: http.MethodPost, pattern: "/v1/provider/blocks", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderAddBlock},
+		{method: http.MethodPost, pattern: "/v1/provider/blocks/{block_id}/remove", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderRemoveBlock},
+		{method: http.MethodGet, pattern: "/v1/provider/hours", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, rate: rateReads, handler: s.handleProviderHours},
+		{method: http.MethodPut, pattern: "/v1/provider/hours", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutHours},
+		{method: http.MethodPut, pattern: "/v1/provider/prices", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPrices},
+		{method: http.MethodPut, pattern: "/v1/provider/postcodes", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPostcodes},
+		{method: http.MethodPut, pattern: "/v1/provider/pause", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderPause},
+
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},
 		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},

@@ -26,6 +26,7 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/mcp"
+	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/telemetry"
 )
@@ -102,6 +103,9 @@ type Config struct {
 	Bookings *booking.Lifecycle
 	// CalendarFeed serves the providers' iCalendar feeds.
 	CalendarFeed *calfeed.Feed
+	// Providers serves the provider API (nil: its routes answer 404
+	// not_found).
+	Providers *provider.API
 }
 
 // Server serves the API.
@@ -115,6 +119,7 @@ type Server struct {
 	now          func() time.Time
 	contract     Contract
 	catalog      *catalog.Catalog
+	providers    *provider.API
 	auth         *auth.Authenticator
 	store        Store
 	followups    *followup.Service
@@ -173,6 +178,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		now:          cfg.Now,
 		contract:     cfg.Contract,
 		catalog:      cfg.Catalog,
+		providers:    cfg.Providers,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
 		followups:    cfg.Followups,

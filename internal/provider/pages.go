@@ -40,6 +40,9 @@ type PagesConfig struct {
 	// pass.
 	Limiter ratelimit.Limiter
 	Limits  Limits
+	// Supply, when set, serves the supply pages (blocks, hours, prices,
+	// postcodes) through its use cases.
+	Supply *Supply
 }
 
 // Limits are the provider pages' budgets.
@@ -66,6 +69,7 @@ func DefaultLimits() Limits {
 // Pages serves the provider pages under Prefix.
 type Pages struct {
 	svc     *Service
+	supply  *Supply
 	site    *web.Site[Tx]
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -81,7 +85,8 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	layout, err := web.NewLayout(Prefix+"/static/site.css", Prefix+"/", texts, pageTemplates, cfg.Logger)
+	layout, err := web.NewLayout(Prefix+"/static/site.css", Prefix+"/", mergeTexts(texts, supplyTexts),
+		mergePages(pageTemplates, supplyTemplates), cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +104,14 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		Begin:       svc.Begin,
 		End:         svc.EndSession,
 		SignInIntro: "signin_intro",
-		Multiline:   []string{"note", "cancel_notes"},
+		Multiline:   []string{"note", "cancel_notes", "postcodes"},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
-	p := &Pages{svc: svc, site: site, log: cfg.Logger, mux: http.NewServeMux(), mail: cfg.Mail,
+	p := &Pages{svc: svc, supply: cfg.Supply, site: site, log: cfg.Logger, mux: http.NewServeMux(), mail: cfg.Mail,
 		baseURL: strings.TrimRight(cfg.BaseURL, "/")}
 	p.routes()
+	if p.supply != nil {
+		p.supplyRoutes()
+	}
 	return p, nil
 }
 
@@ -162,6 +170,9 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 			{URL: Prefix + "/bookings", Label: pg.T["nav_bookings"]},
 			{URL: Prefix + "/bookings?view=past", Label: pg.T["nav_past"]},
 			{URL: Prefix + "/team", Label: pg.T["nav_team"]},
+		}
+		if p.supply != nil {
+			pg.Nav = append(pg.Nav, supplyNav(pg)...)
 		}
 		h(w, r, u, pg)
 	}))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bokat/internal/auth"
+	"bokat/internal/catalog"
 	"bokat/internal/notify"
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
@@ -91,6 +92,7 @@ type pagesEnv struct {
 	mail   *mailbox
 	srv    *httptest.Server
 	st     sqlstore.Bound[provider.Tx]
+	sup    *provider.Supply
 }
 
 // newPagesEnv serves the pages as serve does, with a change of the
@@ -102,7 +104,13 @@ func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConf
 	if err != nil {
 		t.Fatal(err)
 	}
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sup = provider.NewSupply(sqlstore.Bind[provider.SupplyTx](db), cat, e.clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cfg := provider.PagesConfig{
+		Supply:  e.sup,
 		BaseURL: "http://127.0.0.1", Store: e.st, Hasher: hasher, Sender: e.sender, Mail: e.mail,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: e.clock.Now,
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: provider.DefaultLimits(),

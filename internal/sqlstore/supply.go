@@ -118,7 +118,7 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 		return nil, err
 	}
 	for _, read := range []func(context.Context, Reader, providerFilter, map[string]*bokat.ProviderSupply) error{
-		readProviderPostcodes, readProviderServices, readProviderHours,
+		readProviderPostcodes, readProviderServices, readProviderHours, readProviderDayHours,
 	} {
 		if err := read(ctx, q, f, byID); err != nil {
 			return nil, err
@@ -130,6 +130,7 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 		// Lists built by append hold up to twice their length; a search
 		// keeps the supply for as long as it is current.
 		p.Postcodes, p.Services, p.Hours = slices.Clone(p.Postcodes), slices.Clone(p.Services), slices.Clone(p.Hours)
+		p.DayHours = slices.Clone(p.DayHours)
 		out = append(out, *p)
 	}
 	return out, nil
@@ -174,11 +175,17 @@ func readProviders(ctx context.Context, q Reader, f providerFilter) (map[string]
 	byID := map[string]*bokat.ProviderSupply{}
 	var order []string
 	err := eachRow(ctx, q, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
-		horizon_days FROM providers`+f.byID+` ORDER BY id`, f.args, func(scan func(...any) error) error {
-		var p bokat.ProviderSupply
+		horizon_days, paused_until FROM providers`+f.byID+` ORDER BY id`, f.args, func(scan func(...any) error) error {
+		var (
+			p      bokat.ProviderSupply
+			paused int64
+		)
 		if err := scan(&p.ID, &p.Name, &p.City, &p.RatingLabel, &p.Email, &p.Phone, &p.Active,
-			&p.MinNoticeMinutes, &p.HorizonDays); err != nil {
+			&p.MinNoticeMinutes, &p.HorizonDays, &paused); err != nil {
 			return err
+		}
+		if paused != 0 {
+			p.PausedUntil = FromMillis(paused)
 		}
 		byID[p.ID] = &p
 		order = append(order, p.ID)

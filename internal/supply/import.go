@@ -3,6 +3,9 @@ package supply
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"bokat"
@@ -12,6 +15,10 @@ import (
 // Result says what an import did, by provider id.
 type Result struct {
 	Created, Updated, Unchanged []string
+	// Kept names, per provider that manages some of its supply itself, the
+	// field groups (GroupHours, ...) the import kept as stored instead of
+	// taking the file's.
+	Kept map[string][]string
 }
 
 // Changed reports whether the import wrote anything.
@@ -20,14 +27,19 @@ func (r Result) Changed() bool { return len(r.Created)+len(r.Updated) > 0 }
 // String summarizes r: "16 providers: 2 created, 1 updated, 13 unchanged".
 func (r Result) String() string {
 	n := len(r.Created) + len(r.Updated) + len(r.Unchanged)
-	return fmt.Sprintf("%d providers: %d created, %d updated, %d unchanged", n, len(r.Created), len(r.Updated), len(r.Unchanged))
+	out := fmt.Sprintf("%d providers: %d created, %d updated, %d unchanged", n, len(r.Created), len(r.Updated), len(r.Unchanged))
+	for _, id := range slices.Sorted(maps.Keys(r.Kept)) {
+		out += fmt.Sprintf("\n  %s manages its own %s: kept as stored, not taken from the file", id, strings.Join(r.Kept[id], ", "))
+	}
+	return out
 }
 
 // Import parses and validates a supply file and stores it in one
 // transaction: each provider of the file, with its postcodes, services,
 // hours and blocked periods, replaces what the store holds for that provider
 // id. Providers the file does not name are left as they are (set
-// `active: false` to withdraw one). Nothing is written when the file has any
+// `active: false` to withdraw one). A field group a provider manages itself
+// (see Groups) is kept as stored, and Result.Kept says so. Nothing is written when the file has any
 // problem; the error is then *Errors. Importing the same file twice changes
 // nothing the second time.
 func Import(ctx context.Context, st Store, cat *catalog.Catalog, name string, data []byte, now time.Time) (Result, error) {
@@ -44,7 +56,12 @@ func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.
 	var res Result
 	err := st.InTx(ctx, func(tx Tx) error {
 		res = Result{}
-		outcomes, err := tx.PutSupply(ctx, providers, now)
+		merged, kept, err := keepManaged(ctx, tx, providers)
+		if err != nil {
+			return err
+		}
+		res.Kept = kept
+		outcomes, err := tx.PutSupply(ctx, merged, now)
 		if err != nil {
 			return fmt.Errorf("store the providers: %w", err)
 		}
@@ -59,10 +76,62 @@ func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.
 				res.Unchanged = append(res.Unchanged, id)
 			}
 		}
-		return nil
+		// A created provider's history starts with its row; a change of an
+		// existing one is the operator's, recorded like a provider user's.
+		notes := map[string]string{}
+		for id, groups := range kept {
+			notes[id] = "kept=" + strings.Join(groups, ",")
+		}
+		return tx.AuditImport(ctx, res.Updated, name, notes, now)
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	return res, nil
+}
+
+// keepManaged returns the providers with each field group their stored
+// provider manages replaced by the stored group, and the groups kept per
+// provider. providers itself is not modified.
+func keepManaged(ctx context.Context, tx Tx, providers []bokat.ProviderSupply) ([]bokat.ProviderSupply, map[string][]string, error) {
+	ids := make([]string, len(providers))
+	for i, p := range providers {
+		ids[i] = p.ID
+	}
+	managed, err := tx.ManagedGroups(ctx, ids)
+	if err != nil || len(managed) == 0 {
+		return providers, nil, err
+	}
+	out := slices.Clone(providers)
+	kept := map[string][]string{}
+	for i, p := range out {
+		groups := managed[p.ID]
+		if len(groups) == 0 {
+			continue
+		}
+		stored, err := tx.ProviderSupply(ctx, p.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the stored supply of %s: %w", p.ID, err)
+		}
+		out[i] = KeepGroups(p, stored, groups)
+		kept[p.ID] = groups
+	}
+	return out, kept, nil
+}
+
+// KeepGroups returns p with the field groups given taken from stored.
+func KeepGroups(p, stored bokat.ProviderSupply, groups []string) bokat.ProviderSupply {
+	for _, g := range groups {
+		switch g {
+		case GroupHours:
+			p.Hours, p.MinNoticeMinutes, p.HorizonDays = stored.Hours, stored.MinNoticeMinutes, stored.HorizonDays
+		case GroupPrices:
+			p.Services = stored.Services
+		case GroupPostcodes:
+			p.Postcodes = stored.Postcodes
+		case GroupBlocks:
+			p.Blocked = stored.Blocked
+		}
+	}
+	return p
 }

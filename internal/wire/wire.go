@@ -150,6 +150,8 @@ type UseCases struct {
 	Auth      *auth.Authenticator
 	// ProviderPages serves /provider/; built with Options.Provider only.
 	ProviderPages *provider.Pages
+	// Providers are the provider API's use cases.
+	Providers *provider.API
 	// Relay and Dispatcher deliver webhooks; built with Options.Heartbeats
 	// only.
 	Relay      *outbox.Relay
@@ -171,6 +173,9 @@ func (u *UseCases) Build(b Base, o Options) error {
 	if u.Webhooks == nil {
 		u.webhooks(b, o)
 	}
+	if u.Providers == nil {
+		u.Providers = provider.NewAPI(sqlstore.Bind[provider.Tx](b.Store), sqlstore.Bind[provider.SupplyTx](b.Store), b.Catalog, b.Now, b.Log)
+	}
 	if err := u.providerPages(b, o); err != nil {
 		return err
 	}
@@ -187,6 +192,9 @@ func (u *UseCases) providerPages(b Base, o Options) error {
 	c.BaseURL, c.Production, c.Store, c.Hasher, c.Logger = o.BaseURL, o.Production, sqlstore.Bind[provider.Tx](b.Store), b.Keys.Hasher, b.Log
 	if c.Now == nil {
 		c.Now = b.Now
+	}
+	if c.Supply == nil {
+		c.Supply = provider.NewSupply(sqlstore.Bind[provider.SupplyTx](b.Store), b.Catalog, c.Now, b.Log)
 	}
 	pages, err := provider.NewPages(c)
 	if err != nil {
@@ -268,7 +276,7 @@ func (u *UseCases) signIn(b Base, o Options) error {
 		}
 	}
 	if u.Auth == nil {
-		u.Auth = auth.NewAuthenticator(b.Keys.Hasher, b.Store, verifier)
+		u.Auth = auth.NewAuthenticator(b.Keys.Hasher, b.Store, verifier).WithProviderTokens(b.Store)
 	}
 	return nil
 }
@@ -341,6 +349,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		WebhookAllowPrivate: o.WebhookAllowPrivate,
 		OAuth:               u.OAuth,
 		ProviderPages:       u.providerHandler(),
+		Providers:           u.Providers,
 
 		Metrics:        ops.Metrics,
 		ServeMetrics:   o.ServeMetrics,

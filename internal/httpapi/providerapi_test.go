@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+const (
+	apiProviderA = "prv_sthlm_vvs_1"
+	apiProviderB = "prv_sthlm_vvs_2"
+)
+
+// providerToken creates a provider token with every provider scope.
+func (e *testEnv) providerToken(providerID string) string {
+	e.t.Helper()
+	_, token, err := e.authn.CreateProviderToken(context.Background(), providerID, "test", bokat.ProviderScopes(), time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !strings.HasPrefix(token, "bkv_") {
+		e.t.Fatalf("token %q lacks the provider prefix", token[:4])
+	}
+	return token
+}
+
+// providerCall is one provider API route as the matrix calls it.
+type providerCall struct {
+	method, pattern string
+	path            func() string
+	body            any
+	// others is what another provider's token gets: 404 for an object of
+	// provider A, 200 for its own collection.
+	others int
+}
+
+// TestProviderAPIAuthorization calls every provider API route with no
+// credential, a partner token, another provider's token and the
+// provider's own token, and checks each answer.
+func TestProviderAPIAuthorization(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newTestEnv(t, db).withDemoSupply()
+		own, other := e.providerToken(apiProviderA), e.providerToken(apiProviderB)
+		start := time.Now().Add(72 * time.Hour).Truncate(time.Hour)
+		sqlstoretest.InsertBookingEntry(t, db, apiProviderA, "bk_api_a", start, start.Add(time.Hour))
+		day := schedule.DateOf(time.Now()).AddDays(20).String()
+		var blockID string
+		booking := func(suffix string) func() string {
+			return func() string { return "/v1/provider/bookings/bk_api_a" + suffix }
+		}
+		fixed := func(p string) func() string { return func() string { return p } }
+		calls := []providerCall{
+			{"GET", "/v1/provider/bookings", fixed("/v1/provider/bookings"), nil, 200},
+			{"GET", "/v1/provider/bookings/{booking_id}", booking(""), nil, 404},
+			{"POST", "/v1/provider/bookings/{booking_id}/acknowledge", booking("/acknowledge"), map[string]any{}, 404},
+			{"POST", "/v1/provider/bookings/{booking_id}/flag", booking("/flag"), map[string]any{"note": "Porten har ny kod."}, 404},
+			{"GET", "/v1/provider/blocks", fixed("/v1/provider/blocks"), nil, 200},
+			{"POST", "/v1/provider/blocks", fixed("/v1/provider/blocks"), map[string]any{"kind": "days", "from": day}, 200},
+			{"POST", "/v1/provider/blocks/{block_id}/remove", func() string { return "/v1/provider/blocks/" + blockID + "/remove" }, map[string]any{}, 404},
+			{"GET", "/v1/provider/hours", fixed("/v1/provider/hours"), nil, 200},
+			{"PUT", "/v1/provider/hours", fixed("/v1/provider/hours"), map[string]any{"weekly": map[string]any{"weekdays": []string{"08:00-16:00"}},
+				"min_notice_minutes": 120, "horizon_days": 21}, 200},
+			{"PUT", "/v1/provider/prices", fixed("/v1/provider/prices"), map[string]any{"services": []any{
+				map[string]any{"service_id": "vvs_install_faucet_standard", "price_sek": 1990}}}, 200},
+			{"PUT", "/v1/provider/postcodes", fixed("/v1/provider/postcodes"), map[string]any{"postcodes": []string{"111-118"}}, 200},
+			{"PUT", "/v1/provider/pause", fixed("/v1/provider/pause"), map[string]any{"until": nil}, 200},
+			{"POST", "/v1/provider/bookings/{booking_id}/cancel", booking("/cancel"), map[string]any{"reason": "illness"}, 404},
+		}
+		var covered []string
+		for i, c := range calls {
+			covered = append(covered, c.method+" "+c.pattern)
+			for _, cred := range []struct {
+				name   string
+				header map[string]string
+				want   int
+			}{
+				{"no credential", nil, http.StatusUnauthorized},
+				{"partner token", bearer(e.token), http.StatusForbidden},
+				{"another provider", bearer(other), c.others},
+				{"own provider", bearer(own), http.StatusOK},
+			} {
+				h := map[string]string{}
+				for k, v := range cred.header {
+					h[k] = v
+				}
+				if c.body != nil {
+					h["Idempotency-Key"] = fmt.Sprintf("k-%d-%s", i, cred.name)
+				}
+				res := e.do(request{Method: c.method, Path: c.path(), Body: c.body, Header: h})
+				if res.Status != cred.want {
+					t.Errorf("%s %s with %s: %d, want %d\n%s", c.method, c.pattern, cred.name, res.Status, cred.want, res.Body)
+				}
+				if cred.name == "own provider" && c.method == "POST" && c.pattern == "/v1/provider/blocks" {
+					b, _ := res.JSON["block"].(map[string]any)
+					blockID, _ = b["block_id"].(string)
+				}
+			}
+		}
+		for _, rt := range e.srv.routes() {
+			if strings.HasPrefix(rt.pattern, "/v1/provider/") && !slices.Contains(covered, rt.method+" "+rt.pattern) {
+				t.Errorf("the matrix does not call %s %s", rt.method, rt.pattern)
+			}
+		}
+		// Another provider's writes touched its own supply only.
+		var prices []int64
+		var cancels int
+		if err := db.R().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM provider_audit WHERE provider_id = $1
+			AND action = 'booking.cancelled' AND actor LIKE 'pt_%'`, apiProviderA).Scan(&cancels); err != nil || cancels != 1 {
+			t.Errorf("audit rows of the token's cancel: %d (%v), want 1", cancels, err)
+		}
+		for _, id := range []string{apiProviderA, apiProviderB} {
+			var p int64
+			if err := db.R().QueryRowContext(context.Background(), `SELECT price_sek FROM provider_services
+				WHERE provider_id = $1 AND service_id = 'vvs_install_faucet_standard'`, id).Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			prices = append(prices, p)
+		}
+		if prices[0] != 1990 || prices[1] != 1990 {
+			t.Errorf("faucet prices of A and B after each set its own: %v", prices)
+		}
+	})
+}
+
+func TestProviderAPIWritesAreKeyedAndRefusedClearly(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newTestEnv(t, db).withDemoSupply()
+		own := e.providerToken(apiProviderA)
+		start := schedule.DateOf(time.Now()).AddDays(10).At(10 * 60)
+		sqlstoretest.InsertBookingEntry(t, db, apiProviderA, "bk_api_way", start, start.Add(time.Hour))
+		day := schedule.DateOf(start).String()
+		h := func(key string) map[string]string {
+			m := bearer(own)
+			m["Idempotency-Key"] = key
+			return m
+		}
+
+		res := e.do(request{Method: "POST", Path: "/v1/provider/blocks", Header: h("over"),
+			Body: map[string]any{"kind": "hours", "from": day, "start": "09:00", "end": "12:00"}})
+		if res.Status != http.StatusBadRequest || res.JSON["code"] != "validation_failed" || !strings.Contains(string(res.Body), "bk_api_way") {
+			t.Errorf("a block over a booking: %d %s", res.Status, res.Body)
+		}
+		body := map[string]any{"kind": "hours", "from": day, "start": "13:00", "end": "15:00", "weeks": 3, "note": "Kurs"}
+		first := e.do(request{Method: "POST", Path: "/v1/provider/blocks", Header: h("block-1"), Body: body})
+		again := e.do(request{Method: "POST", Path: "/v1/provider/blocks", Header: h("block-1"), Body: body})
+		b1, _ := first.JSON["block"].(map[string]any)
+		b2, _ := again.JSON["block"].(map[string]any)
+		if first.Status != 200 || again.Status != 200 || b1["block_id"] == nil || b1["block_id"] != b2["block_id"] ||
+			again.Header.Get("Idempotent-Replayed") != "true" || again.JSON["idempotent_replay"] != true {
+			t.Fatalf("a replayed block: %d %s / %d %s", first.Status, first.Body, again.Status, again.Body)
+		}
+		var n int
+		if err := db.R().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM calendar_entries WHERE block_id = $1`,
+			b1["block_id"]).Scan(&n); err != nil || n != 3 {
+			t.Errorf("stored %d occurrences (%v), want 3", n, err)
+		}
+		body["weeks"] = 2
+		if res := e.do(request{Method: "POST", Path: "/v1/provider/blocks", Header: h("block-1"), Body: body}); res.Status != http.StatusConflict {
+			t.Errorf("a key reused for another block: %d %s", res.Status, res.Body)
+		}
+		for name, bad := range map[string]struct {
+			path string
+			body any
+		}{
+			"a flat price given per unit": {"/v1/provider/prices", map[string]any{"services": []any{map[string]any{"service_id": "vvs_install_faucet_standard", "unit_price_sek": 10}}}},
+			"hours backwards":             {"/v1/provider/hours", map[string]any{"weekly": map[string]any{"monday": []string{"17:00-08:00"}}, "min_notice_minutes": 0, "horizon_days": 14}},
+			"not a postcode":              {"/v1/provider/postcodes", map[string]any{"postcodes": []string{"0"}}},
+			"a pause in the past":         {"/v1/provider/pause", map[string]any{"until": "2020-01-01"}},
+			"an unknown field":            {"/v1/provider/postcodes", map[string]any{"postcodes": []string{"113"}, "extra": 1}},
+		} {
+			res := e.do(request{Method: "PUT", Path: bad.path, Header: h("bad-" + name), Body: bad.body})
+			if res.Status != http.StatusBadRequest || res.JSON["code"] != "validation_failed" {
+				t.Errorf("%s: %d %s", name, res.Status, res.Body)
+			}
+		}
+		res = e.do(request{Method: "GET", Path: "/v1/provider/hours", Header: bearer(own)})
+		if weekly, _ := res.JSON["weekly"].(map[string]any); res.Status != 200 || fmt.Sprint(weekly["monday"]) != "[08:00-17:00]" {
+			t.Errorf("hours after refused changes: %d %s", res.Status, res.Body)
+		}
+	})
+}

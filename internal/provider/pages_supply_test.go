@@ -1,0 +1,129 @@
+package provider_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"bokat/internal/provider"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
+	"bokat/internal/web"
+)
+
+// TestSupplyPagesAuthorization calls every supply page and form as the
+// provider's owner, another provider's owner, a caller with a partner token
+// and nobody, and checks each answer and that every write reached the
+// right provider only.
+func TestSupplyPagesAuthorization(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t)
+		own, other, partner, none := e.browser(t), e.browser(t), e.browser(t), e.browser(t)
+		own.signIn(ownerA)
+		other.signIn(ownerB)
+		partner.header.Set("Authorization", "Bearer bkv_providertokenprovidertokenprovider00")
+		ctx := context.Background()
+		userA := provider.User{ID: e.userID(t, providerA, ownerA), ProviderID: providerA}
+		userB := provider.User{ID: e.userID(t, providerB, ownerB), ProviderID: providerB}
+		block, err := e.sup.AddBlock(ctx, userA, provider.BlockInput{WholeDays: true, From: "2026-03-20", Note: "Semester-A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sup.SetDay(ctx, userA, provider.DayInput{Date: "2026-03-23", Closed: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sup.PutPostcodes(ctx, userA, []string{"111-118", "17172"}); err != nil {
+			t.Fatal(err)
+		}
+
+		type want struct {
+			status          int
+			location        string
+			contains, lacks string
+		}
+		signIn := want{status: http.StatusSeeOther, location: "/provider/sign-in"}
+		for _, tc := range []struct {
+			method, path string
+			form         url.Values
+			own, other   want
+		}{
+			{"GET", "/provider/blocks", nil, want{status: 200, contains: "Semester-A"}, want{status: 200, lacks: "Semester-A"}},
+			{"GET", "/provider/hours", nil, want{status: 200, contains: "2026-03-23"}, want{status: 200, lacks: "2026-03-23"}},
+			{"GET", "/provider/prices", nil, want{status: 200, contains: `value="1890"`}, want{status: 200, lacks: `value="1890"`}},
+			{"GET", "/provider/postcodes", nil, want{status: 200, contains: "171 72"}, want{status: 200, lacks: "171 72"}},
+			{"POST", "/provider/blocks/" + block.ID + "/remove", nil,
+				want{status: 303, location: "/provider/blocks?done=block_removed"}, want{status: 404}},
+			{"POST", "/provider/hours/days/2026-03-23/remove", nil,
+				want{status: 303, location: "/provider/hours?done=day_removed"}, want{status: 404}},
+			{"POST", "/provider/blocks", url.Values{"kind": {"days"}, "from": {"2026-03-25"}, "block_note": {"Kurs"}},
+				want{status: 303, location: "/provider/blocks?done=block_added"}, want{status: 303, location: "/provider/blocks?done=block_added"}},
+			{"POST", "/provider/hours", url.Values{"hours_monday": {"08:00-12:00"}, "notice": {"60"}, "horizon": {"30"}},
+				want{status: 303, location: "/provider/hours?done=hours_saved"}, want{status: 303, location: "/provider/hours?done=hours_saved"}},
+			{"POST", "/provider/hours/days", url.Values{"day_date": {"2026-03-24"}, "day_ranges": {"10:00-12:00"}},
+				want{status: 303, location: "/provider/hours?done=day_saved"}, want{status: 303, location: "/provider/hours?done=day_saved"}},
+			{"POST", "/provider/pause", url.Values{"until": {"2026-03-05"}},
+				want{status: 303, location: "/provider/hours?done=pause_saved"}, want{status: 303, location: "/provider/hours?done=pause_saved"}},
+			{"POST", "/provider/prices", url.Values{"price_vvs_install_faucet_standard": {"2190"}},
+				want{status: 303, location: "/provider/prices?done=prices_saved"}, want{status: 303, location: "/provider/prices?done=prices_saved"}},
+			{"POST", "/provider/postcodes", url.Values{"postcodes": {"113"}},
+				want{status: 303, location: "/provider/postcodes?done=postcodes_saved"}, want{status: 303, location: "/provider/postcodes?done=postcodes_saved"}},
+			{"POST", "/provider/prices", url.Values{"price_vvs_install_faucet_standard": {"-5"}},
+				want{status: 400, contains: "services[0].price_sek"}, want{status: 400}},
+		} {
+			for _, who := range []struct {
+				name string
+				b    *browser
+				want want
+			}{{"other", other, tc.other}, {"partner", partner, signIn}, {"none", none, signIn}, {"own", own, tc.own}} {
+				var p page
+				if tc.method == "GET" {
+					p = who.b.get(tc.path)
+				} else {
+					form := url.Values{}
+					for k, v := range tc.form {
+						form[k] = v
+					}
+					p = who.b.post(tc.path, form)
+				}
+				w := who.want
+				if p.status != w.status || w.location != "" && p.location != w.location ||
+					w.contains != "" && !strings.Contains(p.body, w.contains) || w.lacks != "" && strings.Contains(p.body, w.lacks) {
+					t.Errorf("%s %s as %s: %d %q, want %d %q (containing %q, not %q)", tc.method, tc.path, who.name,
+						p.status, p.location, w.status, w.location, w.contains, w.lacks)
+				}
+				if p.status == http.StatusOK {
+					if got := pageHeader(t, who.b, tc.path); got != web.ContentSecurityPolicy {
+						t.Errorf("%s: CSP %q", tc.path, got)
+					}
+				}
+			}
+		}
+		// Each provider's writes changed its own supply only.
+		for _, c := range []struct {
+			u        provider.User
+			postcode string
+		}{{userA, "113"}, {userB, "113"}} {
+			s, err := e.sup.Supply(ctx, c.u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := supply.PostcodeEntries(s.Postcodes); len(got) != 1 || got[0] != c.postcode {
+				t.Errorf("%s's postcodes: %v", c.u.ProviderID, got)
+			}
+			if offer, _ := s.Service("vvs_install_faucet_standard"); offer.PriceSEK != 2190 {
+				t.Errorf("%s's faucet price: %d", c.u.ProviderID, offer.PriceSEK)
+			}
+			if s.PausedUntil.IsZero() || len(s.DayHours) != 1 || s.DayHours[0].Day != "2026-03-24" {
+				t.Errorf("%s's pause %v and dates %v", c.u.ProviderID, s.PausedUntil, s.DayHours)
+			}
+			blocks, err := e.sup.Blocks(ctx, c.u)
+			if err != nil || len(blocks) != 1 || blocks[0].Note != "Kurs" {
+				t.Errorf("%s's blocks: %+v %v", c.u.ProviderID, blocks, err)
+			}
+		}
+	})
+}

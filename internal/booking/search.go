@@ -137,6 +137,10 @@ const (
 	ReasonQuantityOutOfRange  = "quantity_outside_fixed_price_range"
 	ReasonNoCoverage          = "no_provider_covers_postcode"
 	ReasonNoFreeSlot          = "no_free_slot_in_requested_window"
+	// ReasonBeyondHorizon: the window starts after the last time every
+	// candidate takes bookings for; the providers are not busy, they do not
+	// book that far ahead yet.
+	ReasonBeyondHorizon = "requested_window_beyond_booking_horizon"
 )
 
 // Result is the outcome of a search: options, or none with the reason.
@@ -152,6 +156,9 @@ type Result struct {
 	// free times after it (at most three, distinct starts): no provider, no
 	// option, nothing held.
 	NextAvailable []NextSlot
+	// LastBookableDate, with ReasonBeyondHorizon, is the last Stockholm
+	// date any candidate takes bookings for (the date its horizon ends).
+	LastBookableDate schedule.Date
 }
 
 // NextSlot is a free time after an empty window.
@@ -235,6 +242,9 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
 	picks := rankOptions(walk, len(walk.days), s.maxOptions, s.maxPerProvider, s.maxOptions)
 	if len(picks) == 0 {
+		if last, beyond := walk.beyondHorizons(); beyond {
+			return beyondHorizon(res, last), nil
+		}
 		return noFreeSlot(res, walk.nextAvailable(), locale), nil
 	}
 	if res.Options, err = s.issue(walk, picks, q, where, locale); err != nil {
@@ -341,6 +351,17 @@ func noFreeSlot(res Result, next []schedule.Interval, locale string) Result {
 	return fallback{ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking is " +
 		"possible there. You may ask the user for another time and search again, or offer a provider follow-up request " +
 		"(POST /v1/requests) once they consent; it is not a booking."}.of(res)
+}
+
+// beyondHorizon is the fallback of a window that starts after every
+// candidate's booking horizon, whose last day is last.
+func beyondHorizon(res Result, last schedule.Date) Result {
+	res.LastBookableDate = last
+	return fallback{ReasonBeyondHorizon, "The requested time is further ahead than the providers take bookings for yet " +
+		"(last_bookable_date is the last day they book), so no direct booking is possible for it today; they are not " +
+		"fully booked. Tell the user so: they may choose a time up to last_bookable_date and search again with it, or " +
+		"search again closer to the date. Otherwise offer a provider follow-up request (POST /v1/requests) once they " +
+		"consent; it is not a booking."}.of(res)
 }
 
 // issue returns the signed options of the ranked picks of walk.

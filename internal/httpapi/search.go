@@ -54,8 +54,11 @@ type searchResponseWire struct {
 	// NextAvailable lists, for an empty window, the earliest free times
 	// after it: times only, no option, provider or price.
 	NextAvailable []timeWindowWire `json:"next_available,omitempty"`
-	Fallback      *fallbackWire    `json:"fallback,omitempty"`
-	SafeNextStep  string           `json:"safe_next_step"`
+	// LastBookableDate is, for a window past every provider's booking
+	// horizon, the last date they take bookings for ("2026-12-07").
+	LastBookableDate string        `json:"last_bookable_date,omitempty"`
+	Fallback         *fallbackWire `json:"fallback,omitempty"`
+	SafeNextStep     string        `json:"safe_next_step"`
 }
 
 type timeWindowWire struct {
@@ -379,6 +382,9 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 		out.Fallback = &fallbackWire{Type: "provider_follow_up_request", Endpoint: s.baseURL + "/v1/requests", Reason: res.FallbackReason}
 		for _, n := range res.NextAvailable {
 			out.NextAvailable = append(out.NextAvailable, timeWindowWire{StartAt: booking.WireTime(n.Slot.Start), EndAt: booking.WireTime(n.Slot.End), Label: n.Label})
+		}
+		if res.FallbackReason == booking.ReasonBeyondHorizon {
+			out.LastBookableDate = res.LastBookableDate.String()
 		}
 	}
 	for _, o := range res.Options {

@@ -145,9 +145,9 @@ for era in legacy modern; do
   jq -e 'has("schemaFindings") | not' "$out" >/dev/null ||
     fail "$era tools/list --strict: schema findings $(jq -c .schemaFindings "$out")"
   names=$(jq -r '[.result.tools[].name] | sort | join(" ")' "$out")
-  want="cancel_booking confirm_booking create_follow_up_request get_booking_status get_capabilities reschedule_booking search_booking_options"
+  want="cancel_booking confirm_booking create_follow_up_request get_booking_status get_capabilities reschedule_booking search_booking_options search_reschedule_options"
   [ "$names" = "$want" ] || fail "$era tools/list: got tools [$names], want [$want]"
-  pass "$era tools/list --strict: 7 tools, no portability problem"
+  pass "$era tools/list --strict: 8 tools, no portability problem"
 
   out=$WORK/search-$era.json
   inspector "$era" --method tools/call --tool-name search_booking_options --tool-args-json "$SEARCH_ARGS" >"$out" ||

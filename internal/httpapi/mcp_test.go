@@ -205,6 +205,7 @@ func TestMCPToolsAreDescribed(t *testing.T) {
 		{"get_booking_status", true, false, true, false, []string{"booking_id"}},
 		{"cancel_booking", false, true, true, true, []string{"booking_id", "user_confirmation_confirmed", "idempotency_key"}},
 		{"reschedule_booking", false, true, true, true, []string{"booking_id", "booking_option_id", "idempotency_key"}},
+		{"search_reschedule_options", true, false, true, false, []string{"booking_id", "timing"}},
 		{"create_follow_up_request", false, false, true, true, []string{"vertical_id", "customer", "user_consent_confirmed"}},
 	}
 	for _, version := range mcpEras {

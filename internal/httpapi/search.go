@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"bokat"
+	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 )
@@ -225,11 +226,52 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.writeSearch(w, r, res)
+}
+
+// bookingOptionsRequestWire is the body of POST
+// /v1/bookings/{booking_id}/booking-options: only the timing, the job is the
+// booking's.
+type bookingOptionsRequestWire struct {
+	SpecVersion string     `json:"spec_version"`
+	Timing      timingWire `json:"timing"`
+	Locale      string     `json:"locale"`
+}
+
+// handleBookingOptions serves POST /v1/bookings/{booking_id}/booking-options: the
+// options of moving the caller's active booking to another time, its own
+// provider's only (what reschedule accepts), as a search answers them.
+// Another client's booking is 404 booking_not_found, a cancelled one 409
+// booking_not_active.
+func (s *Server) handleBookingOptions(w http.ResponseWriter, r *http.Request) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	var req bookingOptionsRequestWire
+	if err := s.decodeBody(r, body, &req); err != nil {
+		return err
+	}
+	b, err := s.bookings.ActiveBooking(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("booking_id"))
+	if err != nil {
+		return err
+	}
+	res, err := s.search.OptionsFor(r.Context(), b, booking.TimingQuery{
+		PreferredTimeText: req.Timing.PreferredTimeText, Urgency: req.Timing.Urgency, Locale: req.Locale})
+	if err != nil {
+		return err
+	}
+	return s.writeSearch(w, r, res)
+}
+
+// writeSearch writes a search result as the 200 SearchResponse.
+func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking.Result) error {
 	buf, _ := s.searchBufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
 	defer s.searchBufs.Put(buf)
+	var err error
 	*buf, err = encodeSearch((*buf)[:0], s.searchWire(res))
 	if err != nil {
 		return err

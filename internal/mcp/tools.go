@@ -308,10 +308,16 @@ type result struct {
 	status int
 }
 
-// toolResult is the tool result of an operation's answer.
+// toolResult is the tool result of an operation's answer: the body as
+// structuredContent, and as text the body itself, or for a search answer
+// its compact text (compactText).
 func toolResult(status int, resp []byte) result {
+	text := string(resp)
+	if status < 400 {
+		text = compactText(resp)
+	}
 	return result{&sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: string(resp)}},
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: json.RawMessage(resp),
 		IsError:           status >= 400,
 	}, status}

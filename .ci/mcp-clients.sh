@@ -145,16 +145,23 @@ for era in legacy modern; do
   jq -e 'has("schemaFindings") | not' "$out" >/dev/null ||
     fail "$era tools/list --strict: schema findings $(jq -c .schemaFindings "$out")"
   names=$(jq -r '[.result.tools[].name] | sort | join(" ")' "$out")
-  want="cancel_booking confirm_booking create_follow_up_request get_booking_status get_capabilities reschedule_booking search_booking_options"
+  want="cancel_booking confirm_booking create_follow_up_request get_booking_status get_capabilities reschedule_booking search_booking_options search_reschedule_options"
   [ "$names" = "$want" ] || fail "$era tools/list: got tools [$names], want [$want]"
-  pass "$era tools/list --strict: 7 tools, no portability problem"
+  pass "$era tools/list --strict: 8 tools, no portability problem"
 
   out=$WORK/search-$era.json
   inspector "$era" --method tools/call --tool-name search_booking_options --tool-args-json "$SEARCH_ARGS" >"$out" ||
     fail "$era search_booking_options exited $? (5: the tool returned isError): $(head -c 2000 "$out")"
   option=$(jq -ec '.result | select(.isError != true) | .structuredContent.options[0]' "$out") ||
     fail "$era search_booking_options returned no option: $(head -c 2000 "$out")"
-  pass "$era tools/call search_booking_options: $(jq -r '.result.structuredContent.options | length' "$out") options"
+  # The text block is the compact form: every option id, the truth flags, no terms sections.
+  jq -e '(.result.content[0].text | fromjson) as $t | .result.structuredContent as $s
+      | ($t.options | map(.[0])) == ($s.options | map(.booking_option_id))
+      and $t.booking_created == false and $t.provider_selected == false and $t.availability_checked == true
+      and ($t.service.terms_version == $s.options[0].terms.version)
+      and (.result.content[0].text | contains("body_sv") | not)' "$out" >/dev/null ||
+    fail "$era search_booking_options: the text block is not the compact form of structuredContent"
+  pass "$era tools/call search_booking_options: $(jq -r '.result.structuredContent.options | length' "$out") options, compact text $(jq -r '.result.content[0].text | length' "$out") chars"
 
   confirm=$(jq -c --arg key "mcp-clients-$era-$$" --arg now "$(date -u +%Y-%m-%dT%H:%M:%SZ)" '{
       booking_option_id: .booking_option_id,

@@ -32,7 +32,7 @@ func TestServeAnswersMCP(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 7 {
+	if err != nil || len(tools.Tools) != 8 {
 		t.Fatalf("tools/list: %v, %d tools", err, len(tools.Tools))
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_booking_options", Arguments: map[string]any{
@@ -62,7 +62,25 @@ func TestServeAnswersMCP(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("confirm: %v %+v", err, res)
 	}
-	if got := res.StructuredContent.(map[string]any); got["booking_created"] != true {
-		t.Errorf("confirm: %v", got)
+	got := res.StructuredContent.(map[string]any)
+	if got["booking_created"] != true {
+		t.Fatalf("confirm: %v", got)
+	}
+	// The booked provider's other times, for a reschedule.
+	booked := got["booking"].(map[string]any)
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_reschedule_options", Arguments: map[string]any{
+		"booking_id": booked["id"], "timing": map[string]any{"preferred_time_text": "inom två veckor"},
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("reschedule options: %v %+v", err, res)
+	}
+	moves, _ := res.StructuredContent.(map[string]any)["options"].([]any)
+	if len(moves) == 0 {
+		t.Fatal("no reschedule options")
+	}
+	for _, m := range moves {
+		if p := m.(map[string]any)["provider"].(map[string]any)["id"]; p != booked["provider_id"] {
+			t.Errorf("a reschedule option of %v, want %v", p, booked["provider_id"])
+		}
 	}
 }

@@ -38,6 +38,8 @@ func (s bookingSource) NotificationBooking(ctx context.Context, bookingID string
 		ServiceAddress:     addressLine(nb.Contact.ServiceAddress, nb.Postcode),
 		DestinationAddress: addressLine(nb.Contact.DestinationAddress, nb.DestinationPostcode),
 		SlotStart:          nb.SlotStart, SlotEnd: nb.SlotEnd, PriceSEK: int(nb.PriceSEK), TaxReduction: nb.TaxReduction,
+		Pricing: notify.Pricing{PricingModel: nb.PricingModel, PriceType: nb.PriceType, UnitPriceSEK: int(nb.UnitPriceSEK),
+			Quantity: nb.Quantity, Unit: nb.Unit, MinimumChargeSEK: int(nb.MinimumChargeSEK)},
 		TermsVersion: nb.TermsVersion, TermsURL: s.baseURL + "/terms/" + nb.ServiceID,
 		Locale:      nb.Locale,
 		ConfirmedAt: nb.ConfirmedAt, RescheduledAt: nb.RescheduledAt, CancelledAt: nb.CancelledAt,

@@ -485,22 +485,49 @@ func windowDays(w schedule.Window, now time.Time) []schedule.Date {
 // reports.
 const maxNextAvailable = 3
 
-// nextAvailable returns the earliest free slots after the window's end, at
-// most maxNextAvailable, with distinct starts (of equal starts the one
-// ending first), over every candidate (within its horizon, whatever the
-// window's daily range).
+// nextFrom is where the free times after an empty window start: its end,
+// or, when the customer named a time of day (a clock time, "förmiddag"),
+// its start, so that the first later slot on the same day is offered too
+// ("i morgon kl 06" with providers starting at 08: tomorrow at 08).
+func (w *searchWalk) nextFrom() time.Time {
+	if w.window.Daily.IsZero() && w.window.Starts.IsZero() {
+		return w.window.End
+	}
+	return w.window.Start
+}
+
+// beyondHorizons reports whether the window starts at or after the end of
+// every candidate's booking horizon, and if so the last date of the
+// longest horizon.
+func (w *searchWalk) beyondHorizons() (schedule.Date, bool) {
+	var latest time.Time
+	for _, p := range w.cands.providers {
+		h := w.horizon(p.supply.HorizonDays)
+		if w.window.Start.Before(h) {
+			return schedule.Date{}, false
+		}
+		latest = maxTime(latest, h)
+	}
+	return schedule.DateOf(latest), !latest.IsZero()
+}
+
+// nextAvailable returns the earliest free slots from nextFrom, at most
+// maxNextAvailable, with distinct starts (of equal starts the one ending
+// first), over every candidate (within its horizon, whatever the window's
+// time of day, never on a weekday the customer left out).
 func (w *searchWalk) nextAvailable() []schedule.Interval {
 	var best []schedule.Interval
+	start := w.nextFrom()
 	// This walks every candidate, so it keeps nothing per candidate, passes
-	// over one whose horizon ends with the window before its plan, and
+	// over one whose horizon ends before the start before its plan, and
 	// takes a candidate's slots from the day templates, as the ranking does.
 	for _, p := range w.cands.providers {
-		if !w.window.End.Before(w.horizon(p.supply.HorizonDays)) {
+		if !start.Before(w.horizon(p.supply.HorizonDays)) {
 			continue
 		}
 		st := walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]}
 		pl := &st.plan
-		from, to := w.window.End, pl.horizon
+		from, to := start, pl.horizon
 		if len(best) == maxNextAvailable {
 			// Only a start before the last of the best can enter.
 			if last := best[len(best)-1].Start.Add(pl.duration); last.Before(to) {
@@ -515,6 +542,9 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 		pl.from, pl.to = from, to
 		taken := 0
 		for d, last := schedule.DateOf(maxTime(from, pl.earliest)), schedule.DateOf(to); taken < maxNextAvailable && !d.After(last); d = d.AddDays(1) {
+			if w.window.Except.Has(d.Weekday()) {
+				continue
+			}
 			w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, pl.duration, schedule.ClockRange{}, schedule.ClockRange{}, d))
 			for _, sl := range w.probe[:min(len(w.probe), maxNextAvailable-taken)] {
 				best = mergeEarliest(best, sl.interval())

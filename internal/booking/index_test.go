@@ -116,8 +116,14 @@ func reference(tb testing.TB, s *booking.Search, db *sqlstore.DB, q booking.Quer
 			}
 			c.byDay[d] = append(c.byDay[d], iv)
 		}
-		c.next = schedule.Slots(schedule.SlotParams{Hours: hours, From: w.End, To: horizon,
-			Duration: duration, Step: step, Busy: busy, Earliest: earliest})
+		// Free times after an empty window start at its end, or at its
+		// start when it names a time of day; never on a day left out.
+		nextFrom := w.End
+		if !w.Daily.IsZero() || !w.Starts.IsZero() {
+			nextFrom = w.Start
+		}
+		c.next = schedule.Slots(schedule.SlotParams{Hours: hours, From: nextFrom, To: horizon,
+			Duration: duration, Step: step, Busy: busy, Earliest: earliest, Except: w.Except})
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {

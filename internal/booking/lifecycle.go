@@ -549,7 +549,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 	}
 	now := l.now().UTC()
 	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
-		b, err := l.activeBooking(ctx, p, bookingID)
+		b, err := l.ActiveBooking(ctx, p, bookingID)
 		return l.bookingSummary("cancel", b), err
 	}); done {
 		return idem.Outcome{}, false, err
@@ -621,7 +621,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 	w, err := l.openOptionWrite(ctx, key, OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted},
 		optionEcho{in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false},
 		func(claims OptionClaims) (ConsentSummary, error) {
-			b, err := l.activeBooking(ctx, p, bookingID)
+			b, err := l.ActiveBooking(ctx, p, bookingID)
 			if err != nil {
 				return ConsentSummary{}, err
 			}
@@ -715,9 +715,9 @@ func otherProviderOption() *bokat.Error {
 	}
 }
 
-// activeBooking is the principal's active booking bookingID, read outside
+// ActiveBooking is the principal's active booking bookingID, read outside
 // a transaction: 404 booking_not_found or 409 booking_not_active otherwise.
-func (l *Lifecycle) activeBooking(ctx context.Context, p bokat.Principal, bookingID string) (bokat.Booking, error) {
+func (l *Lifecycle) ActiveBooking(ctx context.Context, p bokat.Principal, bookingID string) (bokat.Booking, error) {
 	b, err := l.Status(ctx, p, bookingID)
 	if errors.Is(err, bokat.ErrNotFound) {
 		return b, bookingNotFound()

@@ -192,13 +192,13 @@ type payload struct {
 	Amount       int64   `json:"a"`
 	PricingModel string  `json:"pm"`
 	PriceType    string  `json:"pt"`
-	UnitPrice    int64   `json:"up"`
+	UnitPrice    int64   `json:"up,omitempty"`
 	Quantity     float64 `json:"q"`
-	Unit         string  `json:"u"`
-	Minimum      int64   `json:"min"`
+	Unit         string  `json:"u,omitempty"`
+	Minimum      int64   `json:"min,omitempty"`
 	Terms        string  `json:"t"`
 	Postcode     string  `json:"pc"`
-	Destination  string  `json:"dpc"`
+	Destination  string  `json:"dpc,omitempty"`
 	Locale       string  `json:"l,omitempty"`
 	Labour       *int    `json:"lp,omitempty"`
 	TaxRules     string  `json:"tv,omitempty"`
@@ -281,15 +281,25 @@ func appendPayload(b []byte, c OptionClaims) []byte {
 	num("a", c.AmountSEK)
 	str("pm", c.PricingModel)
 	str("pt", c.PriceType)
-	num("up", c.UnitPriceSEK)
+	// The per-unit facts and the destination are left out when zero, as
+	// for most options (the ids are most of a model's compact text).
+	if c.UnitPriceSEK != 0 {
+		num("up", c.UnitPriceSEK)
+	}
 	b = append(b, `"q":`...)
 	b = strconv.AppendFloat(b, c.Quantity, 'g', -1, 64)
 	b = append(b, ',')
-	str("u", c.Unit)
-	num("min", c.MinimumChargeSEK)
+	if c.Unit != "" {
+		str("u", c.Unit)
+	}
+	if c.MinimumChargeSEK != 0 {
+		num("min", c.MinimumChargeSEK)
+	}
 	str("t", c.TermsVersion)
 	str("pc", c.Postcode)
-	str("dpc", c.DestinationPostcode)
+	if c.DestinationPostcode != "" {
+		str("dpc", c.DestinationPostcode)
+	}
 	if c.Locale != "" {
 		str("l", c.Locale)
 	}

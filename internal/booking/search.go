@@ -6,6 +6,7 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,6 +140,10 @@ const (
 	ReasonQuantityOutOfRange  = "quantity_outside_fixed_price_range"
 	ReasonNoCoverage          = "no_provider_covers_postcode"
 	ReasonNoFreeSlot          = "no_free_slot_in_requested_window"
+	// ReasonBeyondHorizon: the window starts after the last time every
+	// candidate takes bookings for; the providers are not busy, they do not
+	// book that far ahead yet.
+	ReasonBeyondHorizon = "requested_window_beyond_booking_horizon"
 )
 
 // Result is the outcome of a search: options, or none with the reason.
@@ -154,6 +159,9 @@ type Result struct {
 	// free times after it (at most three, distinct starts): no provider, no
 	// option, nothing held.
 	NextAvailable []NextSlot
+	// LastBookableDate, with ReasonBeyondHorizon, is the last Stockholm
+	// date any candidate takes bookings for (the date its horizon ends).
+	LastBookableDate schedule.Date
 }
 
 // NextSlot is a free time after an empty window.
@@ -218,6 +226,78 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		return fb.of(res), nil
 	}
 
+	res, err = s.walkJob(ctx, res, job, q, locale, "")
+	if err != nil || len(res.Options) == 0 {
+		return res, err
+	}
+	res.SafeNextStep = "Present these options to the user as returned (provider, time, price, scope and terms) and let the " +
+		"user choose one explicitly. Nothing is booked yet: only a confirmation (POST /v1/bookings) of the chosen " +
+		"booking_option_id before its expires_at, with the user's consent, customer details and acceptance of that " +
+		"option's terms.version, creates a booking. Do not claim a booking, a selected provider or a booked price before that."
+	res.SafeNextStep += TaxEstimateNextStep(optionsHaveEstimate(res.Options))
+	return res, nil
+}
+
+// TimingQuery is the timing of a search for an existing booking's job.
+type TimingQuery struct {
+	PreferredTimeText, Urgency string
+	// Locale decides the language of labels (the booking's when empty).
+	Locale string
+}
+
+// ReasonBookedProviderUnavailable: the booked provider no longer offers the
+// booking's job at its postcode(s), so it cannot be moved.
+const ReasonBookedProviderUnavailable = "booked_provider_not_bookable"
+
+var bookedProviderUnavailable = fallback{ReasonBookedProviderUnavailable, "The booked provider no longer offers this " +
+	"job here, so the booking cannot be moved to another time; it is unchanged. Tell the user so. To change provider, " +
+	"the user may cancel it (after confirming) and book a new option from a fresh search."}
+
+// OptionsFor finds the options of moving booking b to another time: the
+// same job (service, quantity, postcodes) with b's own provider only, up
+// to MaxOptions of them, in the window of t; what reschedule accepts. It
+// looks the booking up by nothing: the caller has checked its owner and
+// that it is active. Slots that overlap b's own time are not offered. The
+// errors are Search's.
+func (s *Search) OptionsFor(ctx context.Context, b bokat.Booking, t TimingQuery) (Result, error) {
+	if s.keys == nil {
+		return Result{}, SigningNotConfigured()
+	}
+	locale := cmp.Or(t.Locale, b.Locale, "sv-SE")
+	now := s.now()
+	res := Result{Window: s.timing.Parse(t.PreferredTimeText, t.Urgency, locale, now)}
+	svc, ok := s.services[b.ServiceID]
+	if !ok {
+		return bookedProviderUnavailable.of(res), nil
+	}
+	job := jobSpec{svc: svc, quantity: b.Quantity, now: now}
+	if !svc.PricingModel.PerUnit() || job.quantity <= 0 {
+		job.quantity = 1
+	}
+	q := Query{VerticalID: b.VerticalID, JobTypeID: b.JobTypeID, Postcode: b.Postcode,
+		DestinationPostcode: b.DestinationPostcode, Locale: locale}
+	res, err := s.walkJob(ctx, res, job, q, locale, b.ProviderID)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(res.Options) == 0 {
+		res.SafeNextStep = "The booking " + b.ID + " is unchanged. " + res.SafeNextStep
+		return res, nil
+	}
+	res.SafeNextStep = "These are times of the booked provider for the same job; nothing is changed or held yet. Present " +
+		"them as returned (time, price, terms) and let the user choose one explicitly. Then move the booking with " +
+		"POST /v1/bookings/" + b.ID + "/reschedule (reschedule_booking) with that booking_option_id before its expires_at, " +
+		"the user's confirmation and acceptance of that option's terms.version. Until then the booking keeps its time."
+	res.SafeNextStep += TaxEstimateNextStep(optionsHaveEstimate(res.Options))
+	return res, nil
+}
+
+// walkJob finds the options of job in res's window, with only the provider
+// of that id when only is set (then up to MaxOptions of it), or the
+// fallback when there are none; it leaves the safe next step of options to
+// the caller.
+func (s *Search) walkJob(ctx context.Context, res Result, job jobSpec, q Query, locale, only string) (Result, error) {
+	now := job.now
 	// One index at the store's current revisions: one supply revision, one
 	// calendar revision, for the whole search.
 	ix, err := s.currentIndex(ctx, now)
@@ -230,23 +310,28 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 		cands = ix.snap.candidates(candidateKey{service: job.svc.ID, postcode: where.postcode, destination: where.destination,
 			period: rotationPeriod(now)})
 	}
+	maxPer := s.maxPerProvider
+	if only != "" {
+		cands, maxPer = cands.only(only), s.maxOptions
+		if cands == nil {
+			return bookedProviderUnavailable.of(res), nil
+		}
+	}
 	if cands == nil || len(cands.providers) == 0 {
 		return noCoverage.of(res), nil
 	}
 	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job,
 		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
-	picks := rankOptions(walk, len(walk.days), s.maxOptions, s.maxPerProvider, s.maxOptions)
+	picks := rankOptions(walk, len(walk.days), s.maxOptions, maxPer, s.maxOptions)
 	if len(picks) == 0 {
+		if last, beyond := walk.beyondHorizons(); beyond {
+			return beyondHorizon(res, last), nil
+		}
 		return noFreeSlot(res, walk.nextAvailable(), locale), nil
 	}
 	if res.Options, err = s.issue(walk, picks, q, where, locale); err != nil {
 		return Result{}, err
 	}
-	res.SafeNextStep = "Present these options to the user as returned (provider, time, price, scope and terms) and let the " +
-		"user choose one explicitly. Nothing is booked yet: only a confirmation (POST /v1/bookings) of the chosen " +
-		"booking_option_id before its expires_at, with the user's consent, customer details and acceptance of that " +
-		"option's terms.version, creates a booking. Do not claim a booking, a selected provider or a booked price before that."
-	res.SafeNextStep += TaxEstimateNextStep(optionsHaveEstimate(res.Options))
 	return res, nil
 }
 
@@ -344,6 +429,17 @@ func noFreeSlot(res Result, next []schedule.Interval, locale string) Result {
 	return fallback{ReasonNoFreeSlot, "No provider has a free slot in the requested time window, so no direct booking is " +
 		"possible there. You may ask the user for another time and search again, or offer a provider follow-up request " +
 		"(POST /v1/requests) once they consent; it is not a booking."}.of(res)
+}
+
+// beyondHorizon is the fallback of a window that starts after every
+// candidate's booking horizon, whose last day is last.
+func beyondHorizon(res Result, last schedule.Date) Result {
+	res.LastBookableDate = last
+	return fallback{ReasonBeyondHorizon, "The requested time is further ahead than the providers take bookings for yet " +
+		"(last_bookable_date is the last day they book), so no direct booking is possible for it today; they are not " +
+		"fully booked. Tell the user so: they may choose a time up to last_bookable_date and search again with it, or " +
+		"search again closer to the date. Otherwise offer a provider follow-up request (POST /v1/requests) once they " +
+		"consent; it is not a booking."}.of(res)
 }
 
 // issue returns the signed options of the ranked picks of walk.

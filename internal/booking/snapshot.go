@@ -136,6 +136,20 @@ type candidateList struct {
 	hashes    []uint64
 }
 
+// only returns the list of the one candidate of that provider id, or nil
+// when c (which may be nil) has none.
+func (c *candidateList) only(providerID string) *candidateList {
+	if c == nil {
+		return nil
+	}
+	for i, p := range c.providers {
+		if p.supply.ID == providerID {
+			return &candidateList{providers: c.providers[i : i+1 : i+1], hashes: c.hashes[i : i+1 : i+1]}
+		}
+	}
+	return nil
+}
+
 // maxMemo bounds the memo of candidate lists of one snapshot; when it is
 // full it starts again empty.
 const maxMemo = 4096

@@ -80,6 +80,7 @@ var (
 		"booking_status":         "GET /v1/bookings/{booking_id}",
 		"cancel_booking":         "POST /v1/bookings/{booking_id}/cancel",
 		"reschedule_booking":     "POST /v1/bookings/{booking_id}/reschedule",
+		"reschedule_options":     "POST /v1/bookings/{booking_id}/booking-options",
 		"create_request":         "POST /v1/requests",
 		"webhook_endpoints":      "GET|POST /v1/webhook-endpoints",
 		"openapi":                "GET /v1/openapi.json",

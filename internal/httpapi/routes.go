@@ -59,6 +59,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/v1/bookings/{booking_id}", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, handler: s.handleBookingStatus(false)},
 		{method: http.MethodPost, pattern: "/v1/bookings/{booking_id}/cancel", auth: authRequired, scope: bokat.ScopeBookingsCancel, contract: bookings, handler: s.handleCancel},
 		{method: http.MethodPost, pattern: "/v1/bookings/{booking_id}/reschedule", auth: authRequired, scope: bokat.ScopeBookingsReschedule, contract: bookings, handler: s.handleReschedule},
+		{method: http.MethodPost, pattern: "/v1/bookings/{booking_id}/booking-options", auth: authRequired, scope: bokat.ScopeBookingsReschedule, contract: bookings, rate: rateSearch, handler: s.handleBookingOptions},
 		// Providers' calendar feeds: the secret token in the path is the credential.
 		{method: http.MethodGet, pattern: "/calendar/{provider_id}/{feed}", contract: bookings, handler: s.handleCalendarFeed},
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"bokat"
+	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 )
@@ -55,8 +56,11 @@ type searchResponseWire struct {
 	// NextAvailable lists, for an empty window, the earliest free times
 	// after it: times only, no option, provider or price.
 	NextAvailable []timeWindowWire `json:"next_available,omitempty"`
-	Fallback      *fallbackWire    `json:"fallback,omitempty"`
-	SafeNextStep  string           `json:"safe_next_step"`
+	// LastBookableDate is, for a window past every provider's booking
+	// horizon, the last date they take bookings for ("2026-12-07").
+	LastBookableDate string        `json:"last_bookable_date,omitempty"`
+	Fallback         *fallbackWire `json:"fallback,omitempty"`
+	SafeNextStep     string        `json:"safe_next_step"`
 }
 
 type timeWindowWire struct {
@@ -260,11 +264,52 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.writeSearch(w, r, res)
+}
+
+// bookingOptionsRequestWire is the body of POST
+// /v1/bookings/{booking_id}/booking-options: only the timing, the job is the
+// booking's.
+type bookingOptionsRequestWire struct {
+	SpecVersion string     `json:"spec_version"`
+	Timing      timingWire `json:"timing"`
+	Locale      string     `json:"locale"`
+}
+
+// handleBookingOptions serves POST /v1/bookings/{booking_id}/booking-options: the
+// options of moving the caller's active booking to another time, its own
+// provider's only (what reschedule accepts), as a search answers them.
+// Another client's booking is 404 booking_not_found, a cancelled one 409
+// booking_not_active.
+func (s *Server) handleBookingOptions(w http.ResponseWriter, r *http.Request) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	var req bookingOptionsRequestWire
+	if err := s.decodeBody(r, body, &req); err != nil {
+		return err
+	}
+	b, err := s.bookings.ActiveBooking(r.Context(), auth.PrincipalFrom(r.Context()), r.PathValue("booking_id"))
+	if err != nil {
+		return err
+	}
+	res, err := s.search.OptionsFor(r.Context(), b, booking.TimingQuery{
+		PreferredTimeText: req.Timing.PreferredTimeText, Urgency: req.Timing.Urgency, Locale: req.Locale})
+	if err != nil {
+		return err
+	}
+	return s.writeSearch(w, r, res)
+}
+
+// writeSearch writes a search result as the 200 SearchResponse.
+func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking.Result) error {
 	buf, _ := s.searchBufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
 	defer s.searchBufs.Put(buf)
+	var err error
 	*buf, err = encodeSearch((*buf)[:0], s.searchWire(res))
 	if err != nil {
 		return err
@@ -425,6 +470,9 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 		out.Fallback = &fallbackWire{Type: "provider_follow_up_request", Endpoint: s.baseURL + "/v1/requests", Reason: res.FallbackReason}
 		for _, n := range res.NextAvailable {
 			out.NextAvailable = append(out.NextAvailable, timeWindowWire{StartAt: booking.WireTime(n.Slot.Start), EndAt: booking.WireTime(n.Slot.End), Label: n.Label})
+		}
+		if res.FallbackReason == booking.ReasonBeyondHorizon {
+			out.LastBookableDate = res.LastBookableDate.String()
 		}
 	}
 	for _, o := range res.Options {

@@ -250,6 +250,23 @@ func TestSearchOverHTTPOffersNextAvailable(t *testing.T) {
 	if r := e.do(request{Method: "POST", Path: "/v1/booking-options", Body: faucetSearch()}); r.Status != 200 || r.JSON["next_available"] != nil {
 		t.Errorf("a search with options: %d next_available %v", r.Status, r.JSON["next_available"])
 	}
+	// Past the demo providers' 14-day horizon: its own reason and the last
+	// bookable date, no next_available.
+	horizonDate := func() string { return time.Now().In(schedule.Stockholm()).AddDate(0, 0, 14).Format(time.DateOnly) }
+	before := horizonDate()
+	r = e.do(request{Method: "POST", Path: "/v1/booking-options", Body: with(faucetSearch(), func(b map[string]any) {
+		b["timing"] = map[string]any{"preferred_time_text": "om tre veckor"}
+	})})
+	after := horizonDate()
+	if fb, _ := r.JSON["fallback"].(map[string]any); r.Status != 200 || fb["reason"] != booking.ReasonBeyondHorizon || r.JSON["next_available"] != nil {
+		t.Fatalf("in three weeks: %d %s", r.Status, r.Body)
+	}
+	if last := r.JSON["last_bookable_date"]; last != before && last != after {
+		t.Errorf("last_bookable_date = %v, want %s", last, after)
+	}
+	if step, _ := r.JSON["safe_next_step"].(string); !strings.Contains(step, "last_bookable_date") {
+		t.Errorf("safe_next_step = %q", step)
+	}
 }
 
 func TestSearchOverHTTPRejectsUnsupportedVerticalsAndJobTypesWith422(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -130,6 +131,37 @@ func (s *Server) handleListWebhookEndpoints(w http.ResponseWriter, r *http.Reque
 }
 
 func (s *Server) handleCreateWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
+	return s.withPrivateHint(s.createWebhookEndpoint(w, r))
+}
+
+// privateHint tells a developer how to register a local receiver.
+const privateHint = "In development, start the server with --webhook-allow-private to let webhooks reach http:// " +
+	"and private or loopback addresses (refused in production)."
+
+// withPrivateHint adds privateHint to a refused registration that
+// --webhook-allow-private would have admitted, in development without it:
+// an http:// URL (refused by the contract's pattern) or a destination the
+// guard refused as non-public or not on port 443.
+func (s *Server) withPrivateHint(err error) error {
+	var e *bokat.Error
+	if s.production || s.webhookAllowPrivate || !errors.As(err, &e) {
+		return err
+	}
+	var rej interface{ AllowPrivateWouldAdmit() bool }
+	admissible := errors.As(e.Err, &rej) && rej.AllowPrivateWouldAdmit()
+	for _, issue := range e.Issues {
+		admissible = admissible || e.Code == bokat.CodeValidationFailed && strings.HasPrefix(issue, "url: must match")
+	}
+	if !admissible {
+		return err
+	}
+	hinted := *e
+	hinted.Detail = strings.TrimSpace(e.Detail + " " + privateHint)
+	hinted.SafeNextStep = strings.TrimSpace(e.SafeNextStep + " " + privateHint)
+	return &hinted
+}
+
+func (s *Server) createWebhookEndpoint(w http.ResponseWriter, r *http.Request) error {
 	var in wireWebhookEndpointCreate
 	if err := s.decodeWebhookEndpointCreate(r, &in); err != nil {
 		return err

@@ -53,13 +53,14 @@ func TestToolsFollowTheContract(t *testing.T) {
 		optional bool
 		params   []string
 	}{
-		"get_capabilities":         {bokat.ScopeCapabilitiesRead, true, nil},
-		"search_booking_options":   {bokat.ScopeBookingsSearch, true, nil},
-		"confirm_booking":          {bokat.ScopeBookingsConfirm, false, nil},
-		"get_booking_status":       {bokat.ScopeBookingsRead, false, []string{"booking_id"}},
-		"cancel_booking":           {bokat.ScopeBookingsCancel, false, []string{"booking_id"}},
-		"reschedule_booking":       {bokat.ScopeBookingsReschedule, false, []string{"booking_id"}},
-		"create_follow_up_request": {bokat.ScopeRequestsCreate, false, nil},
+		"get_capabilities":          {bokat.ScopeCapabilitiesRead, true, nil},
+		"search_booking_options":    {bokat.ScopeBookingsSearch, true, nil},
+		"confirm_booking":           {bokat.ScopeBookingsConfirm, false, nil},
+		"get_booking_status":        {bokat.ScopeBookingsRead, false, []string{"booking_id"}},
+		"cancel_booking":            {bokat.ScopeBookingsCancel, false, []string{"booking_id"}},
+		"reschedule_booking":        {bokat.ScopeBookingsReschedule, false, []string{"booking_id"}},
+		"search_reschedule_options": {bokat.ScopeBookingsReschedule, false, []string{"booking_id"}},
+		"create_follow_up_request":  {bokat.ScopeRequestsCreate, false, nil},
 	}
 	if got := slices.Sorted(maps.Keys(s.tools)); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
 		t.Fatalf("tools %v", got)

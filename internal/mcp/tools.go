@@ -75,9 +75,17 @@ var toolSpecs = []toolSpec{
 		destructive: true, idempotent: true, openWorld: true, elicit: true,
 	},
 	{
+		name: "search_reschedule_options", title: "Search new times for a booking",
+		description: "Finds the times a confirmed booking made with this credential can move to: its own provider and job " +
+			"only (up to 10 options), in the window of timing.preferred_time_text. Nothing is changed or held. Let the user " +
+			"choose one, then pass its booking_option_id to reschedule_booking. Requires service.bookings.reschedule.",
+		method: "POST", path: "/v1/bookings/{booking_id}/booking-options",
+		readOnly: true, idempotent: true,
+	},
+	{
 		name: "reschedule_booking", title: "Move a booking to a new time",
 		description: "Moves a confirmed booking to a new option of the same provider and service from a fresh " +
-			"search_booking_options, releasing the old time. Only after the user chose the new time and accepted its terms: then " +
+			"search_reschedule_options, releasing the old time. Only after the user chose the new time and accepted its terms: then " +
 			"set user_confirmation_confirmed and booking_terms_accepted true and echo booking_terms_version. idempotency_key: " +
 			"a new key per move; retry with the same key. Requires service.bookings.reschedule.",
 		method: "POST", path: "/v1/bookings/{booking_id}/reschedule",
@@ -300,10 +308,16 @@ type result struct {
 	status int
 }
 
-// toolResult is the tool result of an operation's answer.
+// toolResult is the tool result of an operation's answer: the body as
+// structuredContent, and as text the body itself, or for a search answer
+// its compact text (compactText).
 func toolResult(status int, resp []byte) result {
+	text := string(resp)
+	if status < 400 {
+		text = compactText(resp)
+	}
 	return result{&sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: string(resp)}},
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: json.RawMessage(resp),
 		IsError:           status >= 400,
 	}, status}

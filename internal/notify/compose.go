@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -236,7 +237,8 @@ func (c composer) provider(b Booking, ev bokat.EventType) Message {
 	body.row("Tid", slot)
 	body.row("Adress", b.ServiceAddress)
 	body.row("Flytt till", b.DestinationAddress)
-	body.row("Pris", priceLabel(b.PriceSEK, false)+" (fast pris)")
+	body.row("Pris", priceLabel(b.PriceSEK, false)+priceKindSV(b.Pricing))
+	jobSizeRows(&body, b)
 	body.row("Villkor", strings.TrimSpace(b.TermsVersion+" "+b.TermsURL))
 	body.row("Bokningsnummer", b.ID)
 	if ev == bokat.EventBookingCancelled {
@@ -253,6 +255,30 @@ func (c composer) provider(b Booking, ev bokat.EventType) Message {
 	body.para(tail)
 	body.WriteString("Vänliga hälsningar\nBokat\n")
 	return Message{Subject: subject, Text: body.String()}
+}
+
+// priceKindSV names the kind of a price in a provider's message.
+func priceKindSV(p Pricing) string {
+	if p.PriceType == "starting_price" || p.PricingModel == "starting_price" {
+		return " (från-pris enligt villkoren)"
+	}
+	return " (fast pris)"
+}
+
+// jobSizeRows writes what set the price of a per-unit job: the quantity
+// priced at the unit price ("8 fönster à 72 kr = 576 kr") and, when it
+// decided the price, the provider's minimum charge.
+func jobSizeRows(body *lines, b Booking) {
+	p := b.Pricing
+	if p.UnitPriceSEK <= 0 || p.Quantity <= 0 {
+		return
+	}
+	quantity := strings.Replace(strconv.FormatFloat(p.Quantity, 'f', -1, 64), ".", ",", 1)
+	product := int(math.Floor(float64(p.UnitPriceSEK)*p.Quantity + 0.5))
+	body.row("Omfattning", fmt.Sprintf("%s %s à %s = %s", quantity, p.Unit, priceLabel(p.UnitPriceSEK, false), priceLabel(product, false)))
+	if p.MinimumChargeSEK > 0 && product < p.MinimumChargeSEK && b.PriceSEK == p.MinimumChargeSEK {
+		body.row("Lägsta debitering", priceLabel(p.MinimumChargeSEK, false)+" (gäller: omfattningen ger ett lägre belopp)")
+	}
 }
 
 // uid is the booking's stable iCalendar UID.

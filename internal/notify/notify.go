@@ -58,6 +58,9 @@ type Booking struct {
 	// TaxReduction is the booking's preliminary ROT/RUT estimate, or nil;
 	// messages state it as conditional, never as the price.
 	TaxReduction *bokat.TaxReductionEstimate
+	// Pricing is how PriceSEK was priced (zero for bookings made before
+	// it was kept): the provider's message shows the job's size from it.
+	Pricing Pricing
 
 	TermsVersion string
 	TermsURL     string
@@ -76,6 +79,20 @@ type Booking struct {
 	// when confirmed, one more for each reschedule and for the
 	// cancellation. It must only grow.
 	Sequence int
+}
+
+// Pricing is how a booking's price was reached, as its option priced it.
+type Pricing struct {
+	// PricingModel and PriceType are the catalog's ("per_window",
+	// "avg_unit"; "flat", "avg_fixed"; "starting_price").
+	PricingModel, PriceType string
+	// For a per-unit price: the unit price, the quantity priced, its
+	// Swedish unit ("fönster", "kvm", "st") and the provider's minimum
+	// charge (0 without one).
+	UnitPriceSEK     int
+	Quantity         float64
+	Unit             string
+	MinimumChargeSEK int
 }
 
 // BookingSource is what the notification worker needs of the booking store.

@@ -49,12 +49,25 @@ func NewGuard(r Resolver, allowPrivate bool) *Guard {
 // for the endpoint's owner and holds no secret.
 type RejectedError struct {
 	Reason string
+	// Private is set when the development mode that admits private
+	// destinations (AllowPrivate) would have admitted the URL: http, a
+	// port other than 443, an internal name or a non-public address.
+	Private bool
 }
+
+// AllowPrivateWouldAdmit reports Private: consumers that must not import
+// this package (the HTTP layer) ask it through an interface.
+func (e *RejectedError) AllowPrivateWouldAdmit() bool { return e.Private }
 
 func (e *RejectedError) Error() string { return "webhook destination rejected: " + e.Reason }
 
 func reject(format string, args ...any) error {
 	return &RejectedError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// rejectPrivate is reject for a URL AllowPrivate would admit.
+func rejectPrivate(format string, args ...any) error {
+	return &RejectedError{Reason: fmt.Sprintf(format, args...), Private: true}
 }
 
 // CheckURL parses a webhook URL and checks it for registration: scheme, port,
@@ -72,6 +85,9 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && g.allowPrivate:
 	default:
+		if u.Scheme == "http" {
+			return nil, rejectPrivate("the URL must use https")
+		}
 		return nil, reject("the URL must use https")
 	}
 	if u.Opaque != "" || u.Host == "" {
@@ -89,7 +105,7 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 			return nil, reject("the URL's port is not valid")
 		}
 		if !g.allowPrivate && uint16(n) != g.port {
-			return nil, reject("the URL must use port 443 (got %s)", p)
+			return nil, rejectPrivate("the URL must use port 443 (got %s)", p)
 		}
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
@@ -99,7 +115,7 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 
 	if addr, err := netip.ParseAddr(host); err == nil {
 		if why := g.addrProblem(addr); why != "" {
-			return nil, reject("%s is %s", addr, why)
+			return nil, rejectPrivate("%s is %s", addr, why)
 		}
 		return u, nil
 	}
@@ -108,7 +124,7 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	}
 	if !g.allowPrivate {
 		if why := nameProblem(host); why != "" {
-			return nil, reject("%s %s", host, why)
+			return nil, rejectPrivate("%s %s", host, why)
 		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
@@ -125,7 +141,7 @@ func (g *Guard) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	}
 	for _, a := range addrs {
 		if why := g.addrProblem(a); why != "" {
-			return nil, reject("%s resolves to %s, %s", host, a, why)
+			return nil, rejectPrivate("%s resolves to %s, %s", host, a, why)
 		}
 	}
 	return u, nil

@@ -72,6 +72,7 @@ func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawUR
 				Detail:       "The webhook destination was rejected: " + rej.Reason + ".",
 				Issues:       []string{"url: " + rej.Reason},
 				SafeNextStep: "Register a public https:// URL on port 443 whose host name resolves only to public addresses.",
+				Err:          rej,
 			}
 		}
 		return bokat.WebhookEndpoint{}, "", err

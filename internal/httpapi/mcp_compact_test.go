@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat/internal/schedule"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// checkCompactText checks the text of a search answer against its
+// structuredContent (which the caller validated against the outputSchema):
+// every member but the options is there unchanged — the truth flags, the
+// window with its not_understood words, next_available, the fallback —,
+// and every option, rebuilt from its row, its provider and the service,
+// is the option of structuredContent without its scope and with its terms
+// cut to version and url; no scope or terms section is in the text.
+func checkCompactText(t testing.TB, name string, text []byte, content map[string]any) {
+	t.Helper()
+	var got map[string]any
+	if err := json.Unmarshal(text, &got); err != nil {
+		t.Fatalf("%s: the compact text is not JSON: %v", name, err)
+	}
+	for k, v := range content {
+		if k != "options" && k != "tax_reduction_texts" && !reflect.DeepEqual(got[k], v) {
+			t.Errorf("%s: compact text %s = %v, want %v", name, k, got[k], v)
+		}
+	}
+	want := content["options"].([]any)
+	rows, _ := got["options"].([]any)
+	if len(rows) != len(want) {
+		t.Fatalf("%s: compact text has %d options, want %d", name, len(rows), len(want))
+	}
+	if cols := fmt.Sprint(got["option_columns"]); cols != "[booking_option_id provider_id start_at label]" {
+		t.Fatalf("%s: option_columns %s", name, cols)
+	}
+	providers, _ := got["providers"].(map[string]any)
+	service, _ := got["service"].(map[string]any)
+	for i, raw := range want {
+		w := maps.Clone(raw.(map[string]any))
+		delete(w, "scope")
+		wt := w["terms"].(map[string]any)
+		w["terms"] = map[string]any{"version": wt["version"], "url": wt["url"]}
+
+		row, _ := rows[i].([]any)
+		if len(row) != 4 {
+			t.Fatalf("%s: option row %v", name, rows[i])
+		}
+		p, _ := providers[row[1].(string)].(map[string]any)
+		provider := maps.Clone(p)
+		delete(provider, "price")
+		delete(provider, "job_minutes")
+		delete(provider, "tax_reduction_estimate")
+		provider["id"] = row[1]
+		svc := maps.Clone(service)
+		delete(svc, "terms_version")
+		delete(svc, "terms_url")
+		start, err := time.Parse(time.RFC3339, fmt.Sprint(row[2]))
+		minutes, _ := p["job_minutes"].(float64)
+		if err != nil || minutes <= 0 {
+			t.Fatalf("%s: option row %v, provider %v", name, row, p)
+		}
+		end := start.Add(time.Duration(minutes) * time.Minute).In(schedule.Stockholm()).Format(time.RFC3339)
+		rebuilt := map[string]any{
+			"booking_option_id": row[0], "expires_at": got["expires_at"], "provider": provider, "service": svc,
+			"slot":  map[string]any{"start_at": row[2], "end_at": end, "label": row[3]},
+			"price": p["price"], "terms": map[string]any{"version": service["terms_version"], "url": service["terms_url"]},
+		}
+		if fig, ok := p["tax_reduction_estimate"].(map[string]any); ok {
+			estimate := maps.Clone(fig)
+			texts, _ := got["tax_reduction_texts"].(map[string]any)
+			maps.Copy(estimate, texts)
+			rebuilt["tax_reduction_estimate"] = estimate
+		}
+		if !reflect.DeepEqual(rebuilt, w) {
+			t.Errorf("%s: option %d rebuilt from the text\n%v\nwant\n%v", name, i, rebuilt, w)
+		}
+	}
+	for _, leaked := range []string{`"body_sv"`, `"included_sv"`, `"sections"`} {
+		if strings.Contains(string(text), leaked) {
+			t.Errorf("%s: the compact text carries %s", name, leaked)
+		}
+	}
+	if !strings.Contains(string(text), "structuredContent") {
+		t.Errorf("%s: the compact text does not say where the full body is", name)
+	}
+}
+
+// TestMCPSearchTextIsCompact measures the text content of search answers
+// against the bodies they stand for: a search (6 options: the demo supply
+// has two providers per job and postcode, three options each) and a
+// booking's reschedule options (10 options of one provider). The text of
+// ten options is under 8 KB; the figures are logged.
+func TestMCPSearchTextIsCompact(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t).withDemoSupply()
+	b := e.confirm(t, e.options(t, faucetSearch())[0], "k-compact")
+	timing := map[string]any{"preferred_time_text": "inom två veckor när lönen kommit"}
+	calls := []struct {
+		tool    string
+		args    map[string]any
+		options int
+	}{
+		{"search_booking_options", with(faucetSearch(), func(m map[string]any) { m["timing"] = timing }), 6},
+		{"search_reschedule_options", map[string]any{"booking_id": b["id"], "timing": timing}, 10},
+	}
+	for _, version := range mcpEras {
+		s := e.mcpConnect(t, version, e.token)
+		for _, c := range calls {
+			content := s.call(c.tool, c.args).success(t, version+" "+c.tool)
+			if n := len(content["options"].([]any)); n != c.options {
+				t.Fatalf("%s %s: %d options, want %d to measure", version, c.tool, n, c.options)
+			}
+			if nu, _ := content["requested_time_window"].(map[string]any)["not_understood"].([]any); len(nu) == 0 {
+				t.Errorf("%s %s: no not_understood words to carry: %v", version, c.tool, content["requested_time_window"])
+			}
+			res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := res.Content[0].(*sdk.TextContent).Text
+			full := mustJSON(t, res.StructuredContent)
+			t.Logf("%s %s, %d options: text %d bytes (%d per option), structuredContent %d bytes (%d per option)",
+				version, c.tool, c.options, len(text), len(text)/c.options, len(full), len(full)/c.options)
+			if c.options == 10 && len(text) >= 8<<10 {
+				t.Errorf("%s %s: the text of 10 options is %d bytes, want under 8 KB", version, c.tool, len(text))
+			}
+		}
+	}
+}

@@ -389,14 +389,35 @@ func renderSupply(u provider.User, cat *catalog.Catalog) provider.Render {
 		if err != nil {
 			return idem.Outcome{}, err
 		}
-		services := []any{}
-		for _, sv := range p.Services {
-			services = append(services, supply.ServiceEntry(sv, cat))
-		}
-		raw, err := json.Marshal(map[string]any{"ok": true, "provider_id": p.ID, "services": services,
-			"postcodes": supply.PostcodeEntries(p.Postcodes)})
+		raw, err := json.Marshal(supplyBody(p, cat))
 		return idem.Outcome{Body: raw}, err
 	}
+}
+
+// supplyBody is the provider's services (in the supply file's grammar,
+// labour_percent included when stated) and postcodes.
+func supplyBody(p bokat.ProviderSupply, cat *catalog.Catalog) map[string]any {
+	services := []any{}
+	for _, sv := range p.Services {
+		services = append(services, supply.ServiceEntry(sv, cat))
+	}
+	return map[string]any{"ok": true, "provider_id": p.ID, "services": services,
+		"postcodes": supply.PostcodeEntries(p.Postcodes)}
+}
+
+// handleProviderPrices answers the services the provider offers, their
+// prices and labour shares, and its postcodes.
+func (s *Server) handleProviderPrices(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.providerUser(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.providers.Supplies.Supply(r.Context(), u)
+	if err != nil {
+		return providerError(err)
+	}
+	s.writeJSON(w, r, http.StatusOK, supplyBody(p, s.catalog))
+	return nil
 }
 
 func (s *Server) handleProviderAcknowledge(w http.ResponseWriter, r *http.Request) error {

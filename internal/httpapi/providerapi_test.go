@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"slices"
@@ -69,6 +70,7 @@ func TestProviderAPIAuthorization(t *testing.T) {
 			{"GET", "/v1/provider/hours", fixed("/v1/provider/hours"), nil, 200},
 			{"PUT", "/v1/provider/hours", fixed("/v1/provider/hours"), map[string]any{"weekly": map[string]any{"weekdays": []string{"08:00-16:00"}},
 				"min_notice_minutes": 120, "horizon_days": 21}, 200},
+			{"GET", "/v1/provider/prices", fixed("/v1/provider/prices"), nil, 200},
 			{"PUT", "/v1/provider/prices", fixed("/v1/provider/prices"), map[string]any{"services": []any{
 				map[string]any{"service_id": "vvs_install_faucet_standard", "price_sek": 1990}}}, 200},
 			{"PUT", "/v1/provider/postcodes", fixed("/v1/provider/postcodes"), map[string]any{"postcodes": []string{"111-118"}}, 200},
@@ -185,6 +187,74 @@ func TestProviderAPIWritesAreKeyedAndRefusedClearly(t *testing.T) {
 		res = e.do(request{Method: "GET", Path: "/v1/provider/hours", Header: bearer(own)})
 		if weekly, _ := res.JSON["weekly"].(map[string]any); res.Status != 200 || fmt.Sprint(weekly["monday"]) != "[08:00-17:00]" {
 			t.Errorf("hours after refused changes: %d %s", res.Status, res.Body)
+		}
+	})
+}
+
+// TestProviderAPILabourShare sets a price's labour share through the
+// provider API, reads it back from the write's answer and from the read,
+// and sees 101 and -1 refused with nothing written.
+func TestProviderAPILabourShare(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newTestEnv(t, db).withDemoSupply()
+		own := e.providerToken(apiProviderA)
+		h := func(key string) map[string]string {
+			m := bearer(own)
+			m["Idempotency-Key"] = key
+			return m
+		}
+		// labour reads the faucet's labour_percent from an answer's
+		// services: nil when the answer states none.
+		labour := func(res response) any {
+			t.Helper()
+			list, _ := res.JSON["services"].([]any)
+			for _, x := range list {
+				if m, _ := x.(map[string]any); m["service_id"] == "vvs_install_faucet_standard" {
+					return m["labour_percent"]
+				}
+			}
+			t.Fatalf("no faucet in %s", res.Body)
+			return nil
+		}
+		put := func(key string, percent any) response {
+			svc := map[string]any{"service_id": "vvs_install_faucet_standard", "price_sek": 2000}
+			if percent != nil {
+				svc["labour_percent"] = percent
+			}
+			return e.do(request{Method: "PUT", Path: "/v1/provider/prices", Header: h(key), Body: map[string]any{"services": []any{svc}}})
+		}
+		read := func() response {
+			return e.do(request{Method: "GET", Path: "/v1/provider/prices", Header: bearer(own)})
+		}
+
+		res := put("labour-65", 65)
+		if res.Status != http.StatusOK || labour(res) != float64(65) {
+			t.Fatalf("setting 65 %%: %d %s", res.Status, res.Body)
+		}
+		if res := read(); res.Status != http.StatusOK || labour(res) != float64(65) {
+			t.Fatalf("reading back: %d %s", res.Status, res.Body)
+		}
+		for _, bad := range []any{101, -1, 12.5, "65"} {
+			res := put(fmt.Sprintf("labour-bad-%v", bad), bad)
+			if res.Status != http.StatusBadRequest || res.JSON["code"] != "validation_failed" || !strings.Contains(string(res.Body), "labour_percent") {
+				t.Errorf("labour_percent %v: %d %s, want a validation_failed Problem naming labour_percent", bad, res.Status, res.Body)
+			}
+		}
+		if res := read(); labour(res) != float64(65) {
+			t.Fatalf("after refused shares: %s, want 65 still", res.Body)
+		}
+		var stored sql.NullInt64
+		if err := db.R().QueryRowContext(context.Background(), `SELECT labour_percent FROM provider_services
+			WHERE provider_id = $1 AND service_id = 'vvs_install_faucet_standard'`, apiProviderA).Scan(&stored); err != nil ||
+			!stored.Valid || stored.Int64 != 65 {
+			t.Fatalf("stored labour_percent %v (%v), want 65", stored, err)
+		}
+		// Absent means not stated: the read says none.
+		if res := put("labour-none", nil); res.Status != http.StatusOK || labour(res) != nil {
+			t.Fatalf("a price without a share: %d %s", res.Status, res.Body)
+		}
+		if res := read(); labour(res) != nil {
+			t.Fatalf("reading a price without a share: %s", res.Body)
 		}
 	})
 }

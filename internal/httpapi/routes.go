@@ -84,6 +84,7 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/v1/provider/blocks/{block_id}/remove", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderRemoveBlock},
 		{method: http.MethodGet, pattern: "/v1/provider/hours", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, rate: rateReads, handler: s.handleProviderHours},
 		{method: http.MethodPut, pattern: "/v1/provider/hours", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutHours},
+		{method: http.MethodGet, pattern: "/v1/provider/prices", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, rate: rateReads, handler: s.handleProviderPrices},
 		{method: http.MethodPut, pattern: "/v1/provider/prices", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPrices},
 		{method: http.MethodPut, pattern: "/v1/provider/postcodes", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPostcodes},
 		{method: http.MethodPut, pattern: "/v1/provider/pause", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderPause},

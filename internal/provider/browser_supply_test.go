@@ -101,15 +101,20 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		check("hours-refused", "Ändringen sparades inte.", "17:00-08:00")
 
 		webtest.Do(t, ctx, "open the prices", chromedp.Navigate(base+"/provider/prices?lang=en"), chromedp.WaitVisible(chromedp.ID("prices-submit")))
-		check("prices-en", "Prices", "Price (SEK)", "Faucet installation, standard")
+		check("prices-en", "Prices", "Price (SEK)", "Faucet installation, standard", "Labour share (%)",
+			"for the preliminary ROT/RUT estimate")
 		if v := webtest.Get(t, ctx, "the faucet's price", chromedp.Value(chromedp.ID("price_vvs_install_faucet_standard"))); v != "1890" {
 			t.Errorf("the faucet's price field reads %q, want 1890", v)
 		}
+		if v := webtest.Get(t, ctx, "the faucet's labour share", chromedp.Value(chromedp.ID("labour_vvs_install_faucet_standard"))); v != "80" {
+			t.Errorf("the faucet's labour field reads %q, want 80 (the supply file's)", v)
+		}
 		webtest.Do(t, ctx, "change a price", chromedp.SetValue(chromedp.ID("price_vvs_install_faucet_standard"), "2190"),
+			chromedp.SetValue(chromedp.ID("labour_vvs_install_faucet_standard"), "70"),
 			chromedp.Click(chromedp.ID("prices-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		check("prices-saved-en", "The prices are saved.")
-		if offer, _ := stored().Service("vvs_install_faucet_standard"); offer.PriceSEK != 2190 {
-			t.Errorf("store: the faucet's price %d", offer.PriceSEK)
+		if offer, _ := stored().Service("vvs_install_faucet_standard"); offer.PriceSEK != 2190 || offer.Labour != bokat.StatedLabour(70) {
+			t.Errorf("store: the faucet's price %d, labour %+v", offer.PriceSEK, offer.Labour)
 		}
 		if _, prices := s.slots(t, providerA, "113 45", "2026-03-06"); len(prices) == 0 || prices[0] != 2190 {
 			t.Errorf("search: A's price after the change: %v", prices)

@@ -347,6 +347,8 @@ type priceRow struct {
 	ID, Label, Vertical, Unit string
 	PerUnit, Offered          bool
 	Price, Minimum            string
+	// Labour is the stated labour share in percent; empty: not stated.
+	Labour string
 }
 
 func (p *Pages) pricesPage(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -380,9 +382,13 @@ func (p *Pages) renderPrices(w http.ResponseWriter, r *http.Request, u User, pg 
 					row.Minimum = strconv.FormatInt(offer.MinimumChargeSEK, 10)
 				}
 			}
+			if offer.Labour.Stated {
+				row.Labour = strconv.Itoa(offer.Labour.Percent)
+			}
 		}
 		if refused {
 			row.Price, row.Minimum = r.PostForm.Get("price_"+id), r.PostForm.Get("min_"+id)
+			row.Labour = r.PostForm.Get("labour_" + id)
 		}
 		rows = append(rows, row)
 	}
@@ -434,6 +440,11 @@ func (p *Pages) putPrices(w http.ResponseWriter, r *http.Request, u User, pg web
 			}
 		} else {
 			m["price_sek"] = priceNumber(price)
+		}
+		// The labour share goes to the file's own check like the price;
+		// empty means not stated (no ROT/RUT estimate).
+		if labour := strings.TrimSpace(r.PostForm.Get("labour_" + id)); labour != "" {
+			m["labour_percent"] = priceNumber(labour)
 		}
 		if offer, ok := s.Service(id); ok && !offer.Duration.IsZero() {
 			m["duration"] = supply.ServiceEntry(offer, cat)["duration"]

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -124,6 +126,99 @@ func TestSupplyPagesAuthorization(t *testing.T) {
 			if err != nil || len(blocks) != 1 || blocks[0].Note != "Kurs" {
 				t.Errorf("%s's blocks: %+v %v", c.u.ProviderID, blocks, err)
 			}
+		}
+	})
+}
+
+// TestPricesPageLabourShare sets a price's labour share on the prices page
+// and checks the store and the next search's ROT estimate; a share out of
+// range is refused on the page with nothing written, and an empty field
+// means "not stated": no estimate.
+func TestPricesPageLabourShare(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t)
+		s := wireSupply(t, e.env, db)
+		own := e.browser(t)
+		own.signIn(ownerA)
+		ctx := context.Background()
+		userA := provider.User{ID: e.userID(t, providerA, ownerA), ProviderID: providerA}
+		const faucet = "vvs_install_faucet_standard"
+		estimate := func() *bokat.TaxReductionEstimate {
+			t.Helper()
+			res, err := s.search.Search(ctx, booking.Query{VerticalID: "vvs", JobTypeID: "install_faucet", Postcode: "113 45",
+				PreferredTimeText: "2026-03-04", Locale: "sv-SE"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range res.Options {
+				if o.Provider.ID == providerA {
+					return o.TaxReduction
+				}
+			}
+			t.Fatal("no option of provider A")
+			return nil
+		}
+		stored := func() bokat.ProviderService {
+			t.Helper()
+			sup, err := e.sup.Supply(ctx, userA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offer, _ := sup.Service(faucet)
+			return offer
+		}
+		// The supply file states 80 % of 1890 SEK.
+		if est := estimate(); est == nil || est.LabourPercent != 80 {
+			t.Fatalf("the estimate from the supply file: %+v, want 80 %% labour", est)
+		}
+
+		p := own.get("/provider/prices")
+		for _, want := range []string{`id="labour_` + faucet + `"`, `type="number"`, `min="0" max="100"`,
+			"Andel arbetskostnad (%) — för preliminär ROT/RUT-beräkning", `aria-describedby="labour-help"`} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("the prices page lacks %q", want)
+			}
+		}
+		if p := own.get("/provider/prices?lang=en"); !strings.Contains(p.body, "Labour share (%) — for the preliminary ROT/RUT estimate") {
+			t.Error("the English prices page lacks the labour hint")
+		}
+
+		p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2000"}, "labour_" + faucet: {"60"}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("saving a labour share: %d %q", p.status, p.body)
+		}
+		if got := stored(); got.PriceSEK != 2000 || got.Labour != bokat.StatedLabour(60) {
+			t.Fatalf("stored %+v, want 2000 SEK with 60 %% labour", got)
+		}
+		// ROT 2026: 30 % of the labour part, 60 % of 2000 SEK.
+		if est := estimate(); est == nil || est.Kind != "rot" || est.LabourPercent != 60 || est.LabourSEK != 1200 || est.ReductionSEK != 360 {
+			t.Fatalf("the next search's estimate: %+v, want ROT of 1200 SEK labour = 360 SEK", est)
+		}
+		if p := own.get("/provider/prices"); !strings.Contains(p.body, `value="60"`) {
+			t.Error("the prices page does not show the stored share")
+		}
+
+		for _, bad := range []string{"101", "-1", "12.5", "åtta"} {
+			p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2500"}, "labour_" + faucet: {bad}})
+			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "services[0].labour_percent") ||
+				!strings.Contains(p.body, `value="`+bad+`"`) {
+				t.Errorf("labour %q: %d, want 400 naming services[0].labour_percent and keeping the value", bad, p.status)
+			}
+			if got := stored(); got.PriceSEK != 2000 || got.Labour != bokat.StatedLabour(60) {
+				t.Fatalf("labour %q: stored %+v, want nothing written", bad, got)
+			}
+		}
+
+		p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2000"}, "labour_" + faucet: {""}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("clearing the labour share: %d", p.status)
+		}
+		if got := stored(); got.Labour.Stated {
+			t.Fatalf("stored %+v after clearing, want not stated", got)
+		}
+		if est := estimate(); est != nil {
+			t.Fatalf("an estimate after the share was cleared: %+v", est)
 		}
 	})
 }

@@ -58,11 +58,13 @@ var supplyTemplates = map[string]string{
 
 	"prices": `{{define "content"}}{{with .Data}}<p class="muted" id="prices-help">{{index $.T "prices_help"}}</p>
 <form method="post" action="{{.Action}}">{{template "csrf" $}}
-<table class="stack"><thead><tr><th scope="col">{{index $.T "col_service"}}</th><th scope="col">{{index $.T "col_price"}}</th><th scope="col">{{index $.T "col_minimum"}}</th></tr></thead>
+<table class="stack"><thead><tr><th scope="col">{{index $.T "col_service"}}</th><th scope="col">{{index $.T "col_price"}}</th><th scope="col">{{index $.T "col_minimum"}}</th><th scope="col">{{index $.T "col_labour"}}</th></tr></thead>
 <tbody>{{range .Rows}}<tr><td><strong>{{.Label}}</strong></td>
 <td data-label="{{index $.T "col_price"}}"><label for="price_{{.ID}}" class="vh">{{index $.T "col_price"}} {{.Label}}</label><input type="text" inputmode="numeric" id="price_{{.ID}}" name="price_{{.ID}}" value="{{.Price}}" maxlength="9" aria-describedby="prices-help">{{if .PerUnit}} <span class="muted">{{printf (index $.T "per_unit") .Unit}}</span>{{end}}</td>
-<td{{if .PerUnit}} data-label="{{index $.T "col_minimum"}}"{{end}}>{{if .PerUnit}}<label for="min_{{.ID}}" class="vh">{{index $.T "col_minimum"}} {{.Label}}</label><input type="text" inputmode="numeric" id="min_{{.ID}}" name="min_{{.ID}}" value="{{.Minimum}}" maxlength="9">{{end}}</td></tr>
+<td{{if .PerUnit}} data-label="{{index $.T "col_minimum"}}"{{end}}>{{if .PerUnit}}<label for="min_{{.ID}}" class="vh">{{index $.T "col_minimum"}} {{.Label}}</label><input type="text" inputmode="numeric" id="min_{{.ID}}" name="min_{{.ID}}" value="{{.Minimum}}" maxlength="9">{{end}}</td>
+<td data-label="{{index $.T "col_labour"}}"><label for="labour_{{.ID}}" class="vh">{{index $.T "col_labour"}} {{.Label}}</label><input type="number" inputmode="numeric" min="0" max="100" step="1" id="labour_{{.ID}}" name="labour_{{.ID}}" value="{{.Labour}}" aria-describedby="labour-help"></td></tr>
 {{end}}</tbody></table>
+<p class="muted" id="labour-help">{{index $.T "labour_help"}}</p>
 <button type="submit" id="prices-submit">{{index $.T "save"}}</button>
 </form>{{end}}{{end}}`,
 

@@ -98,6 +98,9 @@ func ServiceEntry(s bokat.ProviderService, cat *catalog.Catalog) map[string]any 
 	} else {
 		m["price_sek"] = s.PriceSEK
 	}
+	if s.Labour.Stated {
+		m["labour_percent"] = s.Labour.Percent
+	}
 	switch d := s.Duration; {
 	case d.FixedMinutes > 0:
 		m["duration"] = map[string]any{"fixed_minutes": d.FixedMinutes}

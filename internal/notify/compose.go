@@ -31,20 +31,22 @@ func supported(eventType string) bool {
 	return false
 }
 
-// compose returns the message about b for the event and recipient.
-func (c composer) compose(b Booking, eventType, recipient string) (Message, error) {
+// compose returns the message about b for the event, whose data.reason is
+// reason, and the recipient.
+func (c composer) compose(b Booking, eventType, reason, recipient string) (Message, error) {
 	if !supported(eventType) {
 		return Message{}, fmt.Errorf("no message for event type %q", eventType)
 	}
 	ev := bokat.EventType(eventType)
+	byProvider := ev == bokat.EventBookingCancelled && reason == bokat.ReasonProviderCancelled
 	var m Message
 	var err error
 	switch recipient {
 	case bokat.RecipientCustomer:
-		m = c.customer(b, ev)
+		m = c.customer(b, ev, byProvider)
 		m.To, m.ToName = b.CustomerEmail, b.CustomerName
 	case bokat.RecipientProvider:
-		m = c.provider(b, ev)
+		m = c.provider(b, ev, byProvider)
 		m.To, m.ToName = b.ProviderEmail, b.ProviderName
 	default:
 		return Message{}, fmt.Errorf("unknown recipient %q", recipient)
@@ -109,6 +111,9 @@ type customerWords struct {
 	provider, price, fixedPrice, terms string
 	reference, cancelled, localTime    string
 	providerPhone, providerEmail       string
+	// byProvider replaces the cancellation's lead when the provider
+	// cancelled.
+	byProvider string
 }
 
 var (
@@ -132,6 +137,8 @@ var (
 		service: "Tjänst", time: "Tid", address: "Adress", movingTo: "Flytt till", provider: "Utförare",
 		price: "Pris", fixedPrice: " (fast pris enligt villkoren)", terms: "Villkor", reference: "Bokningsnummer",
 		cancelled: "Avbokad", localTime: " (svensk tid)", providerPhone: "Utförarens telefon", providerEmail: "Utförarens e-post",
+		byProvider: "utföraren har tyvärr avbokat din bokning och kan inte komma på den bokade tiden. " +
+			"Du kan boka en ny tid via tjänsten där du bokade.",
 	}
 	customerEN = customerWords{
 		english: true, locale: "en-GB", greeting: "Hello", signoff: "Kind regards\nBokat\n",
@@ -153,10 +160,12 @@ var (
 		service: "Service", time: "Time", address: "Address", movingTo: "Moving to", provider: "Provider",
 		price: "Price", fixedPrice: " (fixed price under the terms)", terms: "Terms", reference: "Booking reference",
 		cancelled: "Cancelled", localTime: " (Stockholm time)", providerPhone: "Provider's phone", providerEmail: "Provider's e-mail",
+		byProvider: "unfortunately the provider has cancelled your booking and cannot come at the booked time. " +
+			"You can book a new time through the service you booked with.",
 	}
 )
 
-func (c composer) customer(b Booking, ev bokat.EventType) Message {
+func (c composer) customer(b Booking, ev bokat.EventType, byProvider bool) Message {
 	w, service := customerSV, b.ServiceLabelSV
 	if isEnglish(b.Locale) {
 		w = customerEN
@@ -171,7 +180,11 @@ func (c composer) customer(b Booking, ev bokat.EventType) Message {
 	}
 	var body lines
 	body.para(greeting + ",")
-	body.para(w.lead[ev])
+	if byProvider {
+		body.para(w.byProvider)
+	} else {
+		body.para(w.lead[ev])
+	}
 	body.row(w.service, service)
 	body.row(w.time, slot)
 	body.row(w.address, b.ServiceAddress)
@@ -208,7 +221,7 @@ var cancelReasonsSV = map[string]string{
 
 // provider renders the message to the provider, in Swedish: the job's
 // details, the customer's contact details included.
-func (c composer) provider(b Booking, ev bokat.EventType) Message {
+func (c composer) provider(b Booking, ev bokat.EventType, byProvider bool) Message {
 	slot := slotLabel(b, "sv-SE")
 	service := b.ServiceLabelSV
 	var subject, lead, tail string
@@ -224,6 +237,9 @@ func (c composer) provider(b Booking, ev bokat.EventType) Message {
 	case bokat.EventBookingCancelled:
 		subject = "Avbokat uppdrag: " + service + ", " + slot
 		lead = "kunden har avbokat uppdraget. Besöket ska inte genomföras."
+		if byProvider {
+			lead = "ni har avbokat uppdraget. Besöket ska inte genomföras; kunden har fått besked."
+		}
 		tail = "Den bifogade kalenderfilen tar bort besöket ur er kalender."
 	}
 	var body lines

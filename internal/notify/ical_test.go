@@ -34,7 +34,7 @@ func TestInvitationEscapesEveryTextValue(t *testing.T) {
 	}
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
 		t.Run(recipient, func(t *testing.T) {
-			m, err := c.compose(b, string(bokat.EventBookingConfirmed), recipient)
+			m, err := c.compose(b, string(bokat.EventBookingConfirmed), "", recipient)
 			if err != nil {
 				t.Fatal(err)
 			}

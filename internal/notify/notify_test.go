@@ -201,6 +201,51 @@ func TestEnglishLocaleGivesEnglishCustomerMessages(t *testing.T) {
 	contains(t, "provider subject", received(t, msgs, providerEmail).Subject, "Nytt bokat uppdrag")
 }
 
+// A cancellation by the provider (the event's data.reason
+// provider_cancelled) tells the customer, in their language, that the
+// provider cancelled and that they can book again; the provider is told
+// they cancelled it themselves.
+func TestProviderCancellationTellsTheCustomer(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		queue := func(b notify.Booking, reason string) {
+			b.Status, b.CancelledAt, b.CancelReason, b.Sequence = "cancelled", e.clk.Now(), "other", 1
+			e.bookings.Put(t, b)
+			notifytest.QueueJobsWithReason(t, context.Background(), e.db, b.ID, bokat.EventBookingCancelled, reason, e.clk.Now)
+			e.clk.Advance(time.Millisecond)
+		}
+		queue(sampleBooking("sv-SE"), bokat.ReasonProviderCancelled)
+		e.runOnce(t)
+		msgs := e.smtp.Wait(t, 2)
+		cust := received(t, msgs, customerEmail)
+		contains(t, "Swedish customer message", cust.Subject+cust.Text, "Avbokning",
+			"utföraren har tyvärr avbokat din bokning", "Du kan boka en ny tid")
+		if strings.Contains(cust.Text, "din bokning är avbokad.") {
+			t.Errorf("customer message keeps the plain cancellation lead:\n%s", cust.Text)
+		}
+		prov := received(t, msgs, providerEmail)
+		contains(t, "provider message", prov.Text, "ni har avbokat uppdraget")
+		if strings.Contains(prov.Text, "kunden har avbokat") {
+			t.Errorf("provider message says the customer cancelled:\n%s", prov.Text)
+		}
+
+		queue(sampleBooking("en-GB"), bokat.ReasonProviderCancelled)
+		e.runOnce(t)
+		cust = received(t, e.smtp.Wait(t, 4)[2:], customerEmail)
+		contains(t, "English customer message", cust.Subject+cust.Text, "Booking cancelled",
+			"the provider has cancelled your booking", "You can book a new time")
+
+		// A cancellation without the reason keeps the customer's own wording.
+		queue(sampleBooking("sv-SE"), "")
+		e.runOnce(t)
+		cust = received(t, e.smtp.Wait(t, 6)[4:], customerEmail)
+		contains(t, "customer's own cancellation", cust.Text, "din bokning är avbokad.")
+		if strings.Contains(cust.Text, "utföraren") {
+			t.Errorf("a customer's cancellation names the provider as cancelling:\n%s", cust.Text)
+		}
+	})
+}
+
 func TestSkippedWhenNoAddressOrSuperseded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sqlstoretest.Open(t, sqlstore.SQLite))

@@ -61,11 +61,14 @@ var ErrLeaseLost = errors.New("notification job lease lost")
 // of the latest claim can finish it. A job is about a booking (BookingID
 // and OutboxID set) or about a provider follow-up request (RequestID set).
 type ClaimedJob struct {
-	ID           string
-	OutboxID     string
-	BookingID    string
-	RequestID    string
-	EventType    string
+	ID        string
+	OutboxID  string
+	BookingID string
+	RequestID string
+	EventType string
+	// Reason is the event's data.reason (bokat.ReasonProviderCancelled on
+	// a cancellation by the provider), "" when it has none.
+	Reason       string
 	Recipient    string
 	Attempt      int
 	APIRequestID string

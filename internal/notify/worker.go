@@ -291,7 +291,7 @@ func (w *Worker) attempt(ctx context.Context, j ClaimedJob) outcome {
 	if to == "" {
 		return outcome{status: bokat.NotificationSkipped, reason: "no e-mail address"}
 	}
-	msg, err := w.c.compose(b, j.EventType, j.Recipient)
+	msg, err := w.c.compose(b, j.EventType, j.Reason, j.Recipient)
 	if err != nil {
 		return outcome{status: bokat.NotificationFailed, reason: "compose: " + redact(err.Error())}
 	}

@@ -52,7 +52,7 @@ func (p *Pages) supplyRefused(w http.ResponseWriter, r *http.Request, pg web.Pag
 		return false
 	}
 	if problems, ok := IsInvalid(err); ok {
-		pg.Error = pg.T["err_check"] + " " + supply.ProblemText(problems)
+		pg.Error = pg.T["err_check"] + " " + problemText(problems, pg.Lang)
 		render(pg, http.StatusBadRequest)
 		return true
 	}

@@ -74,7 +74,7 @@ func TestSupplyPagesAuthorization(t *testing.T) {
 			{"POST", "/provider/postcodes", url.Values{"postcodes": {"113"}},
 				want{status: 303, location: "/provider/postcodes?done=postcodes_saved"}, want{status: 303, location: "/provider/postcodes?done=postcodes_saved"}},
 			{"POST", "/provider/prices", url.Values{"price_vvs_install_faucet_standard": {"-5"}},
-				want{status: 400, contains: "services[0].price_sek"}, want{status: 400}},
+				want{status: 400, contains: "Pris (tjänst 1): ska vara ett heltal från"}, want{status: 400}},
 		} {
 			for _, who := range []struct {
 				name string
@@ -201,9 +201,11 @@ func TestPricesPageLabourShare(t *testing.T) {
 
 		for _, bad := range []string{"101", "-1", "12.5", "åtta"} {
 			p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2500"}, "labour_" + faucet: {bad}})
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "services[0].labour_percent") ||
+			// The page names the field as it does (refusals in the page's
+			// language), not by the supply file's path.
+			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Andel arbetskostnad (tjänst 1): ska vara ett heltal") ||
 				!strings.Contains(p.body, `value="`+bad+`"`) {
-				t.Errorf("labour %q: %d, want 400 naming services[0].labour_percent and keeping the value", bad, p.status)
+				t.Errorf("labour %q: %d, want 400 naming the labour share of service 1 and keeping the value", bad, p.status)
 			}
 			if got := stored(); got.PriceSEK != 2000 || got.Labour != bokat.StatedLabour(60) {
 				t.Fatalf("labour %q: stored %+v, want nothing written", bad, got)
@@ -221,4 +223,66 @@ func TestPricesPageLabourShare(t *testing.T) {
 			t.Fatalf("an estimate after the share was cleared: %+v", est)
 		}
 	})
+}
+
+// TestSupplyRefusalsInThePageLanguage checks that the supply file's
+// refusals of hours, prices and postcodes reach the page user in the
+// page's language, naming the field as the page does, not as the file's
+// path with an English reason.
+func TestSupplyRefusalsInThePageLanguage(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t)
+		b := e.browser(t)
+		b.signIn(ownerA)
+		for _, tc := range []struct {
+			path, lang string
+			form       url.Values
+			want       []string
+		}{
+			{"/provider/prices", "sv", url.Values{"price_vvs_install_faucet_standard": {"-5"}},
+				[]string{"Ändringen sparades inte.", "Pris (tjänst 1): ska vara ett heltal från 1 till"}},
+			{"/provider/prices", "en", url.Values{"price_vvs_install_faucet_standard": {"-5"}},
+				[]string{"Nothing was saved.", "Price (service 1): must be a whole number from 1 to"}},
+			{"/provider/postcodes", "sv", url.Values{"postcodes": {"abc"}},
+				[]string{"Postnummer: &#34;abc&#34; är inte ett postnummer"}},
+			{"/provider/postcodes", "en", url.Values{"postcodes": {"abc"}},
+				[]string{"Postcodes: &#34;abc&#34; is not a postcode"}},
+			{"/provider/hours", "sv", url.Values{"hours_monday": {"08:00-12:00, 11:00-13:00"}, "notice": {"60"}, "horizon": {"30"}},
+				[]string{"Öppettider: måndag: 11:00–13:00 överlappar 08:00–12:00"}},
+			{"/provider/hours", "en", url.Values{"hours_monday": {"08:00-12:00, 11:00-13:00"}, "notice": {"60"}, "horizon": {"30"}},
+				[]string{"Hours: monday: 11:00–13:00 overlaps 08:00–12:00"}},
+		} {
+			form := url.Values{"lang": {tc.lang}}
+			for k, v := range tc.form {
+				form[k] = v
+			}
+			p := b.post(tc.path, form)
+			if p.status != http.StatusBadRequest {
+				t.Errorf("%s in %s: %d, want 400", tc.path, tc.lang, p.status)
+				continue
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(p.body, w) {
+					t.Errorf("%s in %s: the page lacks %q:\n%s", tc.path, tc.lang, w, errorParagraph(p.body))
+				}
+			}
+			if tc.lang == "sv" && (strings.Contains(p.body, "must be") || strings.Contains(p.body, "is not a") ||
+				strings.Contains(p.body, "overlaps")) {
+				t.Errorf("%s in Swedish keeps an English reason:\n%s", tc.path, errorParagraph(p.body))
+			}
+			if strings.Contains(p.body, "services[0]") || strings.Contains(p.body, "postcodes[0]") {
+				t.Errorf("%s in %s shows the file's field path:\n%s", tc.path, tc.lang, errorParagraph(p.body))
+			}
+		}
+	})
+}
+
+// errorParagraph is the part of a page around its error, for messages.
+func errorParagraph(body string) string {
+	i := strings.Index(body, "class=\"error")
+	if i < 0 {
+		return body
+	}
+	return body[i:min(len(body), i+600)]
 }

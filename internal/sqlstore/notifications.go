@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"time"
 
 	"bokat/internal/notify"
@@ -49,7 +50,7 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 			                WHERE status = 'pending' AND next_attempt_at <= $1`+kind+`
 			                ORDER BY next_attempt_at, id LIMIT $3`+lock+`)
 			  RETURNING id, outbox_id, booking_id, request_id, event_type, recipient, attempts, api_request_id, trace_id,
-			            created_at`,
+			            created_at, COALESCE((SELECT o.payload FROM outbox_events o WHERE o.id = notification_jobs.outbox_id), '')`,
 			Millis(now), Millis(now.Add(lease)), limit)
 		if err != nil {
 			return err
@@ -60,13 +61,15 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 				j                          notify.ClaimedJob
 				outbox, booking, requestID sql.NullString
 				created                    int64
+				payload                    string
 			)
 			if err := rows.Scan(&j.ID, &outbox, &booking, &requestID, &j.EventType, &j.Recipient, &j.Attempt,
-				&j.APIRequestID, &j.TraceID, &created); err != nil {
+				&j.APIRequestID, &j.TraceID, &created, &payload); err != nil {
 				return err
 			}
 			j.OutboxID, j.BookingID, j.RequestID = outbox.String, booking.String, requestID.String
 			j.CreatedAt = FromMillis(created)
+			j.Reason = eventReason(payload)
 			jobs = append(jobs, j)
 		}
 		return rows.Err()
@@ -75,6 +78,18 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 		return nil, translate(err)
 	}
 	return jobs, nil
+}
+
+// eventReason returns the reason an outbox event's payload carries (its
+// data.reason), or "" when it has none or the payload is not an object.
+func eventReason(payload string) string {
+	var data struct {
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal([]byte(payload), &data) != nil {
+		return ""
+	}
+	return data.Reason
 }
 
 // FinishNotificationJob ends a claimed job with status sent, skipped or

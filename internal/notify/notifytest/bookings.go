@@ -117,12 +117,26 @@ func (s *TableBookings) Statuses(tb testing.TB, id string) (customer, provider s
 // request ids). It returns the job ids.
 func QueueJobs(tb testing.TB, ctx context.Context, db *sqlstore.DB, bookingID string, ev bokat.EventType, now func() time.Time) (customerJob, providerJob string) {
 	tb.Helper()
+	return QueueJobsWithReason(tb, ctx, db, bookingID, ev, "", now)
+}
+
+// QueueJobsWithReason is QueueJobs for an event whose data carries the
+// reason (e.g. bokat.ReasonProviderCancelled), when reason is not "".
+func QueueJobsWithReason(tb testing.TB, ctx context.Context, db *sqlstore.DB, bookingID string, ev bokat.EventType, reason string, now func() time.Time) (customerJob, providerJob string) {
+	tb.Helper()
+	payload := []byte(`{}`)
+	if reason != "" {
+		var err error
+		if payload, err = json.Marshal(map[string]string{"reason": reason}); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	outboxID := uuid.Must(uuid.NewV7()).String()
 	customerJob, providerJob = uuid.Must(uuid.NewV7()).String(), uuid.Must(uuid.NewV7()).String()
 	t := now()
 	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
 		if err := tx.InsertOutboxEvent(ctx, outbox.Event{ID: outboxID, OwnerClientID: "pc_test", BookingID: bookingID,
-			EventType: string(ev), Payload: []byte(`{}`), OccurredAt: t, CreatedAt: t}); err != nil {
+			EventType: string(ev), Payload: payload, OccurredAt: t, CreatedAt: t}); err != nil {
 			return err
 		}
 		for _, j := range []struct{ id, rcpt string }{{customerJob, bokat.RecipientCustomer}, {providerJob, bokat.RecipientProvider}} {

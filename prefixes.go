@@ -31,7 +31,11 @@ const (
 
 // Secret prefixes.
 const (
-	PartnerTokenPrefix      = "bkp_"
+	PartnerTokenPrefix = "bkp_"
+	// PartnerTestTokenPrefix starts the tokens of test-mode partner
+	// credentials (issue 25): recognisable at a glance, and still a partner
+	// token (it starts with PartnerTokenPrefix). Live tokens keep their form.
+	PartnerTestTokenPrefix  = "bkp_test_"
 	AccessTokenPrefix       = "bka_"
 	AuthorizationCodePrefix = "bkc_"
 	ClientSecretPrefix      = "bks_"
@@ -55,6 +59,6 @@ func IDPrefixes() []string {
 // SecretPrefixes returns the prefix of every secret issued now (not the
 // legacy refresh token prefix, which only verification still accepts).
 func SecretPrefixes() []string {
-	return []string{PartnerTokenPrefix, AccessTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
+	return []string{PartnerTokenPrefix, PartnerTestTokenPrefix, AccessTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
 		RefreshTokenPrefix, WebhookSecretPrefix}
 }

@@ -92,6 +92,10 @@ type Principal struct {
 	// 8707); empty for partner and development principals, which are valid
 	// on every surface.
 	Audience Audience
+	// Mode is the realm of the credential: a test principal sees, changes
+	// and books only test objects and test providers, a live one only live
+	// ones. The zero value is live.
+	Mode Mode
 }
 
 // Audience is a resource of this service that OAuth access tokens are
@@ -120,3 +124,37 @@ func (p Principal) OwnerKey() string {
 	}
 	return p.ClientID
 }
+
+// Mode is a realm: every credential, every object it owns and every provider
+// belongs to one. Test activity never reaches a real provider, real e-mail or
+// live metrics (docs/testing.md).
+type Mode string
+
+// The modes. An empty Mode is live.
+const (
+	ModeLive Mode = "live"
+	ModeTest Mode = "test"
+)
+
+// ParseMode reads a mode name; anything but "live" or "test" is an error.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeLive, ModeTest:
+		return Mode(s), nil
+	}
+	return "", Errorf(CodeValidationFailed, "unknown mode %q: use live or test", s)
+}
+
+// Or returns m, or live when m is empty: the mode to store and to filter by.
+func (m Mode) Or() Mode {
+	if m == "" {
+		return ModeLive
+	}
+	return m
+}
+
+// Test reports whether m is the test realm.
+func (m Mode) Test() bool { return m == ModeTest }
+
+// Realm returns the mode the principal's objects belong to (live when unset).
+func (p Principal) Realm() Mode { return p.Mode.Or() }

@@ -24,4 +24,6 @@ type PartnerClient struct {
 	Name      string
 	Scopes    []bokat.Scope
 	CreatedAt time.Time
+	// Mode is the realm of the credential (empty: live).
+	Mode bokat.Mode
 }

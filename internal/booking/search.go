@@ -115,6 +115,9 @@ type Query struct {
 	Details map[string]any
 	// Locale decides the language of labels ("sv-SE" when empty).
 	Locale string
+	// Mode is the realm searched: only its providers are candidates
+	// (empty: live; an anonymous search is live).
+	Mode bokat.Mode
 }
 
 // Option is one bookable option.
@@ -226,7 +229,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	var cands *candidateList
 	if where.ok {
 		cands = ix.snap.candidates(candidateKey{service: job.svc.ID, postcode: where.postcode, destination: where.destination,
-			period: rotationPeriod(now)})
+			period: rotationPeriod(now), mode: q.Mode.Or()})
 	}
 	if cands == nil || len(cands.providers) == 0 {
 		return noCoverage.of(res), nil

@@ -49,7 +49,7 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 			                WHERE status = 'pending' AND next_attempt_at <= $1`+kind+`
 			                ORDER BY next_attempt_at, id LIMIT $3`+lock+`)
 			  RETURNING id, outbox_id, booking_id, request_id, event_type, recipient, attempts, api_request_id, trace_id,
-			            created_at`,
+			            created_at, mode`,
 			Millis(now), Millis(now.Add(lease)), limit)
 		if err != nil {
 			return err
@@ -62,7 +62,7 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 				created                    int64
 			)
 			if err := rows.Scan(&j.ID, &outbox, &booking, &requestID, &j.EventType, &j.Recipient, &j.Attempt,
-				&j.APIRequestID, &j.TraceID, &created); err != nil {
+				&j.APIRequestID, &j.TraceID, &created, &j.Mode); err != nil {
 				return err
 			}
 			j.OutboxID, j.BookingID, j.RequestID = outbox.String, booking.String, requestID.String

@@ -274,6 +274,7 @@ func (c *checker) file(v any) []bokat.ProviderSupply {
 func (c *checker) provider(m map[string]any, base []string) bokat.ProviderSupply {
 	p := bokat.ProviderSupply{Provider: bokat.Provider{
 		Active: true, MinNoticeMinutes: DefaultMinNoticeMinutes, HorizonDays: DefaultHorizonDays,
+		Mode: bokat.ModeLive, // supply files are the live realm's (docs/testing.md)
 	}}
 	p.ID, _ = text(m["id"])
 	p.Name, _ = text(m["name"])

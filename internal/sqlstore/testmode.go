@@ -1,0 +1,81 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"bokat/internal/notify"
+)
+
+var _ notify.Capturer = (*DB)(nil)
+
+// CaptureMessage keeps the message of the test-mode job j, made at at, for the owner of
+// its booking or request (test_messages), instead of sending it. The
+// address is not kept: the recipient is named by j.Recipient. A job of the
+// live realm is refused: live messages are sent, never captured.
+func (db *DB) CaptureMessage(ctx context.Context, j notify.ClaimedJob, m notify.Message, at time.Time) error {
+	if !j.Mode.Test() {
+		return fmt.Errorf("capture message: job %s is not a test-mode job", j.ID)
+	}
+	method := ""
+	if m.Calendar != nil {
+		method = m.Calendar.Method
+	}
+	owner := `SELECT owner_client_id, owner_user_id FROM bookings WHERE id = $2 AND mode = 'test'`
+	if j.BookingID == "" {
+		owner = `SELECT owner_client_id, owner_user_id FROM follow_up_requests WHERE id = $3 AND mode = 'test'`
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		var client, user string
+		if err := tx.tx.QueryRowContext(ctx, `SELECT o.owner_client_id, o.owner_user_id FROM (`+owner+`) o`,
+			j.ID, j.BookingID, j.RequestID).Scan(&client, &user); err != nil {
+			return fmt.Errorf("capture message: owner of job %s: %w", j.ID, translate(err))
+		}
+		_, err := tx.tx.ExecContext(ctx, `INSERT INTO test_messages (id, job_id, owner_client_id, owner_user_id,
+			booking_id, request_id, event_type, recipient, subject, body, calendar_method, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			uuid.Must(uuid.NewV7()).String(), j.ID, client, user, j.BookingID, j.RequestID, j.EventType, j.Recipient,
+			m.Subject, m.Text, method, Millis(at))
+		return translate(err)
+	})
+}
+
+// TestMessage is a captured message of the test realm as its owner reads it.
+type TestMessage struct {
+	ID             string
+	BookingID      string
+	RequestID      string
+	EventType      string
+	Recipient      string
+	Subject        string
+	Body           string
+	CalendarMethod string
+	CreatedAt      time.Time
+}
+
+// TestMessages returns the owner's captured messages, oldest first, at
+// most limit.
+func (db *DB) TestMessages(ctx context.Context, clientID, userID string, limit int) ([]TestMessage, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, booking_id, request_id, event_type, recipient, subject, body,
+		calendar_method, created_at FROM test_messages WHERE owner_client_id = $1 AND owner_user_id = $2
+		ORDER BY created_at, id LIMIT $3`, clientID, userID, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []TestMessage
+	for rows.Next() {
+		var m TestMessage
+		var created int64
+		if err := rows.Scan(&m.ID, &m.BookingID, &m.RequestID, &m.EventType, &m.Recipient, &m.Subject, &m.Body,
+			&m.CalendarMethod, &created); err != nil {
+			return nil, translate(err)
+		}
+		m.CreatedAt = FromMillis(created)
+		out = append(out, m)
+	}
+	return out, translate(rows.Err())
+}

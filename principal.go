@@ -158,3 +158,24 @@ func (m Mode) Test() bool { return m == ModeTest }
 
 // Realm returns the mode the principal's objects belong to (live when unset).
 func (p Principal) Realm() Mode { return p.Mode.Or() }
+
+// The magic test providers (docs/testing.md): the test realm's supply, in
+// every seeded service, each with one predictable behaviour. Their ids start
+// with TestProviderIDPrefix, which no supply file may use.
+const (
+	TestProviderIDPrefix = "test_"
+	// TestProviderFree is always bookable: every day, all day, everywhere.
+	TestProviderFree = "test_free"
+	// TestProviderTaken is offered by search, but its slot is taken before
+	// any confirm: 409 booking_option_unavailable.
+	TestProviderTaken = "test_taken"
+	// TestProviderUnreachable is bookable, but its message fails for good:
+	// booking.provider_action_required follows.
+	TestProviderUnreachable = "test_unreachable"
+	// TestProviderFollowUpOnly is never offered by search: only a
+	// follow-up request reaches it.
+	TestProviderFollowUpOnly = "test_followup_only"
+	// TestUnreachableEmail is the address of TestProviderUnreachable: a
+	// test-mode message to it fails permanently.
+	TestUnreachableEmail = "unreachable@test.bokat.invalid"
+)

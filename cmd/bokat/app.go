@@ -19,6 +19,7 @@ import (
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/testrealm"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
 )
@@ -131,6 +132,12 @@ func (a *app) openBase(ctx context.Context, c serveConfig, now func() time.Time)
 			return wire.Base{}, fmt.Errorf("demo supply: %w", err)
 		}
 		a.log.Info("demo supply loaded", "result", res.String())
+	}
+	// Every server has the test realm's magic providers, for test credentials.
+	if res, err := testrealm.Seed(ctx, sqlstore.Bind[supply.Tx](db), cat, now()); err != nil {
+		return wire.Base{}, err
+	} else if res.Changed() {
+		a.log.Info("test realm supply seeded", "result", res.String())
 	}
 	return wire.Base{Log: a.log, Now: now, Store: db, Keys: wire.Keys{Hasher: hasher, Sealing: sealing, Options: keys},
 		Contract: contract, Catalog: cat}, nil

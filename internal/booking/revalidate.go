@@ -72,6 +72,9 @@ func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims
 	if p.Mode.Or() != mode.Or() {
 		return optionUnavailable("the option was found in the other mode (test or live) than this credential's: search again with it")
 	}
+	if p.Mode.Test() && p.ID == bokat.TestProviderTaken {
+		return optionUnavailable("the test provider " + bokat.TestProviderTaken + " is always taken between search and confirm")
+	}
 	if !p.Active {
 		return optionChanged("the provider no longer takes bookings")
 	}

@@ -117,7 +117,7 @@ func (snap *snapshot) computeCandidates(k candidateKey) *candidateList {
 	}
 	var rs []ranked
 	for _, p := range snap.byService[k.service] {
-		if p.supply.Mode.Or() != k.mode || !p.supply.Covers(k.postcode) || (k.destination >= 0 && !p.supply.Covers(k.destination)) {
+		if p.supply.Mode.Or() != k.mode || p.supply.ID == bokat.TestProviderFollowUpOnly || !p.supply.Covers(k.postcode) || (k.destination >= 0 && !p.supply.Covers(k.destination)) {
 			continue
 		}
 		rs = append(rs, ranked{p, rotationHash(p.supply.ID, k.period, pc)})

@@ -72,6 +72,9 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/recover", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleRecoverWebhookEndpoint},
 		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
 
+		// Test mode (docs/testing.md): test credentials only.
+		{method: http.MethodGet, pattern: "/v1/test/messages", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleTestMessages},
+
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},
 		{method: http.MethodPost, pattern: "/api/public/requests", auth: authPartnerOnly, scope: bokat.ScopeRequestsCreate, contract: requests, successor: "/v1/requests", needsPartner: true, handler: s.handleCreateRequest},

@@ -67,6 +67,9 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+	// TestMessages reads the messages captured for test credentials
+	// (GET /v1/test/messages).
+	TestMessages TestMessages
 	// Followups creates provider follow-up requests.
 	Followups *followup.Service
 	// Search serves booking option search.
@@ -114,6 +117,7 @@ type Server struct {
 	catalog      *catalog.Catalog
 	auth         *auth.Authenticator
 	store        Store
+	testMessages TestMessages
 	followups    *followup.Service
 	search       *booking.Search
 	bookings     *booking.Lifecycle
@@ -170,6 +174,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		catalog:      cfg.Catalog,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+		testMessages: cfg.TestMessages,
 		followups:    cfg.Followups,
 		search:       cfg.Search,
 

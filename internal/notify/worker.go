@@ -368,6 +368,9 @@ var errNotCaptured = errors.New("test mode: not sent, and no capture configured"
 // job: a test job never reaches Sender, whatever its address.
 func (w *Worker) send(ctx context.Context, j ClaimedJob, m Message) error {
 	if j.Mode.Test() {
+		if m.To == bokat.TestUnreachableEmail {
+			return &SendError{Summary: "the test provider " + bokat.TestProviderUnreachable + " never receives its messages"}
+		}
 		if w.cfg.Capture == nil {
 			return errNotCaptured
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"bokat"
 	"bokat/internal/notify"
 )
 
@@ -24,14 +25,13 @@ func (db *DB) CaptureMessage(ctx context.Context, j notify.ClaimedJob, m notify.
 	if m.Calendar != nil {
 		method = m.Calendar.Method
 	}
-	owner := `SELECT owner_client_id, owner_user_id FROM bookings WHERE id = $2 AND mode = 'test'`
+	owner, of := `SELECT owner_client_id, owner_user_id FROM bookings WHERE id = $1 AND mode = 'test'`, j.BookingID
 	if j.BookingID == "" {
-		owner = `SELECT owner_client_id, owner_user_id FROM follow_up_requests WHERE id = $3 AND mode = 'test'`
+		owner, of = `SELECT owner_client_id, owner_user_id FROM follow_up_requests WHERE id = $1 AND mode = 'test'`, j.RequestID
 	}
 	return db.InTx(ctx, func(tx *Tx) error {
 		var client, user string
-		if err := tx.tx.QueryRowContext(ctx, `SELECT o.owner_client_id, o.owner_user_id FROM (`+owner+`) o`,
-			j.ID, j.BookingID, j.RequestID).Scan(&client, &user); err != nil {
+		if err := tx.tx.QueryRowContext(ctx, owner, of).Scan(&client, &user); err != nil {
 			return fmt.Errorf("capture message: owner of job %s: %w", j.ID, translate(err))
 		}
 		_, err := tx.tx.ExecContext(ctx, `INSERT INTO test_messages (id, job_id, owner_client_id, owner_user_id,
@@ -43,22 +43,9 @@ func (db *DB) CaptureMessage(ctx context.Context, j notify.ClaimedJob, m notify.
 	})
 }
 
-// TestMessage is a captured message of the test realm as its owner reads it.
-type TestMessage struct {
-	ID             string
-	BookingID      string
-	RequestID      string
-	EventType      string
-	Recipient      string
-	Subject        string
-	Body           string
-	CalendarMethod string
-	CreatedAt      time.Time
-}
-
 // TestMessages returns the owner's captured messages, oldest first, at
 // most limit.
-func (db *DB) TestMessages(ctx context.Context, clientID, userID string, limit int) ([]TestMessage, error) {
+func (db *DB) TestMessages(ctx context.Context, clientID, userID string, limit int) ([]bokat.TestMessage, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT id, booking_id, request_id, event_type, recipient, subject, body,
 		calendar_method, created_at FROM test_messages WHERE owner_client_id = $1 AND owner_user_id = $2
 		ORDER BY created_at, id LIMIT $3`, clientID, userID, limit)
@@ -66,9 +53,9 @@ func (db *DB) TestMessages(ctx context.Context, clientID, userID string, limit i
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []TestMessage
+	var out []bokat.TestMessage
 	for rows.Next() {
-		var m TestMessage
+		var m bokat.TestMessage
 		var created int64
 		if err := rows.Scan(&m.ID, &m.BookingID, &m.RequestID, &m.EventType, &m.Recipient, &m.Subject, &m.Body,
 			&m.CalendarMethod, &created); err != nil {

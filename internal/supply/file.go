@@ -365,6 +365,9 @@ func checkProviderID(s string) error {
 	if !providerIDPattern.MatchString(s) {
 		return errors.New("must be 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit")
 	}
+	if strings.HasPrefix(s, bokat.TestProviderIDPrefix) {
+		return errors.New("must not start with " + bokat.TestProviderIDPrefix + ": those ids are the test realm's")
+	}
 	return nil
 }
 

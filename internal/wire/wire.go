@@ -295,6 +295,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		Catalog:      b.Catalog,
 		Auth:         u.Auth,
 		Store:        b.Store,
+		TestMessages: b.Store,
 		Followups:    u.Followups,
 		Search:       u.Search,
 		Bookings:     u.Bookings,

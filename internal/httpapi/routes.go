@@ -72,6 +72,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodPost, pattern: "/v1/webhook-endpoints/{endpoint_id}/recover", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleRecoverWebhookEndpoint},
 		{method: http.MethodPost, pattern: "/v1/webhook-events/{outbox_id}/replay", auth: authRequired, scope: bokat.ScopeWebhooksManage, contract: bookings, handler: s.handleReplayWebhookEvent},
 
+		// The caller's events of its realm, as webhooks carry them (docs/testing.md).
+		{method: http.MethodGet, pattern: "/v1/events", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleEvents},
 		// Test mode (docs/testing.md): test credentials only.
 		{method: http.MethodGet, pattern: "/v1/test/messages", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleTestMessages},
 

@@ -70,6 +70,8 @@ type Config struct {
 	// TestMessages reads the messages captured for test credentials
 	// (GET /v1/test/messages).
 	TestMessages TestMessages
+	// Events reads the callers' events (GET /v1/events).
+	Events Events
 	// Followups creates provider follow-up requests.
 	Followups *followup.Service
 	// Search serves booking option search.
@@ -118,6 +120,7 @@ type Server struct {
 	auth         *auth.Authenticator
 	store        Store
 	testMessages TestMessages
+	events       Events
 	followups    *followup.Service
 	search       *booking.Search
 	bookings     *booking.Lifecycle
@@ -175,6 +178,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		auth:         cfg.Auth,
 		store:        cfg.Store,
 		testMessages: cfg.TestMessages,
+		events:       cfg.Events,
 		followups:    cfg.Followups,
 		search:       cfg.Search,
 

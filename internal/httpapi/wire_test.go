@@ -33,6 +33,12 @@ func wireTest(w httpapi.TestWiring) error {
 	}
 	cfg.Search, cfg.Bookings, cfg.Followups, cfg.CalendarFeed, cfg.Auth = u.Search, u.Bookings, u.Followups, u.Feed, u.Auth
 	cfg.Webhooks, cfg.OAuth = u.Webhooks, u.OAuth
+	if cfg.TestMessages == nil {
+		cfg.TestMessages = w.DB
+	}
+	if cfg.Events == nil {
+		cfg.Events = w.DB
+	}
 	ops := wire.Ops{Metrics: cfg.Metrics, Health: cfg.Health, Limiter: cfg.RateLimiter}
 	ops.Complete(cfg.Logger, cfg.Store, cfg.Now)
 	cfg.Metrics, cfg.Health, cfg.RateLimiter = ops.Metrics, ops.Health, ops.Limiter

@@ -9,6 +9,7 @@ import (
 
 	"bokat"
 	"bokat/internal/notify"
+	"bokat/internal/outbox"
 )
 
 var _ notify.Capturer = (*DB)(nil)
@@ -63,6 +64,46 @@ func (db *DB) TestMessages(ctx context.Context, clientID, userID string, limit i
 		}
 		m.CreatedAt = FromMillis(created)
 		out = append(out, m)
+	}
+	return out, translate(rows.Err())
+}
+
+// OwnerEvents returns the owner's outbox events of the realm mode, oldest
+// first, created after the event after (its id; empty for the first page),
+// at most limit. An after that names no event of the owner is
+// bokat.ErrNotFound.
+func (db *DB) OwnerEvents(ctx context.Context, clientID, userID string, mode bokat.Mode, after string, limit int) ([]outbox.Event, error) {
+	args := []any{clientID, userID, string(mode.Or()), limit}
+	cursor := ""
+	if after != "" {
+		var n int
+		if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_events
+			WHERE id = $1 AND owner_client_id = $2 AND owner_user_id = $3 AND mode = $4`,
+			after, clientID, userID, string(mode.Or())).Scan(&n); err != nil {
+			return nil, translate(err)
+		}
+		if n == 0 {
+			return nil, bokat.ErrNotFound
+		}
+		args = append(args, after)
+		cursor = ` AND (created_at > (SELECT created_at FROM outbox_events WHERE id = $5)
+			OR created_at = (SELECT created_at FROM outbox_events WHERE id = $5) AND id > $5)`
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+outboxColumns+` FROM outbox_events
+		WHERE owner_client_id = $1 AND owner_user_id = $2 AND mode = $3`+cursor+`
+		ORDER BY created_at, id LIMIT $4`, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []outbox.Event
+	for rows.Next() {
+		e, err := scanOutboxEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		e.Mode = mode.Or()
+		out = append(out, e)
 	}
 	return out, translate(rows.Err())
 }

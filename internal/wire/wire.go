@@ -296,6 +296,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		Auth:         u.Auth,
 		Store:        b.Store,
 		TestMessages: b.Store,
+		Events:       b.Store,
 		Followups:    u.Followups,
 		Search:       u.Search,
 		Bookings:     u.Bookings,

@@ -44,6 +44,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runServe(ctx, rest, e)
 	case "migrate":
 		return runMigrate(ctx, rest, e)
+	case "webhook-check":
+		return runWebhookCheck(ctx, rest, e)
 	case "partner":
 		if len(rest) == 0 || rest[0] != "create" {
 			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
@@ -116,6 +118,10 @@ Commands:
                   [--set-phone NUMBER] [--set-email ADDRESS]
                               correct the person's contact data in every booking and follow-up request
                               in one transaction; prints the ids corrected
+  webhook-check --url URL --secret whsec_...
+                              send a webhook receiver the cases it must handle (valid, wrong signature,
+                              stale timestamp, replayed Webhook-Id, unknown event type, rotated secret);
+                              exits 0 only when every case was answered as it should
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -122,7 +122,7 @@ func checkBody(id, eventType string, at time.Time) []byte {
 		"id": id, "outbox_id": uuid.NewString(), "type": eventType,
 		"occurred_at": at.UTC().Format(time.RFC3339Nano), "created_at": at.UTC().Format(time.RFC3339Nano),
 		"spec_version": bokat.BookingsContractVersion,
-		"data": map[string]any{"booking": map[string]any{"id": bokat.BookingIDPrefix + "webhookcheck", "status": "confirmed"}},
+		"data":         map[string]any{"booking": map[string]any{"id": bokat.BookingIDPrefix + "webhookcheck", "status": "confirmed"}},
 	})
 	return body
 }

@@ -46,6 +46,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, rest, e)
 	case "webhook-check":
 		return runWebhookCheck(ctx, rest, e)
+	case "listen":
+		return runListen(ctx, rest, e)
 	case "partner":
 		if len(rest) == 0 || rest[0] != "create" {
 			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
@@ -118,6 +120,10 @@ Commands:
                   [--set-phone NUMBER] [--set-email ADDRESS]
                               correct the person's contact data in every booking and follow-up request
                               in one transaction; prints the ids corrected
+  listen --token TOKEN --forward-to URL [--base-url URL] [--speedup N]
+                              follow the token's events as they happen and forward each to a local
+                              URL as a signed delivery (prints the whsec_ secret it signs with);
+                              failed deliveries retry along the real ladder, N times faster
   webhook-check --url URL --secret whsec_...
                               send a webhook receiver the cases it must handle (valid, wrong signature,
                               stale timestamp, replayed Webhook-Id, unknown event type, rotated secret);

@@ -48,6 +48,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runWebhookCheck(ctx, rest, e)
 	case "listen":
 		return runListen(ctx, rest, e)
+	case "trigger":
+		return runTrigger(ctx, rest, e)
 	case "partner":
 		if len(rest) == 0 || rest[0] != "create" {
 			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
@@ -124,6 +126,9 @@ Commands:
                               follow the token's events as they happen and forward each to a local
                               URL as a signed delivery (prints the whsec_ secret it signs with);
                               failed deliveries retry along the real ladder, N times faster
+  trigger --token TEST_TOKEN EVENT
+                              make the real test-mode calls that produce EVENT (booking.confirmed,
+                              booking.cancelled, booking.rescheduled, booking.provider_action_required)
   webhook-check --url URL --secret whsec_...
                               send a webhook receiver the cases it must handle (valid, wrong signature,
                               stale timestamp, replayed Webhook-Id, unknown event type, rotated secret);

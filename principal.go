@@ -175,6 +175,9 @@ const (
 	// TestProviderFollowUpOnly is never offered by search: only a
 	// follow-up request reaches it.
 	TestProviderFollowUpOnly = "test_followup_only"
+	// TestProviderCancels is bookable, and cancels each booking an hour
+	// after it was confirmed, as a provider who cannot come would.
+	TestProviderCancels = "test_cancels"
 	// TestUnreachableEmail is the address of TestProviderUnreachable: a
 	// test-mode message to it fails permanently.
 	TestUnreachableEmail = "unreachable@test.bokat.invalid"

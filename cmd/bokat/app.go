@@ -213,6 +213,9 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 		resealWorker(b.Store, a.log, time.Hour),
 		retentionWorker(b.Store, a.log, b.Now, c.retentionConfig, c.devMailDir(), time.Hour),
 		notifications,
+		{name: "test-realm-cancels", run: func(ctx context.Context) error {
+			return testrealm.NewCanceller(sqlstore.Bind[booking.Tx](b.Store), b.Store, b.Now, a.log).Run(ctx, time.Minute)
+		}},
 	}, nil
 }
 

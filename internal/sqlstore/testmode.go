@@ -107,3 +107,11 @@ func (db *DB) OwnerEvents(ctx context.Context, clientID, userID string, mode bok
 	}
 	return out, translate(rows.Err())
 }
+
+// DueTestCancellations returns the ids of the provider's confirmed test
+// bookings confirmed at or before confirmedBefore, oldest first, at most
+// limit.
+func (db *DB) DueTestCancellations(ctx context.Context, providerID string, confirmedBefore time.Time, limit int) ([]string, error) {
+	return db.ids(ctx, `SELECT id FROM bookings WHERE provider_id = $1 AND mode = 'test' AND status = 'confirmed'
+		AND confirmed_at <= $2 ORDER BY confirmed_at, id LIMIT $3`, providerID, Millis(confirmedBefore), limit)
+}

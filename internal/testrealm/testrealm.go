@@ -9,9 +9,11 @@ package testrealm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"bokat"
+	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/supply"
 )
@@ -34,6 +36,7 @@ var providers = []magic{
 	{bokat.TestProviderTaken, "Test: upptagen vid bekräftelse", "taken@test.bokat.invalid"},
 	{bokat.TestProviderUnreachable, "Test: meddelandet når inte fram", bokat.TestUnreachableEmail},
 	{bokat.TestProviderFollowUpOnly, "Test: bara förfrågan", "followup@test.bokat.invalid"},
+	{bokat.TestProviderCancels, "Test: avbokar efter en timme", "cancels@test.bokat.invalid"},
 }
 
 // Supply returns the magic test providers, in the test realm, each offering
@@ -74,4 +77,84 @@ func Seed(ctx context.Context, st supply.Store, cat *catalog.Catalog, now time.T
 		return res, fmt.Errorf("seed the test realm: %w", err)
 	}
 	return res, nil
+}
+
+// CancelAfter is how long after its confirmation TestProviderCancels
+// cancels a booking.
+const CancelAfter = time.Hour
+
+// CancelReason is the reason its provider's cancellation gives (one of the
+// contract's cancel reasons).
+const CancelReason = "other"
+
+// BookingStore runs booking transactions (sqlstore.Bind[booking.Tx]).
+type BookingStore interface {
+	// InTx runs fn in one write transaction, committed when fn returns nil.
+	InTx(ctx context.Context, fn func(booking.Tx) error) error
+}
+
+// DueStore finds the bookings to cancel (the store).
+type DueStore interface {
+	// DueTestCancellations returns the ids of the confirmed test bookings
+	// of the provider confirmed at or before confirmedBefore, at most limit.
+	DueTestCancellations(ctx context.Context, providerID string, confirmedBefore time.Time, limit int) ([]string, error)
+}
+
+// Canceller cancels the bookings of bokat.TestProviderCancels CancelAfter
+// after their confirmation, as the provider would: the booking.cancelled
+// event and the (captured) messages follow as for any cancellation.
+type Canceller struct {
+	bookings BookingStore
+	due      DueStore
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// NewCanceller returns a Canceller on the stores, clock and logger.
+func NewCanceller(bookings BookingStore, due DueStore, now func() time.Time, log *slog.Logger) *Canceller {
+	return &Canceller{bookings: bookings, due: due, now: now, log: log}
+}
+
+// RunOnce cancels the bookings now due and returns how many it cancelled.
+func (c *Canceller) RunOnce(ctx context.Context) (int, error) {
+	now := c.now().UTC()
+	ids, err := c.due.DueTestCancellations(ctx, bokat.TestProviderCancels, now.Add(-CancelAfter), 100)
+	if err != nil {
+		return 0, fmt.Errorf("find due test cancellations: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		err := c.bookings.InTx(ctx, func(tx booking.Tx) error {
+			b, err := tx.BookingByID(ctx, id)
+			if err != nil {
+				return err
+			}
+			if b.Status != bokat.BookingConfirmed || !b.Mode.Test() || b.ProviderID != bokat.TestProviderCancels {
+				return nil // cancelled meanwhile
+			}
+			return booking.CancelInTx(ctx, tx, b, CancelReason, now)
+		})
+		if err != nil {
+			return n, fmt.Errorf("cancel test booking %s: %w", id, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Run cancels due bookings every interval until ctx ends; a failed round
+// is logged and retried by the next.
+func (c *Canceller) Run(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			c.log.ErrorContext(ctx, "test realm cancellations", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }

@@ -20,6 +20,8 @@ type Booking struct {
 	OwnerClientID string
 	OwnerUserID   string
 	Status        string // BookingConfirmed or BookingCancelled
+	// Mode is the realm of the booking: its owner's (empty: live).
+	Mode Mode
 
 	ProviderID   string
 	ProviderName string

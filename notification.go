@@ -22,6 +22,9 @@ type NotificationJob struct {
 	// (RequestIDsFrom).
 	APIRequestID string
 	TraceID      string
+	// Mode is the realm of the job: its booking's or request's (empty:
+	// live). A test job is captured, never sent (docs/testing.md).
+	Mode Mode
 }
 
 // NotificationRequestCreated is the event type of the notification job

@@ -36,9 +36,17 @@ const (
 
 // Secret prefixes.
 const (
-	PartnerTokenPrefix      = "bkp_"
-	ProviderTokenPrefix     = "bkv_" // the provider API's tokens
-	AccessTokenPrefix       = "bka_"
+	PartnerTokenPrefix = "bkp_"
+	// PartnerTestTokenPrefix starts the tokens of test-mode partner
+	// credentials (issue 25): recognisable at a glance, and still a partner
+	// token (it starts with PartnerTokenPrefix). Live tokens keep their form.
+	PartnerTestTokenPrefix = "bkp_test_"
+	ProviderTokenPrefix    = "bkv_" // the provider API's tokens
+	AccessTokenPrefix      = "bka_"
+	// AccessTestTokenPrefix starts the access tokens issued to OAuth
+	// clients of the test realm (issue 25); they are access tokens
+	// (they start with AccessTokenPrefix).
+	AccessTestTokenPrefix   = "bka_test_"
 	AuthorizationCodePrefix = "bkc_"
 	ClientSecretPrefix      = "bks_"
 	// RefreshTokenPrefix starts OAuth refresh tokens ("f" for the token
@@ -62,6 +70,6 @@ func IDPrefixes() []string {
 // SecretPrefixes returns the prefix of every secret issued now (not the
 // legacy refresh token prefix, which only verification still accepts).
 func SecretPrefixes() []string {
-	return []string{PartnerTokenPrefix, AccessTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
-		RefreshTokenPrefix, WebhookSecretPrefix, ProviderTokenPrefix}
+	return []string{PartnerTokenPrefix, PartnerTestTokenPrefix, AccessTokenPrefix, AccessTestTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
+		RefreshTokenPrefix, WebhookSecretPrefix}
 }

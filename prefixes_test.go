@@ -33,3 +33,16 @@ func TestSecretPrefixesAreNotIDPrefixes(t *testing.T) {
 		t.Error("the refresh token prefix is still the legacy one")
 	}
 }
+
+// TestPartnerTestTokenPrefixIsAPartnerPrefix keeps test tokens partner
+// tokens (the authenticator routes them by PartnerTokenPrefix) that a person
+// tells from live ones by their first characters.
+func TestPartnerTestTokenPrefixIsAPartnerPrefix(t *testing.T) {
+	t.Parallel()
+	if !strings.HasPrefix(bokat.PartnerTestTokenPrefix, bokat.PartnerTokenPrefix) {
+		t.Errorf("test prefix %q does not start with the partner prefix %q", bokat.PartnerTestTokenPrefix, bokat.PartnerTokenPrefix)
+	}
+	if bokat.PartnerTestTokenPrefix == bokat.PartnerTokenPrefix {
+		t.Error("test and live partner tokens share their prefix")
+	}
+}

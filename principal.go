@@ -133,6 +133,10 @@ type Principal struct {
 	// 8707); empty for partner and development principals, which are valid
 	// on every surface.
 	Audience Audience
+	// Mode is the realm of the credential: a test principal sees, changes
+	// and books only test objects and test providers, a live one only live
+	// ones. The zero value is live.
+	Mode Mode
 }
 
 // Audience is a resource of this service that OAuth access tokens are
@@ -161,3 +165,61 @@ func (p Principal) OwnerKey() string {
 	}
 	return p.ClientID
 }
+
+// Mode is a realm: every credential, every object it owns and every provider
+// belongs to one. Test activity never reaches a real provider, real e-mail or
+// live metrics (docs/testing.md).
+type Mode string
+
+// The modes. An empty Mode is live.
+const (
+	ModeLive Mode = "live"
+	ModeTest Mode = "test"
+)
+
+// ParseMode reads a mode name; anything but "live" or "test" is an error.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeLive, ModeTest:
+		return Mode(s), nil
+	}
+	return "", Errorf(CodeValidationFailed, "unknown mode %q: use live or test", s)
+}
+
+// Or returns m, or live when m is empty: the mode to store and to filter by.
+func (m Mode) Or() Mode {
+	if m == "" {
+		return ModeLive
+	}
+	return m
+}
+
+// Test reports whether m is the test realm.
+func (m Mode) Test() bool { return m == ModeTest }
+
+// Realm returns the mode the principal's objects belong to (live when unset).
+func (p Principal) Realm() Mode { return p.Mode.Or() }
+
+// The magic test providers (docs/testing.md): the test realm's supply, in
+// every seeded service, each with one predictable behaviour. Their ids start
+// with TestProviderIDPrefix, which no supply file may use.
+const (
+	TestProviderIDPrefix = "test_"
+	// TestProviderFree is always bookable: every day, all day, everywhere.
+	TestProviderFree = "test_free"
+	// TestProviderTaken is offered by search, but its slot is taken before
+	// any confirm: 409 booking_option_unavailable.
+	TestProviderTaken = "test_taken"
+	// TestProviderUnreachable is bookable, but its message fails for good:
+	// booking.provider_action_required follows.
+	TestProviderUnreachable = "test_unreachable"
+	// TestProviderFollowUpOnly is never offered by search: only a
+	// follow-up request reaches it.
+	TestProviderFollowUpOnly = "test_followup_only"
+	// TestProviderCancels is bookable, and cancels each booking an hour
+	// after it was confirmed, as a provider who cannot come would.
+	TestProviderCancels = "test_cancels"
+	// TestUnreachableEmail is the address of TestProviderUnreachable: a
+	// test-mode message to it fails permanently.
+	TestUnreachableEmail = "unreachable@test.bokat.invalid"
+)

@@ -19,6 +19,10 @@ type Provider struct {
 	Email  string
 	Phone  string
 	Active bool
+	// Mode is the realm the provider belongs to (empty: live): test
+	// credentials search and book only test providers, live ones only live
+	// providers (docs/testing.md).
+	Mode Mode
 	// MinNoticeMinutes is the least time between a search and the start of
 	// a slot offered by the provider.
 	MinNoticeMinutes int

@@ -20,6 +20,7 @@ import (
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/testrealm"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
 )
@@ -133,6 +134,12 @@ func (a *app) openBase(ctx context.Context, c serveConfig, now func() time.Time)
 		}
 		a.log.Info("demo supply loaded", "result", res.String())
 	}
+	// Every server has the test realm's magic providers, for test credentials.
+	if res, err := testrealm.Seed(ctx, sqlstore.Bind[supply.Tx](db), cat, now()); err != nil {
+		return wire.Base{}, err
+	} else if res.Changed() {
+		a.log.Info("test realm supply seeded", "result", res.String())
+	}
 	return wire.Base{Log: a.log, Now: now, Store: db, Keys: wire.Keys{Hasher: hasher, Sealing: sealing, Options: keys},
 		Contract: contract, Catalog: cat}, nil
 }
@@ -216,6 +223,9 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 		resealWorker(b.Store, a.log, time.Hour),
 		retentionWorker(b.Store, a.log, b.Now, c.retentionConfig, c.devMailDir(), time.Hour),
 		notifications,
+		{name: "test-realm-cancels", run: func(ctx context.Context) error {
+			return testrealm.NewCanceller(sqlstore.Bind[booking.Tx](b.Store), b.Store, b.Now, a.log).Run(ctx, time.Minute)
+		}},
 	}, nil
 }
 

@@ -28,6 +28,8 @@ func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
 	sc := newStoreCommand("oauth-client create", e)
 	var (
 		name, scopeList string
+		modeName        string
+		mode            bokat.Mode
 		redirects       stringList
 		public          bool
 		scopes          []bokat.Scope
@@ -36,6 +38,7 @@ func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
 	sc.fs.Var(&redirects, "redirect-uri", "exact redirect URI: https, or http on a loopback address; repeat for several (required)")
 	sc.fs.String(&scopeList, "scopes", "", "all", "comma-separated scopes the client may request, or all")
 	sc.fs.Bool(&public, "public", "", false, "a public client (native or browser app): no secret, PKCE only")
+	sc.fs.String(&modeName, "mode", "", "live", "live, or test for a client of the test realm (its access tokens start with bka_test_)")
 	_, err := sc.parse(args, func([]string) error {
 		if strings.TrimSpace(name) == "" || len(redirects) == 0 {
 			return fmt.Errorf("%w: --name and --redirect-uri are required", errUsage)
@@ -43,6 +46,9 @@ func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
 		var err error
 		if scopes, err = bokat.ParseScopes(scopeList); err != nil {
 			return fmt.Errorf("%w: --scopes: %v", errUsage, err)
+		}
+		if mode, err = bokat.ParseMode(modeName); err != nil {
+			return fmt.Errorf("%w: --mode: %v", errUsage, err)
 		}
 		for _, u := range redirects {
 			if err := oauth.ValidateRedirectURI(u); err != nil {
@@ -60,7 +66,7 @@ func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
 	}
 	defer db.Close()
 	id, secret, err := oauth.CreateClient(ctx, db, hasher, oauth.ClientSpec{
-		Name: name, RedirectURIs: redirects, Scopes: scopes, Public: public,
+		Name: name, RedirectURIs: redirects, Scopes: scopes, Public: public, Mode: mode,
 	}, e.now())
 	if err != nil {
 		return err

@@ -293,7 +293,7 @@ func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL stri
 	}
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
-		Store: sqlstore.Bind[notify.Tx](db), Bookings: bookings, Requests: requests, FollowUp: followUp, Sender: o.mailer, Organizer: o.mailer.FromAddress(),
+		Store: sqlstore.Bind[notify.Tx](db), Bookings: bookings, Requests: requests, FollowUp: followUp, Sender: o.mailer, Capture: db, Organizer: o.mailer.FromAddress(),
 		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake, Now: now,
 	})
 	if err != nil {

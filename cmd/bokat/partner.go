@@ -11,13 +11,15 @@ import (
 )
 
 // runPartnerCreate creates a partner credential and prints exactly one JSON
-// object {"client_id","token"}. The token is shown this once.
+// object {"client_id","token"}; a test token starts with bkp_test_. The token is shown this once.
 func runPartnerCreate(ctx context.Context, args []string, e env) error {
 	sc := newStoreCommand("partner create", e)
-	var name, scopeList string
+	var name, scopeList, modeName string
 	sc.fs.String(&name, "name", "", "", "partner name (required)")
 	sc.fs.String(&scopeList, "scopes", "", "", "comma-separated scopes, or all (required)")
+	sc.fs.String(&modeName, "mode", "", "live", "live, or test for a bkp_test_ credential of the test realm")
 	var scopes []bokat.Scope
+	var mode bokat.Mode
 	_, err := sc.parse(args, func([]string) error {
 		name = strings.TrimSpace(name)
 		if name == "" || scopeList == "" {
@@ -26,6 +28,9 @@ func runPartnerCreate(ctx context.Context, args []string, e env) error {
 		var err error
 		if scopes, err = bokat.ParseScopes(scopeList); err != nil {
 			return fmt.Errorf("%w: --scopes: %v", errUsage, err)
+		}
+		if mode, err = bokat.ParseMode(modeName); err != nil {
+			return fmt.Errorf("%w: --mode: %v", errUsage, err)
 		}
 		return nil
 	})
@@ -38,7 +43,7 @@ func runPartnerCreate(ctx context.Context, args []string, e env) error {
 	}
 	defer db.Close()
 	authn := auth.NewAuthenticator(hasher, db, nil)
-	id, token, err := authn.CreatePartner(ctx, name, scopes, e.now())
+	id, token, err := authn.CreatePartnerIn(ctx, mode, name, scopes, e.now())
 	if err != nil {
 		return err
 	}

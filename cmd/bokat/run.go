@@ -50,6 +50,12 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 		return runServe(ctx, rest, e)
 	case "migrate":
 		return runMigrate(ctx, rest, e)
+	case "webhook-check":
+		return runWebhookCheck(ctx, rest, e)
+	case "listen":
+		return runListen(ctx, rest, e)
+	case "trigger":
+		return runTrigger(ctx, rest, e)
 	case "partner":
 		if len(rest) == 0 || rest[0] != "create" {
 			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
@@ -139,6 +145,17 @@ Commands:
                   [--set-phone NUMBER] [--set-email ADDRESS]
                               correct the person's contact data in every booking and follow-up request
                               in one transaction; prints the ids corrected
+  listen --token TOKEN --forward-to URL [--base-url URL] [--speedup N]
+                              follow the token's events as they happen and forward each to a local
+                              URL as a signed delivery (prints the whsec_ secret it signs with);
+                              failed deliveries retry along the real ladder, N times faster
+  trigger --token TEST_TOKEN EVENT
+                              make the real test-mode calls that produce EVENT (booking.confirmed,
+                              booking.cancelled, booking.rescheduled, booking.provider_action_required)
+  webhook-check --url URL --secret whsec_...
+                              send a webhook receiver the cases it must handle (valid, wrong signature,
+                              stale timestamp, replayed Webhook-Id, unknown event type, rotated secret);
+                              exits 0 only when every case was answered as it should
   version                     print the version
 
 Run 'bokat <command> -h' for the flags of a command. Every flag has a BOKAT_* environment twin.

@@ -44,6 +44,20 @@ func NewSecret(prefix string) string {
 	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// NewPartnerToken returns a new partner token of the realm mode. A live
+// token never starts with the test prefix (a random one that would is drawn
+// again), so the first characters tell the realms apart without exception.
+func NewPartnerToken(mode bokat.Mode) string {
+	if mode.Test() {
+		return NewSecret(bokat.PartnerTestTokenPrefix)
+	}
+	for {
+		if t := NewSecret(PartnerTokenPrefix); !strings.HasPrefix(t, bokat.PartnerTestTokenPrefix) {
+			return t
+		}
+	}
+}
+
 // Hasher computes the keyed hashes under which tokens are stored.
 type Hasher struct{ pepper []byte }
 
@@ -120,13 +134,20 @@ const partnerHashDomain = "partner"
 // CreatePartner creates a partner client with the scopes and returns its id
 // and token. The token is shown to the operator once and stored only hashed.
 func (a *Authenticator) CreatePartner(ctx context.Context, name string, scopes []bokat.Scope, now time.Time) (clientID, token string, err error) {
+	return a.CreatePartnerIn(ctx, bokat.ModeLive, name, scopes, now)
+}
+
+// CreatePartnerIn is CreatePartner in the realm mode: a test credential's
+// token starts with bokat.PartnerTestTokenPrefix, a live one's with
+// bokat.PartnerTokenPrefix and never with the test prefix.
+func (a *Authenticator) CreatePartnerIn(ctx context.Context, mode bokat.Mode, name string, scopes []bokat.Scope, now time.Time) (clientID, token string, err error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return "", "", err
 	}
 	clientID = bokat.PartnerClientIDPrefix + strings.ReplaceAll(id.String(), "-", "")
-	token = NewSecret(PartnerTokenPrefix)
-	c := PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now}
+	token = NewPartnerToken(mode)
+	c := PartnerClient{ID: clientID, Name: name, Scopes: scopes, CreatedAt: now, Mode: mode.Or()}
 	if err := a.partners.CreatePartnerClient(ctx, c, a.hasher.Hash(partnerHashDomain, token)); err != nil {
 		return "", "", fmt.Errorf("store partner client: %w", err)
 	}
@@ -225,7 +246,13 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, aud b
 	if err != nil {
 		return bokat.Principal{}, err
 	}
-	return bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: c.ID, Scopes: c.Scopes, Form: form}, nil
+	mode := c.Mode.Or()
+	if mode.Test() != strings.HasPrefix(token, bokat.PartnerTestTokenPrefix) {
+		// A stored realm that disagrees with the token's form is refused
+		// rather than trusted either way.
+		return bokat.Principal{}, fmt.Errorf("%w: the token's form does not match its credential's mode", ErrInvalidCredential)
+	}
+	return bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: c.ID, Scopes: c.Scopes, Form: form, Mode: mode}, nil
 }
 
 type principalKey struct{}

@@ -24,6 +24,8 @@ type PartnerClient struct {
 	Name      string
 	Scopes    []bokat.Scope
 	CreatedAt time.Time
+	// Mode is the realm of the credential (empty: live).
+	Mode bokat.Mode
 }
 
 // ProviderTokenStore is what provider token authentication needs of the

@@ -140,7 +140,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 			return idem.Outcome{}, err
 		}
 		in.Consent.Method = method
-		if err := l.holdSlot(ctx, tx, claims, now, ""); err != nil {
+		if err := l.holdSlot(ctx, tx, claims, now, "", p.Realm()); err != nil {
 			return idem.Outcome{}, err
 		}
 		providerName, err := tx.ProviderName(ctx, claims.ProviderID)
@@ -158,6 +158,7 @@ func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmIn
 		}
 		b := bokat.Booking{
 			ID: newID(bokat.BookingIDPrefix), RequestID: newID(bokat.BookingRequestIDPrefix), OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
+			Mode:       p.Realm(),
 			Status:     bokat.BookingConfirmed,
 			ProviderID: claims.ProviderID, ProviderName: providerName,
 			ServiceID: claims.ServiceID, VerticalID: claims.VerticalID, JobTypeID: claims.JobTypeID,
@@ -251,13 +252,13 @@ func (w optionWrite) begin(ctx context.Context, tx Tx) (bokat.ConsentMethod, err
 
 // holdSlot serialises tx with the other writers of the option's provider
 // calendar and revalidates the option (see Search.Revalidate) against what
-// is committed; the entries of the booking excludeBooking, when not empty,
-// do not make the slot busy.
-func (l *Lifecycle) holdSlot(ctx context.Context, tx Tx, claims OptionClaims, now time.Time, excludeBooking string) error {
+// is committed for a caller of the realm mode; the entries of the booking
+// excludeBooking, when not empty, do not make the slot busy.
+func (l *Lifecycle) holdSlot(ctx context.Context, tx Tx, claims OptionClaims, now time.Time, excludeBooking string, mode bokat.Mode) error {
 	if err := tx.LockProviderCalendar(ctx, claims.ProviderID); err != nil {
 		return err
 	}
-	return revalidate(ctx, l.cat, tx, claims, now, excludeBooking)
+	return revalidate(ctx, l.cat, tx, claims, now, excludeBooking, mode)
 }
 
 // activeBookingForUpdate is the principal's booking bookingID held for
@@ -496,7 +497,7 @@ func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reas
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
 		err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{
 			ID: newID(bokat.NotificationIDPrefix), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
-			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now,
+			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now, Mode: b.Mode.Or(),
 		})
 		if err != nil {
 			return fmt.Errorf("queue the %s notification: %w", recipient, err)
@@ -513,7 +514,7 @@ func writeEvent(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType,
 	id := uuid.Must(uuid.NewV7()).String()
 	err = tx.InsertOutboxEvent(ctx, outbox.Event{
 		ID: id, OwnerClientID: b.OwnerClientID, OwnerUserID: b.OwnerUserID, BookingID: b.ID,
-		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: now,
+		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: now, Mode: b.Mode.Or(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("write the %s event: %w", ev, err)
@@ -650,7 +651,7 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 			return idem.Outcome{}, postcodeMismatch("destination_location.postcode",
 				"the destination postcode the option was searched for (send destination_location)")
 		}
-		if err := l.holdSlot(ctx, tx, claims, now, b.ID); err != nil {
+		if err := l.holdSlot(ctx, tx, claims, now, b.ID, p.Realm()); err != nil {
 			return idem.Outcome{}, err
 		}
 		contact, err := tx.BookingAddresses(ctx, b.ID)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/catalog"
 )
 
 // OptionClaims are the facts a booking option carries from search to
@@ -179,7 +180,8 @@ func (k *Keyring) SigningKeyID() string {
 // payload is the signed form of OptionClaims: short names keep the token
 // compact; instants are Unix milliseconds.
 type payload struct {
-	KeyID        string  `json:"k"`
+	// KeyID repeats the id's key part; ids issued now leave it out.
+	KeyID        string  `json:"k,omitempty"`
 	IssuedAt     int64   `json:"iat"`
 	ExpiresAt    int64   `json:"exp"`
 	Nonce        string  `json:"n"`
@@ -196,12 +198,15 @@ type payload struct {
 	Quantity     float64 `json:"q"`
 	Unit         string  `json:"u,omitempty"`
 	Minimum      int64   `json:"min,omitempty"`
-	Terms        string  `json:"t"`
-	Postcode     string  `json:"pc"`
-	Destination  string  `json:"dpc,omitempty"`
-	Locale       string  `json:"l,omitempty"`
-	Labour       *int    `json:"lp,omitempty"`
-	TaxRules     string  `json:"tv,omitempty"`
+	// Terms is absent when it is the service's own version
+	// (catalog.TermsVersionPrefix + the service id), as for every option
+	// issued now; ids issued before carry it.
+	Terms       *string `json:"t,omitempty"`
+	Postcode    string  `json:"pc"`
+	Destination string  `json:"dpc,omitempty"`
+	Locale      string  `json:"l,omitempty"`
+	Labour      *int    `json:"lp,omitempty"`
+	TaxRules    string  `json:"tv,omitempty"`
 }
 
 // Sign returns the booking_option_id of c: the claims with the signing
@@ -268,7 +273,7 @@ func appendPayload(b []byte, c OptionClaims) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, '{')
-	str("k", c.KeyID)
+	// The key id is the token's second part; the payload does not repeat it.
 	num("iat", c.IssuedAt.UnixMilli())
 	num("exp", c.ExpiresAt.UnixMilli())
 	str("n", c.Nonce)
@@ -295,7 +300,9 @@ func appendPayload(b []byte, c OptionClaims) []byte {
 	if c.MinimumChargeSEK != 0 {
 		num("min", c.MinimumChargeSEK)
 	}
-	str("t", c.TermsVersion)
+	if c.TermsVersion != catalog.TermsVersionPrefix+c.ServiceID {
+		str("t", c.TermsVersion)
+	}
 	str("pc", c.Postcode)
 	if c.DestinationPostcode != "" {
 		str("dpc", c.DestinationPostcode)
@@ -369,6 +376,9 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	if p.KeyID == "" {
+		p.KeyID = parts[1]
+	}
 	if err := dec.Decode(&p); err != nil || p.KeyID != parts[1] || p.Provider == "" || p.Service == "" ||
 		p.ExpiresAt <= p.IssuedAt || p.SlotEnd <= p.SlotStart || p.Labour != nil && (*p.Labour < 0 || *p.Labour > 100) {
 		return OptionClaims{}, optionInvalid("its content is malformed")
@@ -379,8 +389,11 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 		SlotStart: time.UnixMilli(p.SlotStart).UTC(), SlotEnd: time.UnixMilli(p.SlotEnd).UTC(),
 		AmountSEK: p.Amount, PricingModel: p.PricingModel, PriceType: p.PriceType, UnitPriceSEK: p.UnitPrice,
 		Quantity: p.Quantity, Unit: p.Unit, MinimumChargeSEK: p.Minimum,
-		TermsVersion: p.Terms, Postcode: p.Postcode, DestinationPostcode: p.Destination, Locale: p.Locale,
+		TermsVersion: catalog.TermsVersionPrefix + p.Service, Postcode: p.Postcode, DestinationPostcode: p.Destination, Locale: p.Locale,
 		TaxRulesVersion: p.TaxRules,
+	}
+	if p.Terms != nil {
+		c.TermsVersion = *p.Terms
 	}
 	if p.Labour != nil {
 		c.Labour = bokat.StatedLabour(*p.Labour)

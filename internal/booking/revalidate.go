@@ -29,8 +29,10 @@ import (
 //
 // The caller must hold now constant through the transaction. To move an
 // existing booking, use RevalidateExcluding so its own entry is not busy.
+//
+// Revalidate and RevalidateExcluding check an option for the live realm.
 func (s *Search) Revalidate(ctx context.Context, tx Tx, c OptionClaims, now time.Time) error {
-	return revalidate(ctx, s.cat, tx, c, now, "")
+	return revalidate(ctx, s.cat, tx, c, now, "", bokat.ModeLive)
 }
 
 // RevalidateExcluding is Revalidate for rescheduling: the calendar entries
@@ -39,12 +41,14 @@ func (s *Search) RevalidateExcluding(ctx context.Context, tx Tx, c OptionClaims,
 	if bookingID == "" {
 		return errors.New("booking: RevalidateExcluding needs a booking id")
 	}
-	return revalidate(ctx, s.cat, tx, c, now, bookingID)
+	return revalidate(ctx, s.cat, tx, c, now, bookingID, bokat.ModeLive)
 }
 
 // revalidate is Revalidate against the catalog cat, skipping the calendar
-// entries of excludeBooking when it is not empty.
-func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims, now time.Time, excludeBooking string) error {
+// entries of excludeBooking when it is not empty, for a caller of the realm
+// mode: an option of another realm's provider is unavailable to it, so a
+// test credential never takes a live provider's time, nor the reverse.
+func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims, now time.Time, excludeBooking string, mode bokat.Mode) error {
 	jt, ok := cat.JobType(c.VerticalID, c.JobTypeID)
 	if !ok || jt.Seed == nil || jt.Seed.ServiceID != c.ServiceID {
 		return optionChanged("the job type is no longer directly bookable with this service")
@@ -65,6 +69,12 @@ func revalidate(ctx context.Context, cat *catalog.Catalog, tx Tx, c OptionClaims
 	}
 	if err != nil {
 		return err
+	}
+	if p.Mode.Or() != mode.Or() {
+		return optionUnavailable("the option was found in the other mode (test or live) than this credential's: search again with it")
+	}
+	if p.Mode.Test() && p.ID == bokat.TestProviderTaken {
+		return optionUnavailable("the test provider " + bokat.TestProviderTaken + " is always taken between search and confirm")
 	}
 	if !p.Active {
 		return optionChanged("the provider no longer takes bookings")

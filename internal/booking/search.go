@@ -116,6 +116,9 @@ type Query struct {
 	Details map[string]any
 	// Locale decides the language of labels ("sv-SE" when empty).
 	Locale string
+	// Mode is the realm searched: only its providers are candidates
+	// (empty: live; an anonymous search is live).
+	Mode bokat.Mode
 }
 
 // Option is one bookable option.
@@ -308,7 +311,7 @@ func (s *Search) walkJob(ctx context.Context, res Result, job jobSpec, q Query, 
 	var cands *candidateList
 	if where.ok {
 		cands = ix.snap.candidates(candidateKey{service: job.svc.ID, postcode: where.postcode, destination: where.destination,
-			period: rotationPeriod(now)})
+			period: rotationPeriod(now), mode: q.Mode.Or()})
 	}
 	maxPer := s.maxPerProvider
 	if only != "" {

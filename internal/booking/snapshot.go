@@ -125,6 +125,9 @@ func hoursKey(hours []bokat.WorkingRange) string {
 type candidateKey struct {
 	service               string
 	postcode, destination int
+	// mode is the realm searched: providers of another are never
+	// candidates.
+	mode bokat.Mode
 	// period is the rotation period of the search (rotationPeriod).
 	period string
 }
@@ -181,7 +184,7 @@ func (snap *snapshot) computeCandidates(k candidateKey) *candidateList {
 	}
 	var rs []ranked
 	for _, p := range snap.byService[k.service] {
-		if !p.supply.Covers(k.postcode) || (k.destination >= 0 && !p.supply.Covers(k.destination)) {
+		if p.supply.Mode.Or() != k.mode || p.supply.ID == bokat.TestProviderFollowUpOnly || !p.supply.Covers(k.postcode) || (k.destination >= 0 && !p.supply.Covers(k.destination)) {
 			continue
 		}
 		rs = append(rs, ranked{p, rotationHash(p.supply.ID, k.period, pc)})

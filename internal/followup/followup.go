@@ -205,7 +205,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 	}
 	jt, _ := s.cat.JobType(in.VerticalID, in.JobTypeID)
 	postcode := Postcode(in.Location)
-	candidates, err := s.candidates(ctx, in.VerticalID, jt, postcode)
+	candidates, err := s.candidates(ctx, p.Realm(), in.VerticalID, jt, postcode)
 	if err != nil {
 		return idem.Outcome{}, false, err
 	}
@@ -220,7 +220,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 			det = []byte("{}")
 		}
 		row := Record{
-			ID: id, SessionID: session, OwnerClientID: p.ClientID, OwnerUserID: p.UserID,
+			ID: id, SessionID: session, OwnerClientID: p.ClientID, OwnerUserID: p.UserID, Mode: p.Realm(),
 			VerticalID: in.VerticalID, JobTypeID: in.JobTypeID, Status: StatusReadyToSend, Description: in.Description,
 			CustomerJSON: customer, LocationJSON: loc, Postcode: postcode, TimingJSON: tim, DetailsJSON: det,
 			BudgetSEK: in.BudgetSEK, CustomerNextStep: orDefault(in.CustomerNextStep, DefaultNextStep),
@@ -238,7 +238,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 		if len(candidates) > 0 {
 			err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: bokat.NotificationIDPrefix + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
-				NextAttemptAt: now, CreatedAt: now})
+				NextAttemptAt: now, CreatedAt: now, Mode: p.Realm()})
 			if err != nil {
 				return idem.Outcome{}, err
 			}
@@ -258,8 +258,9 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 }
 
 // candidates finds the providers a request goes to: active, covering the
-// postcode, offering a service of the vertical.
-func (s *Service) candidates(ctx context.Context, verticalID string, jt catalog.JobType, postcode string) ([]Candidate, error) {
+// postcode, offering a service of the vertical, of the realm mode (a test
+// request never reaches a live provider, nor the reverse).
+func (s *Service) candidates(ctx context.Context, mode bokat.Mode, verticalID string, jt catalog.JobType, postcode string) ([]Candidate, error) {
 	if postcode == "" {
 		return nil, nil
 	}
@@ -277,7 +278,7 @@ func (s *Service) candidates(ctx context.Context, verticalID string, jt catalog.
 	if jt.Seed != nil {
 		direct = jt.Seed.ServiceID
 	}
-	found, err := s.db.ProviderCandidates(ctx, serviceIDs, direct, code)
+	found, err := s.db.ProviderCandidates(ctx, mode, serviceIDs, direct, code)
 	if err != nil {
 		return nil, fmt.Errorf("find provider candidates: %w", err)
 	}

@@ -15,7 +15,7 @@ type Store interface {
 	InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string, now, expiresAt time.Time,
 		fn func(Tx) (idem.Outcome, error)) (idem.Outcome, bool, error)
 	FollowUpRequest(ctx context.Context, id string) (Record, error)
-	ProviderCandidates(ctx context.Context, serviceIDs []string, directServiceID string, postcode int) ([]ProviderMatch, error)
+	ProviderCandidates(ctx context.Context, mode bokat.Mode, serviceIDs []string, directServiceID string, postcode int) ([]ProviderMatch, error)
 	ProviderContact(ctx context.Context, providerID string) (bokat.ProviderContact, error)
 }
 
@@ -33,10 +33,12 @@ type Tx interface {
 // CustomerJSON, LocationJSON, Description and ConsentStatement are sealed at
 // rest by the store; this struct holds them in plain text.
 type Record struct {
-	ID                 string
-	SessionID          string
-	OwnerClientID      string
-	OwnerUserID        string
+	ID            string
+	SessionID     string
+	OwnerClientID string
+	OwnerUserID   string
+	// Mode is the realm of the request: its owner's (empty: live).
+	Mode               bokat.Mode
 	VerticalID         string
 	JobTypeID          string
 	Status             string

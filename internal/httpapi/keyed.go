@@ -96,11 +96,11 @@ func serveKeyed[B any, PB interface {
 		return err
 	}
 	p := auth.PrincipalFrom(r.Context())
-	out, replay, err := call(p, &in, idem.Key{Owner: p.OwnerKey(), Operation: kw.operation, Key: key}, fp)
+	out, replay, err := call(p, &in, idem.Key{Owner: p.OwnerKey(), Operation: kw.operation, Key: key, Mode: p.Realm()}, fp)
 	if err != nil {
 		return err
 	}
-	if !replay && kw.counted != nil {
+	if !replay && kw.counted != nil && !p.Realm().Test() {
 		kw.counted()
 	}
 	return s.writeOutcome(w, r, kw, out, replay)

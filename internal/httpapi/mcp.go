@@ -54,8 +54,15 @@ func (a mcpAuthenticator) Authenticate(ctx context.Context, r *http.Request) (bo
 	if err == nil && !p.Authenticated() && a.s.authOptional && !a.s.production {
 		return developmentPrincipal(), nil
 	}
+	if h, ok := ctx.Value(responseHeaderKey{}).(http.Header); ok && err == nil {
+		markMode(h, p, requestInfoFrom(ctx))
+	}
 	return p, err
 }
+
+// responseHeaderKey carries the header of the /mcp response, so that the
+// authenticator marks the answers to a test credential (markMode).
+type responseHeaderKey struct{}
 
 type clientIPKey struct{}
 
@@ -64,7 +71,8 @@ type clientIPKey struct{}
 func (s *Server) mcpEndpoint() http.Handler {
 	h := s.mcp.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.clientIP(r))))
+		ctx := context.WithValue(r.Context(), clientIPKey{}, s.clientIP(r))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(ctx, responseHeaderKey{}, w.Header())))
 	})
 }
 

@@ -38,7 +38,7 @@ func checkCompactText(t testing.TB, name string, text []byte, content map[string
 	if len(rows) != len(want) {
 		t.Fatalf("%s: compact text has %d options, want %d", name, len(rows), len(want))
 	}
-	if cols := fmt.Sprint(got["option_columns"]); cols != "[booking_option_id provider_id start_at label]" {
+	if cols := fmt.Sprint(got["option_columns"]); cols != "[booking_option_id provider_id start_at]" {
 		t.Fatalf("%s: option_columns %s", name, cols)
 	}
 	providers, _ := got["providers"].(map[string]any)
@@ -46,11 +46,16 @@ func checkCompactText(t testing.TB, name string, text []byte, content map[string
 	for i, raw := range want {
 		w := maps.Clone(raw.(map[string]any))
 		delete(w, "scope")
+		// The slot's label (a wording of start_at and end_at) is left to
+		// structuredContent.
+		ws := maps.Clone(w["slot"].(map[string]any))
+		delete(ws, "label")
+		w["slot"] = ws
 		wt := w["terms"].(map[string]any)
 		w["terms"] = map[string]any{"version": wt["version"], "url": wt["url"]}
 
 		row, _ := rows[i].([]any)
-		if len(row) != 4 {
+		if len(row) != 3 {
 			t.Fatalf("%s: option row %v", name, rows[i])
 		}
 		p, _ := providers[row[1].(string)].(map[string]any)
@@ -70,14 +75,24 @@ func checkCompactText(t testing.TB, name string, text []byte, content map[string
 		end := start.Add(time.Duration(minutes) * time.Minute).In(schedule.Stockholm()).Format(time.RFC3339)
 		rebuilt := map[string]any{
 			"booking_option_id": row[0], "expires_at": got["expires_at"], "provider": provider, "service": svc,
-			"slot":  map[string]any{"start_at": row[2], "end_at": end, "label": row[3]},
+			"slot":  map[string]any{"start_at": row[2], "end_at": end},
 			"price": p["price"], "terms": map[string]any{"version": service["terms_version"], "url": service["terms_url"]},
 		}
 		if fig, ok := p["tax_reduction_estimate"].(map[string]any); ok {
+			// The text names the estimate's conditions by id; their words
+			// are in structuredContent.
 			estimate := maps.Clone(fig)
 			texts, _ := got["tax_reduction_texts"].(map[string]any)
 			maps.Copy(estimate, texts)
 			rebuilt["tax_reduction_estimate"] = estimate
+			we := maps.Clone(w["tax_reduction_estimate"].(map[string]any))
+			var ids []any
+			for _, c := range we["conditions"].([]any) {
+				ids = append(ids, c.(map[string]any)["id"])
+			}
+			delete(we, "conditions")
+			we["condition_ids"] = ids
+			w["tax_reduction_estimate"] = we
 		}
 		if !reflect.DeepEqual(rebuilt, w) {
 			t.Errorf("%s: option %d rebuilt from the text\n%v\nwant\n%v", name, i, rebuilt, w)

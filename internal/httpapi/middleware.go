@@ -33,6 +33,9 @@ type requestInfo struct {
 	clientID string
 	// operator marks /healthz, /readyz and /metrics: logged at debug level.
 	operator bool
+	// test marks a request of a test credential: logged, never counted in
+	// the metrics.
+	test bool
 }
 
 type requestInfoKey struct{}
@@ -95,7 +98,9 @@ func (s *Server) withRequestInfo(next http.Handler) http.Handler {
 			if status == 0 {
 				status = http.StatusOK
 			}
-			s.metrics.ObserveRequest(r.Method, info.route, status, elapsed)
+			if !info.test {
+				s.metrics.ObserveRequest(r.Method, info.route, status, elapsed)
+			}
 			level := slog.LevelInfo
 			if info.operator {
 				level = slog.LevelDebug
@@ -184,6 +189,7 @@ func (s *Server) wrap(rt route) http.Handler {
 // the route's scope, the text check of path values and stored headers, and
 // the handler, with p in the context. It returns the error to answer.
 func (s *Server) operate(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal, refused error) error {
+	markMode(w.Header(), p, requestInfoFrom(r.Context()))
 	if err := s.spendQuota(w, r, rt, p); err != nil {
 		return err
 	}
@@ -226,4 +232,19 @@ func (s *Server) authenticate(r *http.Request, rt route) (bokat.Principal, error
 			Err:    fmt.Errorf("%w: %s credential on a partner-only path", auth.ErrInvalidCredential, p.Kind)}
 	}
 	return p, nil
+}
+
+// ModeHeader is the response header that marks every answer to a test
+// credential (issue 25); bodies are the contract's, unchanged.
+const ModeHeader = "Bokat-Mode"
+
+// markMode sets ModeHeader on a response to a test principal and keeps
+// the request out of the metrics (info may be nil).
+func markMode(h http.Header, p bokat.Principal, info *requestInfo) {
+	if p.Realm().Test() {
+		h.Set(ModeHeader, string(bokat.ModeTest))
+		if info != nil {
+			info.test = true
+		}
+	}
 }

@@ -10,8 +10,8 @@ import (
 
 // TestReadmeWalk runs the requests of the README's first walk whose
 // bodies are written out (single-quoted JSON) and its GETs against a
-// server with the demo supply, with the development token where the walk
-// sends $TOKEN: each must succeed, and the walk must set TOKEN before it
+// server with the demo supply, with the walk's token (a test-mode one when
+// the walk creates it) where it sends $TOKEN: each must succeed, and the walk must set TOKEN before it
 // uses it and avoid commands of one platform.
 func TestReadmeWalk(t *testing.T) {
 	t.Parallel()
@@ -37,6 +37,12 @@ func TestReadmeWalk(t *testing.T) {
 	}
 
 	e := sqliteEnv(t).withDemoSupply()
+	// The walk's TOKEN: a test-mode partner token when the walk makes one
+	// (as it tells a new user to), else serve --demo's development token.
+	token := e.token
+	if strings.Contains(walk, "partner create --mode test") {
+		token = e.testPartner(t, "readme")
+	}
 	curl := regexp.MustCompile(`(?s)curl -s (?:-X (\w+) )?localhost:8080(\S+)((?: -H (?:'[^']*'|"[^"]*"))*)(?: -d '(\{.*?\n?\})'| (-d "))?`)
 	posts, gets := 0, 0
 	for _, m := range curl.FindAllStringSubmatch(walk, -1) {
@@ -62,7 +68,7 @@ func TestReadmeWalk(t *testing.T) {
 			continue
 		}
 		if strings.Contains(headers, "$TOKEN") {
-			req.Header = bearer(e.token)
+			req.Header = bearer(token)
 		}
 		req.NoValidate = !strings.HasPrefix(path, "/v1/")
 		if r := e.do(req); r.Status >= 300 {

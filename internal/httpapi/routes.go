@@ -88,6 +88,10 @@ func (s *Server) routes() []route {
 		{method: http.MethodPut, pattern: "/v1/provider/prices", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPrices},
 		{method: http.MethodPut, pattern: "/v1/provider/postcodes", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPostcodes},
 		{method: http.MethodPut, pattern: "/v1/provider/pause", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderPause},
+		// The caller's events of its realm, as webhooks carry them (docs/testing.md).
+		{method: http.MethodGet, pattern: "/v1/events", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleEvents},
+		// Test mode (docs/testing.md): test credentials only.
+		{method: http.MethodGet, pattern: "/v1/test/messages", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleTestMessages},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},

@@ -255,7 +255,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	q := booking.Query{
 		VerticalID: req.VerticalID, JobTypeID: req.JobTypeID, Postcode: req.Location.Postcode,
 		PreferredTimeText: req.Timing.PreferredTimeText, Urgency: req.Timing.Urgency,
-		Details: req.Details, Locale: req.Locale,
+		Details: req.Details, Locale: req.Locale, Mode: auth.PrincipalFrom(r.Context()).Realm(),
 	}
 	if req.DestinationLocation != nil {
 		q.DestinationPostcode = req.DestinationLocation.Postcode

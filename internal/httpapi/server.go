@@ -68,6 +68,11 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Auth     *auth.Authenticator
 	Store    Store
+	// TestMessages reads the messages captured for test credentials
+	// (GET /v1/test/messages).
+	TestMessages TestMessages
+	// Events reads the callers' events (GET /v1/events).
+	Events Events
 	// Followups creates provider follow-up requests.
 	Followups *followup.Service
 	// Search serves booking option search.
@@ -122,6 +127,8 @@ type Server struct {
 	providers    *provider.API
 	auth         *auth.Authenticator
 	store        Store
+	testMessages TestMessages
+	events       Events
 	followups    *followup.Service
 	search       *booking.Search
 	bookings     *booking.Lifecycle
@@ -181,6 +188,8 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		providers:    cfg.Providers,
 		auth:         cfg.Auth,
 		store:        cfg.Store,
+		testMessages: cfg.TestMessages,
+		events:       cfg.Events,
 		followups:    cfg.Followups,
 		search:       cfg.Search,
 

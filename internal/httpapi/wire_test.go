@@ -36,6 +36,12 @@ func wireTest(w httpapi.TestWiring) error {
 	if cfg.Providers == nil {
 		cfg.Providers = u.Providers
 	}
+	if cfg.TestMessages == nil {
+		cfg.TestMessages = w.DB
+	}
+	if cfg.Events == nil {
+		cfg.Events = w.DB
+	}
 	ops := wire.Ops{Metrics: cfg.Metrics, Health: cfg.Health, Limiter: cfg.RateLimiter}
 	ops.Complete(cfg.Logger, cfg.Store, cfg.Now)
 	cfg.Metrics, cfg.Health, cfg.RateLimiter = ops.Metrics, ops.Health, ops.Limiter

@@ -9,6 +9,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"bokat"
 )
 
 // Key identifies a keyed write: keys are scoped to the calling principal
@@ -17,6 +19,9 @@ type Key struct {
 	Owner     string
 	Operation string
 	Key       string
+	// Mode is the realm of the principal (empty: live): a key of one realm
+	// never replays a record of the other.
+	Mode bokat.Mode
 }
 
 // Outcome is the stored result of a keyed write: the response body

@@ -6,12 +6,14 @@ import (
 )
 
 // CompactNote is the member "text_note" of a compact text.
-const CompactNote = "Compact text: options are rows of option_columns; each provider's price, job length and " +
-	"preliminary ROT/RUT estimate (with tax_reduction_texts) hold for all its options. Scope and terms sections: " +
-	"structuredContent or terms_url."
+const CompactNote = "Options are rows of option_columns; a provider's price, job_minutes and ROT/RUT estimate " +
+	"hold for all its options. Slot labels, scope, terms and the estimate's conditions: structuredContent."
 
 // optionColumns name the values of an option row of a compact text.
-var optionColumns = []string{"booking_option_id", "provider_id", "start_at", "label"}
+// The slot's label is left to structuredContent: start_at and the
+// provider's job_minutes say the same time, and the ids are most of the
+// text already.
+var optionColumns = []string{"booking_option_id", "provider_id", "start_at"}
 
 // compactText returns the text content of a success body. A model reads the
 // text, and a search answer repeats its provider, service, scope and terms
@@ -57,7 +59,7 @@ func compactText(body []byte) string {
 		} else if string(p.Price) != string(o.Price) || p.Minutes != length || string(p.Estimate) != string(estimate) {
 			return string(body)
 		}
-		rows = append(rows, []string{o.ID, o.Provider.ID, o.Slot.StartAt, o.Slot.Label})
+		rows = append(rows, []string{o.ID, o.Provider.ID, o.Slot.StartAt})
 	}
 	var err error
 	set := func(name string, v any) {
@@ -116,7 +118,8 @@ type compactSource struct {
 
 // taxTextMembers are the members of a ROT/RUT estimate that are the same
 // words for every option (its labels and conditions): a compact text
-// gives them once, as tax_reduction_texts.
+// gives them once, as tax_reduction_texts, the conditions by their ids
+// only (condition_ids; the words are in structuredContent).
 var taxTextMembers = []string{"label_sv", "label_en", "conditions"}
 
 // splitEstimate splits an option's estimate into its figures and its
@@ -136,6 +139,20 @@ func splitEstimate(raw json.RawMessage) (figures, texts json.RawMessage, ok bool
 			t[k] = v
 			delete(m, k)
 		}
+	}
+	if raw, has := t["conditions"]; has {
+		var conditions []struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &conditions) != nil {
+			return nil, nil, false
+		}
+		ids := make([]string, len(conditions))
+		for i, c := range conditions {
+			ids[i] = c.ID
+		}
+		delete(t, "conditions")
+		t["condition_ids"], _ = json.Marshal(ids)
 	}
 	var err1, err2 error
 	figures, err1 = json.Marshal(m)

@@ -153,7 +153,11 @@ func (w *Worker) attemptRequest(ctx context.Context, j ClaimedJob, log *slog.Log
 			temporary = "ran out of time before every provider was written to"
 			continue
 		}
-		err := w.cfg.Sender.Send(actx, w.c.request(r, c))
+		err := w.send(actx, j, w.c.request(r, c))
+		if errors.Is(err, errNotCaptured) {
+			w.setCandidate(ctx, plog, j.RequestID, c.ProviderID, bokat.NotificationSkipped)
+			continue
+		}
 		if err == nil {
 			w.setCandidate(ctx, plog, j.RequestID, c.ProviderID, bokat.NotificationSent)
 			plog.InfoContext(ctx, "follow-up request sent to a provider")

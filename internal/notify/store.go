@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"bokat"
 )
 
 // Store is what the worker needs of the database outside a transaction.
@@ -74,6 +76,8 @@ type ClaimedJob struct {
 	APIRequestID string
 	TraceID      string
 	CreatedAt    time.Time
+	// Mode is the job's realm: a test job is captured, never sent.
+	Mode bokat.Mode
 }
 
 // Kinds selects the kinds of jobs a claim takes.

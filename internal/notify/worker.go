@@ -44,6 +44,10 @@ type WorkerConfig struct {
 	// provider jobs wait for it (nothing is lost).
 	FollowUp ProviderFollowUp
 	Sender   Sender
+	// Capture keeps the messages of test-mode jobs, which Sender never
+	// sees (issue 25): no real e-mail is sent for test activity. While nil,
+	// test jobs are skipped unsent.
+	Capture Capturer
 	// Organizer is the address invitations come from (the mail sender).
 	Organizer string
 	// UIDDomain qualifies invitation UIDs (booking id @ UIDDomain); it must
@@ -226,7 +230,7 @@ func (w *Worker) record(ctx context.Context, log *slog.Logger, j ClaimedJob, o o
 		}
 		return ended(fctx, tx)
 	})
-	w.report(ctx, log, j.Recipient, o, err, lines)
+	w.report(ctx, log, j.Recipient, !j.Mode.Test(), o, err, lines)
 }
 
 // outcomeLogs are the log messages of one kind of job's outcomes.
@@ -239,8 +243,9 @@ var bookingLogs = outcomeLogs{
 
 // report logs and counts the outcome of one attempt once recording it
 // returned err. When recording failed the lease runs out and the job is
-// tried again, so nothing is counted.
-func (w *Worker) report(ctx context.Context, log *slog.Logger, recipient string, o outcome, err error, lines outcomeLogs) {
+// tried again, so nothing is counted; nor is a test-mode job's outcome
+// (counted false): test activity never counts in the live metrics.
+func (w *Worker) report(ctx context.Context, log *slog.Logger, recipient string, counted bool, o outcome, err error, lines outcomeLogs) {
 	switch {
 	case errors.Is(err, ErrLeaseLost):
 		log.WarnContext(ctx, "notification outcome not recorded: another worker holds the job now")
@@ -253,7 +258,7 @@ func (w *Worker) report(ctx context.Context, log *slog.Logger, recipient string,
 	if o.status == bokat.NotificationPending {
 		result = "retry"
 	}
-	if w.cfg.Outcomes != nil {
+	if w.cfg.Outcomes != nil && counted {
 		w.cfg.Outcomes.Notification(recipient, result)
 	}
 	switch result {
@@ -295,7 +300,10 @@ func (w *Worker) attempt(ctx context.Context, j ClaimedJob) outcome {
 	if err != nil {
 		return outcome{status: bokat.NotificationFailed, reason: "compose: " + redact(err.Error())}
 	}
-	err = w.cfg.Sender.Send(ctx, msg)
+	err = w.send(ctx, j, msg)
+	if errors.Is(err, errNotCaptured) {
+		return outcome{status: bokat.NotificationSkipped, reason: err.Error()}
+	}
 	if err == nil {
 		return outcome{status: bokat.NotificationSent}
 	}
@@ -344,4 +352,29 @@ func (w *Worker) escalate(ctx context.Context) error {
 		log.InfoContext(ctx, "booking.provider_action_required raised: the provider could not be notified")
 	}
 	return errors.Join(errs...)
+}
+
+// Capturer keeps the message of a test-mode job, made at the instant at,
+// where its partner reads it, instead of sending it. Errors are *SendError or store errors.
+type Capturer interface {
+	CaptureMessage(ctx context.Context, j ClaimedJob, m Message, at time.Time) error
+}
+
+// errNotCaptured: a test-mode message on a worker without a Capturer is
+// dropped unsent.
+var errNotCaptured = errors.New("test mode: not sent, and no capture configured")
+
+// send sends the message of job j, or captures it when j is a test-mode
+// job: a test job never reaches Sender, whatever its address.
+func (w *Worker) send(ctx context.Context, j ClaimedJob, m Message) error {
+	if j.Mode.Test() {
+		if m.To == bokat.TestUnreachableEmail {
+			return &SendError{Summary: "the test provider " + bokat.TestProviderUnreachable + " never receives its messages"}
+		}
+		if w.cfg.Capture == nil {
+			return errNotCaptured
+		}
+		return w.cfg.Capture.CaptureMessage(ctx, j, m, w.cfg.Now())
+	}
+	return w.cfg.Sender.Send(ctx, m)
 }

@@ -27,6 +27,8 @@ type ClientSpec struct {
 	// Registration is how the client came (ClientOperator when empty,
 	// or ClientDynamic).
 	Registration string
+	// Mode is the client's realm (empty: live).
+	Mode bokat.Mode
 }
 
 // CreateClient validates and registers a client. It returns the client id
@@ -64,6 +66,7 @@ func CreateClient(ctx context.Context, store ClientStore, h *auth.Hasher, spec C
 		Scopes:       spec.Scopes,
 		Registration: spec.Registration,
 		CreatedAt:    now,
+		Mode:         spec.Mode.Or(),
 	}
 	if !spec.Public {
 		secret = auth.NewSecret(ClientSecretPrefix)

@@ -229,12 +229,17 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (bokat.Pri
 	case !s.now().Before(tg.Token.ExpiresAt):
 		return bokat.Principal{}, fmt.Errorf("%w: access token expired", auth.ErrInvalidCredential)
 	}
+	mode := tg.ClientMode.Or()
+	if mode.Test() != strings.HasPrefix(token, bokat.AccessTestTokenPrefix) {
+		return bokat.Principal{}, fmt.Errorf("%w: the token's form does not match its client's mode", auth.ErrInvalidCredential)
+	}
 	return bokat.Principal{
 		Kind:     bokat.PrincipalOAuth,
 		ClientID: tg.Grant.ClientID,
 		UserID:   tg.Grant.UserID,
 		Scopes:   tg.Token.Scopes,
 		Audience: tg.Grant.Audience,
+		Mode:     mode,
 	}, nil
 }
 

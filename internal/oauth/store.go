@@ -63,6 +63,10 @@ type Client struct {
 	// ClientDynamic or ClientMetadata); empty means ClientOperator.
 	Registration string
 	CreatedAt    time.Time
+	// Mode is the client's realm (empty: live): its access tokens start
+	// with bokat.AccessTestTokenPrefix in the test realm, and its
+	// principals are of its realm.
+	Mode bokat.Mode
 }
 
 // How OAuth clients are registered.
@@ -121,4 +125,6 @@ type TokenGrant struct {
 	Token        Token
 	Grant        Grant
 	ClientActive bool
+	// ClientMode is the realm of the grant's client.
+	ClientMode bokat.Mode
 }

@@ -353,7 +353,7 @@ func (s *Server) exchangeCode(r *http.Request, client Client) (tokenResponse, *t
 			// code cannot be retried against the verifier.
 			return nil
 		}
-		resp, err = s.issue(ctx, tx, g, g.Scopes, g.Scopes, now)
+		resp, err = s.issue(ctx, tx, g, client.Mode, g.Scopes, g.Scopes, now)
 		return err
 	})
 	if err != nil {
@@ -422,7 +422,7 @@ func (s *Server) refresh(r *http.Request, client Client) (tokenResponse, *tokenE
 			}
 			accessScopes = narrowed
 		}
-		resp, err = s.issue(ctx, tx, tg.Grant, accessScopes, tg.Token.Scopes, now)
+		resp, err = s.issue(ctx, tx, tg.Grant, client.Mode, accessScopes, tg.Token.Scopes, now)
 		return err
 	})
 	if err != nil && !errors.Is(err, errRollback) {
@@ -446,8 +446,16 @@ var errRollback = errors.New("rollback")
 // issue stores and returns a new access token (with accessScopes) and a new
 // refresh token (with refreshScopes, which stay those of the grant's
 // refresh chain, RFC 6749 section 6) in the grant's family.
-func (s *Server) issue(ctx context.Context, tx Tx, g Grant, accessScopes, refreshScopes []bokat.Scope, now time.Time) (tokenResponse, error) {
-	access := auth.NewSecret(auth.AccessTokenPrefix)
+//
+// The access token of a test-realm client starts with
+// bokat.AccessTestTokenPrefix; a live one's never does.
+func (s *Server) issue(ctx context.Context, tx Tx, g Grant, mode bokat.Mode, accessScopes, refreshScopes []bokat.Scope, now time.Time) (tokenResponse, error) {
+	access := auth.NewSecret(bokat.AccessTestTokenPrefix)
+	if !mode.Test() {
+		for access = auth.NewSecret(auth.AccessTokenPrefix); strings.HasPrefix(access, bokat.AccessTestTokenPrefix); {
+			access = auth.NewSecret(auth.AccessTokenPrefix)
+		}
+	}
 	refresh := auth.NewSecret(RefreshTokenPrefix)
 	for _, t := range []Token{
 		{Hash: s.hasher.Hash(domainAccess, access), Kind: TokenAccess, GrantID: g.ID, Scopes: accessScopes,

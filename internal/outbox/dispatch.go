@@ -255,7 +255,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c ClaimedDelivery) {
 		log.Error("record webhook attempt", "error", err.Error())
 		return
 	}
-	if d.cfg.Outcomes != nil {
+	if d.cfg.Outcomes != nil && !c.Mode.Test() {
 		d.cfg.Outcomes.WebhookDelivery(outcomeName(rec.Status))
 	}
 	if rec.Status != DeliveryDelivered {

@@ -3,6 +3,8 @@ package outbox
 import (
 	"context"
 	"time"
+
+	"bokat"
 )
 
 // Tx is a write transaction as the Relay uses it.
@@ -57,6 +59,8 @@ type Event struct {
 	Payload       []byte
 	OccurredAt    time.Time
 	CreatedAt     time.Time
+	// Mode is the realm of the event: its booking's (empty: live).
+	Mode bokat.Mode
 }
 
 // Webhook delivery statuses.
@@ -98,6 +102,9 @@ type Delivery struct {
 // ClaimedDelivery is a due delivery a worker holds under a lease, with what
 // sending it needs.
 type ClaimedDelivery struct {
+	// Mode is the delivery's realm: test deliveries are made like live
+	// ones but never counted in the live metrics.
+	Mode       bokat.Mode
 	ID         string
 	WebhookID  string
 	OutboxID   string

@@ -25,7 +25,7 @@ const bookingColumns = `id, request_id, owner_client_id, owner_user_id, status, 
 	slot_start_at, slot_end_at, slot_label, price_sek, pricing_model, price_type, unit_price_sek, quantity, unit,
 	minimum_charge_sek, terms_version, terms_accepted_at, postcode, destination_postcode, locale, source,
 	external_reference, confirmed_at, rescheduled_at, cancelled_at, cancel_reason, sequence,
-	customer_confirmation_status, provider_confirmation_status,
+	customer_confirmation_status, provider_confirmation_status, mode,
 	tax_reduction_kind, tax_reduction_rate_percent, labour_percent, labour_sek, tax_reduction_sek, tax_rules_version`
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -43,7 +43,7 @@ func scanBooking(row rowScanner, extra ...any) (bokat.Booking, error) {
 		&start, &end, &b.SlotLabel, &b.PriceSEK, &b.PricingModel, &b.PriceType, &b.UnitPriceSEK, &b.Quantity, &b.Unit,
 		&b.MinimumChargeSEK, &b.TermsVersion, &accepted, &b.Postcode, &b.DestinationPostcode, &b.Locale, &b.Source,
 		&b.ExternalReference, &confirmed, &rescheduled, &cancelled, &reasonCol, &b.Sequence,
-		&customerStatus, &providerStatus,
+		&customerStatus, &providerStatus, &b.Mode,
 		&tax.Kind, &tax.RatePercent, &tax.LabourPercent, &tax.LabourSEK, &tax.ReductionSEK, &tax.RulesVersion}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return bokat.Booking{}, translate(err)
@@ -81,15 +81,15 @@ func (tx *Tx) InsertBooking(ctx context.Context, b bokat.Booking, c bokat.Bookin
 		contact_key_id, customer_email_index, customer_phone_index,
 		consent_source, consent_collected_at, consent_method, currency, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $53, $54, $55, $56, $57, $58,
-		        $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $52, 'SEK', $51)`,
+		        $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $54, $55, $56, $57, $58, $59,
+		        $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50, $51, $53, 'SEK', $52)`,
 		b.ID, b.RequestID, b.OwnerClientID, b.OwnerUserID, b.Status, b.ProviderID, b.ProviderName,
 		b.ServiceID, b.VerticalID, b.JobTypeID, b.ServiceLabelSV, b.ServiceLabelEN,
 		Millis(b.SlotStart), Millis(b.SlotEnd), b.SlotLabel, b.PriceSEK, b.PricingModel, b.PriceType, b.UnitPriceSEK,
 		b.Quantity, b.Unit, b.MinimumChargeSEK, b.TermsVersion, Millis(b.TermsAcceptedAt), b.Postcode,
 		b.DestinationPostcode, b.Locale, b.Source, b.ExternalReference, Millis(b.ConfirmedAt), NullMillis(b.RescheduledAt),
 		NullMillis(b.CancelledAt), b.CancelReason, b.Sequence, b.CustomerConfirmationStatus, b.ProviderConfirmationStatus,
-		sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8],
+		string(b.Mode.Or()), sv[0], sv[1], sv[2], sv[3], sv[4], sv[5], sv[6], sv[7], sv[8],
 		sealed.KeyID, sealed.EmailIndex, sealed.PhoneIndex,
 		consent.Source, NullMillis(consent.CollectedAt), Millis(now), consent.MethodOrDefault(),
 		tax.Kind, tax.RatePercent, tax.LabourPercent, tax.LabourSEK, tax.ReductionSEK, tax.RulesVersion)
@@ -292,11 +292,12 @@ func providerName(ctx context.Context, q Reader, providerID string) (string, err
 	return name, translate(err)
 }
 
-// ProviderBookings returns the provider's bookings, confirmed and
-// cancelled, whose slot ends after from, ordered by slot start then id.
+// ProviderBookings returns the provider's live bookings, confirmed and
+// cancelled, whose slot ends after from, ordered by slot start then id. Test
+// bookings are never shown to a provider (its feed, its pages).
 func (db *DB) ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.Booking, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT `+bookingColumns+` FROM bookings
-		WHERE provider_id = $1 AND slot_end_at > $2 ORDER BY slot_start_at, id`, providerID, Millis(from))
+		WHERE provider_id = $1 AND slot_end_at > $2 AND mode = 'live' ORDER BY slot_start_at, id`, providerID, Millis(from))
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -377,7 +378,8 @@ func (db *DB) SetConfirmationStatus(ctx context.Context, bookingID, recipient, s
 func (db *DB) IdempotencyKeyExists(ctx context.Context, k idem.Key) (bool, error) {
 	var n int
 	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys
-		WHERE owner_key = $1 AND operation = $2 AND idem_key = $3`, k.Owner, k.Operation, k.Key).Scan(&n)
+		WHERE owner_key = $1 AND operation = $2 AND idem_key = $3 AND mode = $4`, k.Owner, k.Operation, k.Key,
+		string(k.Mode.Or())).Scan(&n)
 	return n > 0, translate(err)
 }
 

@@ -32,7 +32,7 @@ func (db *DB) InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string
 		err = db.InTx(ctx, func(tx *Tx) error {
 			out, replay = idem.Outcome{}, false
 			if k.Key != "" {
-				rec, err := tx.IdempotencyRecord(ctx, k.Owner, k.Operation, k.Key)
+				rec, err := tx.modeIdempotencyRecord(ctx, k.Mode.Or(), k.Owner, k.Operation, k.Key)
 				switch {
 				case err == nil:
 					if rec.Fingerprint != fingerprint {
@@ -46,7 +46,7 @@ func (db *DB) InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string
 					return err
 				}
 				err = tx.PutIdempotencyRecord(ctx, IdempotencyRecord{OwnerKey: k.Owner, Operation: k.Operation, Key: k.Key,
-					Fingerprint: fingerprint, CreatedAt: now, ExpiresAt: expiresAt})
+					Fingerprint: fingerprint, CreatedAt: now, ExpiresAt: expiresAt, Mode: k.Mode.Or()})
 				if errors.Is(err, bokat.ErrConflict) {
 					return errKeyClaimed
 				}
@@ -88,12 +88,20 @@ type IdempotencyRecord struct {
 	CreatedAt    time.Time
 	// ExpiresAt is zero for keys kept as long as their resource.
 	ExpiresAt time.Time
+	// Mode is the realm of the record's owner (empty: live).
+	Mode bokat.Mode
 }
 
 // IdempotencyRecord returns the stored record for the key in this
 // transaction, or bokat.ErrNotFound.
 func (tx *Tx) IdempotencyRecord(ctx context.Context, owner, operation, key string) (IdempotencyRecord, error) {
-	r := IdempotencyRecord{OwnerKey: owner, Operation: operation, Key: key}
+	return tx.modeIdempotencyRecord(ctx, bokat.ModeLive, owner, operation, key)
+}
+
+// modeIdempotencyRecord is IdempotencyRecord in the realm mode: a record
+// of the other realm is bokat.ErrNotFound.
+func (tx *Tx) modeIdempotencyRecord(ctx context.Context, mode bokat.Mode, owner, operation, key string) (IdempotencyRecord, error) {
+	r := IdempotencyRecord{OwnerKey: owner, Operation: operation, Key: key, Mode: mode}
 	var (
 		body    string
 		created int64
@@ -101,8 +109,8 @@ func (tx *Tx) IdempotencyRecord(ctx context.Context, owner, operation, key strin
 	)
 	err := tx.tx.QueryRowContext(ctx,
 		`SELECT fingerprint, resource_id, response_body, created_at, expires_at
-		   FROM idempotency_keys WHERE owner_key = $1 AND operation = $2 AND idem_key = $3`,
-		owner, operation, key).Scan(&r.Fingerprint, &r.ResourceID, &body, &created, &expires)
+		   FROM idempotency_keys WHERE owner_key = $1 AND operation = $2 AND idem_key = $3 AND mode = $4`,
+		owner, operation, key, string(mode)).Scan(&r.Fingerprint, &r.ResourceID, &body, &created, &expires)
 	if err != nil {
 		return IdempotencyRecord{}, translate(err)
 	}
@@ -118,9 +126,9 @@ func (tx *Tx) IdempotencyRecord(ctx context.Context, owner, operation, key strin
 func (tx *Tx) PutIdempotencyRecord(ctx context.Context, r IdempotencyRecord) error {
 	_, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO idempotency_keys (owner_key, operation, idem_key, fingerprint, resource_id,
-		        response_body, created_at, expires_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		        response_body, created_at, expires_at, mode)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		r.OwnerKey, r.Operation, r.Key, r.Fingerprint, r.ResourceID, string(r.ResponseBody),
-		Millis(r.CreatedAt), NullMillis(r.ExpiresAt))
+		Millis(r.CreatedAt), NullMillis(r.ExpiresAt), string(r.Mode.Or()))
 	return translate(err)
 }

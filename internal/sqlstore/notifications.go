@@ -50,7 +50,7 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 			                WHERE status = 'pending' AND next_attempt_at <= $1`+kind+`
 			                ORDER BY next_attempt_at, id LIMIT $3`+lock+`)
 			  RETURNING id, outbox_id, booking_id, request_id, event_type, recipient, attempts, api_request_id, trace_id,
-			            created_at, COALESCE((SELECT o.payload FROM outbox_events o WHERE o.id = notification_jobs.outbox_id), '')`,
+			            created_at, COALESCE((SELECT o.payload FROM outbox_events o WHERE o.id = notification_jobs.outbox_id), ''), mode`,
 			Millis(now), Millis(now.Add(lease)), limit)
 		if err != nil {
 			return err
@@ -64,7 +64,7 @@ func (db *DB) ClaimNotificationJobsOf(ctx context.Context, kinds notify.Kinds, n
 				payload                    string
 			)
 			if err := rows.Scan(&j.ID, &outbox, &booking, &requestID, &j.EventType, &j.Recipient, &j.Attempt,
-				&j.APIRequestID, &j.TraceID, &created, &payload); err != nil {
+				&j.APIRequestID, &j.TraceID, &created, &payload, &j.Mode); err != nil {
 				return err
 			}
 			j.OutboxID, j.BookingID, j.RequestID = outbox.String, booking.String, requestID.String

@@ -32,9 +32,10 @@ func (db *DB) CreateOAuthClient(ctx context.Context, c oauth.Client) error {
 	}
 	return db.InTx(ctx, func(tx *Tx) error {
 		_, err := tx.tx.ExecContext(ctx,
-			`INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, scopes, registration, created_at)
-			 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			c.ID, c.Name, secret, strings.Join(c.RedirectURIs, " "), joinScopes(c.Scopes), registrationOf(c), Millis(c.CreatedAt))
+			`INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, scopes, registration, created_at, mode)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			c.ID, c.Name, secret, strings.Join(c.RedirectURIs, " "), joinScopes(c.Scopes), registrationOf(c), Millis(c.CreatedAt),
+			string(c.Mode.Or()))
 		return translate(err)
 	})
 }
@@ -69,9 +70,9 @@ func (db *DB) OAuthClient(ctx context.Context, id string) (oauth.Client, error) 
 		creation int64
 	)
 	err := db.read.QueryRowContext(ctx,
-		`SELECT id, name, secret_hash, redirect_uris, scopes, registration, created_at
+		`SELECT id, name, secret_hash, redirect_uris, scopes, registration, created_at, mode
 		   FROM oauth_clients WHERE id = $1 AND revoked_at IS NULL`, id).
-		Scan(&c.ID, &c.Name, &secret, &uris, &scopes, &c.Registration, &creation)
+		Scan(&c.ID, &c.Name, &secret, &uris, &scopes, &c.Registration, &creation, &c.Mode)
 	if err != nil {
 		return oauth.Client{}, translate(err)
 	}
@@ -275,11 +276,11 @@ func tokenByHash(ctx context.Context, q Reader, kind, hash string) (oauth.TokenG
 		clientRevoked    sql.NullInt64
 		grant            = grantRow{g: &out.Grant}
 	)
-	targets := append([]any{&t.Hash, &t.Kind, &t.GrantID, &scopes, &created, &expires, &used, &revoked, &clientRevoked},
-		grant.targets()...)
+	targets := append([]any{&t.Hash, &t.Kind, &t.GrantID, &scopes, &created, &expires, &used, &revoked, &clientRevoked,
+		&out.ClientMode}, grant.targets()...)
 	err := q.QueryRowContext(ctx,
 		`SELECT t.token_hash, t.kind, t.grant_id, t.scopes, t.created_at, t.expires_at, t.used_at, t.revoked_at,
-		        c.revoked_at, `+grantColumns+`
+		        c.revoked_at, c.mode, `+grantColumns+`
 		   FROM oauth_tokens t
 		   JOIN oauth_grants g ON g.id = t.grant_id
 		   JOIN oauth_clients c ON c.id = g.client_id

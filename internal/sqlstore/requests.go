@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"bokat"
 	"bokat/internal/followup"
 )
 
@@ -30,13 +31,14 @@ func (tx *Tx) InsertFollowUpRequest(ctx context.Context, r followup.Record) erro
 		`INSERT INTO follow_up_requests (id, session_id, owner_client_id, owner_user_id, vertical_id, job_type_id, status,
 		        description, customer_json, location_json, postcode, timing_json, details_json, budget_sek,
 		        customer_next_step, source, external_reference, locale, timezone, consent_statement, consent_source,
-		        consent_collected_at, candidate_count, created_at, contact_key_id, customer_email_index, customer_phone_index)
+		        consent_collected_at, candidate_count, created_at, contact_key_id, customer_email_index, customer_phone_index, mode)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-		         $25, $26, $27)`,
+		         $25, $26, $27, $28)`,
 		r.ID, r.SessionID, r.OwnerClientID, r.OwnerUserID, r.VerticalID, r.JobTypeID, r.Status,
 		r.Description, string(r.CustomerJSON), string(r.LocationJSON), r.Postcode, string(r.TimingJSON), string(details), budget,
 		r.CustomerNextStep, r.Source, r.ExternalReference, r.Locale, r.Timezone, r.ConsentStatement, r.ConsentSource,
-		NullMillis(r.ConsentCollectedAt), len(r.Candidates), Millis(r.CreatedAt), keyID, emailIndex, phoneIndex)
+		NullMillis(r.ConsentCollectedAt), len(r.Candidates), Millis(r.CreatedAt), keyID, emailIndex, phoneIndex,
+		string(r.Mode.Or()))
 	if err != nil {
 		return translate(err)
 	}
@@ -104,13 +106,13 @@ func (db *DB) FollowUpRequest(ctx context.Context, id string) (followup.Record, 
 }
 
 // ProviderCandidates returns the active providers covering the five-digit
-// postcode that offer at least one of serviceIDs, ordered by name then id;
+// postcode in the realm mode that offer at least one of serviceIDs, ordered by name then id;
 // DirectBooking marks those owning a price for directServiceID.
-func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, directServiceID string, postcode int) ([]followup.ProviderMatch, error) {
+func (db *DB) ProviderCandidates(ctx context.Context, mode bokat.Mode, serviceIDs []string, directServiceID string, postcode int) ([]followup.ProviderMatch, error) {
 	if len(serviceIDs) == 0 {
 		return nil, nil
 	}
-	args := []any{postcode, directServiceID}
+	args := []any{postcode, directServiceID, string(mode.Or())}
 	in := make([]byte, 0, 4*len(serviceIDs))
 	for i, id := range serviceIDs {
 		if i > 0 {
@@ -123,7 +125,7 @@ func (db *DB) ProviderCandidates(ctx context.Context, serviceIDs []string, direc
 		SELECT p.id, p.name,
 		       EXISTS (SELECT 1 FROM provider_services d WHERE d.provider_id = p.id AND d.service_id = $2)
 		  FROM providers p
-		 WHERE p.active
+		 WHERE p.active AND p.mode = $3
 		   AND EXISTS (SELECT 1 FROM provider_postcodes c
 		                WHERE c.provider_id = p.id AND c.postcode_from <= $1 AND $1 <= c.postcode_to)
 		   AND EXISTS (SELECT 1 FROM provider_services s

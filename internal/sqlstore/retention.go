@@ -59,6 +59,9 @@ func (tx *Tx) eraseBooking(ctx context.Context, id string, now time.Time, cond s
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return false, 0, translate(err)
 	}
+	if err := tx.dropTestMessages(ctx, "booking_id", id); err != nil {
+		return false, 0, err
+	}
 	dropped, err := tx.dropPendingNotifications(ctx, "booking_id", id, now)
 	return true, dropped, err
 }
@@ -76,8 +79,18 @@ func (tx *Tx) eraseRequest(ctx context.Context, id string, now time.Time, cond s
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return false, 0, translate(err)
 	}
+	if err := tx.dropTestMessages(ctx, "request_id", id); err != nil {
+		return false, 0, err
+	}
 	dropped, err := tx.dropPendingNotifications(ctx, "request_id", id, now)
 	return true, dropped, err
+}
+
+// dropTestMessages deletes the captured test messages of a booking or
+// request whose contact data is erased: their bodies carry it.
+func (tx *Tx) dropTestMessages(ctx context.Context, column, id string) error {
+	_, err := tx.tx.ExecContext(ctx, `DELETE FROM test_messages WHERE `+column+` = $1`, id)
+	return translate(err)
 }
 
 func (tx *Tx) dropPendingNotifications(ctx context.Context, column, id string, now time.Time) (int, error) {

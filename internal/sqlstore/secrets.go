@@ -49,8 +49,8 @@ var _ auth.Store = (*DB)(nil)
 func (db *DB) CreatePartnerClient(ctx context.Context, c auth.PartnerClient, tokenHash string) error {
 	return db.InTx(ctx, func(tx *Tx) error {
 		_, err := tx.tx.ExecContext(ctx,
-			`INSERT INTO partner_clients (id, name, token_hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			c.ID, c.Name, tokenHash, joinScopes(c.Scopes), Millis(c.CreatedAt))
+			`INSERT INTO partner_clients (id, name, token_hash, scopes, created_at, mode) VALUES ($1, $2, $3, $4, $5, $6)`,
+			c.ID, c.Name, tokenHash, joinScopes(c.Scopes), Millis(c.CreatedAt), string(c.Mode.Or()))
 		return err
 	})
 }
@@ -64,8 +64,8 @@ func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string) (a
 		created int64
 	)
 	err := db.read.QueryRowContext(ctx,
-		`SELECT id, name, scopes, created_at FROM partner_clients WHERE token_hash = $1 AND revoked_at IS NULL`,
-		tokenHash).Scan(&c.ID, &c.Name, &scopes, &created)
+		`SELECT id, name, scopes, created_at, mode FROM partner_clients WHERE token_hash = $1 AND revoked_at IS NULL`,
+		tokenHash).Scan(&c.ID, &c.Name, &scopes, &created, &c.Mode)
 	if err != nil {
 		return auth.PartnerClient{}, translate(err)
 	}
@@ -74,10 +74,11 @@ func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string) (a
 	return c, nil
 }
 
-// PartnerClientCount returns how many active partner clients exist.
+// PartnerClientCount returns how many active live partner clients exist
+// (a test credential does not configure production).
 func (db *DB) PartnerClientCount(ctx context.Context) (int, error) {
 	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM partner_clients WHERE revoked_at IS NULL`).Scan(&n)
+	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM partner_clients WHERE revoked_at IS NULL AND mode = 'live'`).Scan(&n)
 	return n, translate(err)
 }
 

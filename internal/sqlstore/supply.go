@@ -175,13 +175,13 @@ func readProviders(ctx context.Context, q Reader, f providerFilter) (map[string]
 	byID := map[string]*bokat.ProviderSupply{}
 	var order []string
 	err := eachRow(ctx, q, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
-		horizon_days, paused_until FROM providers`+f.byID+` ORDER BY id`, f.args, func(scan func(...any) error) error {
+		horizon_days, paused_until, mode FROM providers`+f.byID+` ORDER BY id`, f.args, func(scan func(...any) error) error {
 		var (
 			p      bokat.ProviderSupply
 			paused int64
 		)
 		if err := scan(&p.ID, &p.Name, &p.City, &p.RatingLabel, &p.Email, &p.Phone, &p.Active,
-			&p.MinNoticeMinutes, &p.HorizonDays, &paused); err != nil {
+			&p.MinNoticeMinutes, &p.HorizonDays, &paused, &p.Mode); err != nil {
 			return err
 		}
 		if paused != 0 {
@@ -456,13 +456,18 @@ func (c *supplyChanges) add(p, o bokat.ProviderSupply, exists bool) supply.Outco
 	return supply.Updated
 }
 
-// provider gathers the change of p's providers row.
+// provider gathers the change of p's providers row. A new provider is
+// stored in p's realm (live when unset); an import never moves a stored
+// provider to another realm.
 func (c *supplyChanges) provider(p, o bokat.ProviderSupply, exists bool) bool {
 	switch {
 	case !exists:
 		c.newProviders = append(c.newProviders, p.ID, p.Name, p.City, p.RatingLabel, p.Email, p.Phone, p.Active,
-			p.MinNoticeMinutes, p.HorizonDays, c.nowMS, c.nowMS)
+			p.MinNoticeMinutes, p.HorizonDays, c.nowMS, c.nowMS, string(p.Mode.Or()))
 		return true
+	}
+	p.Mode = o.Mode
+	switch {
 	case o.Provider != p.Provider:
 		c.updated = append(c.updated, p.Provider)
 		return true
@@ -588,7 +593,7 @@ func (tx *Tx) writeSupplyChanges(ctx context.Context, c *supplyChanges) error {
 // ones.
 func (tx *Tx) writeProviders(ctx context.Context, c *supplyChanges) error {
 	if err := tx.insertRows(ctx, `INSERT INTO providers (id, name, city, rating_label, email, phone, active,
-		min_notice_minutes, horizon_days, created_at, updated_at) VALUES `, "", 11, c.newProviders); err != nil {
+		min_notice_minutes, horizon_days, created_at, updated_at, mode) VALUES `, "", 12, c.newProviders); err != nil {
 		return err
 	}
 	if len(c.updated) == 0 {

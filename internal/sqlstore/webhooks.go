@@ -68,10 +68,11 @@ func (tx *Tx) InsertWebhookEndpoint(ctx context.Context, e webhook.Endpoint, lim
 	}
 	_, err = tx.tx.ExecContext(ctx,
 		`INSERT INTO webhook_endpoints (id, owner_client_id, owner_user_id, url, event_types, signing_key_id,
-		        secret_key_id, secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		        secret_key_id, secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at, mode)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		e.ID, e.OwnerClientID, e.OwnerUserID, e.URL, strings.Join(e.EventTypes, " "), e.SigningKeyID,
-		e.SecretKeyID, e.SecretCiphertext, NullMillis(e.DisabledAt), e.DisabledReason, Millis(e.CreatedAt), Millis(e.UpdatedAt))
+		e.SecretKeyID, e.SecretCiphertext, NullMillis(e.DisabledAt), e.DisabledReason, Millis(e.CreatedAt), Millis(e.UpdatedAt),
+		string(e.Mode.Or()))
 	return translate(err)
 }
 
@@ -304,8 +305,9 @@ func (tx *Tx) MarkOutboxEventRelayed(ctx context.Context, id string, now time.Ti
 func (tx *Tx) InsertWebhookDelivery(ctx context.Context, d outbox.Delivery) (bool, error) {
 	res, err := tx.tx.ExecContext(ctx,
 		`INSERT INTO webhook_deliveries (id, webhook_id, outbox_id, endpoint_id, origin, status, attempts,
-		        next_attempt_at, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7, $7)
+		        next_attempt_at, created_at, updated_at, mode)
+		 VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7, $7,
+		         (SELECT mode FROM webhook_endpoints WHERE id = $4))
 		 ON CONFLICT DO NOTHING`,
 		d.ID, d.WebhookID, d.OutboxID, d.EndpointID, d.Origin, Millis(d.NextAttemptAt), Millis(d.CreatedAt))
 	if err != nil {
@@ -379,7 +381,7 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 			        e.url, e.secret_key_id, e.secret_ciphertext, e.disabled_at, e.deleted_at,
 			        CASE WHEN e.previous_secret_expires_at > $2 THEN e.previous_secret_key_id ELSE '' END,
 			        CASE WHEN e.previous_secret_expires_at > $2 THEN e.previous_secret_ciphertext ELSE '' END,
-			        o.event_type, o.booking_id, o.payload, o.occurred_at
+			        o.event_type, o.booking_id, o.payload, o.occurred_at, d.mode
 			   FROM webhook_deliveries d
 			   JOIN webhook_endpoints e ON e.id = d.endpoint_id
 			   JOIN outbox_events o ON o.id = d.outbox_id
@@ -398,7 +400,7 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 			)
 			if err := rows.Scan(&c.ID, &c.WebhookID, &c.OutboxID, &c.EndpointID, &c.Attempts, &created,
 				&c.URL, &c.SecretKeyID, &c.SecretCiphertext, &disabled, &deleted,
-				&c.PreviousSecretKeyID, &c.PreviousSecretCiphertext, &c.EventType, &c.BookingID, &payload, &occurred); err != nil {
+				&c.PreviousSecretKeyID, &c.PreviousSecretCiphertext, &c.EventType, &c.BookingID, &payload, &occurred, &c.Mode); err != nil {
 				return err
 			}
 			c.CreatedAt, c.OccurredAt = FromMillis(created), FromMillis(occurred)

@@ -275,6 +275,7 @@ func (c *checker) file(v any) []bokat.ProviderSupply {
 func (c *checker) provider(m map[string]any, base []string) bokat.ProviderSupply {
 	p := bokat.ProviderSupply{Provider: bokat.Provider{
 		Active: true, MinNoticeMinutes: DefaultMinNoticeMinutes, HorizonDays: DefaultHorizonDays,
+		Mode: bokat.ModeLive, // supply files are the live realm's (docs/testing.md)
 	}}
 	p.ID, _ = text(m["id"])
 	p.Name, _ = text(m["name"])
@@ -417,6 +418,9 @@ var providerIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 func checkProviderID(s string) error {
 	if !providerIDPattern.MatchString(s) {
 		return errors.New("must be 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter or digit")
+	}
+	if strings.HasPrefix(s, bokat.TestProviderIDPrefix) {
+		return errors.New("must not start with " + bokat.TestProviderIDPrefix + ": those ids are the test realm's")
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func TestParseReadsEveryField(t *testing.T) {
 	}
 	a, b := got[0], got[1]
 	wantA := bokat.Provider{ID: "prv_a", Name: "Alfa Rör AB", City: "Stockholm", RatingLabel: "4,8 av 5",
-		Email: "bokning@alfa-ror.example", Phone: "+46 8 465 004 05", Active: true,
+		Email: "bokning@alfa-ror.example", Phone: "+46 8 465 004 05", Active: true, Mode: bokat.ModeLive,
 		MinNoticeMinutes: supply.DefaultMinNoticeMinutes, HorizonDays: supply.DefaultHorizonDays}
 	if a.Provider != wantA {
 		t.Errorf("provider a = %+v, want %+v", a.Provider, wantA)

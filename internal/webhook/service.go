@@ -92,7 +92,7 @@ func (s *Service) RegisterEndpoint(ctx context.Context, p bokat.Principal, rawUR
 		names[i] = string(t)
 	}
 	row := Endpoint{
-		ID: id, OwnerClientID: p.ClientID, OwnerUserID: p.UserID, URL: u.String(), EventTypes: names,
+		ID: id, OwnerClientID: p.ClientID, OwnerUserID: p.UserID, Mode: p.Realm(), URL: u.String(), EventTypes: names,
 		SigningKeyID: newSigningKeyID(), SecretKeyID: keyID, SecretCiphertext: sealed, CreatedAt: now, UpdatedAt: now,
 	}
 	err = s.db.InTx(ctx, func(tx Tx) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"bokat"
 	"bokat/internal/outbox"
 )
 
@@ -59,9 +60,12 @@ type Store interface {
 // sealed: SecretKeyID names the server key that sealed it and
 // SecretCiphertext holds the sealed bytes.
 type Endpoint struct {
-	ID               string
-	OwnerClientID    string
-	OwnerUserID      string
+	ID            string
+	OwnerClientID string
+	OwnerUserID   string
+	// Mode is the realm of the endpoint: its owner's (empty: live). A
+	// delivery takes its endpoint's.
+	Mode             bokat.Mode
 	URL              string
 	EventTypes       []string
 	SigningKeyID     string

@@ -340,6 +340,8 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		Catalog:      b.Catalog,
 		Auth:         u.Auth,
 		Store:        b.Store,
+		TestMessages: b.Store,
+		Events:       b.Store,
 		Followups:    u.Followups,
 		Search:       u.Search,
 		Bookings:     u.Bookings,

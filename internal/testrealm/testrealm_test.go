@@ -1,0 +1,102 @@
+package testrealm_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/booking"
+	"bokat/internal/catalog"
+	"bokat/internal/clocktest"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
+	"bokat/internal/testrealm"
+)
+
+// TestSeedIsTheTestRealmAndIdempotent: every magic provider is stored in
+// the test realm, offering every catalog service; seeding again changes
+// nothing.
+func TestSeedIsTheTestRealmAndIdempotent(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		cat, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sqlstore.Bind[supply.Tx](db)
+		if _, err := testrealm.Seed(ctx, st, cat, sqlstoretest.T0); err != nil {
+			t.Fatal(err)
+		}
+		res, err := testrealm.Seed(ctx, st, cat, sqlstoretest.T0.Add(time.Hour))
+		if err != nil || res.Changed() {
+			t.Fatalf("second seed: %v, %v; want nothing changed", res, err)
+		}
+		for _, id := range []string{bokat.TestProviderFree, bokat.TestProviderTaken, bokat.TestProviderUnreachable,
+			bokat.TestProviderFollowUpOnly, bokat.TestProviderCancels} {
+			var mode string
+			var services int
+			if err := db.R().QueryRowContext(ctx, `SELECT p.mode, (SELECT COUNT(*) FROM provider_services s WHERE s.provider_id = p.id)
+				FROM providers p WHERE p.id = $1`, id).Scan(&mode, &services); err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			if mode != "test" || services != len(cat.ServiceIDs()) {
+				t.Errorf("%s: mode %s, %d services; want test, %d", id, mode, services, len(cat.ServiceIDs()))
+			}
+		}
+	})
+}
+
+// TestCancellerCancelsTheCancellingProvidersBookingsAnHourLater: the
+// bookings of test_cancels are cancelled (with their event) once an hour
+// has passed since their confirmation, and no other booking is.
+func TestCancellerCancelsTheCancellingProvidersBookingsAnHourLater(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		cat, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := testrealm.Seed(ctx, sqlstore.Bind[supply.Tx](db), cat, sqlstoretest.T0); err != nil {
+			t.Fatal(err)
+		}
+		start := sqlstoretest.T0.Add(48 * time.Hour)
+		for _, b := range []bokat.Booking{
+			sqlstoretest.Booking("bkg_cancels", bokat.TestProviderCancels, start, 60),
+			sqlstoretest.Booking("bkg_free", bokat.TestProviderFree, start, 60),
+		} {
+			b.Mode = bokat.ModeTest
+			if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk := clocktest.New(sqlstoretest.T0.Add(testrealm.CancelAfter - time.Minute))
+		c := testrealm.NewCanceller(sqlstore.Bind[booking.Tx](db), db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if n, err := c.RunOnce(ctx); err != nil || n != 0 {
+			t.Fatalf("before the hour: cancelled %d (%v), want 0", n, err)
+		}
+		clk.Advance(2 * time.Minute)
+		if n, err := c.RunOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("after the hour: cancelled %d (%v), want 1", n, err)
+		}
+		for id, want := range map[string]string{"bkg_cancels": "cancelled", "bkg_free": "confirmed"} {
+			var status string
+			if err := db.R().QueryRowContext(ctx, `SELECT status FROM bookings WHERE id = $1`, id).Scan(&status); err != nil || status != want {
+				t.Errorf("%s: status %q (%v), want %s", id, status, err, want)
+			}
+		}
+		var events int
+		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_events
+			WHERE booking_id = 'bkg_cancels' AND event_type = 'booking.cancelled' AND mode = 'test'`).Scan(&events); err != nil || events != 1 {
+			t.Errorf("booking.cancelled events = %d (%v), want 1", events, err)
+		}
+		if n, err := c.RunOnce(ctx); err != nil || n != 0 {
+			t.Errorf("again: cancelled %d (%v), want 0", n, err)
+		}
+	})
+}

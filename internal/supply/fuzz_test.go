@@ -35,6 +35,9 @@ func FuzzParse(f *testing.F) {
 		contactFile("    email:\n"),
 		contactFile("    email: [a@b.example]\n"),
 		contactFile("    email: a@b.example\n    phone: 08+46500401\n"),
+		"\r- 1",                                // a lone CR ends a line for YAML
+		"version: 1\u0085providers:\u0085 - 1", // so does NEL
+		"version: 1\u2028providers: [1]\u2029", // and LS, PS
 		"base: &p {id: p, name: P, email: a@b.example, postcodes: [111], hours: {weekdays: [\"08:00-17:00\"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1}]}\nversion: 1\nproviders: [*p, *p]\n",
 	} {
 		f.Add([]byte(s))
@@ -76,7 +79,7 @@ func checkProblems(t *testing.T, data []byte, err error) {
 	if perr.File != "x.yaml" || len(perr.Problems) == 0 {
 		t.Fatalf("Errors %+v names another file or no problem", perr)
 	}
-	lines := strings.Count(string(data), "\n") + 1
+	lines := yamlLines(data)
 	last := 0
 	for _, p := range perr.Problems {
 		msg := perr.Line(p)
@@ -99,6 +102,22 @@ func checkProblems(t *testing.T, data []byte, err error) {
 	if n := len(strings.Split(perr.Error(), "\n")); n != len(perr.Problems) {
 		t.Fatalf("Error() has %d lines for %d problems", n, len(perr.Problems))
 	}
+}
+
+// yamlLines counts a file's lines as the YAML reader does, so that a
+// problem's line is checked against the lines it names: a lone CR, CR LF,
+// LF, NEL (U+0085) and the line and paragraph separators (U+2028, U+2029)
+// each end a line.
+func yamlLines(data []byte) int {
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	n := 1
+	for _, r := range s {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }
 
 func checkSupply(t *testing.T, got []bokat.ProviderSupply) {

@@ -257,15 +257,20 @@ func (u *UseCases) webhooks(b Base, o Options) {
 }
 
 // signIn builds the OAuth authorization server and the authenticator of
-// partner tokens and OAuth access tokens.
+// partner tokens and OAuth access tokens, both recording the last use of
+// the credentials they admit through one recorder (auth.Usage).
 func (u *UseCases) signIn(b Base, o Options) error {
 	verifier := o.AccessTokens
+	usage := auth.NewUsage(b.Store, b.Log)
 	if u.OAuth == nil {
 		c := oauth.Config{Production: o.Production, Now: b.Now}
 		if o.OAuth != nil {
 			c = *o.OAuth
 		}
 		c.BaseURL, c.Store, c.Hasher, c.Logger = o.BaseURL, sqlstore.Bind[oauth.Tx](b.Store), b.Keys.Hasher, b.Log
+		if c.Usage == nil {
+			c.Usage = usage
+		}
 		as, err := oauth.New(c)
 		if err != nil {
 			return err
@@ -276,7 +281,7 @@ func (u *UseCases) signIn(b Base, o Options) error {
 		}
 	}
 	if u.Auth == nil {
-		u.Auth = auth.NewAuthenticator(b.Keys.Hasher, b.Store, verifier).WithProviderTokens(b.Store)
+		u.Auth = auth.NewAuthenticator(b.Keys.Hasher, b.Store, verifier).WithProviderTokens(b.Store).WithClock(b.Now).WithUsage(usage)
 	}
 	return nil
 }

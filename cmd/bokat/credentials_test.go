@@ -175,3 +175,77 @@ func TestCredentialCommandsOnServe(t *testing.T) {
 		})
 	}
 }
+
+// serve purges the dynamically registered clients unused for
+// --purge-dynamic-clients at start-up (and hourly), as its job actor.
+func TestServePurgesUnusedDynamicClients(t *testing.T) {
+	t.Parallel()
+	dbURL := sqlstoretest.URL(t, sqlstore.SQLite)
+	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	clock := clocktest.New(t0)
+	baseURL, _, _, stop := startServeOn(t, clock.Now, []string{"--database", dbURL}, nil)
+	resp, err := http.Post(baseURL+"/oauth/register", "application/json",
+		strings.NewReader(`{"redirect_uris":["http://127.0.0.1:8123/callback"],"client_name":"Kortlivad"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("register: %d %v", resp.StatusCode, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := sqlstore.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hasher, _ := auth.NewHasher(bytes.Repeat([]byte("x"), 32))
+	svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, clock.Now)
+	listed := func() bool {
+		all, err := svc.OAuthClients(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range all {
+			if c.ID == reg.ClientID {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed() {
+		t.Fatal("the registered client is not listed")
+	}
+	clock.Advance(91 * 24 * time.Hour)
+	startServeOn(t, clock.Now, []string{"--database", dbURL, "--purge-dynamic-clients", "90d"}, nil)
+	clocktest.Wait(t, "serve's purge of the unused dynamic client", func() bool { return !listed() })
+	rows, err := svc.Audit(context.Background(), credentials.AuditQuery{ObjectKind: credentials.KindOAuthClient, ObjectID: reg.ClientID})
+	if err != nil || len(rows) != 1 || rows[0].Actor != credentials.PurgeJobActor || rows[0].Action != credentials.ActionOAuthClientPurged ||
+		rows[0].Details["last_used_at"] != "never" || rows[0].Details["unused_for"] != "90d" {
+		t.Errorf("audit of the purge: %+v, %v", rows, err)
+	}
+}
+
+func TestPurgeDynamicClientsSetting(t *testing.T) {
+	t.Parallel()
+	var d time.Duration
+	set := purgeDynamicClientsSetter(&d)
+	for in, want := range map[string]time.Duration{"off": 0, "90d": 90 * 24 * time.Hour, "1d": 24 * time.Hour, "48h": 48 * time.Hour} {
+		d = -1
+		if err := set(in); err != nil || d != want {
+			t.Errorf("%q: %v, %v; want %v", in, d, err, want)
+		}
+	}
+	for _, in := range []string{"", "2h", "0", "ninety", "-5d", "on"} {
+		if err := set(in); err == nil {
+			t.Errorf("%q was accepted", in)
+		}
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"bokat/internal/credentials"
 	"bokat/internal/privacy"
 	"bokat/internal/sqlstore"
-	"bokat/internal/wire"
 )
 
 // The credential lifecycle on the command line: bokat partner
@@ -356,12 +355,11 @@ func purgeDynamicClientsSetter(p *time.Duration) func(string) error {
 // unused for unusedFor at start-up and then every interval, as the audit
 // actor credentials.PurgeJobActor; unusedFor 0 turns it off. Several
 // processes may run it: a client is deleted once.
-func dynamicClientPurgeWorker(b wire.Base, unusedFor time.Duration, log *slog.Logger, interval time.Duration) worker {
+func dynamicClientPurgeWorker(svc *credentials.Service, unusedFor time.Duration, log *slog.Logger, interval time.Duration) worker {
 	return worker{name: "dynamic-client-purge", run: func(ctx context.Context) error {
 		if unusedFor <= 0 {
 			return nil
 		}
-		svc := credentials.New(sqlstore.Bind[credentials.Tx](b.Store), b.Keys.Hasher, b.Now)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {

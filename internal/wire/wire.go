@@ -22,6 +22,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
+	"bokat/internal/credentials"
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
 	"bokat/internal/oauth"
@@ -148,6 +149,9 @@ type UseCases struct {
 	Webhooks  *webhook.Service
 	OAuth     *oauth.Server
 	Auth      *auth.Authenticator
+	// Credentials is the credential lifecycle (partner and OAuth client
+	// rotation, revocation, purge, the operator audit) the console calls.
+	Credentials *credentials.Service
 	// ProviderPages serves /provider/; built with Options.Provider only.
 	ProviderPages *provider.Pages
 	// Providers are the provider API's use cases.
@@ -178,6 +182,9 @@ func (u *UseCases) Build(b Base, o Options) error {
 	}
 	if err := u.providerPages(b, o); err != nil {
 		return err
+	}
+	if u.Credentials == nil {
+		u.Credentials = credentials.New(sqlstore.Bind[credentials.Tx](b.Store), b.Keys.Hasher, b.Now)
 	}
 	return u.signIn(b, o)
 }

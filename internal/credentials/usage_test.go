@@ -3,6 +3,7 @@ package credentials_test
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,28 @@ func BenchmarkAuthenticate(b *testing.B) {
 				b.ReportMetric(float64(usage.Writes())/float64(b.N), "writes/op")
 			}
 		})
+	}
+}
+
+// A rotated token keeps its credential's realm: a test credential's new
+// token starts with the test prefix, a live one's never does.
+func TestRotationKeepsTheRealm(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	ctx := context.Background()
+	hasher, _ := auth.NewHasher(testPepper)
+	svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, nil)
+	for _, mode := range []bokat.Mode{bokat.ModeTest, bokat.ModeLive} {
+		p, _, err := svc.CreatePartner(ctx, "cli:test", mode, "Realm "+string(mode), bokat.AllScopes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := svc.RotatePartner(ctx, "cli:test", p.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(r.Token, bokat.PartnerTestTokenPrefix) != mode.Test() || r.Partner.Mode != mode {
+			t.Errorf("%s credential rotated to %q (%+v)", mode, r.Token[:12], r.Partner)
+		}
 	}
 }

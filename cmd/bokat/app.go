@@ -220,6 +220,7 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 		{name: "outbox-relay", run: uc.Relay.Run},
 		{name: "webhook-dispatcher", run: uc.Dispatcher.Run},
 		{name: "oauth-purge", run: func(ctx context.Context) error { return uc.OAuth.RunPurge(ctx, time.Hour) }},
+		dynamicClientPurgeWorker(uc.Credentials, c.PurgeDynamicClients, a.log, time.Hour),
 		resealWorker(b.Store, a.log, time.Hour),
 		retentionWorker(b.Store, a.log, b.Now, c.retentionConfig, c.devMailDir(), time.Hour),
 		notifications,

@@ -60,14 +60,14 @@ func runOAuthClientCreate(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	db, hasher, err := sc.openHashed(ctx)
+	svc, db, err := (&credentialCommand{storeCommand: sc}).service(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	id, secret, err := oauth.CreateClient(ctx, db, hasher, oauth.ClientSpec{
+	id, secret, err := svc.CreateOAuthClient(ctx, cliActor(e), oauth.ClientSpec{
 		Name: name, RedirectURIs: redirects, Scopes: scopes, Public: public, Mode: mode,
-	}, e.now())
+	})
 	if err != nil {
 		return err
 	}

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"bokat"
-	"bokat/internal/auth"
 )
 
 // runPartnerCreate creates a partner credential and prints exactly one JSON
 // object {"client_id","token"}; a test token starts with bkp_test_. The token is shown this once.
+// The creation is written to the operator audit.
 func runPartnerCreate(ctx context.Context, args []string, e env) error {
 	sc := newStoreCommand("partner create", e)
 	var name, scopeList, modeName string
@@ -37,18 +37,17 @@ func runPartnerCreate(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	db, hasher, err := sc.openHashed(ctx)
+	svc, db, err := (&credentialCommand{storeCommand: sc}).service(ctx, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	authn := auth.NewAuthenticator(hasher, db, nil)
-	id, token, err := authn.CreatePartnerIn(ctx, mode, name, scopes, e.now())
+	p, token, err := svc.CreatePartner(ctx, cliActor(e), mode, name, scopes)
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(e.stdout).Encode(struct {
 		ClientID string `json:"client_id"`
 		Token    string `json:"token"`
-	}{id, token})
+	}{p.ID, token})
 }

@@ -57,10 +57,17 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 	case "trigger":
 		return runTrigger(ctx, rest, e)
 	case "partner":
-		if len(rest) == 0 || rest[0] != "create" {
-			return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all", errUsage)
+		switch {
+		case len(rest) > 0 && rest[0] == "create":
+			return runPartnerCreate(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "list":
+			return runPartnerList(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "rotate":
+			return runPartnerRotate(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "revoke":
+			return runPartnerRevoke(ctx, rest[1:], e)
 		}
-		return runPartnerCreate(ctx, rest[1:], e)
+		return fmt.Errorf("%w: bokat partner create --name N --scopes LIST|all | list [--json] | rotate PARTNER_ID [--overlap 24h] | revoke PARTNER_ID", errUsage)
 	case "supply":
 		switch {
 		case len(rest) > 0 && rest[0] == "import":
@@ -70,10 +77,17 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 		}
 		return fmt.Errorf("%w: bokat supply import FILE | bokat supply generate [--providers N] [--seed S]", errUsage)
 	case "oauth-client":
-		if len(rest) == 0 || rest[0] != "create" {
-			return fmt.Errorf("%w: bokat oauth-client create --name N --redirect-uri URI [--scopes LIST|all] [--public]", errUsage)
+		switch {
+		case len(rest) > 0 && rest[0] == "create":
+			return runOAuthClientCreate(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "list":
+			return runOAuthClientList(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "revoke":
+			return runOAuthClientRevoke(ctx, rest[1:], e)
+		case len(rest) > 0 && rest[0] == "purge":
+			return runOAuthClientPurge(ctx, rest[1:], e)
 		}
-		return runOAuthClientCreate(ctx, rest[1:], e)
+		return fmt.Errorf("%w: bokat oauth-client create --name N --redirect-uri URI [--scopes LIST|all] [--public] | list [--json] | revoke CLIENT_ID | purge [--unused-for 90d]", errUsage)
 	case "provider":
 		switch {
 		case len(rest) > 0 && rest[0] == "feed-url":
@@ -116,6 +130,12 @@ Commands:
   migrate                     apply the database migrations embedded in this binary
   partner create --name N --scopes LIST|all
                               create a partner credential; prints {"client_id","token"}
+  partner list [--json]       list partner credentials: id, name, mode, created, last used, state
+  partner rotate PARTNER_ID [--overlap 24h]
+                              give a partner credential a new token; prints {"client_id","token",
+                              "previous_token_valid_until"}; the old token works until the overlap ends
+                              (0: at once)
+  partner revoke PARTNER_ID   revoke a partner credential at once (every token of it)
   supply import FILE          validate a supply file and import it (providers, postcodes, prices,
                               hours, blocked periods); nothing is written when it has a problem
   supply generate [--providers N] [--seed S] [--from DATE] [--busy-hours H] [--out FILE]
@@ -124,6 +144,13 @@ Commands:
   oauth-client create --name N --redirect-uri URI [--redirect-uri URI ...] [--scopes LIST|all] [--public]
                               register an OAuth client of an assistant acting for signed-in customers;
                               prints {"client_id","client_secret"} (no secret with --public)
+  oauth-client list [--json]  list OAuth clients: id, name, registration, mode, type, created, last used,
+                              state
+  oauth-client revoke CLIENT_ID
+                              revoke an OAuth client with every grant and token issued to it
+  oauth-client purge [--unused-for 90d]
+                              delete dynamically registered clients unused that long (and holding no
+                              valid token); serve does it hourly (--purge-dynamic-clients)
   provider feed-url [PROVIDER_ID...]
                               print each provider's secret calendar feed address (all providers
                               when none is named); use the --base-url and secrets serve uses

@@ -34,6 +34,9 @@ type serveConfig struct {
 	// ("" for none), as accepted by parseSunset.
 	LegacySunset string
 	calendarSyncConfig
+	// PurgeDynamicClients is how long a dynamically registered OAuth
+	// client may go unused before serve deletes it (0: never).
+	PurgeDynamicClients time.Duration
 }
 
 func (c *serveConfig) register(fs *flagSet) {
@@ -71,6 +74,10 @@ func (c *serveConfig) register(fs *flagSet) {
 			_, err := parseSunset(s)
 			return err
 		})
+	c.PurgeDynamicClients = defaultPurgeDynamicClients
+	fs.Text(new(string), "purge-dynamic-clients", "BOKAT_PURGE_DYNAMIC_CLIENTS", "90d",
+		"delete dynamically registered OAuth clients unused this long, hourly (whole days or a Go duration, at least 1d), or off",
+		purgeDynamicClientsSetter(&c.PurgeDynamicClients))
 	c.opsConfig.register(fs)
 }
 

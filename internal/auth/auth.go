@@ -91,6 +91,25 @@ type Authenticator struct {
 	partners  Store
 	access    AccessTokenVerifier
 	providers ProviderTokenStore
+	now       func() time.Time
+	usage     *Usage
+}
+
+// WithClock sets the clock deciding whether a rotated-out partner token is
+// still within its overlap (time.Now by default).
+func (a *Authenticator) WithClock(now func() time.Time) *Authenticator {
+	if now != nil {
+		a.now = now
+	}
+	return a
+}
+
+// WithUsage records the last use of the partner and provider credentials
+// a authenticates with u (at most one write per credential and
+// UsageInterval).
+func (a *Authenticator) WithUsage(u *Usage) *Authenticator {
+	a.usage = u
+	return a
 }
 
 // WithProviderTokens lets a verify provider tokens (prefix
@@ -126,10 +145,13 @@ func (a *Authenticator) CreateProviderToken(ctx context.Context, providerID, nam
 // with access. access may be nil where no request is authenticated (the
 // command that creates partner credentials); access tokens are then refused.
 func NewAuthenticator(h *Hasher, partners Store, access AccessTokenVerifier) *Authenticator {
-	return &Authenticator{hasher: h, partners: partners, access: access}
+	return &Authenticator{hasher: h, partners: partners, access: access, now: time.Now}
 }
 
 const partnerHashDomain = "partner"
+
+// HashPartnerToken returns the keyed hash a partner token is stored under.
+func (h *Hasher) HashPartnerToken(token string) string { return h.Hash(partnerHashDomain, token) }
 
 // CreatePartner creates a partner client with the scopes and returns its id
 // and token. The token is shown to the operator once and stored only hashed.
@@ -158,7 +180,7 @@ func (a *Authenticator) CreatePartnerIn(ctx context.Context, mode bokat.Mode, na
 // it exists. It serves the stable development token of `serve --demo`.
 func (a *Authenticator) EnsurePartner(ctx context.Context, clientID, name, token string, scopes []bokat.Scope, now time.Time) error {
 	hash := a.hasher.Hash(partnerHashDomain, token)
-	if _, err := a.partners.PartnerClientByTokenHash(ctx, hash); err == nil {
+	if _, err := a.partners.PartnerClientByTokenHash(ctx, hash, now); err == nil {
 		return nil
 	} else if !errors.Is(err, bokat.ErrNotFound) {
 		return err
@@ -234,12 +256,14 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, aud b
 		if err != nil {
 			return bokat.Principal{}, err
 		}
+		a.usage.Record(ctx, UseProviderToken, t.ID, a.now())
 		return bokat.Principal{Kind: bokat.PrincipalProvider, ClientID: t.ID, ProviderID: t.ProviderID, Scopes: t.Scopes, Form: form}, nil
 	}
 	if !strings.HasPrefix(token, PartnerTokenPrefix) || len(token) > 200 {
 		return bokat.Principal{}, fmt.Errorf("%w: unrecognised token", ErrInvalidCredential)
 	}
-	c, err := a.partners.PartnerClientByTokenHash(ctx, a.hasher.Hash(partnerHashDomain, token))
+	now := a.now()
+	c, err := a.partners.PartnerClientByTokenHash(ctx, a.hasher.Hash(partnerHashDomain, token), now)
 	if errors.Is(err, bokat.ErrNotFound) {
 		return bokat.Principal{}, fmt.Errorf("%w: unknown or revoked token", ErrInvalidCredential)
 	}
@@ -251,6 +275,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, aud b
 		// A stored realm that disagrees with the token's form is refused
 		// rather than trusted either way.
 		return bokat.Principal{}, fmt.Errorf("%w: the token's form does not match its credential's mode", ErrInvalidCredential)
+	}
+	if c.Previous {
+		a.usage.Record(ctx, UsePartnerPrevious, c.ID, now)
+	} else {
+		a.usage.Record(ctx, UsePartner, c.ID, now)
 	}
 	return bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: c.ID, Scopes: c.Scopes, Form: form, Mode: mode}, nil
 }

@@ -12,9 +12,11 @@ type Store interface {
 	// CreatePartnerClient stores a partner client with the keyed hash of
 	// its token; a taken hash or id is bokat.ErrConflict.
 	CreatePartnerClient(ctx context.Context, c PartnerClient, tokenHash string) error
-	// PartnerClientByTokenHash returns the active partner client with the
-	// token hash, or bokat.ErrNotFound.
-	PartnerClientByTokenHash(ctx context.Context, tokenHash string) (PartnerClient, error)
+	// PartnerClientByTokenHash returns the unrevoked partner client whose
+	// current token has the hash, or whose replaced token (a rotation's)
+	// has it and is still valid at now (PartnerClient.Previous), or
+	// bokat.ErrNotFound.
+	PartnerClientByTokenHash(ctx context.Context, tokenHash string, now time.Time) (PartnerClient, error)
 }
 
 // PartnerClient is a partner credential's record. The token itself is never
@@ -26,6 +28,9 @@ type PartnerClient struct {
 	CreatedAt time.Time
 	// Mode is the realm of the credential (empty: live).
 	Mode bokat.Mode
+	// Previous reports that the lookup matched the token a rotation
+	// replaced, still valid during the rotation's overlap.
+	Previous bool
 }
 
 // ProviderTokenStore is what provider token authentication needs of the

@@ -117,6 +117,9 @@ type Config struct {
 	// those fetches (tests trust their own certificate with it).
 	DocumentGuard DocumentGuard
 	DocumentTLS   *tls.Config
+	// Usage records each client's last use (an access token presented, a
+	// token request); nil records nothing.
+	Usage *auth.Usage
 }
 
 // Server is the authorization server. It also verifies the access tokens
@@ -136,6 +139,7 @@ type Server struct {
 	metrics    Metrics
 	documents  *clientDocuments
 	codes      *web.Codes
+	usage      *auth.Usage
 	// limiterWarned is when the last limiter warning was logged (Unix ns).
 	limiterWarned atomic.Int64
 }
@@ -158,6 +162,7 @@ func New(cfg Config) (*Server, error) {
 		limiter:    cfg.Limiter,
 		limits:     DefaultLimits(),
 		metrics:    cfg.Metrics,
+		usage:      cfg.Usage,
 	}
 	if cfg.Limits != nil {
 		s.limits = *cfg.Limits
@@ -233,6 +238,7 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (bokat.Pri
 	if mode.Test() != strings.HasPrefix(token, bokat.AccessTestTokenPrefix) {
 		return bokat.Principal{}, fmt.Errorf("%w: the token's form does not match its client's mode", auth.ErrInvalidCredential)
 	}
+	s.usage.Record(ctx, auth.UseOAuthClient, tg.Grant.ClientID, s.now())
 	return bokat.Principal{
 		Kind:     bokat.PrincipalOAuth,
 		ClientID: tg.Grant.ClientID,

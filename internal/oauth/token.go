@@ -256,6 +256,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		s.writeTokenError(w, r, e)
 		return
 	}
+	s.usage.Record(r.Context(), auth.UseOAuthClient, client.ID, s.now())
 	var resp tokenResponse
 	switch gt := r.PostForm.Get("grant_type"); gt {
 	case "authorization_code":

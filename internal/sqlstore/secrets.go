@@ -55,23 +55,61 @@ func (db *DB) CreatePartnerClient(ctx context.Context, c auth.PartnerClient, tok
 	})
 }
 
-// PartnerClientByTokenHash finds the active partner client whose token has
-// the given keyed hash, or returns bokat.ErrNotFound.
-func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string) (auth.PartnerClient, error) {
+// PartnerClientByTokenHash finds the unrevoked partner client whose
+// current token has the keyed hash, or whose replaced token has it and is
+// valid at now (a rotation's overlap), or returns bokat.ErrNotFound. Both
+// columns are indexed; the two lookups are one statement.
+func (db *DB) PartnerClientByTokenHash(ctx context.Context, tokenHash string, now time.Time) (auth.PartnerClient, error) {
 	var (
-		c       auth.PartnerClient
-		scopes  string
-		created int64
+		c        auth.PartnerClient
+		scopes   string
+		created  int64
+		previous int
 	)
 	err := db.read.QueryRowContext(ctx,
-		`SELECT id, name, scopes, created_at, mode FROM partner_clients WHERE token_hash = $1 AND revoked_at IS NULL`,
-		tokenHash).Scan(&c.ID, &c.Name, &scopes, &created, &c.Mode)
+		`SELECT id, name, scopes, created_at, mode, 0 FROM partner_clients WHERE token_hash = $1 AND revoked_at IS NULL
+		 UNION ALL
+		 SELECT id, name, scopes, created_at, mode, 1 FROM partner_clients
+		  WHERE previous_token_hash = $1 AND previous_token_expires_at > $2 AND revoked_at IS NULL`,
+		tokenHash, Millis(now)).Scan(&c.ID, &c.Name, &scopes, &created, &c.Mode, &previous)
 	if err != nil {
 		return auth.PartnerClient{}, translate(err)
 	}
 	c.Scopes = splitScopes(scopes)
 	c.CreatedAt = FromMillis(created)
+	c.Previous = previous == 1
 	return c, nil
+}
+
+var _ auth.UsageStore = (*DB)(nil)
+
+// usageStatements set a credential's last use unless the stored time is
+// later than $3 (the use minus auth.UsageInterval): then no row changes,
+// so however many processes and requests use a credential, its row is
+// written at most once per interval.
+var usageStatements = map[auth.CredentialKind]string{
+	auth.UsePartner: `UPDATE partner_clients SET last_used_at = $2
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`,
+	auth.UsePartnerPrevious: `UPDATE partner_clients SET previous_token_last_used_at = $2,
+		last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < $2 THEN $2 ELSE last_used_at END
+		WHERE id = $1 AND (previous_token_last_used_at IS NULL OR previous_token_last_used_at <= $3)`,
+	auth.UseProviderToken: `UPDATE provider_tokens SET last_used_at = $2
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`,
+	auth.UseOAuthClient: `UPDATE oauth_clients SET last_used_at = $2
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`,
+}
+
+// RecordCredentialUse sets the credential's last-used time to at, unless
+// it was set less than auth.UsageInterval before at.
+func (db *DB) RecordCredentialUse(ctx context.Context, kind auth.CredentialKind, id string, at time.Time) error {
+	q, ok := usageStatements[kind]
+	if !ok {
+		return fmt.Errorf("record credential use: unknown kind %q", kind)
+	}
+	return db.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.tx.ExecContext(ctx, q, id, Millis(at), Millis(at.Add(-auth.UsageInterval)))
+		return err
+	})
 }
 
 // PartnerClientCount returns how many active live partner clients exist

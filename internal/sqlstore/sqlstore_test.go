@@ -62,14 +62,14 @@ func TestPartnerClientRoundTrip(t *testing.T) {
 		if err := db.CreatePartnerClient(ctx, want, "hash-1"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := db.PartnerClientByTokenHash(ctx, "hash-1")
+		got, err := db.PartnerClientByTokenHash(ctx, "hash-1", want.CreatedAt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.ID != want.ID || got.Name != want.Name || len(got.Scopes) != 2 || got.Scopes[1] != bokat.ScopeBookingsConfirm || !got.CreatedAt.Equal(want.CreatedAt) {
 			t.Fatalf("got %+v, want %+v", got, want)
 		}
-		if _, err := db.PartnerClientByTokenHash(ctx, "other"); !errors.Is(err, bokat.ErrNotFound) {
+		if _, err := db.PartnerClientByTokenHash(ctx, "other", want.CreatedAt); !errors.Is(err, bokat.ErrNotFound) {
 			t.Fatalf("unknown hash: err = %v, want ErrNotFound", err)
 		}
 		if err := db.CreatePartnerClient(ctx, auth.PartnerClient{ID: "pc_2", Name: "B", Scopes: want.Scopes, CreatedAt: want.CreatedAt}, "hash-1"); !errors.Is(err, bokat.ErrConflict) {

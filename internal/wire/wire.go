@@ -22,6 +22,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/calfeed"
 	"bokat/internal/catalog"
+	"bokat/internal/credentials"
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
 	"bokat/internal/oauth"
@@ -148,6 +149,9 @@ type UseCases struct {
 	Webhooks  *webhook.Service
 	OAuth     *oauth.Server
 	Auth      *auth.Authenticator
+	// Credentials is the credential lifecycle (partner and OAuth client
+	// rotation, revocation, purge, the operator audit) the console calls.
+	Credentials *credentials.Service
 	// ProviderPages serves /provider/; built with Options.Provider only.
 	ProviderPages *provider.Pages
 	// Providers are the provider API's use cases.
@@ -178,6 +182,9 @@ func (u *UseCases) Build(b Base, o Options) error {
 	}
 	if err := u.providerPages(b, o); err != nil {
 		return err
+	}
+	if u.Credentials == nil {
+		u.Credentials = credentials.New(sqlstore.Bind[credentials.Tx](b.Store), b.Keys.Hasher, b.Now)
 	}
 	return u.signIn(b, o)
 }
@@ -257,15 +264,20 @@ func (u *UseCases) webhooks(b Base, o Options) {
 }
 
 // signIn builds the OAuth authorization server and the authenticator of
-// partner tokens and OAuth access tokens.
+// partner tokens and OAuth access tokens, both recording the last use of
+// the credentials they admit through one recorder (auth.Usage).
 func (u *UseCases) signIn(b Base, o Options) error {
 	verifier := o.AccessTokens
+	usage := auth.NewUsage(b.Store, b.Log)
 	if u.OAuth == nil {
 		c := oauth.Config{Production: o.Production, Now: b.Now}
 		if o.OAuth != nil {
 			c = *o.OAuth
 		}
 		c.BaseURL, c.Store, c.Hasher, c.Logger = o.BaseURL, sqlstore.Bind[oauth.Tx](b.Store), b.Keys.Hasher, b.Log
+		if c.Usage == nil {
+			c.Usage = usage
+		}
 		as, err := oauth.New(c)
 		if err != nil {
 			return err
@@ -276,7 +288,7 @@ func (u *UseCases) signIn(b Base, o Options) error {
 		}
 	}
 	if u.Auth == nil {
-		u.Auth = auth.NewAuthenticator(b.Keys.Hasher, b.Store, verifier).WithProviderTokens(b.Store)
+		u.Auth = auth.NewAuthenticator(b.Keys.Hasher, b.Store, verifier).WithProviderTokens(b.Store).WithClock(b.Now).WithUsage(usage)
 	}
 	return nil
 }

@@ -43,6 +43,9 @@ type PagesConfig struct {
 	// Supply, when set, serves the supply pages (blocks, hours, prices,
 	// postcodes) through its use cases.
 	Supply *Supply
+	// Calendars, when set, serves the calendars page (the provider's
+	// calendar subscriptions, their conflicts, the export address).
+	Calendars *Calendars
 }
 
 // Limits are the provider pages' budgets.

@@ -244,85 +244,81 @@ func (in *providerPauseWire) takeIdempotencyKey() string { return take(&in.Idemp
 
 // Reads.
 
-func (s *Server) handleProviderBookings(w http.ResponseWriter, r *http.Request) error {
+// providerRead serves a read of the provider API: the token's user, the
+// use case's answer, its wire body.
+func providerRead[T any](s *Server, w http.ResponseWriter, r *http.Request,
+	read func(ctx context.Context, u provider.User) (T, error), body func(T) any) error {
 	u, err := s.providerUser(r)
 	if err != nil {
 		return err
 	}
-	past := r.URL.Query().Get("view") == "past"
-	list, err := s.providers.Service.Bookings(r.Context(), u, past, 200)
+	v, err := read(r.Context(), u)
 	if err != nil {
-		return err
+		return providerError(err)
 	}
-	out := make([]providerBookingWire, 0, len(list))
-	for _, b := range list {
-		out = append(out, providerBookingOf(b))
-	}
-	s.writeJSON(w, r, http.StatusOK, struct {
-		OK       bool                  `json:"ok"`
-		Bookings []providerBookingWire `json:"bookings"`
-	}{true, out})
+	s.writeJSON(w, r, http.StatusOK, body(v))
 	return nil
+}
+
+// wireList maps a use case's list to its wire items (an empty list, never
+// null).
+func wireList[T, W any](list []T, f func(T) W) []W {
+	out := make([]W, 0, len(list))
+	for _, x := range list {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+func (s *Server) handleProviderBookings(w http.ResponseWriter, r *http.Request) error {
+	past := r.URL.Query().Get("view") == "past"
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) ([]provider.Booking, error) {
+		return s.providers.Service.Bookings(ctx, u, past, 200)
+	}, func(list []provider.Booking) any {
+		return struct {
+			OK       bool                  `json:"ok"`
+			Bookings []providerBookingWire `json:"bookings"`
+		}{true, wireList(list, providerBookingOf)}
+	})
 }
 
 func (s *Server) handleProviderBooking(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	v, err := s.providers.Service.Booking(r.Context(), u, r.PathValue("booking_id"))
-	if err != nil {
-		return providerError(err)
-	}
-	var customer *providerCustomerWire
-	if v.ContactShown {
-		c := v.Contact
-		name := c.Name
-		if name == "" {
-			name = strings.TrimSpace(c.FirstName + " " + c.LastName)
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (provider.BookingView, error) {
+		return s.providers.Service.Booking(ctx, u, r.PathValue("booking_id"))
+	}, func(v provider.BookingView) any {
+		var customer *providerCustomerWire
+		if v.ContactShown {
+			c := v.Contact
+			name := c.Name
+			if name == "" {
+				name = strings.TrimSpace(c.FirstName + " " + c.LastName)
+			}
+			customer = &providerCustomerWire{Name: name, Phone: c.Phone, Email: c.Email, ServiceAddress: c.ServiceAddress,
+				DestinationAddress: c.DestinationAddress}
 		}
-		customer = &providerCustomerWire{Name: name, Phone: c.Phone, Email: c.Email, ServiceAddress: c.ServiceAddress,
-			DestinationAddress: c.DestinationAddress}
-	}
-	s.writeJSON(w, r, http.StatusOK, struct {
-		OK       bool                  `json:"ok"`
-		Booking  providerBookingWire   `json:"booking"`
-		Customer *providerCustomerWire `json:"customer"`
-	}{true, providerBookingOf(v.Booking), customer})
-	return nil
+		return struct {
+			OK       bool                  `json:"ok"`
+			Booking  providerBookingWire   `json:"booking"`
+			Customer *providerCustomerWire `json:"customer"`
+		}{true, providerBookingOf(v.Booking), customer}
+	})
 }
 
 func (s *Server) handleProviderBlocks(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	list, err := s.providers.Supplies.Blocks(r.Context(), u)
-	if err != nil {
-		return err
-	}
-	out := make([]blockOutWire, 0, len(list))
-	for _, b := range list {
-		out = append(out, blockOf(b))
-	}
-	s.writeJSON(w, r, http.StatusOK, struct {
-		OK     bool           `json:"ok"`
-		Blocks []blockOutWire `json:"blocks"`
-	}{true, out})
-	return nil
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) ([]provider.Block, error) {
+		return s.providers.Supplies.Blocks(ctx, u)
+	}, func(list []provider.Block) any {
+		return struct {
+			OK     bool           `json:"ok"`
+			Blocks []blockOutWire `json:"blocks"`
+		}{true, wireList(list, blockOf)}
+	})
 }
 
 func (s *Server) handleProviderHours(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	p, err := s.providers.Supplies.Supply(r.Context(), u)
-	if err != nil {
-		return providerError(err)
-	}
-	s.writeJSON(w, r, http.StatusOK, okWith(hoursOf(p)))
-	return nil
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (bokat.ProviderSupply, error) {
+		return s.providers.Supplies.Supply(ctx, u)
+	}, func(p bokat.ProviderSupply) any { return okWith(hoursOf(p)) })
 }
 
 func okWith(v any) map[string]any {
@@ -408,16 +404,9 @@ func supplyBody(p bokat.ProviderSupply, cat *catalog.Catalog) map[string]any {
 // handleProviderPrices answers the services the provider offers, their
 // prices and labour shares, and its postcodes.
 func (s *Server) handleProviderPrices(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	p, err := s.providers.Supplies.Supply(r.Context(), u)
-	if err != nil {
-		return providerError(err)
-	}
-	s.writeJSON(w, r, http.StatusOK, supplyBody(p, s.catalog))
-	return nil
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (bokat.ProviderSupply, error) {
+		return s.providers.Supplies.Supply(ctx, u)
+	}, func(p bokat.ProviderSupply) any { return supplyBody(p, s.catalog) })
 }
 
 func (s *Server) handleProviderAcknowledge(w http.ResponseWriter, r *http.Request) error {

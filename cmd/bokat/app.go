@@ -178,7 +178,7 @@ func (a *app) options(c serveConfig, now func() time.Time, wake *notify.Waker) (
 		// The provider pages sign in by the same codes, through the same mailer.
 		Provider: &provider.PagesConfig{Sender: a.op.mailer, Mail: a.op.mailer, Now: now, Limiter: a.op.limiter,
 			Limits: provider.DefaultLimits()},
-		Heartbeats: a.op.heartbeats, Metrics: a.op.metrics,
+		Heartbeats: a.op.heartbeats, Metrics: a.op.metrics, CalendarStaleAfter: c.CalendarStaleAfter,
 		AuthOptional: c.AuthOptional, LegacySunset: legacySunset, ServeMetrics: c.metricsOnAPI(c.production()),
 		RateLimits: &c.limits, TrustedProxies: c.proxies,
 	}, nil

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
+	"bokat/internal/calsync"
 	"bokat/internal/catalog"
 	"bokat/internal/idem"
 	"bokat/internal/provider"
@@ -20,8 +23,8 @@ import (
 
 // The provider API (tag "Provider" in api/openapi.yaml): a provider's own
 // system, with a provider token, reads its bookings, acknowledges, flags
-// and cancels them, blocks time and keeps its hours, prices and postcodes,
-// through the same use cases as the provider pages. Writes are keyed
+// and cancels them, blocks time, keeps its hours, prices and postcodes and
+// its own calendars, through the same use cases as the provider pages. Writes are keyed
 // (Idempotency-Key header or idempotency_key in the body).
 
 // Idempotency operations of the provider API.
@@ -35,6 +38,10 @@ const (
 	opProviderPrices      = "provider.prices.put"
 	opProviderPostcodes   = "provider.postcodes.put"
 	opProviderPause       = "provider.pause.put"
+	// Calendars.
+	opProviderAddCalendar    = "provider.calendars.add"
+	opProviderCalendarRule   = "provider.calendars.rule"
+	opProviderRemoveCalendar = "provider.calendars.remove"
 )
 
 // providerUser is the user a request's provider token acts as; any other
@@ -244,85 +251,81 @@ func (in *providerPauseWire) takeIdempotencyKey() string { return take(&in.Idemp
 
 // Reads.
 
-func (s *Server) handleProviderBookings(w http.ResponseWriter, r *http.Request) error {
+// providerRead serves a read of the provider API: the token's user, the
+// use case's answer, its wire body.
+func providerRead[T any](s *Server, w http.ResponseWriter, r *http.Request,
+	read func(ctx context.Context, u provider.User) (T, error), body func(T) any) error {
 	u, err := s.providerUser(r)
 	if err != nil {
 		return err
 	}
-	past := r.URL.Query().Get("view") == "past"
-	list, err := s.providers.Service.Bookings(r.Context(), u, past, 200)
+	v, err := read(r.Context(), u)
 	if err != nil {
-		return err
+		return providerError(err)
 	}
-	out := make([]providerBookingWire, 0, len(list))
-	for _, b := range list {
-		out = append(out, providerBookingOf(b))
-	}
-	s.writeJSON(w, r, http.StatusOK, struct {
-		OK       bool                  `json:"ok"`
-		Bookings []providerBookingWire `json:"bookings"`
-	}{true, out})
+	s.writeJSON(w, r, http.StatusOK, body(v))
 	return nil
+}
+
+// wireList maps a use case's list to its wire items (an empty list, never
+// null).
+func wireList[T, W any](list []T, f func(T) W) []W {
+	out := make([]W, 0, len(list))
+	for _, x := range list {
+		out = append(out, f(x))
+	}
+	return out
+}
+
+func (s *Server) handleProviderBookings(w http.ResponseWriter, r *http.Request) error {
+	past := r.URL.Query().Get("view") == "past"
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) ([]provider.Booking, error) {
+		return s.providers.Service.Bookings(ctx, u, past, 200)
+	}, func(list []provider.Booking) any {
+		return struct {
+			OK       bool                  `json:"ok"`
+			Bookings []providerBookingWire `json:"bookings"`
+		}{true, wireList(list, providerBookingOf)}
+	})
 }
 
 func (s *Server) handleProviderBooking(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	v, err := s.providers.Service.Booking(r.Context(), u, r.PathValue("booking_id"))
-	if err != nil {
-		return providerError(err)
-	}
-	var customer *providerCustomerWire
-	if v.ContactShown {
-		c := v.Contact
-		name := c.Name
-		if name == "" {
-			name = strings.TrimSpace(c.FirstName + " " + c.LastName)
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (provider.BookingView, error) {
+		return s.providers.Service.Booking(ctx, u, r.PathValue("booking_id"))
+	}, func(v provider.BookingView) any {
+		var customer *providerCustomerWire
+		if v.ContactShown {
+			c := v.Contact
+			name := c.Name
+			if name == "" {
+				name = strings.TrimSpace(c.FirstName + " " + c.LastName)
+			}
+			customer = &providerCustomerWire{Name: name, Phone: c.Phone, Email: c.Email, ServiceAddress: c.ServiceAddress,
+				DestinationAddress: c.DestinationAddress}
 		}
-		customer = &providerCustomerWire{Name: name, Phone: c.Phone, Email: c.Email, ServiceAddress: c.ServiceAddress,
-			DestinationAddress: c.DestinationAddress}
-	}
-	s.writeJSON(w, r, http.StatusOK, struct {
-		OK       bool                  `json:"ok"`
-		Booking  providerBookingWire   `json:"booking"`
-		Customer *providerCustomerWire `json:"customer"`
-	}{true, providerBookingOf(v.Booking), customer})
-	return nil
+		return struct {
+			OK       bool                  `json:"ok"`
+			Booking  providerBookingWire   `json:"booking"`
+			Customer *providerCustomerWire `json:"customer"`
+		}{true, providerBookingOf(v.Booking), customer}
+	})
 }
 
 func (s *Server) handleProviderBlocks(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	list, err := s.providers.Supplies.Blocks(r.Context(), u)
-	if err != nil {
-		return err
-	}
-	out := make([]blockOutWire, 0, len(list))
-	for _, b := range list {
-		out = append(out, blockOf(b))
-	}
-	s.writeJSON(w, r, http.StatusOK, struct {
-		OK     bool           `json:"ok"`
-		Blocks []blockOutWire `json:"blocks"`
-	}{true, out})
-	return nil
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) ([]provider.Block, error) {
+		return s.providers.Supplies.Blocks(ctx, u)
+	}, func(list []provider.Block) any {
+		return struct {
+			OK     bool           `json:"ok"`
+			Blocks []blockOutWire `json:"blocks"`
+		}{true, wireList(list, blockOf)}
+	})
 }
 
 func (s *Server) handleProviderHours(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	p, err := s.providers.Supplies.Supply(r.Context(), u)
-	if err != nil {
-		return providerError(err)
-	}
-	s.writeJSON(w, r, http.StatusOK, okWith(hoursOf(p)))
-	return nil
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (bokat.ProviderSupply, error) {
+		return s.providers.Supplies.Supply(ctx, u)
+	}, func(p bokat.ProviderSupply) any { return okWith(hoursOf(p)) })
 }
 
 func okWith(v any) map[string]any {
@@ -408,16 +411,9 @@ func supplyBody(p bokat.ProviderSupply, cat *catalog.Catalog) map[string]any {
 // handleProviderPrices answers the services the provider offers, their
 // prices and labour shares, and its postcodes.
 func (s *Server) handleProviderPrices(w http.ResponseWriter, r *http.Request) error {
-	u, err := s.providerUser(r)
-	if err != nil {
-		return err
-	}
-	p, err := s.providers.Supplies.Supply(r.Context(), u)
-	if err != nil {
-		return providerError(err)
-	}
-	s.writeJSON(w, r, http.StatusOK, supplyBody(p, s.catalog))
-	return nil
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (bokat.ProviderSupply, error) {
+		return s.providers.Supplies.Supply(ctx, u)
+	}, func(p bokat.ProviderSupply) any { return supplyBody(p, s.catalog) })
 }
 
 func (s *Server) handleProviderAcknowledge(w http.ResponseWriter, r *http.Request) error {
@@ -528,5 +524,171 @@ func (s *Server) handleProviderPause(w http.ResponseWriter, r *http.Request) err
 				until = *in.Until
 			}
 			return k.Supply.Pause(r.Context(), u, until)
+		})
+}
+
+// Calendars: the provider's own calendar subscriptions and their
+// conflicts with its bookings.
+
+type providerCalendarWire struct {
+	FeedID        string  `json:"feed_id"`
+	Label         string  `json:"label"`
+	Rule          string  `json:"rule"`
+	Source        string  `json:"source"`
+	CreatedAt     string  `json:"created_at"`
+	LastAttemptAt *string `json:"last_attempt_at"`
+	LastSyncedAt  *string `json:"last_synced_at"`
+	LastError     *string `json:"last_error"`
+	FailingSince  *string `json:"failing_since"`
+	Stale         bool    `json:"stale"`
+	BusyCount     int     `json:"busy_count"`
+}
+
+// wireTimeOrNull is an instant on the wire, or null when zero.
+func wireTimeOrNull(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := booking.WireTime(t)
+	return &s
+}
+
+// calendarOf is a feed on the wire: never its address.
+func calendarOf(f calsync.Feed, now time.Time, staleAfter time.Duration) providerCalendarWire {
+	w := providerCalendarWire{FeedID: f.ID, Label: f.Label, Rule: string(f.Rule), Source: f.Source,
+		CreatedAt: booking.WireTime(f.CreatedAt), LastAttemptAt: wireTimeOrNull(f.LastAttemptAt),
+		LastSyncedAt: wireTimeOrNull(f.LastSyncedAt), FailingSince: wireTimeOrNull(f.FailingSince),
+		Stale: f.Stale(now, staleAfter), BusyCount: f.BusyCount}
+	if f.LastError != "" {
+		w.LastError = &f.LastError
+	}
+	return w
+}
+
+type providerConflictWire struct {
+	BookingID   string `json:"booking_id"`
+	SlotStartAt string `json:"slot_start_at"`
+	FeedID      string `json:"feed_id"`
+	DetectedAt  string `json:"detected_at"`
+}
+
+func conflictOf(c calsync.Conflict) providerConflictWire {
+	return providerConflictWire{BookingID: c.BookingID, SlotStartAt: booking.WireTime(c.SlotStart), FeedID: c.FeedID,
+		DetectedAt: booking.WireTime(c.DetectedAt)}
+}
+
+type providerCalendarAddWire struct {
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	URL            string `json:"url"`
+	Rule           string `json:"rule,omitempty"`
+}
+
+func (in *providerCalendarAddWire) takeIdempotencyKey() string { return take(&in.IdempotencyKey) }
+
+type providerCalendarRuleWire struct {
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Rule           string `json:"rule"`
+}
+
+func (in *providerCalendarRuleWire) takeIdempotencyKey() string { return take(&in.IdempotencyKey) }
+
+// calendars returns the calendar use cases, or a 404 Problem when the API
+// keeps none.
+func (s *Server) calendars() (*provider.Calendars, error) {
+	if s.providers == nil || s.providers.Calendars == nil {
+		return nil, bokat.Errorf(bokat.CodeNotFound, "Provider calendars are not served here.")
+	}
+	return s.providers.Calendars, nil
+}
+
+func (s *Server) handleProviderCalendars(w http.ResponseWriter, r *http.Request) error {
+	cals, err := s.calendars()
+	if err != nil {
+		return err
+	}
+	return providerRead(s, w, r, cals.List, func(list []calsync.Feed) any {
+		now := s.now()
+		return struct {
+			OK        bool                   `json:"ok"`
+			Calendars []providerCalendarWire `json:"calendars"`
+		}{true, wireList(list, func(f calsync.Feed) providerCalendarWire { return calendarOf(f, now, cals.StaleAfter()) })}
+	})
+}
+
+func (s *Server) handleProviderCalendarConflicts(w http.ResponseWriter, r *http.Request) error {
+	cals, err := s.calendars()
+	if err != nil {
+		return err
+	}
+	return providerRead(s, w, r, cals.Conflicts, func(list []calsync.Conflict) any {
+		return struct {
+			OK        bool                   `json:"ok"`
+			Conflicts []providerConflictWire `json:"conflicts"`
+		}{true, wireList(list, conflictOf)}
+	})
+}
+
+// renderCalendar answers a calendar write with the feed it stored, which
+// the keyed write's use cases recorded (*k once run sets).
+func (s *Server) renderCalendar(k **provider.Keyed) provider.Render {
+	return func(ctx context.Context, tx provider.SupplyTx) (idem.Outcome, error) {
+		cals := (*k).Calendars
+		f := cals.Written()
+		raw, err := json.Marshal(struct {
+			OK       bool                 `json:"ok"`
+			Calendar providerCalendarWire `json:"calendar"`
+		}{true, calendarOf(f, s.now(), cals.StaleAfter())})
+		return idem.Outcome{Body: raw, ResourceID: f.ID}, err
+	}
+}
+
+func (s *Server) handleProviderAddCalendar(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.calendars(); err != nil {
+		return err
+	}
+	var keyed *provider.Keyed
+	return providerWrite[providerCalendarAddWire](s, w, r, opProviderAddCalendar, "", s.renderCalendar(&keyed),
+		func(k *provider.Keyed, u provider.User, in *providerCalendarAddWire) error {
+			keyed = k
+			_, err := k.Calendars.Add(r.Context(), u, in.URL, calsync.Rule(in.Rule))
+			return err
+		})
+}
+
+func (s *Server) handleProviderCalendarRule(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.calendars(); err != nil {
+		return err
+	}
+	id := r.PathValue("feed_id")
+	var keyed *provider.Keyed
+	return providerWrite[providerCalendarRuleWire](s, w, r, opProviderCalendarRule, id, s.renderCalendar(&keyed),
+		func(k *provider.Keyed, u provider.User, in *providerCalendarRuleWire) error {
+			keyed = k
+			_, err := k.Calendars.SetRule(r.Context(), u, id, calsync.Rule(in.Rule))
+			return err
+		})
+}
+
+func (s *Server) handleProviderRemoveCalendar(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.calendars(); err != nil {
+		return err
+	}
+	// DELETE needs no body: none reads as an empty object.
+	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
+		r.Body = io.NopCloser(strings.NewReader("{}"))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	id := r.PathValue("feed_id")
+	render := func(ctx context.Context, tx provider.SupplyTx) (idem.Outcome, error) {
+		raw, err := json.Marshal(struct {
+			OK      bool   `json:"ok"`
+			FeedID  string `json:"feed_id"`
+			Removed bool   `json:"removed"`
+		}{true, id, true})
+		return idem.Outcome{Body: raw}, err
+	}
+	return providerWrite[providerKeyOnly](s, w, r, opProviderRemoveCalendar, id, render,
+		func(k *provider.Keyed, u provider.User, _ *providerKeyOnly) error {
+			return k.Calendars.Remove(r.Context(), u, id)
 		})
 }

@@ -49,12 +49,15 @@ type providerCall struct {
 // provider's own token, and checks each answer.
 func TestProviderAPIAuthorization(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
-		e := newTestEnv(t, db).withDemoSupply()
+		// Development's --webhook-allow-private: a calendar may live on
+		// loopback (it is not read here).
+		e := newTestEnv(t, db, allowPrivate).withDemoSupply()
 		own, other := e.providerToken(apiProviderA), e.providerToken(apiProviderB)
 		start := time.Now().Add(72 * time.Hour).Truncate(time.Hour)
 		sqlstoretest.InsertBookingEntry(t, db, apiProviderA, "bk_api_a", start, start.Add(time.Hour))
 		day := schedule.DateOf(time.Now()).AddDays(20).String()
-		var blockID string
+		var blockID, feedID string
+		feed := func() string { return "/v1/provider/calendars/" + feedID }
 		booking := func(suffix string) func() string {
 			return func() string { return "/v1/provider/bookings/bk_api_a" + suffix }
 		}
@@ -75,6 +78,11 @@ func TestProviderAPIAuthorization(t *testing.T) {
 				map[string]any{"service_id": "vvs_install_faucet_standard", "price_sek": 1990}}}, 200},
 			{"PUT", "/v1/provider/postcodes", fixed("/v1/provider/postcodes"), map[string]any{"postcodes": []string{"111-118"}}, 200},
 			{"PUT", "/v1/provider/pause", fixed("/v1/provider/pause"), map[string]any{"until": nil}, 200},
+			{"GET", "/v1/provider/calendars", fixed("/v1/provider/calendars"), nil, 200},
+			{"POST", "/v1/provider/calendars", fixed("/v1/provider/calendars"), map[string]any{"url": "http://127.0.0.1:9/hemlig/a.ics"}, 200},
+			{"PATCH", "/v1/provider/calendars/{feed_id}", feed, map[string]any{"rule": "everything"}, 404},
+			{"GET", "/v1/provider/calendar-conflicts", fixed("/v1/provider/calendar-conflicts"), nil, 200},
+			{"DELETE", "/v1/provider/calendars/{feed_id}", feed, map[string]any{}, 404},
 			{"POST", "/v1/provider/bookings/{booking_id}/cancel", booking("/cancel"), map[string]any{"reason": "illness"}, 404},
 		}
 		var covered []string
@@ -105,6 +113,10 @@ func TestProviderAPIAuthorization(t *testing.T) {
 					b, _ := res.JSON["block"].(map[string]any)
 					blockID, _ = b["block_id"].(string)
 				}
+				if cred.name == "own provider" && c.method == "POST" && c.pattern == "/v1/provider/calendars" {
+					b, _ := res.JSON["calendar"].(map[string]any)
+					feedID, _ = b["feed_id"].(string)
+				}
 			}
 		}
 		for _, rt := range e.srv.routes() {
@@ -129,6 +141,14 @@ func TestProviderAPIAuthorization(t *testing.T) {
 		}
 		if prices[0] != 1990 || prices[1] != 1990 {
 			t.Errorf("faucet prices of A and B after each set its own: %v", prices)
+		}
+		// Each provider added its own calendar; A's was changed and removed
+		// by A only.
+		for id, want := range map[string]int{apiProviderA: 0, apiProviderB: 1} {
+			if list, err := db.ProviderFeeds(context.Background(), id); err != nil || len(list) != want ||
+				(want == 1 && list[0].Rule != "busy_only") {
+				t.Errorf("calendars of %s after the matrix: %+v (%v), want %d", id, list, err, want)
+			}
 		}
 	})
 }

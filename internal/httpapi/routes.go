@@ -88,6 +88,11 @@ func (s *Server) routes() []route {
 		{method: http.MethodPut, pattern: "/v1/provider/prices", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPrices},
 		{method: http.MethodPut, pattern: "/v1/provider/postcodes", auth: authRequired, scope: bokat.ScopeProviderSupplyWrite, contract: bookings, handler: s.handleProviderPutPostcodes},
 		{method: http.MethodPut, pattern: "/v1/provider/pause", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderPause},
+		{method: http.MethodGet, pattern: "/v1/provider/calendars", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, rate: rateReads, handler: s.handleProviderCalendars},
+		{method: http.MethodPost, pattern: "/v1/provider/calendars", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderAddCalendar},
+		{method: http.MethodPatch, pattern: "/v1/provider/calendars/{feed_id}", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderCalendarRule},
+		{method: http.MethodDelete, pattern: "/v1/provider/calendars/{feed_id}", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, handler: s.handleProviderRemoveCalendar},
+		{method: http.MethodGet, pattern: "/v1/provider/calendar-conflicts", auth: authRequired, scope: bokat.ScopeProviderCalendarWrite, contract: bookings, rate: rateReads, handler: s.handleProviderCalendarConflicts},
 		// The caller's events of its realm, as webhooks carry them (docs/testing.md).
 		{method: http.MethodGet, pattern: "/v1/events", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleEvents},
 		// Test mode (docs/testing.md): test credentials only.

@@ -38,6 +38,9 @@ type API struct {
 	log      *slog.Logger
 	Service  *Service
 	Supplies *Supply
+	// Calendars, when set, keeps the provider's calendar subscriptions;
+	// nil serves none.
+	Calendars *Calendars
 }
 
 // NewAPI returns the provider API's use cases: store for the bookings and
@@ -62,9 +65,11 @@ type Render func(ctx context.Context, tx SupplyTx) (idem.Outcome, error)
 type Keyed struct {
 	Service *Service
 	Supply  *Supply
-	Outcome idem.Outcome
-	Replay  bool
-	ran     bool
+	// Calendars is nil when the API keeps no calendar subscriptions.
+	Calendars *Calendars
+	Outcome   idem.Outcome
+	Replay    bool
+	ran       bool
 }
 
 // Keyed returns the use cases of one keyed write: the transaction the one
@@ -75,6 +80,11 @@ func (a *API) Keyed(k idem.Key, fingerprint string, render Render) *Keyed {
 	run := &keyedRun{store: a.supply, key: k, fingerprint: fingerprint, now: a.now, render: render, kw: kw}
 	kw.Service = NewService(keyedBookingStore{Store: a.store, run: run}, a.now, a.log)
 	kw.Supply = NewSupply(keyedSupplyStore{SupplyStore: a.supply, run: run}, a.cat, a.now, a.log)
+	if a.Calendars != nil {
+		kw.Calendars = a.Calendars.keyed(func(ctx context.Context, fn func(CalendarTx) error) error {
+			return run.inTx(ctx, func(tx SupplyTx) error { return fn(tx) })
+		})
+	}
 	return kw
 }
 

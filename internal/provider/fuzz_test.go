@@ -11,7 +11,8 @@ import (
 	"bokat/internal/sqlstore/sqlstoretest"
 )
 
-// FuzzPageForms posts arbitrary values to every provider form (and reads
+// FuzzPageForms posts arbitrary values to every provider form (the
+// calendars' too, feeds on loopback allowed as in development; and reads
 // the pages with arbitrary parameters) as a signed-in owner, on SQLite: no
 // input gets a server error, and a request that is refused (anything but a
 // redirect after a write) leaves no audit row and no event behind, so
@@ -19,7 +20,8 @@ import (
 func FuzzPageForms(f *testing.F) {
 	// No limiter: the clock stands still, so a page budget would run out
 	// for good after its quota.
-	e := newPagesEnv(f, sqlstoretest.Open(f, sqlstore.SQLite), func(c *provider.PagesConfig) { c.Limiter = nil })
+	db := sqlstoretest.Open(f, sqlstore.SQLite)
+	e := newPagesEnv(f, db, func(c *provider.PagesConfig) { c.Limiter = nil }, withCalendars(f, db))
 	e.seed(f)
 	owner := e.browser(f)
 	owner.signIn(ownerA)
@@ -37,6 +39,9 @@ func FuzzPageForms(f *testing.F) {
 		{3, staffID, "", ""}, {3, "pu_nobody", "", ""}, {4, "pi_nobody", "", ""},
 		{5, "bk_a_next", "", ""}, {5, "../../etc/passwd", "", ""}, {6, "bk_a_next", "", ""}, {6, "%zz", "", ""},
 		{7, "past", "", ""}, {7, "\xff", "", ""},
+		{8, "http://127.0.0.1:9/hemlig/a.ics", "busy_only", ""}, {8, "webcal://127.0.0.1/b.ics", "", ""},
+		{8, "ftp://127.0.0.1/c.ics", "everything", ""}, {8, "http://127.0.0.1:9/d.ics", "sometimes", ""},
+		{9, "cfd_nobody", "everything", ""}, {9, "../x", "", ""}, {10, "cfd_nobody", "", ""}, {10, "%zz", "", ""},
 	} {
 		f.Add(seed.op, seed.a, seed.b, seed.c)
 	}
@@ -44,7 +49,7 @@ func FuzzPageForms(f *testing.F) {
 		br := &browser{t: t, e: e, client: owner.client, header: http.Header{}}
 		auditBefore, eventsBefore := e.counts(t)
 		var p page
-		switch op % 8 {
+		switch op % 11 {
 		case 0:
 			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/flag", url.Values{"note": {b}})
 		case 1:
@@ -61,13 +66,20 @@ func FuzzPageForms(f *testing.F) {
 			p = br.get("/provider/bookings/" + url.PathEscape(a))
 		case 7:
 			p = br.get("/provider/bookings?view=" + url.QueryEscape(a) + "&lang=" + url.QueryEscape(b))
+		case 8:
+			p = br.post("/provider/calendars", url.Values{"url": {a}, "rule": {b}})
+		case 9:
+			p = br.post("/provider/calendars/"+url.PathEscape(a)+"/rule", url.Values{"rule": {b}})
+		case 10:
+			p = br.post("/provider/calendars/"+url.PathEscape(a)+"/remove", nil)
 		}
+		o := op % 11
 		if p.status >= 500 {
-			t.Fatalf("op %d (%q, %q, %q): %d\n%s", op%8, a, b, c, p.status, p.body)
+			t.Fatalf("op %d (%q, %q, %q): %d\n%s", o, a, b, c, p.status, p.body)
 		}
-		if auditAfter, eventsAfter := e.counts(t); p.status != http.StatusSeeOther && op%8 < 6 &&
+		if auditAfter, eventsAfter := e.counts(t); p.status != http.StatusSeeOther && (o < 6 || o > 7) &&
 			(auditAfter != auditBefore || eventsAfter != eventsBefore) {
-			t.Fatalf("op %d (%q, %q, %q) was refused with %d but wrote %d audit rows and %d events", op%8, a, b, c,
+			t.Fatalf("op %d (%q, %q, %q) was refused with %d but wrote %d audit rows and %d events", o, a, b, c,
 				p.status, auditAfter-auditBefore, eventsAfter-eventsBefore)
 		}
 	})

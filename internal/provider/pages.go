@@ -43,6 +43,9 @@ type PagesConfig struct {
 	// Supply, when set, serves the supply pages (blocks, hours, prices,
 	// postcodes) through its use cases.
 	Supply *Supply
+	// Calendars, when set, serves the calendars page (the provider's
+	// calendar subscriptions, their conflicts, the export address).
+	Calendars *Calendars
 }
 
 // Limits are the provider pages' budgets.
@@ -68,13 +71,14 @@ func DefaultLimits() Limits {
 
 // Pages serves the provider pages under Prefix.
 type Pages struct {
-	svc     *Service
-	supply  *Supply
-	site    *web.Site[Tx]
-	log     *slog.Logger
-	mux     *http.ServeMux
-	mail    Mail
-	baseURL string
+	svc       *Service
+	supply    *Supply
+	calendars *Calendars
+	site      *web.Site[Tx]
+	log       *slog.Logger
+	mux       *http.ServeMux
+	mail      Mail
+	baseURL   string
 }
 
 // NewPages returns the provider pages.
@@ -85,8 +89,8 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	layout, err := web.NewLayout(Prefix+"/static/site.css", Prefix+"/", mergeTexts(texts, supplyTexts),
-		mergePages(pageTemplates, supplyTemplates), cfg.Logger)
+	layout, err := web.NewLayout(Prefix+"/static/site.css", Prefix+"/", mergeTexts(texts, supplyTexts, calendarTexts),
+		mergePages(pageTemplates, supplyTemplates, calendarTemplates), cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +110,14 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		SignInIntro: "signin_intro",
 		Multiline:   []string{"note", "cancel_notes", "postcodes"},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
-	p := &Pages{svc: svc, supply: cfg.Supply, site: site, log: cfg.Logger, mux: http.NewServeMux(), mail: cfg.Mail,
+	p := &Pages{svc: svc, supply: cfg.Supply, calendars: cfg.Calendars, site: site, log: cfg.Logger, mux: http.NewServeMux(), mail: cfg.Mail,
 		baseURL: strings.TrimRight(cfg.BaseURL, "/")}
 	p.routes()
 	if p.supply != nil {
 		p.supplyRoutes()
+	}
+	if p.calendars != nil {
+		p.calendarRoutes()
 	}
 	return p, nil
 }
@@ -173,6 +180,9 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 		}
 		if p.supply != nil {
 			pg.Nav = append(pg.Nav, supplyNav(pg)...)
+		}
+		if p.calendars != nil {
+			pg.Nav = append(pg.Nav, web.NavLink{URL: Prefix + "/calendars", Label: pg.T["nav_calendars"]})
 		}
 		h(w, r, u, pg)
 	}))

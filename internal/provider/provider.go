@@ -159,8 +159,13 @@ func newID(prefix string) (string, error) {
 	return prefix + strings.ReplaceAll(u.String(), "-", ""), nil
 }
 
+// auditor is what writing an audit row needs of a transaction.
+type auditor interface {
+	InsertProviderAudit(ctx context.Context, e AuditEntry) error
+}
+
 // audit writes the audit row of a write inside its transaction.
-func audit(ctx context.Context, tx Tx, providerID, actor string, at time.Time, action, objectType, objectID, note string) error {
+func audit(ctx context.Context, tx auditor, providerID, actor string, at time.Time, action, objectType, objectID, note string) error {
 	id, err := newID(auditIDPrefix)
 	if err != nil {
 		return err

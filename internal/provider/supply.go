@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"bokat"
+	"bokat/internal/calsync"
 	"bokat/internal/catalog"
 	"bokat/internal/schedule"
 	"bokat/internal/supply"
@@ -131,6 +132,9 @@ type SupplyStore interface {
 type SupplyTx interface {
 	Tx
 	supply.Tx
+	// calsync.Tx lets a keyed write of the provider API change the
+	// provider's calendar subscriptions (Calendars).
+	calsync.Tx
 	// PutProviderSupply makes the stored supply of p.ID equal p, writing
 	// only what differs and moving the supply revision when anything did
 	// (the import's writer).

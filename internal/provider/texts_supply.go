@@ -154,10 +154,10 @@ var supplyTexts = web.Texts{
 	},
 }
 
-// mergeTexts returns the texts of a and b (b's win).
-func mergeTexts(a, b web.Texts) web.Texts {
+// mergeTexts returns the texts of all (later ones win).
+func mergeTexts(all ...web.Texts) web.Texts {
 	out := web.Texts{}
-	for _, t := range []web.Texts{a, b} {
+	for _, t := range all {
 		for lang, m := range t {
 			if out[lang] == nil {
 				out[lang] = map[string]string{}
@@ -170,10 +170,10 @@ func mergeTexts(a, b web.Texts) web.Texts {
 	return out
 }
 
-// mergePages returns the page templates of a and b.
-func mergePages(a, b map[string]string) map[string]string {
+// mergePages returns the page templates of all.
+func mergePages(all ...map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, m := range []map[string]string{a, b} {
+	for _, m := range all {
 		for k, v := range m {
 			out[k] = v
 		}

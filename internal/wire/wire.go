@@ -21,6 +21,7 @@ import (
 	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/calfeed"
+	"bokat/internal/calsync"
 	"bokat/internal/catalog"
 	"bokat/internal/credentials"
 	"bokat/internal/followup"
@@ -123,6 +124,10 @@ type Options struct {
 	// Provider is the provider pages' configuration; the wiring adds its
 	// base URL, store, hasher, logger and clock. Nil: no provider pages.
 	Provider *provider.PagesConfig
+	// CalendarStaleAfter is how long a provider's calendar feed may fail
+	// before it is stale (0: calsync.DefaultStaleAfter); the provider pages
+	// and API warn by it.
+	CalendarStaleAfter time.Duration
 	// AccessTokens verifies OAuth access tokens; nil: the authorization
 	// server built here, if it is built here.
 	AccessTokens auth.AccessTokenVerifier
@@ -180,6 +185,9 @@ func (u *UseCases) Build(b Base, o Options) error {
 	if u.Providers == nil {
 		u.Providers = provider.NewAPI(sqlstore.Bind[provider.Tx](b.Store), sqlstore.Bind[provider.SupplyTx](b.Store), b.Catalog, b.Now, b.Log)
 	}
+	if u.Providers.Calendars == nil {
+		u.Providers.Calendars = u.calendars(b, o)
+	}
 	if err := u.providerPages(b, o); err != nil {
 		return err
 	}
@@ -203,12 +211,28 @@ func (u *UseCases) providerPages(b Base, o Options) error {
 	if c.Supply == nil {
 		c.Supply = provider.NewSupply(sqlstore.Bind[provider.SupplyTx](b.Store), b.Catalog, c.Now, b.Log)
 	}
+	if c.Calendars == nil {
+		c.Calendars = u.Providers.Calendars
+	}
 	pages, err := provider.NewPages(c)
 	if err != nil {
 		return err
 	}
 	u.ProviderPages = pages
 	return nil
+}
+
+// calendars builds the provider's calendar subscriptions as the pages and
+// the provider API keep them: addresses judged by the webhook guard, the
+// provider's own Bokat feed offered for export.
+func (u *UseCases) calendars(b Base, o Options) *provider.Calendars {
+	guard := o.Guard
+	if guard == nil {
+		guard = webhook.NewGuard(net.DefaultResolver, o.WebhookAllowPrivate)
+	}
+	return provider.NewCalendars(provider.CalendarsConfig{Store: sqlstore.Bind[calsync.Tx](b.Store),
+		InTx: sqlstore.Bind[provider.CalendarTx](b.Store).InTx, Guard: guard, StaleAfter: o.CalendarStaleAfter,
+		ExportURL: u.Feed.URL, Now: b.Now})
 }
 
 // CalendarFeed returns the providers' calendar feeds on store, their

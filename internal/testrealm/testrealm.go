@@ -116,15 +116,20 @@ func NewCanceller(bookings BookingStore, due DueStore, now func() time.Time, log
 }
 
 // RunOnce cancels the bookings now due and returns how many it cancelled.
+// A booking is due CancelAfter after its confirmation on its owner's test
+// clock, so an owner who advances its clock by an hour sees it cancelled
+// at the next round; the cancellation is made at the owner's now.
 func (c *Canceller) RunOnce(ctx context.Context) (int, error) {
-	now := c.now().UTC()
-	ids, err := c.due.DueTestCancellations(ctx, bokat.TestProviderCancels, now.Add(-CancelAfter), 100)
+	server := c.now().UTC()
+	ids, err := c.due.DueTestCancellations(ctx, bokat.TestProviderCancels, server.Add(-CancelAfter), 100)
 	if err != nil {
 		return 0, fmt.Errorf("find due test cancellations: %w", err)
 	}
 	n := 0
 	for _, id := range ids {
+		cancelled := false
 		err := c.bookings.InTx(ctx, func(tx booking.Tx) error {
+			cancelled = false
 			b, err := tx.BookingByID(ctx, id)
 			if err != nil {
 				return err
@@ -132,12 +137,22 @@ func (c *Canceller) RunOnce(ctx context.Context) (int, error) {
 			if b.Status != bokat.BookingConfirmed || !b.Mode.Test() || b.ProviderID != bokat.TestProviderCancels {
 				return nil // cancelled meanwhile
 			}
+			ctx, now, err := booking.OwnerNow(ctx, tx, b, server)
+			if err != nil {
+				return err
+			}
+			if b.ConfirmedAt.After(now.Add(-CancelAfter)) {
+				return nil
+			}
+			cancelled = true
 			return booking.CancelInTx(ctx, tx, b, CancelReason, now)
 		})
 		if err != nil {
 			return n, fmt.Errorf("cancel test booking %s: %w", id, err)
 		}
-		n++
+		if cancelled {
+			n++
+		}
 	}
 	return n, nil
 }

@@ -30,6 +30,7 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
+	"bokat/internal/testrealm"
 	"bokat/internal/webhook"
 )
 
@@ -341,6 +342,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		Auth:         u.Auth,
 		Store:        b.Store,
 		TestMessages: b.Store,
+		TestClock:    testrealm.NewClock(b.Store, b.Now),
 		Events:       b.Store,
 		Followups:    u.Followups,
 		Search:       u.Search,

@@ -37,6 +37,9 @@ type requestInfo struct {
 	// test marks a request of a test credential: logged, never counted in
 	// the metrics.
 	test bool
+	// clock is how far the test credential's clock stands ahead of the
+	// server's: its answers' server_time is on that clock.
+	clock time.Duration
 }
 
 type requestInfoKey struct{}
@@ -215,6 +218,7 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, rt route, p bok
 			return err
 		}
 		ctx = booking.WithTestClock(ctx, off)
+		requestInfoFrom(ctx).clock = off
 	}
 	return rt.handler(w, r.WithContext(ctx))
 }

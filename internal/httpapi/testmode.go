@@ -8,7 +8,6 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/booking"
 	"bokat/internal/testrealm"
 )
 
@@ -134,7 +133,8 @@ func (s *Server) handleTestClockAdvance(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	// The answer's server_time is on the clock just moved.
-	s.writeTestClock(w, r.WithContext(booking.WithTestClock(r.Context(), st.Offset)), st)
+	requestInfoFrom(r.Context()).clock = st.Offset
+	s.writeTestClock(w, r, st)
 	return nil
 }
 

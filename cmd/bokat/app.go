@@ -226,6 +226,9 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 		{name: "test-realm-cancels", run: func(ctx context.Context) error {
 			return testrealm.NewCanceller(sqlstore.Bind[booking.Tx](b.Store), b.Store, b.Now, a.log).Run(ctx, time.Minute)
 		}},
+		{name: "test-realm-retention", run: func(ctx context.Context) error {
+			return testrealm.NewRetention(b.Store, b.Store.EraseTestBookingContact, c.RetainBookings, b.Now, a.log).Run(ctx, time.Minute)
+		}},
 	}, nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
+
+	"bokat/internal/testrealm"
 )
 
 // TestClockOffset returns how far the test owner's clock stands ahead of
@@ -75,4 +78,55 @@ func (db *DB) AdvanceTestClock(ctx context.Context, clientID, userID string, now
 		return translate(err)
 	})
 	return offset, err
+}
+
+var _ testrealm.RetentionStore = (*DB)(nil)
+
+// ExpiredTestBookings returns, in id order, up to limit test bookings
+// still holding contact data whose slot ended (confirmed) or that were
+// cancelled before before on their owner's test clock (the server's moved
+// ahead by the owner's offset), each with that offset. Only owners whose
+// clock moved are looked at: the others' bookings expire on the server's
+// clock, with the live ones.
+func (db *DB) ExpiredTestBookings(ctx context.Context, before time.Time, limit int) ([]testrealm.ExpiredBooking, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT b.id, c.offset_ms FROM bookings b JOIN test_clocks c
+		ON c.owner_client_id = b.owner_client_id AND c.owner_user_id = b.owner_user_id
+		WHERE b.mode = 'test' AND c.offset_ms > 0 AND b.contact_erased_at IS NULL
+		AND ((b.status = 'confirmed' AND b.slot_end_at < $1 + c.offset_ms)
+			OR (b.status = 'cancelled' AND b.cancelled_at < $1 + c.offset_ms))
+		ORDER BY b.id LIMIT $2`, Millis(before), limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []testrealm.ExpiredBooking
+	for rows.Next() {
+		var e testrealm.ExpiredBooking
+		var ms int64
+		if err := rows.Scan(&e.ID, &ms); err != nil {
+			return nil, translate(err)
+		}
+		e.Offset = time.Duration(ms) * time.Millisecond
+		out = append(out, e)
+	}
+	return out, translate(rows.Err())
+}
+
+// EraseTestBookingContact is testrealm's Eraser: EraseBookingContact of a
+// test booking in a transaction of its own.
+func (db *DB) EraseTestBookingContact(ctx context.Context, id string, now, endedBefore time.Time) (bool, error) {
+	var erased bool
+	err := db.InTx(ctx, func(tx *Tx) error {
+		var mode string
+		if err := tx.tx.QueryRowContext(ctx, `SELECT mode FROM bookings WHERE id = $1`, id).Scan(&mode); err != nil {
+			return translate(err)
+		}
+		if mode != "test" {
+			return fmt.Errorf("erase test booking contact: booking %s is not a test booking", id)
+		}
+		var err error
+		erased, _, err = tx.EraseBookingContact(ctx, id, now, endedBefore)
+		return err
+	})
+	return erased, err
 }

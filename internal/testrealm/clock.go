@@ -33,6 +33,9 @@ type ClockStore interface {
 type Clock struct {
 	store ClockStore
 	now   func() time.Time
+	// OnAdvance, when set, is called after a clock moved (serve wakes the
+	// workers whose work may have become due with it).
+	OnAdvance func()
 }
 
 // NewClock returns the test clocks kept in store, on the server's clock.
@@ -93,6 +96,9 @@ func (c *Clock) Advance(ctx context.Context, p bokat.Principal, by time.Duration
 	})
 	if err != nil {
 		return ClockState{}, err
+	}
+	if c.OnAdvance != nil {
+		c.OnAdvance()
 	}
 	return ClockState{Now: now.Add(off), Offset: off}, nil
 }

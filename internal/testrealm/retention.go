@@ -77,19 +77,9 @@ func (r *Retention) RunOnce(ctx context.Context) (int, error) {
 	return n, ctx.Err()
 }
 
-// Run erases what is due every interval until ctx ends; a failed round is
-// logged and retried by the next.
-func (r *Retention) Run(ctx context.Context, interval time.Duration) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if _, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			r.log.ErrorContext(ctx, "test realm retention", "error", err.Error())
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+// Run erases what is due every interval, and at once when wake (which may
+// be nil) fires, until ctx ends; a failed round is logged and retried by
+// the next.
+func (r *Retention) Run(ctx context.Context, interval time.Duration, wake *Waker) error {
+	return runRounds(ctx, interval, wake, r.log, "test realm retention", r.RunOnce)
 }

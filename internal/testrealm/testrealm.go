@@ -157,19 +157,48 @@ func (c *Canceller) RunOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Run cancels due bookings every interval until ctx ends; a failed round
-// is logged and retried by the next.
-func (c *Canceller) Run(ctx context.Context, interval time.Duration) error {
+// Run cancels due bookings every interval, and at once when wake (which
+// may be nil) fires, until ctx ends; a failed round is logged and retried
+// by the next.
+func (c *Canceller) Run(ctx context.Context, interval time.Duration, wake *Waker) error {
+	return runRounds(ctx, interval, wake, c.log, "test realm cancellations", c.RunOnce)
+}
+
+// Waker wakes the test realm's workers when a test clock moved, so that
+// what became due on it happens at once rather than at their next round.
+type Waker struct{ c chan struct{} }
+
+// NewWaker returns a Waker for one worker.
+func NewWaker() *Waker { return &Waker{c: make(chan struct{}, 1)} }
+
+// Wake wakes the worker, or makes its next wait end at once. It never
+// blocks.
+func (w *Waker) Wake() {
+	select {
+	case w.c <- struct{}{}:
+	default:
+	}
+}
+
+// runRounds runs round every interval and whenever wake fires until ctx
+// ends, logging a failed round as what.
+func runRounds(ctx context.Context, interval time.Duration, wake *Waker, log *slog.Logger, what string,
+	round func(context.Context) (int, error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var woken chan struct{}
+	if wake != nil {
+		woken = wake.c
+	}
 	for {
-		if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			c.log.ErrorContext(ctx, "test realm cancellations", "error", err.Error())
+		if _, err := round(ctx); err != nil && ctx.Err() == nil {
+			log.ErrorContext(ctx, what, "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		case <-woken:
 		}
 	}
 }

@@ -115,195 +115,232 @@ func TestTheTestClockMovesOnlyItsOwnersTime(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newClockEnv(t, db)
-		start := e.clk.Now()
-		a, b, live := e.testPartner(t, "partner a"), e.testPartner(t, "partner b"), e.token
-
-		// The clock starts at the server's; live credentials have none.
-		r := e.do(request{Method: "GET", Path: "/v1/test/clock", Header: bearer(a)})
-		if r.Status != 200 || r.JSON["offset_seconds"] != 0.0 || r.JSON["now"] != start.Format(time.RFC3339Nano) {
-			t.Fatalf("a new clock: %d %s", r.Status, r.Body)
-		}
-		checkMode(t, "GET /v1/test/clock", r.Header, true)
-		for _, c := range []request{{Method: "GET", Path: "/v1/test/clock"},
-			{Method: "POST", Path: "/v1/test/clock/advance", Body: map[string]any{"seconds": 60}}} {
-			c.Header = bearer(live)
-			if r := e.do(c); r.Status != 403 || r.JSON["code"] != string(bokat.CodeForbidden) {
-				t.Errorf("live %s %s: %d %s, want 403 forbidden", c.Method, c.Path, r.Status, r.Body)
-			}
-		}
-
-		// Options issued before an advance past their lifetime expire for
-		// their owner only.
-		optA, optB, optLive := e.optionOf(t, a, bokat.TestProviderFree), e.optionOf(t, b, bokat.TestProviderFree), e.optionOf(t, live, "")
-		r = e.advance(t, a, map[string]any{"seconds": 16 * 60})
-		if r.Status != 200 || r.JSON["offset_seconds"] != 960.0 || !serverTime(t, r).Equal(start.Add(16*time.Minute)) {
-			t.Fatalf("advance 16 min: %d %s", r.Status, r.Body)
-		}
-		r = e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(optA, "a-expired"), Header: bearer(a)})
-		if r.Status != 409 || r.JSON["code"] != string(bokat.CodeBookingOptionExpired) {
-			t.Errorf("confirm after the advance: %d %s, want 409 booking_option_expired", r.Status, r.Body)
-		}
-		if !serverTime(t, r).Equal(start.Add(16 * time.Minute)) {
-			t.Errorf("a's server_time = %v, want its clock's", serverTime(t, r))
-		}
-		rb := e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(optB, "b-1"), Header: bearer(b)})
-		rl := e.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(optLive, "live-1"), Header: bearer(live)})
-		if rb.Status != 201 || rl.Status != 201 {
-			t.Fatalf("another test partner's or a live confirm after a's advance: %d %s; %d %s", rb.Status, rb.Body, rl.Status, rl.Body)
-		}
-		if !serverTime(t, rb).Equal(start) || !serverTime(t, rl).Equal(start) {
-			t.Errorf("server_time of b %v and live %v moved, want %v", serverTime(t, rb), serverTime(t, rl), start)
-		}
-		liveBooking := rl.JSON["booking"].(map[string]any)
-
-		// The booking's slot passes on a's clock: the booking answers as
-		// a past one, and its other times all lie after a's now.
-		x := e.book(t, a, bokat.TestProviderFree, "a-x")
-		end, _ := time.Parse(time.RFC3339, x["slot_end_at"].(string))
-		r = e.advance(t, a, map[string]any{"to": end.Add(time.Minute).Format(time.RFC3339)})
-		aNow := end.Add(time.Minute)
-		if r.Status != 200 || r.JSON["now"] != aNow.UTC().Format(time.RFC3339Nano) {
-			t.Fatalf("advance past the slot: %d %s", r.Status, r.Body)
-		}
-		r = e.do(request{Method: "POST", Path: "/v1/bookings/" + x["id"].(string) + "/booking-options", Header: bearer(a),
-			Body: map[string]any{"timing": map[string]any{"preferred_time_text": "inom två veckor"}}})
-		if r.Status != 200 {
-			t.Fatalf("reschedule options: %d %s", r.Status, r.Body)
-		}
-		for _, o := range r.JSON["options"].([]any) {
-			if at, _ := time.Parse(time.RFC3339, optionStart(o.(map[string]any))); !at.After(aNow) {
-				t.Errorf("a reschedule option at %v, not after a's now %v", at, aNow)
-			}
-		}
-		pastCancel := e.do(request{Method: "POST", Path: "/v1/bookings/" + x["id"].(string) + "/cancel", Body: cancelBody("a-x-cancel"), Header: bearer(a)})
-		if pastCancel.Status != 200 || !serverTime(t, pastCancel).Equal(aNow) {
-			t.Errorf("cancel of the passed booking: %d %s", pastCancel.Status, pastCancel.Body)
-		}
-		if r := e.advance(t, a, map[string]any{"to": start.Format(time.RFC3339)}); r.Status != 400 || r.JSON["code"] != string(bokat.CodeValidationFailed) {
-			t.Errorf("moving the clock back: %d %s, want 400 validation_failed", r.Status, r.Body)
-		}
-
-		// test_cancels cancels an hour after confirmation on its owner's
-		// clock, and the webhook arrives.
-		var mu sync.Mutex
-		var heard []string
-		okRecv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var body struct {
-				Type string `json:"type"`
-				Data struct {
-					Booking struct {
-						ID string `json:"id"`
-					} `json:"booking"`
-				} `json:"data"`
-			}
-			raw, _ := io.ReadAll(r.Body)
-			_ = json.Unmarshal(raw, &body)
-			mu.Lock()
-			heard = append(heard, body.Type+" "+body.Data.Booking.ID)
-			mu.Unlock()
-			w.WriteHeader(204)
-		}))
-		t.Cleanup(okRecv.Close)
-		e.pump() // the earlier events, relayed before the endpoint exists
-		if r := e.register(a, okRecv.URL, "booking.cancelled"); r.Status != 201 {
-			t.Fatalf("register: %d %s", r.Status, r.Body)
-		}
-		ca, cb := e.book(t, a, bokat.TestProviderCancels, "a-c"), e.book(t, b, bokat.TestProviderCancels, "b-c")
-		cancelled := func() int {
-			t.Helper()
-			n, err := e.canceller.RunOnce(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		if n := cancelled(); n != 0 {
-			t.Fatalf("cancelled %d at once", n)
-		}
-		e.advanceBy(t, a, 59*time.Minute)
-		if n := cancelled(); n != 0 {
-			t.Fatalf("cancelled %d after 59 minutes on a's clock", n)
-		}
-		e.advanceBy(t, a, time.Minute)
-		if n := cancelled(); n != 1 {
-			t.Fatalf("cancelled %d after an hour on a's clock, want a's one", n)
-		}
-		for token, want := range map[string]map[string]any{a: {ca["id"].(string): "cancelled"}, b: {cb["id"].(string): "confirmed"}} {
-			for id, status := range want {
-				r := e.do(request{Method: "GET", Path: "/v1/bookings/" + id, Header: bearer(token)})
-				if got := r.JSON["booking"].(map[string]any)["status"]; got != status {
-					t.Errorf("booking %s: status %v, want %v", id, got, status)
-				}
-			}
-		}
-		e.pump()
-		mu.Lock()
-		if want := "booking.cancelled " + ca["id"].(string); len(heard) != 1 || heard[0] != want {
-			t.Errorf("a's receiver heard %v, want [%s]", heard, want)
-		}
-		mu.Unlock()
-
-		// A failing endpoint's retry ladder runs through on its owner's
-		// clock; the others' stay at their first attempt.
-		failRecv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
-		t.Cleanup(failRecv.Close)
-		eps := map[string]string{}
-		for name, token := range map[string]string{"a": a, "b": b, "live": live} {
-			r := e.register(token, failRecv.URL, "booking.rescheduled")
-			if r.Status != 201 {
-				t.Fatalf("register %s: %d %s", name, r.Status, r.Body)
-			}
-			eps[name] = r.JSON["endpoint"].(map[string]any)["id"].(string)
-		}
-		for name, token := range map[string]string{"a": a, "b": b, "live": live} {
-			bk := e.book(t, token, map[bool]string{true: "", false: bokat.TestProviderFree}[token == live], name+"-ladder")
-			o := e.optionOf(t, token, bk["provider_id"].(string))
-			r := e.do(request{Method: "POST", Path: "/v1/bookings/" + bk["id"].(string) + "/reschedule",
-				Body: rescheduleBody(o, name+"-move"), Header: bearer(token)})
-			if r.Status != 200 {
-				t.Fatalf("reschedule %s: %d %s", name, r.Status, r.Body)
-			}
-		}
-		e.pump()
-		for name, ep := range eps {
-			if n, status := e.attempts(t, ep); n != 1 || status != outbox.DeliveryPending {
-				t.Fatalf("%s's delivery after the first try: %d attempts, %s", name, n, status)
-			}
-		}
-		for i, wait := range outbox.RetrySchedule() {
-			// Jitter spreads each wait over ±10 %: not due before 90 %, due by 110 %.
-			e.advanceBy(t, a, wait*89/100)
-			e.pump()
-			if n, _ := e.attempts(t, eps["a"]); n != i+1 {
-				t.Fatalf("retry %d came early: %d attempts", i+1, n)
-			}
-			e.advanceBy(t, a, wait*22/100+time.Second)
-			e.pump()
-			if n, _ := e.attempts(t, eps["a"]); n != i+2 {
-				t.Fatalf("retry %d did not come after its wait on a's clock: %d attempts", i+1, n)
-			}
-		}
-		if n, status := e.attempts(t, eps["a"]); n != len(outbox.RetrySchedule())+1 || status != outbox.DeliveryFailed {
-			t.Errorf("a's delivery after the ladder: %d attempts, %s", n, status)
-		}
-		for _, name := range []string{"b", "live"} {
-			if n, status := e.attempts(t, eps[name]); n != 1 || status != outbox.DeliveryPending {
-				t.Errorf("%s's delivery moved with a's clock: %d attempts, %s", name, n, status)
-			}
-		}
-		if !e.clk.Now().Equal(start) {
-			t.Fatalf("the server's clock moved")
-		}
-
-		// A live booking whose slot passed on the server's clock answers
-		// as a's did on a's.
-		liveEnd, _ := time.Parse(time.RFC3339, liveBooking["slot_end_at"].(string))
-		e.clk.Set(liveEnd.Add(time.Minute))
-		r = e.do(request{Method: "POST", Path: "/v1/bookings/" + liveBooking["id"].(string) + "/cancel", Body: cancelBody("live-cancel"), Header: bearer(live)})
-		if r.Status != pastCancel.Status || r.JSON["status"] != pastCancel.JSON["status"] {
-			t.Errorf("a live past booking's cancel: %d %s; the test one's: %d %s", r.Status, r.Body, pastCancel.Status, pastCancel.Body)
-		}
+		s := &clockScenario{clockEnv: e, start: e.clk.Now(), a: e.testPartner(t, "partner a"), b: e.testPartner(t, "partner b"), live: e.token}
+		s.clockStartsAtTheServers(t)
+		s.optionsExpire(t)
+		s.slotPasses(t)
+		s.providerCancels(t)
+		s.retryLadderRuns(t)
+		s.livePastBookingAnswersAlike(t)
 	})
+}
+
+// clockScenario is the state TestTheTestClockMovesOnlyItsOwnersTime carries
+// from step to step: test partners a and b, the live partner, and what the
+// last step compares with.
+type clockScenario struct {
+	*clockEnv
+	start       time.Time
+	a, b, live  string
+	liveBooking map[string]any
+	pastCancel  response
+}
+
+// clockStartsAtTheServers: the clock starts at the server's; live credentials
+// have none.
+func (s *clockScenario) clockStartsAtTheServers(t *testing.T) {
+	t.Helper()
+	r := s.do(request{Method: "GET", Path: "/v1/test/clock", Header: bearer(s.a)})
+	if r.Status != 200 || r.JSON["offset_seconds"] != 0.0 || r.JSON["now"] != s.start.Format(time.RFC3339Nano) {
+		t.Fatalf("a new clock: %d %s", r.Status, r.Body)
+	}
+	checkMode(t, "GET /v1/test/clock", r.Header, true)
+	for _, c := range []request{{Method: "GET", Path: "/v1/test/clock"},
+		{Method: "POST", Path: "/v1/test/clock/advance", Body: map[string]any{"seconds": 60}}} {
+		c.Header = bearer(s.live)
+		if r := s.do(c); r.Status != 403 || r.JSON["code"] != string(bokat.CodeForbidden) {
+			t.Errorf("live %s %s: %d %s, want 403 forbidden", c.Method, c.Path, r.Status, r.Body)
+		}
+	}
+}
+
+// optionsExpire: options issued before an advance past their lifetime expire
+// for their owner only.
+func (s *clockScenario) optionsExpire(t *testing.T) {
+	t.Helper()
+	optA, optB, optLive := s.optionOf(t, s.a, bokat.TestProviderFree), s.optionOf(t, s.b, bokat.TestProviderFree), s.optionOf(t, s.live, "")
+	r := s.advance(t, s.a, map[string]any{"seconds": 16 * 60})
+	if r.Status != 200 || r.JSON["offset_seconds"] != 960.0 || !serverTime(t, r).Equal(s.start.Add(16*time.Minute)) {
+		t.Fatalf("advance 16 min: %d %s", r.Status, r.Body)
+	}
+	r = s.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(optA, "a-expired"), Header: bearer(s.a)})
+	if r.Status != 409 || r.JSON["code"] != string(bokat.CodeBookingOptionExpired) {
+		t.Errorf("confirm after the advance: %d %s, want 409 booking_option_expired", r.Status, r.Body)
+	}
+	if !serverTime(t, r).Equal(s.start.Add(16 * time.Minute)) {
+		t.Errorf("a's server_time = %v, want its clock's", serverTime(t, r))
+	}
+	rb := s.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(optB, "b-1"), Header: bearer(s.b)})
+	rl := s.do(request{Method: "POST", Path: "/v1/bookings", Body: confirmBody(optLive, "live-1"), Header: bearer(s.live)})
+	if rb.Status != 201 || rl.Status != 201 {
+		t.Fatalf("another test partner's or a live confirm after a's advance: %d %s; %d %s", rb.Status, rb.Body, rl.Status, rl.Body)
+	}
+	if !serverTime(t, rb).Equal(s.start) || !serverTime(t, rl).Equal(s.start) {
+		t.Errorf("server_time of b %v and live %v moved, want %v", serverTime(t, rb), serverTime(t, rl), s.start)
+	}
+	s.liveBooking = rl.JSON["booking"].(map[string]any)
+}
+
+// slotPasses: a booking's slot passes on a's clock.
+func (s *clockScenario) slotPasses(t *testing.T) {
+	t.Helper()
+	x := s.book(t, s.a, bokat.TestProviderFree, "a-x")
+	end, _ := time.Parse(time.RFC3339, x["slot_end_at"].(string))
+	r := s.advance(t, s.a, map[string]any{"to": end.Add(time.Minute).Format(time.RFC3339)})
+	aNow := end.Add(time.Minute)
+	if r.Status != 200 || r.JSON["now"] != aNow.UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("advance past the slot: %d %s", r.Status, r.Body)
+	}
+	r = s.do(request{Method: "POST", Path: "/v1/bookings/" + x["id"].(string) + "/booking-options", Header: bearer(s.a),
+		Body: map[string]any{"timing": map[string]any{"preferred_time_text": "inom två veckor"}}})
+	if r.Status != 200 {
+		t.Fatalf("reschedule options: %d %s", r.Status, r.Body)
+	}
+	for _, o := range r.JSON["options"].([]any) {
+		if at, _ := time.Parse(time.RFC3339, optionStart(o.(map[string]any))); !at.After(aNow) {
+			t.Errorf("a reschedule option at %v, not after a's now %v", at, aNow)
+		}
+	}
+	s.pastCancel = s.do(request{Method: "POST", Path: "/v1/bookings/" + x["id"].(string) + "/cancel",
+		Body: cancelBody("a-x-cancel"), Header: bearer(s.a)})
+	if s.pastCancel.Status != 200 || !serverTime(t, s.pastCancel).Equal(aNow) {
+		t.Errorf("cancel of the passed booking: %d %s", s.pastCancel.Status, s.pastCancel.Body)
+	}
+	r = s.advance(t, s.a, map[string]any{"to": s.start.Format(time.RFC3339)})
+	if r.Status != 400 || r.JSON["code"] != string(bokat.CodeValidationFailed) {
+		t.Errorf("moving the clock back: %d %s, want 400 validation_failed", r.Status, r.Body)
+	}
+}
+
+// providerCancels: test_cancels cancels an hour after confirmation on its
+// owner's clock, and the webhook arrives.
+func (s *clockScenario) providerCancels(t *testing.T) {
+	t.Helper()
+	var mu sync.Mutex
+	var heard []string
+	okRecv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Type string `json:"type"`
+			Data struct {
+				Booking struct {
+					ID string `json:"id"`
+				} `json:"booking"`
+			} `json:"data"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &body)
+		mu.Lock()
+		heard = append(heard, body.Type+" "+body.Data.Booking.ID)
+		mu.Unlock()
+		w.WriteHeader(204)
+	}))
+	t.Cleanup(okRecv.Close)
+	s.pump() // the earlier events, relayed before the endpoint exists
+	if r := s.register(s.a, okRecv.URL, "booking.cancelled"); r.Status != 201 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	ca, cb := s.book(t, s.a, bokat.TestProviderCancels, "a-c"), s.book(t, s.b, bokat.TestProviderCancels, "b-c")
+	cancelled := func() int {
+		t.Helper()
+		n, err := s.canceller.RunOnce(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := cancelled(); n != 0 {
+		t.Fatalf("cancelled %d at once", n)
+	}
+	s.advanceBy(t, s.a, 59*time.Minute)
+	if n := cancelled(); n != 0 {
+		t.Fatalf("cancelled %d after 59 minutes on a's clock", n)
+	}
+	s.advanceBy(t, s.a, time.Minute)
+	if n := cancelled(); n != 1 {
+		t.Fatalf("cancelled %d after an hour on a's clock, want a's one", n)
+	}
+	for token, want := range map[string]map[string]any{s.a: {ca["id"].(string): "cancelled"}, s.b: {cb["id"].(string): "confirmed"}} {
+		for id, status := range want {
+			r := s.do(request{Method: "GET", Path: "/v1/bookings/" + id, Header: bearer(token)})
+			if got := r.JSON["booking"].(map[string]any)["status"]; got != status {
+				t.Errorf("booking %s: status %v, want %v", id, got, status)
+			}
+		}
+	}
+	s.pump()
+	mu.Lock()
+	if want := "booking.cancelled " + ca["id"].(string); len(heard) != 1 || heard[0] != want {
+		t.Errorf("a's receiver heard %v, want [%s]", heard, want)
+	}
+	mu.Unlock()
+}
+
+// retryLadderRuns: a failing endpoint's retry ladder runs through on its
+// owner's clock; the others' stay at their first attempt.
+func (s *clockScenario) retryLadderRuns(t *testing.T) {
+	t.Helper()
+	failRecv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	t.Cleanup(failRecv.Close)
+	eps := map[string]string{}
+	for name, token := range map[string]string{"a": s.a, "b": s.b, "live": s.live} {
+		r := s.register(token, failRecv.URL, "booking.rescheduled")
+		if r.Status != 201 {
+			t.Fatalf("register %s: %d %s", name, r.Status, r.Body)
+		}
+		eps[name] = r.JSON["endpoint"].(map[string]any)["id"].(string)
+	}
+	for name, token := range map[string]string{"a": s.a, "b": s.b, "live": s.live} {
+		bk := s.book(t, token, map[bool]string{true: "", false: bokat.TestProviderFree}[token == s.live], name+"-ladder")
+		o := s.optionOf(t, token, bk["provider_id"].(string))
+		r := s.do(request{Method: "POST", Path: "/v1/bookings/" + bk["id"].(string) + "/reschedule",
+			Body: rescheduleBody(o, name+"-move"), Header: bearer(token)})
+		if r.Status != 200 {
+			t.Fatalf("reschedule %s: %d %s", name, r.Status, r.Body)
+		}
+	}
+	s.pump()
+	for name, ep := range eps {
+		if n, status := s.attempts(t, ep); n != 1 || status != outbox.DeliveryPending {
+			t.Fatalf("%s's delivery after the first try: %d attempts, %s", name, n, status)
+		}
+	}
+	for i, wait := range outbox.RetrySchedule() {
+		// Jitter spreads each wait over ±10 %: not due before 90 %, due by 110 %.
+		s.advanceBy(t, s.a, wait*89/100)
+		s.pump()
+		if n, _ := s.attempts(t, eps["a"]); n != i+1 {
+			t.Fatalf("retry %d came early: %d attempts", i+1, n)
+		}
+		s.advanceBy(t, s.a, wait*22/100+time.Second)
+		s.pump()
+		if n, _ := s.attempts(t, eps["a"]); n != i+2 {
+			t.Fatalf("retry %d did not come after its wait on a's clock: %d attempts", i+1, n)
+		}
+	}
+	if n, status := s.attempts(t, eps["a"]); n != len(outbox.RetrySchedule())+1 || status != outbox.DeliveryFailed {
+		t.Errorf("a's delivery after the ladder: %d attempts, %s", n, status)
+	}
+	for _, name := range []string{"b", "live"} {
+		if n, status := s.attempts(t, eps[name]); n != 1 || status != outbox.DeliveryPending {
+			t.Errorf("%s's delivery moved with a's clock: %d attempts, %s", name, n, status)
+		}
+	}
+	if !s.clk.Now().Equal(s.start) {
+		t.Fatalf("the server's clock moved")
+	}
+}
+
+// livePastBookingAnswersAlike: a live booking whose slot passed on the server's
+// clock answers as a's did on a's.
+func (s *clockScenario) livePastBookingAnswersAlike(t *testing.T) {
+	t.Helper()
+	liveEnd, _ := time.Parse(time.RFC3339, s.liveBooking["slot_end_at"].(string))
+	s.clk.Set(liveEnd.Add(time.Minute))
+	r := s.do(request{Method: "POST", Path: "/v1/bookings/" + s.liveBooking["id"].(string) + "/cancel",
+		Body: cancelBody("live-cancel"), Header: bearer(s.live)})
+	if r.Status != s.pastCancel.Status || r.JSON["status"] != s.pastCancel.JSON["status"] {
+		t.Errorf("a live past booking's cancel: %d %s; the test one's: %d %s", r.Status, r.Body, s.pastCancel.Status, s.pastCancel.Body)
+	}
 }
 
 // TestTheTestClockIsBounded: it moves forward only, by one of seconds and

@@ -320,6 +320,8 @@ func TestOperations(t *testing.T) {
 		{"GET", "/v1/provider/prices", "getProviderPrices", false},
 		{"PUT", "/v1/provider/prices", "putProviderPrices", false},
 		{"POST", "/v1/requests", "createRequest", false},
+		{"GET", "/v1/test/clock", "getTestClock", false},
+		{"POST", "/v1/test/clock/advance", "advanceTestClock", false},
 		{"GET", "/v1/test/messages", "listTestMessages", false},
 		{"GET", "/v1/webhook-endpoints", "listWebhookEndpoints", false},
 		{"POST", "/v1/webhook-endpoints", "createWebhookEndpoint", false},
@@ -369,6 +371,8 @@ func TestDocumentDeclarations(t *testing.T) {
 		"replayWebhookEvent":            {false, all, "service.webhooks.manage"},
 		"listEvents":                    {false, all, "service.bookings.read"},
 		"listTestMessages":              {false, all, "service.bookings.read"},
+		"getTestClock":                  {false, all, "service.bookings.read"},
+		"advanceTestClock":              {false, all, "service.bookings.read"},
 		"getOpenAPIDocument":            {false, nil, ""},
 		"legacyGetCapabilities":         {true, all, "service.capabilities.read"},
 		"legacySearchBookingOptions":    {true, all, "service.bookings.search"},
@@ -415,6 +419,8 @@ func TestDocumentDeclarations(t *testing.T) {
 		"replayWebhookEvent":            {"202", "401", "403", "404", "503"},
 		"listEvents":                    {"200", "400", "401", "403", "404", "503"},
 		"listTestMessages":              {"200", "401", "403", "503"},
+		"getTestClock":                  {"200", "401", "403", "503"},
+		"advanceTestClock":              {"200", "400", "401", "403", "503"},
 		"getOpenAPIDocument":            {"200"},
 		"legacyGetCapabilities":         {"200"},
 		"legacySearchBookingOptions":    {"200", "400", "422", "429", "503"},
@@ -499,6 +505,11 @@ func TestDocumentDeclarations(t *testing.T) {
 					if status == "429" || status == "503" {
 						if h := resp.Headers["Retry-After"]; h == nil || !h.Value.Required {
 							t.Errorf("%s does not require Retry-After", status)
+						}
+					}
+					if strings.HasPrefix(path, "/v1/test/") && status[0] == '2' {
+						if h := resp.Headers["Bokat-Mode"]; h == nil || !h.Value.Required {
+							t.Errorf("%s of a test-mode route does not declare Bokat-Mode", status)
 						}
 					}
 					if legacy {

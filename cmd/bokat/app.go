@@ -44,6 +44,9 @@ type app struct {
 	workers []worker
 	// demoToken is the development partner token of --demo ("" without).
 	demoToken string
+	// testWake wakes the test realm's cancellations and retention when a
+	// test clock moved.
+	testWake [2]*testrealm.Waker
 }
 
 // worker is a background loop of the serve process.
@@ -88,7 +91,18 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// A test clock that moved wakes what may have become due on it: the
+	// test realm's cancellations and retention, and the dispatcher, whose
+	// deliveries the move made due earlier.
 	var uc wire.UseCases
+	a.testWake = [2]*testrealm.Waker{testrealm.NewWaker(), testrealm.NewWaker()}
+	o.TestClockAdvanced = func() {
+		a.testWake[0].Wake()
+		a.testWake[1].Wake()
+		if uc.Dispatcher != nil {
+			uc.Dispatcher.Kick()
+		}
+	}
 	if err := uc.Build(b, o); err != nil {
 		return nil, err
 	}
@@ -225,7 +239,11 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 		retentionWorker(b.Store, a.log, b.Now, c.retentionConfig, c.devMailDir(), time.Hour),
 		notifications,
 		{name: "test-realm-cancels", run: func(ctx context.Context) error {
-			return testrealm.NewCanceller(sqlstore.Bind[booking.Tx](b.Store), b.Store, b.Now, a.log).Run(ctx, time.Minute)
+			return testrealm.NewCanceller(sqlstore.Bind[booking.Tx](b.Store), b.Store, b.Now, a.log).Run(ctx, time.Minute, a.testWake[0])
+		}},
+		{name: "test-realm-retention", run: func(ctx context.Context) error {
+			return testrealm.NewRetention(b.Store, b.Store.EraseTestBookingContact, c.RetainBookings, b.Now, a.log).
+				Run(ctx, time.Minute, a.testWake[1])
 		}},
 	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"bokat"
+	"bokat/internal/testrealm"
 )
 
 // triggerClient makes the API calls of `bokat trigger`.
@@ -31,8 +32,10 @@ type triggerClient struct {
 func runTrigger(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("trigger", e)
 	var baseURL, token string
+	var byProvider bool
 	fs.String(&baseURL, "base-url", "BOKAT_BASE_URL", "http://127.0.0.1:8080", "the Bokat server")
 	fs.String(&token, "token", "BOKAT_TOKEN", "", "a test partner token (bkp_test_…; required)")
+	fs.Bool(&byProvider, "by-provider", "", false, "booking.cancelled by the provider: book test_cancels and move the test clock an hour on")
 	positional, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -45,16 +48,22 @@ func runTrigger(ctx context.Context, args []string, e env) error {
 	if !strings.HasPrefix(token, bokat.PartnerTestTokenPrefix) {
 		return fmt.Errorf("%w: trigger books real providers with a live token; give a test token (%s…)", errUsage, bokat.PartnerTestTokenPrefix)
 	}
+	if byProvider && positional[0] != string(bokat.EventBookingCancelled) {
+		return fmt.Errorf("%w: --by-provider goes with %s only", errUsage, bokat.EventBookingCancelled)
+	}
 	c := triggerClient{ctx: ctx, http: &http.Client{Timeout: 10 * time.Second}, baseURL: strings.TrimRight(baseURL, "/"), token: token}
 	provider := bokat.TestProviderFree
-	if positional[0] == string(bokat.EventBookingProviderActionRequired) {
+	switch {
+	case positional[0] == string(bokat.EventBookingProviderActionRequired):
 		provider = bokat.TestProviderUnreachable
+	case byProvider:
+		provider = bokat.TestProviderCancels
 	}
-	o, err := c.option(provider, "")
+	o, at, err := c.option(provider, "")
 	if err != nil {
 		return err
 	}
-	booking, err := c.post("/v1/bookings", confirmation(o))
+	booking, err := c.post("/v1/bookings", confirmation(o, at))
 	if err != nil {
 		return err
 	}
@@ -62,6 +71,16 @@ func runTrigger(ctx context.Context, args []string, e env) error {
 	fmt.Fprintf(e.stdout, "confirmed %s with %s\n", id, provider)
 	switch bokat.EventType(positional[0]) {
 	case bokat.EventBookingCancelled:
+		if byProvider {
+			// test_cancels cancels an hour after confirmation on the
+			// partner's test clock: move it on by that hour.
+			clock, err := c.post("/v1/test/clock/advance", map[string]any{"seconds": int64(testrealm.CancelAfter / time.Second)})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "moved the test clock to %v; %s cancels %s\n", clock["now"], provider, id)
+			return nil
+		}
 		if _, err := c.post("/v1/bookings/"+id+"/cancel", map[string]any{"user_confirmation_confirmed": true,
 			"reason": "timing_no_longer_works", "idempotency_key": "trigger-" + uuid.NewString()}); err != nil {
 			return err
@@ -69,11 +88,11 @@ func runTrigger(ctx context.Context, args []string, e env) error {
 		fmt.Fprintf(e.stdout, "cancelled %s\n", id)
 	case bokat.EventBookingRescheduled:
 		start, _ := o["slot"].(map[string]any)["start_at"].(string)
-		next, err := c.option(provider, start)
+		next, at, err := c.option(provider, start)
 		if err != nil {
 			return err
 		}
-		move := confirmation(next)
+		move := confirmation(next, at)
 		for _, k := range []string{"customer", "user_consent_confirmed", "user_consent_statement"} {
 			delete(move, k)
 		}
@@ -97,8 +116,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// confirmation is the confirmation of option o for a fictional customer.
-func confirmation(o map[string]any) map[string]any {
+// confirmation is the confirmation of option o for a fictional customer,
+// who accepted its terms at acceptedAt: the server_time of the search that
+// found it, so on the partner's test clock however far it was moved.
+func confirmation(o map[string]any, acceptedAt string) map[string]any {
 	return map[string]any{
 		"booking_option_id":         o["booking_option_id"],
 		"customer":                  map[string]any{"name": "Trigger Testsson", "phone": "+46700000000", "email": "trigger@example.se"},
@@ -107,32 +128,33 @@ func confirmation(o map[string]any) map[string]any {
 		"user_consent_statement":    "Test: the user agreed.",
 		"booking_terms_accepted":    true,
 		"booking_terms_version":     o["terms"].(map[string]any)["version"],
-		"booking_terms_accepted_at": time.Now().UTC().Format(time.RFC3339),
+		"booking_terms_accepted_at": acceptedAt,
 		"idempotency_key":           "trigger-" + uuid.NewString(),
 	}
 }
 
 // option searches the faucet job in 113 45 and returns the first option of
-// the provider that does not start at skip.
-func (c triggerClient) option(provider, skip string) (map[string]any, error) {
+// the provider that does not start at skip, and the search's server_time.
+func (c triggerClient) option(provider, skip string) (map[string]any, string, error) {
 	res, err := c.post("/v1/booking-options", map[string]any{
 		"vertical_id": "vvs", "job_type_id": "install_faucet", "description": "Test: byta köksblandare.",
 		"location": map[string]any{"country_code": "SE", "postcode": "113 45"},
 		"timing":   map[string]any{"preferred_time_text": "inom två veckor"},
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	at, _ := res["server_time"].(string)
 	opts, _ := res["options"].([]any)
 	for _, o := range opts {
 		o, _ := o.(map[string]any)
 		p, _ := o["provider"].(map[string]any)
 		slot, _ := o["slot"].(map[string]any)
 		if p["id"] == provider && slot["start_at"] != skip {
-			return o, nil
+			return o, at, nil
 		}
 	}
-	return nil, fmt.Errorf("no option of %s found: is the server's test realm seeded?", provider)
+	return nil, "", fmt.Errorf("no option of %s found: is the server's test realm seeded?", provider)
 }
 
 // post sends a JSON body with the token and returns the 2xx answer.

@@ -30,6 +30,26 @@ func TestTriggerProducesEachEventType(t *testing.T) {
 	baseURL, liveToken, _, _ := startServe(t, []string{"--demo", "--database", dbURL, "--mail-dir", t.TempDir()}, nil)
 	f := &e2eFlow{t: t, baseURL: baseURL, token: p.Token, client: &http.Client{Timeout: 10 * time.Second}}
 
+	// booking.cancelled by the provider: test_cancels, and the partner's
+	// test clock an hour on. It goes first, so that the triggers below run
+	// on a clock an hour ahead of the server's.
+	if err := run(context.Background(), []string{"trigger", "--base-url", baseURL, "--token", p.Token, "--by-provider",
+		string(bokat.EventBookingCancelled)}, getenvFrom(nil), &out, &errOut); err != nil {
+		t.Fatalf("trigger --by-provider: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	waitFor(t, "the provider's cancellation in the events", func() bool {
+		for _, e := range f.call("GET", "/v1/events?limit=100", nil)["events"].([]any) {
+			e := e.(map[string]any)
+			if e["type"] == string(bokat.EventBookingCancelled) &&
+				e["data"].(map[string]any)["booking"].(map[string]any)["provider_id"] == bokat.TestProviderCancels {
+				return true
+			}
+		}
+		return false
+	})
+	if off := f.call("GET", "/v1/test/clock", nil)["offset_seconds"]; off != 3600.0 {
+		t.Errorf("the test clock's offset after --by-provider = %v, want 3600", off)
+	}
 	for _, ev := range []bokat.EventType{bokat.EventBookingConfirmed, bokat.EventBookingCancelled,
 		bokat.EventBookingRescheduled, bokat.EventBookingProviderActionRequired} {
 		out.Reset()

@@ -73,6 +73,12 @@ func NewLifecycle(cfg LifecycleConfig) (*Lifecycle, error) {
 	return l, nil
 }
 
+// nowFor is the now of the principal's request: the server's, or in the
+// test realm its owner's test clock (WithTestClock).
+func (l *Lifecycle) nowFor(ctx context.Context, p bokat.Principal) time.Time {
+	return realmNow(ctx, p.Realm(), l.now().UTC())
+}
+
 // queued passes on the result of a write that queues notification jobs,
 // calling onQueued once its transaction committed (a replay queued none).
 func (l *Lifecycle) queued(out idem.Outcome, replay bool, err error) (idem.Outcome, bool, error) {
@@ -127,7 +133,7 @@ type ConfirmInput struct {
 // that outcome back even when its option has expired since.
 func (l *Lifecycle) Confirm(ctx context.Context, p bokat.Principal, in ConfirmInput, key idem.Key,
 	fingerprint string, render Render) (idem.Outcome, bool, error) {
-	w, err := l.openOptionWrite(ctx, key, OpConfirm, ConsentFlags{UserConsent: in.ConsentConfirmed, TermsAccepted: in.TermsAccepted},
+	w, err := l.openOptionWrite(ctx, p, key, OpConfirm, ConsentFlags{UserConsent: in.ConsentConfirmed, TermsAccepted: in.TermsAccepted},
 		optionEcho{in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, true},
 		func(claims OptionClaims) (ConsentSummary, error) { return l.optionSummary(ctx, "confirm", claims) })
 	if err != nil {
@@ -224,12 +230,12 @@ type optionWrite struct {
 // ErrPreviewed, or why no preview can be shown), and a failed option check
 // answered at once unless the key is already stored — the transaction then
 // answers the replay (or idempotency_key_reused).
-func (l *Lifecycle) openOptionWrite(ctx context.Context, key idem.Key, op string, flags ConsentFlags, echo optionEcho,
+func (l *Lifecycle) openOptionWrite(ctx context.Context, p bokat.Principal, key idem.Key, op string, flags ConsentFlags, echo optionEcho,
 	summary func(OptionClaims) (ConsentSummary, error)) (optionWrite, error) {
 	if err := CheckConsent(op, flags); err != nil {
 		return optionWrite{}, err
 	}
-	w := optionWrite{now: l.now().UTC()}
+	w := optionWrite{now: l.nowFor(ctx, p)}
 	w.claims, w.optErr = l.checkOption(echo, w.now)
 	if done, err := l.previewing(ctx, key, w.optErr, func() (ConsentSummary, error) { return summary(w.claims) }); done {
 		return optionWrite{}, err
@@ -497,7 +503,7 @@ func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reas
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
 		err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{
 			ID: newID(bokat.NotificationIDPrefix), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
-			Status: bokat.NotificationPending, NextAttemptAt: now, CreatedAt: now, Mode: b.Mode.Or(),
+			Status: bokat.NotificationPending, NextAttemptAt: serverTime(ctx, b.Mode, now), CreatedAt: now, Mode: b.Mode.Or(),
 		})
 		if err != nil {
 			return fmt.Errorf("queue the %s notification: %w", recipient, err)
@@ -514,7 +520,7 @@ func writeEvent(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType,
 	id := uuid.Must(uuid.NewV7()).String()
 	err = tx.InsertOutboxEvent(ctx, outbox.Event{
 		ID: id, OwnerClientID: b.OwnerClientID, OwnerUserID: b.OwnerUserID, BookingID: b.ID,
-		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: now, Mode: b.Mode.Or(),
+		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: serverTime(ctx, b.Mode, now), Mode: b.Mode.Or(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("write the %s event: %w", ev, err)
@@ -548,7 +554,7 @@ func (l *Lifecycle) Cancel(ctx context.Context, p bokat.Principal, bookingID str
 	if err := CheckConsent(OpCancel, ConsentFlags{UserConfirmation: in.UserConfirmed}); err != nil {
 		return idem.Outcome{}, false, err
 	}
-	now := l.now().UTC()
+	now := l.nowFor(ctx, p)
 	if done, err := l.previewing(ctx, key, nil, func() (ConsentSummary, error) {
 		b, err := l.ActiveBooking(ctx, p, bookingID)
 		return l.bookingSummary("cancel", b), err
@@ -619,7 +625,7 @@ type RescheduleInput struct {
 // booking_option_changed for an option of another service or provider.
 func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID string, in RescheduleInput,
 	key idem.Key, fingerprint string, render Render) (idem.Outcome, bool, error) {
-	w, err := l.openOptionWrite(ctx, key, OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted},
+	w, err := l.openOptionWrite(ctx, p, key, OpReschedule, ConsentFlags{UserConfirmation: in.UserConfirmed, TermsAccepted: in.TermsAccepted},
 		optionEcho{in.OptionID, in.TermsVersion, in.TermsAcceptedAt, in.ServiceLocation, in.DestinationLocation, false},
 		func(claims OptionClaims) (ConsentSummary, error) {
 			b, err := l.ActiveBooking(ctx, p, bookingID)
@@ -686,11 +692,14 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 // reason in the event's data, e.g. "provider_notification_failed". It
 // returns an error wrapping bokat.ErrNotFound for an unknown booking.
 func (l *Lifecycle) ProviderActionRequired(ctx context.Context, bookingID, reason string) error {
-	now := l.now().UTC()
 	return l.db.InTx(ctx, func(tx Tx) error {
 		b, err := tx.BookingByID(ctx, bookingID)
 		if err != nil {
 			return fmt.Errorf("booking %s: %w", bookingID, err)
+		}
+		ctx, now, err := OwnerNow(ctx, tx, b, l.now().UTC())
+		if err != nil {
+			return err
 		}
 		_, err = writeEvent(ctx, tx, b, bokat.EventBookingProviderActionRequired, reason, now)
 		return err

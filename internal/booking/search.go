@@ -219,7 +219,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	if locale == "" {
 		locale = "sv-SE"
 	}
-	now := s.now()
+	now := realmNow(ctx, q.Mode, s.now())
 	res := Result{Window: s.timing.Parse(q.PreferredTimeText, q.Urgency, locale, now)}
 	job, fb, err := s.jobOf(q, now)
 	if err != nil {
@@ -267,7 +267,7 @@ func (s *Search) OptionsFor(ctx context.Context, b bokat.Booking, t TimingQuery)
 		return Result{}, SigningNotConfigured()
 	}
 	locale := cmp.Or(t.Locale, b.Locale, "sv-SE")
-	now := s.now()
+	now := realmNow(ctx, b.Mode, s.now())
 	res := Result{Window: s.timing.Parse(t.PreferredTimeText, t.Urgency, locale, now)}
 	svc, ok := s.services[b.ServiceID]
 	if !ok {
@@ -302,8 +302,11 @@ func (s *Search) OptionsFor(ctx context.Context, b bokat.Booking, t TimingQuery)
 func (s *Search) walkJob(ctx context.Context, res Result, job jobSpec, q Query, locale, only string) (Result, error) {
 	now := job.now
 	// One index at the store's current revisions: one supply revision, one
-	// calendar revision, for the whole search.
-	ix, err := s.currentIndex(ctx, now)
+	// calendar revision, for the whole search. The index is kept on the
+	// server's clock: a test clock ahead of it (which only moves forward)
+	// finds every entry it needs in it, and never makes the live realm's
+	// index drop entries.
+	ix, err := s.currentIndex(ctx, s.now())
 	if err != nil {
 		return Result{}, err
 	}

@@ -82,6 +82,9 @@ type Tx interface {
 	InsertOutboxEvent(ctx context.Context, e outbox.Event) error
 	// InsertNotificationJob queues a message about a booking change.
 	InsertNotificationJob(ctx context.Context, j bokat.NotificationJob) error
+	// TestClockOffset returns how far the test owner's clock stands ahead
+	// of the server's (zero for an owner that never moved it).
+	TestClockOffset(ctx context.Context, clientID, userID string) (time.Duration, error)
 }
 
 // ErrSlotTaken is returned (wrapping bokat.ErrConflict) by Tx.InsertBooking

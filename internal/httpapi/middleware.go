@@ -16,6 +16,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/booking"
 )
 
 // maxBodyBytes is the request body limit (a booking_option_id alone can be
@@ -36,6 +37,9 @@ type requestInfo struct {
 	// test marks a request of a test credential: logged, never counted in
 	// the metrics.
 	test bool
+	// clock is how far the test credential's clock stands ahead of the
+	// server's: its answers' server_time is on that clock.
+	clock time.Duration
 }
 
 type requestInfoKey struct{}
@@ -204,7 +208,19 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, rt route, p bok
 	if err := checkRequestText(r, rt.pattern); err != nil {
 		return err
 	}
-	return rt.handler(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	ctx := auth.WithPrincipal(r.Context(), p)
+	if p.Realm().Test() && s.testClock != nil {
+		// The test owner's clock: its searches and booking writes take it
+		// as now (docs/testing.md, "The test clock"). Live principals
+		// have none, and read nothing here.
+		off, err := s.testClock.Offset(ctx, p)
+		if err != nil {
+			return err
+		}
+		ctx = booking.WithTestClock(ctx, off)
+		requestInfoFrom(ctx).clock = off
+	}
+	return rt.handler(w, r.WithContext(ctx))
 }
 
 // authenticate resolves the caller of a request to rt and checks the

@@ -30,7 +30,7 @@ func (s *Server) writeJSONObject(w http.ResponseWriter, r *http.Request, status 
 		TraceID         string `json:"trace_id"`
 		ContractVersion string `json:"contract_version"`
 		ServerTime      string `json:"server_time"`
-	}{info.id, info.traceID, info.contract, s.now().UTC().Format(time.RFC3339Nano)})
+	}{info.id, info.traceID, info.contract, s.now().UTC().Add(info.clock).Format(time.RFC3339Nano)})
 	// The metadata opens the object; the body follows without being copied.
 	head, rest := meta, body[1:]
 	if len(body) > 2 {

@@ -97,6 +97,8 @@ func (s *Server) routes() []route {
 		{method: http.MethodGet, pattern: "/v1/events", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleEvents},
 		// Test mode (docs/testing.md): test credentials only.
 		{method: http.MethodGet, pattern: "/v1/test/messages", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleTestMessages},
+		{method: http.MethodGet, pattern: "/v1/test/clock", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, rate: rateReads, handler: s.handleTestClock},
+		{method: http.MethodPost, pattern: "/v1/test/clock/advance", auth: authRequired, scope: bokat.ScopeBookingsRead, contract: bookings, handler: s.handleTestClockAdvance},
 
 		// Deprecated paths: same handlers, PublicRequestError bodies, deprecation headers.
 		{method: http.MethodGet, pattern: "/api/public/requests/capabilities", contract: requests, successor: "/v1/capabilities", rate: rateReads, handler: s.handleCapabilities(true)},

@@ -29,6 +29,7 @@ import (
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/telemetry"
+	"bokat/internal/testrealm"
 )
 
 // Contract is the OpenAPI document as the server uses it.
@@ -71,6 +72,9 @@ type Config struct {
 	// TestMessages reads the messages captured for test credentials
 	// (GET /v1/test/messages).
 	TestMessages TestMessages
+	// TestClock keeps the test owners' clocks (/v1/test/clock); nil
+	// means the route answers 503 and test requests take the server's now.
+	TestClock *testrealm.Clock
 	// Events reads the callers' events (GET /v1/events).
 	Events Events
 	// Followups creates provider follow-up requests.
@@ -128,6 +132,7 @@ type Server struct {
 	auth         *auth.Authenticator
 	store        Store
 	testMessages TestMessages
+	testClock    *testrealm.Clock
 	events       Events
 	followups    *followup.Service
 	search       *booking.Search
@@ -189,6 +194,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		auth:         cfg.Auth,
 		store:        cfg.Store,
 		testMessages: cfg.TestMessages,
+		testClock:    cfg.TestClock,
 		events:       cfg.Events,
 		followups:    cfg.Followups,
 		search:       cfg.Search,

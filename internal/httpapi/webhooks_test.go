@@ -63,8 +63,8 @@ func newWebhookEnv(t *testing.T, db *sqlstore.DB, allowPrivate bool, opts ...env
 	return &webhookEnv{
 		testEnv:  e,
 		resolver: res,
-		relay:    outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{}),
-		disp:     outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{}),
+		relay:    outbox.NewRelay(sqlstore.Bind[outbox.Tx](db), outbox.RelayConfig{Now: e.now}),
+		disp:     outbox.NewDispatcher(db, sender, outbox.DispatcherConfig{Now: e.now}),
 	}
 }
 

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bokat/internal/httpapi"
 	"bokat/internal/oauth"
+	"bokat/internal/testrealm"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
 )
@@ -38,6 +39,9 @@ func wireTest(w httpapi.TestWiring) error {
 	}
 	if cfg.TestMessages == nil {
 		cfg.TestMessages = w.DB
+	}
+	if cfg.TestClock == nil {
+		cfg.TestClock = testrealm.NewClock(w.DB, cfg.Now)
 	}
 	if cfg.Events == nil {
 		cfg.Events = w.DB

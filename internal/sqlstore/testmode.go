@@ -109,9 +109,13 @@ func (db *DB) OwnerEvents(ctx context.Context, clientID, userID string, mode bok
 }
 
 // DueTestCancellations returns the ids of the provider's confirmed test
-// bookings confirmed at or before confirmedBefore, oldest first, at most
-// limit.
+// bookings confirmed at or before confirmedBefore on their owner's test
+// clock (the server's, moved ahead by the owner's offset), oldest first,
+// at most limit.
 func (db *DB) DueTestCancellations(ctx context.Context, providerID string, confirmedBefore time.Time, limit int) ([]string, error) {
-	return db.ids(ctx, `SELECT id FROM bookings WHERE provider_id = $1 AND mode = 'test' AND status = 'confirmed'
-		AND confirmed_at <= $2 ORDER BY confirmed_at, id LIMIT $3`, providerID, Millis(confirmedBefore), limit)
+	return db.ids(ctx, `SELECT b.id FROM bookings b LEFT JOIN test_clocks c
+		ON c.owner_client_id = b.owner_client_id AND c.owner_user_id = b.owner_user_id
+		WHERE b.provider_id = $1 AND b.mode = 'test' AND b.status = 'confirmed'
+		AND b.confirmed_at <= $2 + COALESCE(c.offset_ms, 0) ORDER BY b.confirmed_at, b.id LIMIT $3`,
+		providerID, Millis(confirmedBefore), limit)
 }

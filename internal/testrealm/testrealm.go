@@ -116,15 +116,20 @@ func NewCanceller(bookings BookingStore, due DueStore, now func() time.Time, log
 }
 
 // RunOnce cancels the bookings now due and returns how many it cancelled.
+// A booking is due CancelAfter after its confirmation on its owner's test
+// clock, so an owner who advances its clock by an hour sees it cancelled
+// at the next round; the cancellation is made at the owner's now.
 func (c *Canceller) RunOnce(ctx context.Context) (int, error) {
-	now := c.now().UTC()
-	ids, err := c.due.DueTestCancellations(ctx, bokat.TestProviderCancels, now.Add(-CancelAfter), 100)
+	server := c.now().UTC()
+	ids, err := c.due.DueTestCancellations(ctx, bokat.TestProviderCancels, server.Add(-CancelAfter), 100)
 	if err != nil {
 		return 0, fmt.Errorf("find due test cancellations: %w", err)
 	}
 	n := 0
 	for _, id := range ids {
+		cancelled := false
 		err := c.bookings.InTx(ctx, func(tx booking.Tx) error {
+			cancelled = false
 			b, err := tx.BookingByID(ctx, id)
 			if err != nil {
 				return err
@@ -132,29 +137,68 @@ func (c *Canceller) RunOnce(ctx context.Context) (int, error) {
 			if b.Status != bokat.BookingConfirmed || !b.Mode.Test() || b.ProviderID != bokat.TestProviderCancels {
 				return nil // cancelled meanwhile
 			}
+			ctx, now, err := booking.OwnerNow(ctx, tx, b, server)
+			if err != nil {
+				return err
+			}
+			if b.ConfirmedAt.After(now.Add(-CancelAfter)) {
+				return nil
+			}
+			cancelled = true
 			return booking.CancelInTx(ctx, tx, b, CancelReason, now)
 		})
 		if err != nil {
 			return n, fmt.Errorf("cancel test booking %s: %w", id, err)
 		}
-		n++
+		if cancelled {
+			n++
+		}
 	}
 	return n, nil
 }
 
-// Run cancels due bookings every interval until ctx ends; a failed round
-// is logged and retried by the next.
-func (c *Canceller) Run(ctx context.Context, interval time.Duration) error {
+// Run cancels due bookings every interval, and at once when wake (which
+// may be nil) fires, until ctx ends; a failed round is logged and retried
+// by the next.
+func (c *Canceller) Run(ctx context.Context, interval time.Duration, wake *Waker) error {
+	return runRounds(ctx, interval, wake, c.log, "test realm cancellations", c.RunOnce)
+}
+
+// Waker wakes the test realm's workers when a test clock moved, so that
+// what became due on it happens at once rather than at their next round.
+type Waker struct{ c chan struct{} }
+
+// NewWaker returns a Waker for one worker.
+func NewWaker() *Waker { return &Waker{c: make(chan struct{}, 1)} }
+
+// Wake wakes the worker, or makes its next wait end at once. It never
+// blocks.
+func (w *Waker) Wake() {
+	select {
+	case w.c <- struct{}{}:
+	default:
+	}
+}
+
+// runRounds runs round every interval and whenever wake fires until ctx
+// ends, logging a failed round as what.
+func runRounds(ctx context.Context, interval time.Duration, wake *Waker, log *slog.Logger, what string,
+	round func(context.Context) (int, error)) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var woken chan struct{}
+	if wake != nil {
+		woken = wake.c
+	}
 	for {
-		if _, err := c.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			c.log.ErrorContext(ctx, "test realm cancellations", "error", err.Error())
+		if _, err := round(ctx); err != nil && ctx.Err() == nil {
+			log.ErrorContext(ctx, what, "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		case <-woken:
 		}
 	}
 }

@@ -2,6 +2,7 @@ package testrealm_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"testing"
@@ -97,6 +98,65 @@ func TestCancellerCancelsTheCancellingProvidersBookingsAnHourLater(t *testing.T)
 		}
 		if n, err := c.RunOnce(ctx); err != nil || n != 0 {
 			t.Errorf("again: cancelled %d (%v), want 0", n, err)
+		}
+	})
+}
+
+// TestRetentionErasesOnTheOwnersClock: a test booking's contact data goes
+// once its retention has passed on its owner's test clock, while another
+// test owner's and a live booking of the same age keep theirs, and the
+// server's clock never moves.
+func TestRetentionErasesOnTheOwnersClock(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		start := sqlstoretest.T0.Add(48 * time.Hour)
+		for _, c := range []struct {
+			id, owner string
+			mode      bokat.Mode
+		}{{"bkg_a", "pc_a", bokat.ModeTest}, {"bkg_b", "pc_b", bokat.ModeTest}, {"bkg_live", "pc_live", bokat.ModeLive}} {
+			b := sqlstoretest.Booking(c.id, "prov_"+c.id, start, 60)
+			b.OwnerClientID, b.Mode = c.owner, c.mode
+			sqlstoretest.WithProvider(t, db, "prov_"+c.id)
+			if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk := clocktest.New(sqlstoretest.T0)
+		const retain = 30 * 24 * time.Hour
+		r := testrealm.NewRetention(db, db.EraseTestBookingContact, retain, clk.Now, slog.New(slog.DiscardHandler))
+		erased := func(id string) bool {
+			var at sql.NullInt64
+			if err := db.R().QueryRowContext(ctx, `SELECT contact_erased_at FROM bookings WHERE id = $1`, id).Scan(&at); err != nil {
+				t.Fatal(err)
+			}
+			return at.Valid
+		}
+		advance := func(owner string, by time.Duration) {
+			if _, err := db.AdvanceTestClock(ctx, owner, "", clk.Now(), func(time.Duration) (time.Duration, error) { return by, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Just short of the retention on a's clock: nothing goes.
+		advance("pc_a", 49*time.Hour+retain-time.Minute)
+		advance("pc_b", time.Hour)
+		if n, err := r.RunOnce(ctx); err != nil || n != 0 {
+			t.Fatalf("before the retention passed: erased %d (%v)", n, err)
+		}
+		advance("pc_a", 2*time.Minute)
+		if n, err := r.RunOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("after the retention passed on a's clock: erased %d (%v), want 1", n, err)
+		}
+		for id, want := range map[string]bool{"bkg_a": true, "bkg_b": false, "bkg_live": false} {
+			if got := erased(id); got != want {
+				t.Errorf("%s erased = %v, want %v", id, got, want)
+			}
+		}
+		if n, err := r.RunOnce(ctx); err != nil || n != 0 {
+			t.Errorf("again: erased %d (%v), want 0", n, err)
+		}
+		if _, err := db.EraseTestBookingContact(ctx, "bkg_live", clk.Now().Add(100*retain), clk.Now().Add(99*retain)); err == nil {
+			t.Error("the test realm's eraser erased a live booking")
 		}
 	})
 }

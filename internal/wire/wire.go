@@ -32,6 +32,7 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
+	"bokat/internal/testrealm"
 	"bokat/internal/webhook"
 )
 
@@ -117,6 +118,9 @@ type Options struct {
 	// Wake is called after a commit that queued notification jobs (nil
 	// when no notification worker runs).
 	Wake func()
+	// TestClockAdvanced is called after a test owner's clock moved (nil
+	// when no worker needs to hear it).
+	TestClockAdvanced func()
 	// OAuth is the authorization server's configuration; the wiring adds
 	// its base URL, store, hasher and logger. Nil: no sender, no limits,
 	// Production and the Base clock.
@@ -377,6 +381,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		Auth:         u.Auth,
 		Store:        b.Store,
 		TestMessages: b.Store,
+		TestClock:    testClock(b, o),
 		Events:       b.Store,
 		Followups:    u.Followups,
 		Search:       u.Search,
@@ -396,6 +401,14 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		RateLimits:     o.RateLimits,
 		TrustedProxies: o.TrustedProxies,
 	})
+}
+
+// testClock returns the test owners' clocks, telling o.TestClockAdvanced
+// when one moves.
+func testClock(b Base, o Options) *testrealm.Clock {
+	c := testrealm.NewClock(b.Store, b.Now)
+	c.OnAdvance = o.TestClockAdvanced
+	return c
 }
 
 // NewHTTPServer returns a server for h with the timeouts and limits of

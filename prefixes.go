@@ -49,14 +49,36 @@ const (
 	AccessTestTokenPrefix   = "bka_test_"
 	AuthorizationCodePrefix = "bkc_"
 	ClientSecretPrefix      = "bks_"
+	// ClientSecretTestPrefix starts the client secrets of OAuth clients of
+	// the test realm; they are client secrets (they start with
+	// ClientSecretPrefix).
+	ClientSecretTestPrefix = "bks_test_"
 	// RefreshTokenPrefix starts OAuth refresh tokens ("f" for the token
 	// family a refresh token rotates in). Refresh tokens issued before
 	// started with LegacyRefreshTokenPrefix, the booking request ids'
 	// prefix; they are accepted until they expire.
-	RefreshTokenPrefix       = "bkf_"
+	RefreshTokenPrefix = "bkf_"
+	// RefreshTestTokenPrefix starts the refresh tokens issued to OAuth
+	// clients of the test realm; they are refresh tokens (they start with
+	// RefreshTokenPrefix).
+	RefreshTestTokenPrefix   = "bkf_test_"
 	LegacyRefreshTokenPrefix = "bkr_"
 	WebhookSecretPrefix      = "whsec_"
 )
+
+// TestSecretPrefixes pairs the prefix of each kind of secret a test
+// credential holds with its live form: every test prefix is its live one
+// followed by "test_", so a test secret of any kind is recognisable at a
+// glance and is still a secret of its kind. A live secret never starts with
+// its kind's test prefix (one drawn so is drawn again).
+func TestSecretPrefixes() map[string]string {
+	return map[string]string{
+		PartnerTokenPrefix: PartnerTestTokenPrefix,
+		AccessTokenPrefix:  AccessTestTokenPrefix,
+		RefreshTokenPrefix: RefreshTestTokenPrefix,
+		ClientSecretPrefix: ClientSecretTestPrefix,
+	}
+}
 
 // IDPrefixes returns every id prefix.
 func IDPrefixes() []string {
@@ -70,6 +92,6 @@ func IDPrefixes() []string {
 // SecretPrefixes returns the prefix of every secret issued now (not the
 // legacy refresh token prefix, which only verification still accepts).
 func SecretPrefixes() []string {
-	return []string{PartnerTokenPrefix, PartnerTestTokenPrefix, AccessTokenPrefix, AccessTestTokenPrefix, AuthorizationCodePrefix, ClientSecretPrefix,
-		RefreshTokenPrefix, WebhookSecretPrefix}
+	return []string{PartnerTokenPrefix, PartnerTestTokenPrefix, AccessTokenPrefix, AccessTestTokenPrefix, AuthorizationCodePrefix,
+		ClientSecretPrefix, ClientSecretTestPrefix, RefreshTokenPrefix, RefreshTestTokenPrefix, WebhookSecretPrefix}
 }

@@ -1,6 +1,7 @@
 package bokat_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,15 +35,27 @@ func TestSecretPrefixesAreNotIDPrefixes(t *testing.T) {
 	}
 }
 
-// TestPartnerTestTokenPrefixIsAPartnerPrefix keeps test tokens partner
-// tokens (the authenticator routes them by PartnerTokenPrefix) that a person
-// tells from live ones by their first characters.
-func TestPartnerTestTokenPrefixIsAPartnerPrefix(t *testing.T) {
+// TestTestSecretPrefixesAreTheirKinds keeps every test secret a secret of
+// its kind (the authenticator and the token endpoint route them by the live
+// prefix) that a person tells from a live one by its first characters: the
+// live prefix followed by "test_", for every kind a test credential holds.
+func TestTestSecretPrefixesAreTheirKinds(t *testing.T) {
 	t.Parallel()
-	if !strings.HasPrefix(bokat.PartnerTestTokenPrefix, bokat.PartnerTokenPrefix) {
-		t.Errorf("test prefix %q does not start with the partner prefix %q", bokat.PartnerTestTokenPrefix, bokat.PartnerTokenPrefix)
+	pairs := bokat.TestSecretPrefixes()
+	for _, want := range []string{bokat.PartnerTokenPrefix, bokat.AccessTokenPrefix, bokat.RefreshTokenPrefix, bokat.ClientSecretPrefix} {
+		if _, ok := pairs[want]; !ok {
+			t.Errorf("no test form for %q", want)
+		}
 	}
-	if bokat.PartnerTestTokenPrefix == bokat.PartnerTokenPrefix {
-		t.Error("test and live partner tokens share their prefix")
+	secrets := bokat.SecretPrefixes()
+	for live, test := range pairs {
+		if test != live+"test_" {
+			t.Errorf("test prefix %q is not %q followed by test_", test, live)
+		}
+		for _, p := range []string{live, test} {
+			if !slices.Contains(secrets, p) {
+				t.Errorf("%q is not in the secret prefix table", p)
+			}
+		}
 	}
 }

@@ -35,7 +35,17 @@ func (s *Server) newMCP(contract mcp.Contract) (*mcp.Server, error) {
 		}
 	}
 	return mcp.New(mcp.Config{BaseURL: s.baseURL, Contract: contract, Auth: mcpAuthenticator{s}, Backend: s, Logger: s.log, Now: s.now,
-		Observe: s.metrics.ObserveToolResult})
+		Observe: s.observeToolResult})
+}
+
+// observeToolResult counts a tool result in the live metrics, unless the
+// call was a test credential's: test activity is never counted, as its
+// REST requests are not (withRequestInfo).
+func (s *Server) observeToolResult(ctx context.Context, tool string, status int) {
+	if auth.PrincipalFrom(ctx).Realm().Test() {
+		return
+	}
+	s.metrics.ObserveToolResult(tool, status)
 }
 
 // developmentPrincipal is the caller admitted without a credential by a

@@ -155,6 +155,8 @@ func TestClientIDMetadataDocumentRefusals(t *testing.T) {
 	d.set("/plainhttp.json", documentReply{status: 200, body: fmt.Sprintf(`{"client_id":%q,"redirect_uris":["http://app.example/cb"]}`,
 		d.URL+"/plainhttp.json")})
 	d.set("/notjson.json", documentReply{status: 200, body: `<html>`})
+	d.set("/test.json", documentReply{status: 200, body: fmt.Sprintf(`{"client_id":%q,"redirect_uris":[%q],"bokat_mode":"test"}`,
+		d.URL+"/test.json", callbackURI)})
 	bokatLike := d.publish("/bokat-like.json", "B\u200bоkat Support", "", callbackURI) // zero-width space, Cyrillic о
 
 	for name, id := range map[string]string{
@@ -165,6 +167,7 @@ func TestClientIDMetadataDocumentRefusals(t *testing.T) {
 		"confidential":                   d.URL + "/secret.json",
 		"http redirect URI off loopback": d.URL + "/plainhttp.json",
 		"not JSON":                       d.URL + "/notjson.json",
+		"a test client (issue 25)":       d.URL + "/test.json",
 		"named as Bokat":                 bokatLike,
 		"no path":                        d.URL,
 		"fragment":                       good + "#x",

@@ -102,8 +102,10 @@ type Config struct {
 	// Now is the clock of elicitation states; defaults to time.Now.
 	Now func() time.Time
 	// Observe counts each tool result by tool and status: the HTTP status
-	// of the operation's answer, 0 for an input-required result.
-	Observe func(tool string, status int)
+	// of the operation's answer, 0 for an input-required result. ctx is
+	// the call's, carrying its principal (so that test-mode calls can be
+	// left out of the live metrics).
+	Observe func(ctx context.Context, tool string, status int)
 }
 
 // Server is the MCP surface.
@@ -115,7 +117,7 @@ type Server struct {
 	backend Backend
 	now     func() time.Time
 	log     *slog.Logger
-	observe func(tool string, status int)
+	observe func(ctx context.Context, tool string, status int)
 	tools   map[string]tool
 	handler http.Handler
 }
@@ -145,7 +147,7 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	if s.observe == nil {
-		s.observe = func(string, int) {}
+		s.observe = func(context.Context, string, int) {}
 	}
 	derived, err := toolsOf(cfg.Contract)
 	if err != nil {

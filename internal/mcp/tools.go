@@ -284,7 +284,7 @@ func (s *Server) callTool(t tool) sdk.ToolHandler {
 		if res.InputRequests == nil {
 			status = res.status
 		}
-		s.observe(t.def.Name, status)
+		s.observe(ctx, t.def.Name, status)
 		return res.CallToolResult, nil
 	}
 }

@@ -206,6 +206,11 @@ func (d *clientDocuments) fetch(ctx context.Context, id string) (Client, time.Du
 	if merr != nil {
 		return Client{}, 0, &errClientDocument{merr.description}
 	}
+	if c.Mode.Test() {
+		// A document anyone can point at is a live client; a test client
+		// registers itself (the registration endpoint's bokat_mode).
+		return Client{}, 0, &errClientDocument{"a Client ID Metadata Document names a live client: register a test client at the registration endpoint with " + ModeMetadataMember + " test"}
+	}
 	c.ID = id
 	c.Registration = ClientMetadata
 	return c, cacheTTL(resp.Header.Get("Cache-Control")), nil

@@ -69,7 +69,7 @@ func CreateClient(ctx context.Context, store ClientStore, h *auth.Hasher, spec C
 		Mode:         spec.Mode.Or(),
 	}
 	if !spec.Public {
-		secret = auth.NewSecret(ClientSecretPrefix)
+		secret = newSecret(c.Mode, ClientSecretPrefix)
 		c.SecretHash = h.Hash(domainClientSecret, secret)
 	}
 	if err := store.CreateOAuthClient(ctx, c); err != nil {
@@ -171,4 +171,29 @@ func matchRedirectURI(registered []string, got string) bool {
 		}
 	}
 	return false
+}
+
+// newSecret returns a new secret of the kind live (a prefix of
+// bokat.TestSecretPrefixes) for a client of the realm mode: of the kind's
+// test form in the test realm; in the live realm of the live form, never
+// starting like the test form (a secret drawn so is drawn again), so the
+// first characters tell the realms apart without exception.
+func newSecret(mode bokat.Mode, live string) string {
+	test := bokat.TestSecretPrefixes()[live]
+	if mode.Test() {
+		return auth.NewSecret(test)
+	}
+	for {
+		if s := auth.NewSecret(live); !strings.HasPrefix(s, test) {
+			return s
+		}
+	}
+}
+
+// formMatches reports whether secret, of the kind live, has the form of its
+// client's realm mode: the test form exactly for a test client. A secret
+// whose form disagrees with its client's mode is refused wherever it is
+// presented.
+func formMatches(mode bokat.Mode, live, secret string) bool {
+	return mode.Test() == strings.HasPrefix(secret, bokat.TestSecretPrefixes()[live])
 }

@@ -235,7 +235,7 @@ func (s *Server) VerifyAccessToken(ctx context.Context, token string) (bokat.Pri
 		return bokat.Principal{}, fmt.Errorf("%w: access token expired", auth.ErrInvalidCredential)
 	}
 	mode := tg.ClientMode.Or()
-	if mode.Test() != strings.HasPrefix(token, bokat.AccessTestTokenPrefix) {
+	if !formMatches(mode, auth.AccessTokenPrefix, token) {
 		return bokat.Principal{}, fmt.Errorf("%w: the token's form does not match its client's mode", auth.ErrInvalidCredential)
 	}
 	s.usage.Record(ctx, auth.UseOAuthClient, tg.Grant.ClientID, s.now())

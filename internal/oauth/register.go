@@ -32,7 +32,15 @@ type clientMetadata struct {
 	GrantTypes              []string `json:"grant_types"`
 	ResponseTypes           []string `json:"response_types"`
 	Scope                   string   `json:"scope"`
+	// Mode is Bokat's extension member bokat_mode (RFC 7591 section 2
+	// lets extensions add members): "test" registers a client of the test
+	// realm, "live" (or no member) one of the live realm.
+	Mode string `json:"bokat_mode"`
 }
+
+// ModeMetadataMember names the registration metadata member that asks for a
+// client of the test realm ("bokat_mode": "test").
+const ModeMetadataMember = "bokat_mode"
 
 // metadataError is an RFC 7591 section 3.2.2 error.
 type metadataError struct {
@@ -92,6 +100,14 @@ func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (
 			return Client{}, &metadataError{"invalid_client_metadata", err.Error()}
 		}
 	}
+	mode := bokat.ModeLive
+	if m.Mode != "" {
+		parsed, err := bokat.ParseMode(m.Mode)
+		if err != nil {
+			return Client{}, &metadataError{"invalid_client_metadata", ModeMetadataMember + " must be live or test"}
+		}
+		mode = parsed
+	}
 	name := cleanClientName(m.ClientName)
 	if claimsBokat(name) {
 		return Client{}, &metadataError{"invalid_client_metadata",
@@ -103,7 +119,7 @@ func (m clientMetadata) publicClient(fallbackName string, substituteAuth bool) (
 	if name == "" {
 		name = redirectHost(uris[0])
 	}
-	return Client{Name: name, RedirectURIs: uris, Scopes: scopes}, nil
+	return Client{Name: name, RedirectURIs: uris, Scopes: scopes, Mode: mode}, nil
 }
 
 // cleanClientName makes a self-declared client name fit the consent page:
@@ -135,11 +151,15 @@ type registrationResponse struct {
 	GrantTypes              []string `json:"grant_types"`
 	ResponseTypes           []string `json:"response_types"`
 	Scope                   string   `json:"scope"`
+	// Mode is the client's realm, always stated, so that a client that
+	// asked for a test client can check it got one.
+	Mode bokat.Mode `json:"bokat_mode"`
 }
 
 // handleRegister is the RFC 7591 dynamic client registration endpoint. It
 // registers public clients only (token_endpoint_auth_method none, PKCE
-// S256 as for every client), under a per-IP budget.
+// S256 as for every client), under a per-IP budget; of the test realm when
+// the metadata says "bokat_mode": "test".
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	fail := func(status int, code, desc string) {
 		noStore(w)
@@ -156,7 +176,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "invalid_client_metadata", "the body must be one JSON object of client metadata (RFC 7591)")
 		return
 	}
-	for _, u := range append([]string{m.TokenEndpointAuthMethod, m.Scope}, m.RedirectURIs...) {
+	for _, u := range append([]string{m.TokenEndpointAuthMethod, m.Scope, m.Mode}, m.RedirectURIs...) {
 		if bokat.CheckText(u, false) != "" {
 			fail(http.StatusBadRequest, "invalid_client_metadata", "the metadata holds text that is not valid")
 			return
@@ -169,7 +189,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	id, _, err := CreateClient(r.Context(), s.store, s.hasher, ClientSpec{Name: c.Name, RedirectURIs: c.RedirectURIs,
-		Scopes: c.Scopes, Public: true, Registration: ClientDynamic}, now)
+		Scopes: c.Scopes, Public: true, Registration: ClientDynamic, Mode: c.Mode}, now)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "dynamic client registration failed", "error", err.Error())
 		fail(http.StatusServiceUnavailable, "temporarily_unavailable", "the client could not be registered; retry later")
@@ -185,5 +205,6 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		GrantTypes:              []string{"authorization_code", "refresh_token"},
 		ResponseTypes:           []string{"code"},
 		Scope:                   scopeString(c.Scopes),
+		Mode:                    c.Mode,
 	})
 }

@@ -231,7 +231,8 @@ func (s *Server) authenticateClient(r *http.Request) (Client, *tokenError) {
 		return c, nil
 	}
 	if secret == "" || len(secret) > 200 ||
-		subtle.ConstantTimeCompare([]byte(s.hasher.Hash(domainClientSecret, secret)), []byte(c.SecretHash)) != 1 {
+		subtle.ConstantTimeCompare([]byte(s.hasher.Hash(domainClientSecret, secret)), []byte(c.SecretHash)) != 1 ||
+		!formMatches(c.Mode.Or(), ClientSecretPrefix, secret) {
 		return Client{}, errInvalidClient
 	}
 	return c, nil
@@ -399,6 +400,10 @@ func (s *Server) refresh(r *http.Request, client Client) (tokenResponse, *tokenE
 			refuse = errInvalidGrant("the refresh token was revoked")
 			return nil
 		}
+		if !formMatches(client.Mode.Or(), RefreshTokenPrefix, token) {
+			refuse = errInvalidGrant("the refresh token's form does not match its client's mode")
+			return nil
+		}
 		first, err := tx.MarkRefreshUsed(ctx, hash, now)
 		if err != nil {
 			return err
@@ -448,16 +453,11 @@ var errRollback = errors.New("rollback")
 // refresh token (with refreshScopes, which stay those of the grant's
 // refresh chain, RFC 6749 section 6) in the grant's family.
 //
-// The access token of a test-realm client starts with
-// bokat.AccessTestTokenPrefix; a live one's never does.
+// The access and refresh tokens of a test-realm client have the test form
+// (bokat.AccessTestTokenPrefix, bokat.RefreshTestTokenPrefix); a live
+// one's never do.
 func (s *Server) issue(ctx context.Context, tx Tx, g Grant, mode bokat.Mode, accessScopes, refreshScopes []bokat.Scope, now time.Time) (tokenResponse, error) {
-	access := auth.NewSecret(bokat.AccessTestTokenPrefix)
-	if !mode.Test() {
-		for access = auth.NewSecret(auth.AccessTokenPrefix); strings.HasPrefix(access, bokat.AccessTestTokenPrefix); {
-			access = auth.NewSecret(auth.AccessTokenPrefix)
-		}
-	}
-	refresh := auth.NewSecret(RefreshTokenPrefix)
+	access, refresh := newSecret(mode, auth.AccessTokenPrefix), newSecret(mode, RefreshTokenPrefix)
 	for _, t := range []Token{
 		{Hash: s.hasher.Hash(domainAccess, access), Kind: TokenAccess, GrantID: g.ID, Scopes: accessScopes,
 			CreatedAt: now, ExpiresAt: now.Add(AccessTokenTTL)},

@@ -8,6 +8,7 @@ package testrealm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -69,14 +70,30 @@ func Supply(cat *catalog.Catalog) []bokat.ProviderSupply {
 	return out
 }
 
+// seedAttempts bounds how often Seed runs its import when a concurrent
+// seeder wrote the same rows first.
+const seedAttempts = 4
+
 // Seed stores the test realm's supply; it changes nothing when it is
-// already stored as Supply returns it.
+// already stored as Supply returns it. It is idempotent under concurrency:
+// several servers starting at once on one new database all seed without an
+// error. The import is one transaction; when another seeder commits the
+// same rows first (PostgreSQL refuses the second insert of a provider or
+// of its services with a unique violation, bokat.ErrConflict), Seed runs
+// the import again, which then reads the committed rows and changes
+// nothing (or only what still differs). The magic providers' ids are
+// reserved for this supply (no supply file may use them), so a conflict on
+// them can only come from another seeder.
 func Seed(ctx context.Context, st supply.Store, cat *catalog.Catalog, now time.Time) (supply.Result, error) {
-	res, err := supply.ImportParsed(ctx, st, SupplyName, Supply(cat), now)
-	if err != nil {
-		return res, fmt.Errorf("seed the test realm: %w", err)
+	for attempt := 1; ; attempt++ {
+		res, err := supply.ImportParsed(ctx, st, SupplyName, Supply(cat), now)
+		switch {
+		case err == nil:
+			return res, nil
+		case !errors.Is(err, bokat.ErrConflict) || attempt == seedAttempts:
+			return res, fmt.Errorf("seed the test realm: %w", err)
+		}
 	}
-	return res, nil
 }
 
 // CancelAfter is how long after its confirmation TestProviderCancels

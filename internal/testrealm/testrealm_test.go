@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,5 +159,94 @@ func TestRetentionErasesOnTheOwnersClock(t *testing.T) {
 		if _, err := db.EraseTestBookingContact(ctx, "bkg_live", clk.Now().Add(100*retain), clk.Now().Add(99*retain)); err == nil {
 			t.Error("the test realm's eraser erased a live booking")
 		}
+	})
+}
+
+// TestSeedersStartingAtOnceAllSucceed: several serve processes starting at
+// once on one new database (each with its own connection pool) all seed
+// the test realm without an error; exactly one of them creates the magic
+// providers, and the database holds each once, complete. The same holds
+// when they start at once on a realm an older release seeded differently.
+func TestSeedersStartingAtOnceAllSucceed(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		cat, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const processes = 6
+		stores := []*sqlstore.DB{db}
+		for len(stores) < processes {
+			stores = append(stores, sqlstoretest.Reopen(t, db, nil))
+		}
+		// seedAtOnce starts every seeder at the same moment and returns
+		// how many created and how many updated the realm.
+		seedAtOnce := func(now time.Time) (created, updated int) {
+			t.Helper()
+			var (
+				start   = make(chan struct{})
+				wg      sync.WaitGroup
+				results = make([]supply.Result, processes)
+				errs    = make([]error, processes)
+			)
+			for i, st := range stores {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					results[i], errs[i] = testrealm.Seed(ctx, sqlstore.Bind[supply.Tx](st), cat, now)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			for i := range stores {
+				if errs[i] != nil {
+					t.Errorf("seeder %d: %v", i, errs[i])
+				}
+				if len(results[i].Created) > 0 {
+					created++
+				}
+				if len(results[i].Updated) > 0 {
+					updated++
+				}
+			}
+			return created, updated
+		}
+		// check fails unless the realm is stored once, complete, as Supply says.
+		check := func(when string) {
+			t.Helper()
+			var providers, services, stale int
+			if err := db.R().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM providers WHERE mode = 'test'),
+				(SELECT COUNT(*) FROM provider_services s JOIN providers p ON p.id = s.provider_id WHERE p.mode = 'test'),
+				(SELECT COUNT(*) FROM provider_services s JOIN providers p ON p.id = s.provider_id
+				 WHERE p.mode = 'test' AND s.price_sek NOT IN (0, $1))`, testrealm.PriceSEK).
+				Scan(&providers, &services, &stale); err != nil {
+				t.Fatal(err)
+			}
+			if want := len(testrealm.Supply(cat)); providers != want || services != want*len(cat.ServiceIDs()) || stale != 0 {
+				t.Errorf("%s: stored %d test providers with %d services (%d of another price), want %d with %d",
+					when, providers, services, stale, want, want*len(cat.ServiceIDs()))
+			}
+		}
+
+		if created, updated := seedAtOnce(sqlstoretest.T0); created != 1 || updated != 0 {
+			t.Errorf("first start: %d seeders created and %d updated the realm, want exactly 1 creating", created, updated)
+		}
+		check("first start")
+
+		// An older release's realm: other prices. Every seeder succeeds and
+		// the prices are Supply's again.
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			_, err := tx.Q().ExecContext(ctx, `UPDATE provider_services SET price_sek = 1 WHERE price_sek > 0
+				AND provider_id IN (SELECT id FROM providers WHERE mode = 'test')`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if created, updated := seedAtOnce(sqlstoretest.T0.Add(time.Hour)); created != 0 || updated == 0 {
+			t.Errorf("restart on a stale realm: %d seeders created and %d updated, want none creating and some updating", created, updated)
+		}
+		check("restart on a stale realm")
 	})
 }

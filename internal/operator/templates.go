@@ -1,0 +1,108 @@
+package operator
+
+// pageTemplates are the console's contents; the layout (package web) wraps
+// each.
+var pageTemplates = map[string]string{
+	"bookings": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="search">
+<h2 id="search">{{index $.T "search_heading"}}</h2>
+<p id="search-intro" class="muted">{{index $.T "search_intro"}}</p>
+<form method="get" action="{{$.Link "/operator/bookings"}}" aria-describedby="search-intro">
+{{if eq $.Lang "en"}}<input type="hidden" name="lang" value="en">{{end}}
+<div class="row">
+<div><label for="q-id">{{index $.T "q_id"}}</label><input type="text" id="q-id" name="id" value="{{.Q.ID}}" maxlength="100"></div>
+<div><label for="q-provider">{{index $.T "q_provider"}}</label><input type="text" id="q-provider" name="provider" value="{{.Q.ProviderID}}" maxlength="100"></div>
+</div>
+<div class="row">
+<div><label for="q-from">{{index $.T "q_from"}}</label><input type="date" id="q-from" name="from" value="{{.Q.From}}"></div>
+<div><label for="q-to">{{index $.T "q_to"}}</label><input type="date" id="q-to" name="to" value="{{.Q.To}}"></div>
+</div>
+<div class="row">
+<div><label for="q-status">{{index $.T "q_status"}}</label><select id="q-status" name="status"><option value="">{{index $.T "q_any"}}</option>{{range .Statuses}}<option value="{{.}}"{{if eq . $.Data.Q.Status}} selected{{end}}>{{index $.T .}}</option>{{end}}</select></div>
+<div><label for="q-email">{{index $.T "q_email"}}</label><input type="email" id="q-email" name="email" value="{{.Q.Email}}" maxlength="254" autocomplete="off"></div>
+</div>
+<button type="submit" id="search-submit">{{index $.T "search_button"}}</button>
+</form></section>
+{{if .Searched}}{{if .Rows}}<table class="stack" aria-describedby="search">
+<thead><tr><th scope="col">{{index $.T "col_when"}}</th><th scope="col">{{index $.T "col_provider"}}</th><th scope="col">{{index $.T "col_service"}}</th><th scope="col">{{index $.T "col_status"}}</th></tr></thead>
+<tbody>{{range .Rows}}<tr>
+<td data-label="{{index $.T "col_when"}}"><a href="{{$.Link .URL}}">{{.When}}</a> <span class="muted">{{.ID}}</span></td>
+<td data-label="{{index $.T "col_provider"}}">{{.Provider}}</td>
+<td data-label="{{index $.T "col_service"}}">{{.Service}}</td>
+<td data-label="{{index $.T "col_status"}}"><span class="status {{.StatusClass}}">{{.Status}}</span></td>
+</tr>{{end}}</tbody></table>{{if .Full}}<p class="muted">{{index $.T "too_many"}}</p>{{end}}{{else}}<p>{{index $.T "no_match"}}</p>{{end}}{{end}}{{end}}{{end}}`,
+
+	"booking": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="facts">
+<h2 id="facts">{{index $.T "facts_heading"}}</h2>
+<dl class="facts">
+<dt>{{index $.T "f_when"}}</dt><dd>{{.Row.When}}</dd>
+<dt>{{index $.T "f_service"}}</dt><dd>{{.Row.Service}}</dd>
+<dt>{{index $.T "f_provider"}}</dt><dd>{{.Row.Provider}}</dd>
+<dt>{{index $.T "f_price"}}</dt><dd>{{.Price}}</dd>
+<dt>{{index $.T "f_postcode"}}</dt><dd>{{.Row.Postcode}}</dd>
+<dt>{{index $.T "f_status"}}</dt><dd><span class="status {{.Row.StatusClass}}">{{.Row.Status}}</span></dd>
+{{if .Cancelled}}<dt>{{index $.T "f_cancelled"}}</dt><dd>{{.Cancelled}}{{if .CancelReason}} ({{.CancelReason}}){{end}}</dd>{{end}}
+{{if .Rescheduled}}<dt>{{index $.T "f_rescheduled"}}</dt><dd>{{.Rescheduled}}</dd>{{end}}
+<dt>{{index $.T "f_acked"}}</dt><dd>{{if .Acked}}{{.Acked}}{{else}}{{index $.T "not_acked"}}{{end}}</dd>
+<dt>{{index $.T "f_customer_msg"}}</dt><dd>{{.CustomerMsg}}</dd>
+<dt>{{index $.T "f_provider_msg"}}</dt><dd>{{.ProviderMsg}}</dd>
+<dt>{{index $.T "f_owner"}}</dt><dd>{{.Owner}}</dd>
+<dt>{{index $.T "f_booking"}}</dt><dd>{{.Row.ID}}</dd>
+</dl></section>
+{{range .Sections}}<section class="card" aria-labelledby="{{.ID}}">
+<h2 id="{{.ID}}">{{index $.T .Heading}}</h2>
+{{if .Lines}}<table class="stack"><thead><tr><th scope="col">{{index $.T "col_at"}}</th><th scope="col">{{index $.T "col_what"}}</th><th scope="col">{{index $.T "col_detail"}}</th></tr></thead>
+<tbody>{{range .Lines}}<tr><td data-label="{{index $.T "col_at"}}">{{.At}}</td><td data-label="{{index $.T "col_what"}}">{{.What}}</td><td data-label="{{index $.T "col_detail"}}">{{if .Class}}<span class="status {{.Class}}">{{.Detail}}</span>{{else}}{{.Detail}}{{end}}</td></tr>{{end}}</tbody></table>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
+{{end}}{{if .MoveURL}}<section class="card" aria-labelledby="move">
+<h2 id="move">{{index $.T "move_heading"}}</h2>
+<p><a href="{{$.Link .MoveURL}}" id="move-link">{{index $.T "move_link"}}</a></p>
+</section>{{end}}
+{{if .CancelAction}}<section class="card" aria-labelledby="cancel">
+<h2 id="cancel">{{index $.T "cancel_heading"}}</h2>
+<p id="cancel-intro">{{index $.T "cancel_intro"}}</p>
+<form method="post" action="{{.CancelAction}}">{{template "csrf" $}}
+<fieldset><legend>{{index $.T "for_label"}}</legend>
+<p class="check"><input type="radio" id="for-customer" name="for" value="customer" required{{if eq .For "customer"}} checked{{end}}> <label for="for-customer">{{index $.T "for_customer"}}</label></p>
+<p class="check"><input type="radio" id="for-provider" name="for" value="provider"{{if eq .For "provider"}} checked{{end}}> <label for="for-provider">{{index $.T "for_provider"}}</label></p>
+</fieldset>
+<label for="reason">{{index $.T "reason_label"}}</label>
+<select id="reason" name="reason" aria-describedby="cancel-intro">{{range .Reasons}}<option value="{{.}}"{{if eq . $.Data.Reason}} selected{{end}}>{{index $.T (printf "reason_%s" .)}}</option>{{end}}</select>
+<label for="cancel-note">{{index $.T "note_label"}}</label>
+<textarea id="cancel-note" name="note" rows="3" maxlength="500" required>{{.Note}}</textarea>
+<p class="check"><input type="checkbox" id="cancel-confirm" name="confirm" value="yes" required> <label for="cancel-confirm">{{index $.T "cancel_confirm"}}</label></p>
+<button type="submit" class="danger" id="cancel-submit">{{index $.T "cancel_button"}}</button>
+</form></section>{{end}}
+<p><a href="{{$.Link "/operator/bookings"}}">{{index $.T "nav_bookings"}}</a></p>{{end}}{{end}}`,
+
+	"move": `{{define "content"}}{{with .Data}}<p>{{.Row.When}} – {{.Row.Provider}} – {{.Row.Service}}</p>
+<section class="card" aria-labelledby="window">
+<h2 id="window">{{index $.T "times_legend"}}</h2>
+<p id="move-intro">{{index $.T "move_intro"}}</p>
+<form method="get" action="{{.Action}}">
+{{if eq $.Lang "en"}}<input type="hidden" name="lang" value="en">{{end}}
+<label for="when">{{index $.T "when_label"}}</label>
+<input type="text" id="when" name="when" value="{{.When}}" maxlength="200">
+<button type="submit" class="secondary" id="find-times">{{index $.T "find_times"}}</button>
+</form>
+{{if .Options}}<form method="post" action="{{.Action}}{{if .When}}?when={{.When}}{{end}}">{{template "csrf" $}}
+<fieldset><legend>{{index $.T "times_legend"}}</legend>
+{{range $i, $o := .Options}}<p class="check"><input type="radio" id="opt-{{$i}}" name="option" value="{{$o.ID}}" required> <label for="opt-{{$i}}">{{$o.Label}} – {{$o.Price}}</label></p>
+{{end}}</fieldset>
+<fieldset><legend>{{index $.T "for_label"}}</legend>
+<p class="check"><input type="radio" id="for-customer" name="for" value="customer" required{{if eq .For "customer"}} checked{{end}}> <label for="for-customer">{{index $.T "for_customer"}}</label></p>
+<p class="check"><input type="radio" id="for-provider" name="for" value="provider"{{if eq .For "provider"}} checked{{end}}> <label for="for-provider">{{index $.T "for_provider"}}</label></p>
+</fieldset>
+<label for="move-note">{{index $.T "note_label"}}</label>
+<textarea id="move-note" name="note" rows="3" maxlength="500" required>{{.Note}}</textarea>
+<p class="check"><input type="checkbox" id="agreed" name="agreed" value="yes" required> <label for="agreed">{{index $.T "agreed_label"}}</label></p>
+<button type="submit" id="move-submit">{{index $.T "move_button"}}</button>
+</form>{{else if .NoOptions}}<p>{{.NoOptions}}</p>{{end}}
+</section>
+<p><a href="{{$.Link .BackURL}}">{{index $.T "back_to_booking"}}</a></p>{{end}}{{end}}`,
+
+	"audit": `{{define "content"}}<p>{{index .T "audit_intro"}}</p>
+{{if .Data}}<table class="stack"><thead><tr><th scope="col">{{index .T "col_at"}}</th><th scope="col">{{index .T "col_who"}}</th><th scope="col">{{index .T "col_what"}}</th><th scope="col">{{index .T "col_object"}}</th><th scope="col">{{index .T "col_detail"}}</th></tr></thead>
+<tbody>{{range .Data}}<tr><td data-label="{{index $.T "col_at"}}">{{.At}}</td><td data-label="{{index $.T "col_who"}}">{{.Who}}</td><td data-label="{{index $.T "col_what"}}">{{.Action}}</td>
+<td data-label="{{index $.T "col_object"}}">{{if .URL}}<a href="{{$.Link .URL}}">{{.Object}}</a>{{else}}{{.Object}}{{end}}</td><td data-label="{{index $.T "col_detail"}}">{{.Details}}</td></tr>{{end}}</tbody></table>
+{{else}}<p class="muted">{{index .T "none"}}</p>{{end}}{{end}}`,
+}

@@ -36,11 +36,11 @@ func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
 
 		for q, want := range map[string][]string{
 			"?email=" + url.QueryEscape("  GRETA@example.se "): {id, other},
-			"?id=" + id: {id},
-			"?email=someone@example.se":                      {},
-			"?status=cancelled":                              {},
+			"?id=" + id:                 {id},
+			"?email=someone@example.se": {},
+			"?status=cancelled":         {},
 			"?from=2026-03-03&to=2026-03-03&status=confirmed": {id, other},
-			"?to=2026-03-02":                                  {},
+			"?to=2026-03-02": {},
 		} {
 			p := c.do("GET", "/operator/bookings"+q, nil)
 			if p.status != http.StatusOK {

@@ -205,10 +205,14 @@ func TestOperatorConsoleAuthorization(t *testing.T) {
 				return c, nil
 			},
 		}
-		path := func(pattern string) string { return strings.ReplaceAll(pattern, "{booking_id}", "bk_matrix") }
+		path := func(pattern string) string {
+			return strings.NewReplacer("{booking_id}", "bk_matrix", "{provider_id}", prv).Replace(pattern)
+		}
 		forms := map[string]url.Values{
-			"/operator/bookings/{booking_id}/cancel": {"for": {"customer"}, "reason": {"other"}, "note": {"Matris."}, "confirm": {"yes"}},
-			"/operator/bookings/{booking_id}/move":   {"option": {"bo1.x"}, "for": {"customer"}, "note": {"Matris."}, "agreed": {"yes"}},
+			"/operator/bookings/{booking_id}/cancel":   {"for": {"customer"}, "reason": {"other"}, "note": {"Matris."}, "confirm": {"yes"}},
+			"/operator/bookings/{booking_id}/move":     {"option": {"bo1.x"}, "for": {"customer"}, "note": {"Matris."}, "agreed": {"yes"}},
+			"/operator/providers/{provider_id}/pause":  {"until": {"2099-01-01"}, "note": {"Matris."}},
+			"/operator/providers/{provider_id}/invite": {"email": {"matris@prv.example"}, "role": {"owner"}},
 		}
 		for name, who := range strangers {
 			for _, rt := range operator.Routes() {
@@ -234,8 +238,12 @@ func TestOperatorConsoleAuthorization(t *testing.T) {
 			t.Errorf("the booking after the strangers: %q %v", status, err)
 		}
 		var actions int
-		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM operator_audit WHERE object_kind = 'booking'`).Scan(&actions); err != nil || actions != 0 {
-			t.Errorf("audit rows of booking actions after the strangers: %d %v", actions, err)
+		if err := db.R().QueryRowContext(ctx, `SELECT COUNT(*) FROM operator_audit WHERE object_kind <> 'operator'`).Scan(&actions); err != nil || actions != 0 {
+			t.Errorf("audit rows of operator actions after the strangers: %d %v", actions, err)
+		}
+		var paused int64
+		if err := db.R().QueryRowContext(ctx, `SELECT paused_until FROM providers WHERE id = $1`, prv).Scan(&paused); err != nil || paused != 0 {
+			t.Errorf("the provider after the strangers: paused until %d %v", paused, err)
 		}
 
 		// The operator gets in; their session opens no provider page.

@@ -1,12 +1,15 @@
 package operator_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"bokat/internal/operator"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/web/webtest"
@@ -25,6 +28,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		e := newEnv(t, db)
 		op := e.invite(t, operatorEmail)
 		id := e.book(t, "browser")
+		prv, name := e.bookedProvider(t, id)
+		e.failProviderMessage(t, id, "550 mailbox unavailable")
+		e.addFeed(t, prv, "cfd_stale", "calendar.example.se", e.clock.Now().Add(-10*time.Hour), e.clock.Now().Add(-7*time.Hour))
 		base := e.srv.URL
 		check := func(name string) string {
 			t.Helper()
@@ -97,9 +103,31 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		webtest.Do(t, ctx, "switch to English", chromedp.Click(chromedp.CSS("p.lang a")),
 			chromedp.WaitVisible(chromedp.CSS(`html[lang=en]`)))
-		webtest.Do(t, ctx, "the log, in English", chromedp.Click(chromedp.CSS(`nav.main li:nth-child(2) a`)),
+		webtest.Do(t, ctx, "the providers, in English", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/providers"]`)),
+			chromedp.WaitVisible(chromedp.ID("attention")))
+		wantText("providers", check("providers-en"), "Providers", "Failed messages (30 days)", name, "1 of 1 stale")
+		webtest.Do(t, ctx, "the booked provider", chromedp.Click(chromedp.CSS(`a[href^="/operator/providers/`+prv+`"]`)),
+			chromedp.WaitVisible(chromedp.ID("pause-submit")))
+		wantText("provider", check("provider-en"), name, "Calendar sync", "calendar.example.se", "stale", "550 mailbox unavailable",
+			"Invite a person")
+		webtest.Do(t, ctx, "pause the provider", chromedp.SetValue(chromedp.ID("until"), "2026-03-16"),
+			chromedp.SendKeys(chromedp.ID("pause-note"), "Holiday, by e-mail."), chromedp.Click(chromedp.ID("pause-submit")),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "pause is saved")]`)))
+		wantText("paused provider", check("provider-paused-en"), "Paused until 2026-03-1")
+		if n := webtest.Get(t, ctx, "the resume button", chromedp.Evaluate[int](`document.querySelectorAll("#resume-submit").length`)); n != 1 {
+			t.Errorf("the paused provider's page has %d resume buttons", n)
+		}
+		webtest.Do(t, ctx, "invite a person", chromedp.SendKeys(chromedp.ID("invite-email"), "ny@hantverkare.example"),
+			chromedp.SetValue(chromedp.ID("role"), "staff"), chromedp.Click(chromedp.ID("invite-submit")),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "invitation is made")]`)))
+		if ok, err := provider.NewService(sqlstore.Bind[provider.Tx](db), e.clock.Now, nil).Admits(context.Background(), "ny@hantverkare.example"); err != nil || !ok {
+			t.Errorf("store: the invited person may not sign in: %v %v", ok, err)
+		}
+
+		webtest.Do(t, ctx, "the log, in English", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/audit"]`)),
 			chromedp.WaitVisible(chromedp.CSS("table.stack")))
 		wantText("audit", check("audit-en"), "Operator log", "booking.cancelled", "booking.moved", "operator.signed_in",
+			"provider.paused", "provider.user_invited",
 			"operator.invited")
 		wantText("audit's header", webtest.Get(t, ctx, "read the header", chromedp.Text(chromedp.CSS("header.site"))),
 			"Bookings", "Log", "Signed in as "+operatorEmail, "Sign out")

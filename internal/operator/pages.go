@@ -10,6 +10,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/schedule"
 	"bokat/internal/web"
@@ -118,6 +119,10 @@ func (p *Pages) routes() {
 	m.Handle("POST "+Prefix+"/bookings/{booking_id}/cancel", p.signedIn(p.cancel))
 	m.Handle("GET "+Prefix+"/bookings/{booking_id}/move", p.signedIn(p.moveOptions))
 	m.Handle("POST "+Prefix+"/bookings/{booking_id}/move", p.signedIn(p.move))
+	m.Handle("GET "+Prefix+"/providers", p.signedIn(p.providers))
+	m.Handle("GET "+Prefix+"/providers/{provider_id}", p.signedIn(p.providerPage))
+	m.Handle("POST "+Prefix+"/providers/{provider_id}/pause", p.signedIn(p.pause))
+	m.Handle("POST "+Prefix+"/providers/{provider_id}/invite", p.signedIn(p.inviteProviderUser))
 	m.Handle("GET "+Prefix+"/audit", p.signedIn(p.audit))
 	m.Handle(Prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
@@ -130,7 +135,10 @@ func Routes() [][2]string {
 	return [][2]string{
 		{"GET", Prefix + "/"}, {"GET", Prefix + "/bookings"}, {"GET", Prefix + "/bookings/{booking_id}"},
 		{"POST", Prefix + "/bookings/{booking_id}/cancel"}, {"GET", Prefix + "/bookings/{booking_id}/move"},
-		{"POST", Prefix + "/bookings/{booking_id}/move"}, {"GET", Prefix + "/audit"},
+		{"POST", Prefix + "/bookings/{booking_id}/move"},
+		{"GET", Prefix + "/providers"}, {"GET", Prefix + "/providers/{provider_id}"},
+		{"POST", Prefix + "/providers/{provider_id}/pause"}, {"POST", Prefix + "/providers/{provider_id}/invite"},
+		{"GET", Prefix + "/audit"},
 	}
 }
 
@@ -163,6 +171,7 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 		pg.SignedIn = op.Email
 		pg.Nav = []web.NavLink{
 			{URL: Prefix + "/bookings", Label: pg.T["nav_bookings"]},
+			{URL: Prefix + "/providers", Label: pg.T["nav_providers"]},
 			{URL: Prefix + "/audit", Label: pg.T["nav_audit"]},
 		}
 		h(w, r, op, pg)
@@ -522,8 +531,188 @@ type auditRow struct {
 }
 
 func objectURL(a AuditEntry) string {
-	if a.ObjectKind == "booking" {
+	switch a.ObjectKind {
+	case "booking":
 		return Prefix + "/bookings/" + a.ObjectID
+	case "provider":
+		return Prefix + "/providers/" + a.ObjectID
 	}
 	return ""
+}
+
+// providerRow is a provider as the providers pages show it.
+type providerRow struct {
+	ID, Name, URL, Status, StatusClass string
+	Users, Invitations                 int
+	LastSignIn                         string
+	Failures                           int
+	LastFailure                        string
+	Feeds                              []feedRow
+	FeedsLine                          string
+	FeedsClass                         string
+	Attention                          bool
+}
+
+type feedRow struct {
+	Label, Synced, Error, Failing, Class string
+	Stale                                bool
+}
+
+func providerRowOf(h ProviderHealth, pg web.Page) providerRow {
+	out := providerRow{ID: h.ID, Name: h.Name, URL: Prefix + "/providers/" + h.ID, Users: h.Users,
+		Invitations: h.OpenInvitations, LastSignIn: stamp(h.LastSignIn, pg.Lang), Failures: h.MessageFailures,
+		LastFailure: h.LastMessageError}
+	switch {
+	case !h.Active:
+		out.Status, out.StatusClass = pg.T["p_inactive"], "cancelled"
+	case !h.PausedUntil.IsZero():
+		out.Status, out.StatusClass = fmt.Sprintf(pg.T["p_paused_until"], schedule.DateOf(h.PausedUntil).String()), "cancelled"
+	default:
+		out.Status, out.StatusClass = pg.T["p_active"], "ok"
+	}
+	if out.LastSignIn == "" {
+		out.LastSignIn = pg.T["never"]
+	}
+	stale, failing := 0, 0
+	for _, f := range h.Feeds {
+		fr := feedRow{Label: f.Label, Synced: stamp(f.LastSyncedAt, pg.Lang), Error: f.LastError,
+			Failing: stamp(f.FailingSince, pg.Lang), Stale: f.Stale}
+		if fr.Synced == "" {
+			fr.Synced = pg.T["never"]
+		}
+		switch {
+		case f.Stale:
+			stale++
+			fr.Class = "cancelled"
+		case !f.FailingSince.IsZero():
+			failing++
+		default:
+			fr.Class = "ok"
+		}
+		out.Feeds = append(out.Feeds, fr)
+	}
+	switch {
+	case len(h.Feeds) == 0:
+		out.FeedsLine = pg.T["feeds_none"]
+	case stale > 0:
+		out.FeedsLine, out.FeedsClass = fmt.Sprintf(pg.T["feeds_stale"], stale, len(h.Feeds)), "cancelled"
+	case failing > 0:
+		out.FeedsLine = fmt.Sprintf(pg.T["feeds_failing"], failing, len(h.Feeds))
+	default:
+		out.FeedsLine, out.FeedsClass = fmt.Sprintf(pg.T["feeds_ok"], len(h.Feeds)), "ok"
+	}
+	out.Attention = stale > 0 || failing > 0 || h.MessageFailures > 0 || !h.PausedUntil.IsZero() || !h.Active
+	return out
+}
+
+// providersPage is the data of the providers list.
+type providersPage struct {
+	Rows      []providerRow
+	Attention bool
+	AllURL    string
+	AttnURL   string
+}
+
+func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
+	list, err := p.svc.Providers(r.Context())
+	if err != nil {
+		p.fail(w, r, "read providers", err)
+		return
+	}
+	pg.Title = pg.T["providers_title"]
+	current(&pg, Prefix+"/providers")
+	d := providersPage{Attention: r.URL.Query().Get("attention") == "1", AllURL: Prefix + "/providers",
+		AttnURL: Prefix + "/providers?attention=1"}
+	for _, h := range list {
+		row := providerRowOf(h, pg)
+		if d.Attention && !row.Attention {
+			continue
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	pg.Data = d
+	p.site.Layout.Render(w, r, http.StatusOK, "providers", pg)
+}
+
+// providerPage is the data of one provider's page.
+type providerPage struct {
+	Row                      providerRow
+	PauseAction, InviteURL   string
+	Paused                   bool
+	Until, Note, Email, Role string
+	Roles                    []string
+}
+
+func (p *Pages) providerPage(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
+	p.renderProvider(w, r, pg, http.StatusOK, providerPage{})
+}
+
+func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Page, status int, d providerPage) {
+	id := r.PathValue("provider_id")
+	list, err := p.svc.Providers(r.Context())
+	if err != nil {
+		p.fail(w, r, "read providers", err)
+		return
+	}
+	found := false
+	for _, h := range list {
+		if h.ID == id {
+			d.Row, d.Paused, found = providerRowOf(h, pg), !h.PausedUntil.IsZero(), true
+		}
+	}
+	if !found {
+		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
+		return
+	}
+	pg.Title = d.Row.Name
+	current(&pg, Prefix+"/providers")
+	notice(&pg, r, "paused_notice", "unpaused_notice", "provider_invited_notice")
+	d.PauseAction, d.InviteURL = Prefix+"/providers/"+id+"/pause", Prefix+"/providers/"+id+"/invite"
+	d.Roles = []string{string(provider.Owner), string(provider.Staff)}
+	if d.Role == "" {
+		d.Role = string(provider.Owner)
+	}
+	pg.Data = d
+	p.site.Layout.Render(w, r, status, "provider", pg)
+}
+
+func (p *Pages) pause(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
+	id := r.PathValue("provider_id")
+	until := r.PostForm.Get("until")
+	if r.PostForm.Get("resume") == "yes" {
+		until = ""
+	}
+	err := p.svc.Pause(r.Context(), op, id, until, r.PostForm.Get("note"))
+	if errors.Is(err, ErrInvalid) {
+		pg.Error = pg.T["err_pause"]
+		p.renderProvider(w, r, pg, http.StatusBadRequest, providerPage{Until: r.PostForm.Get("until"), Note: r.PostForm.Get("note")})
+		return
+	}
+	if p.refused(w, r, "pause", err) {
+		return
+	}
+	done := "paused_notice"
+	if until == "" {
+		done = "unpaused_notice"
+	}
+	redirect(w, r, pg.Lang, Prefix+"/providers/"+id, done)
+}
+
+func (p *Pages) inviteProviderUser(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
+	id := r.PathValue("provider_id")
+	email, role := r.PostForm.Get("email"), r.PostForm.Get("role")
+	_, err := p.svc.InviteProviderUser(r.Context(), op, id, email, role)
+	switch {
+	case errors.Is(err, ErrInvalid):
+		pg.Error = pg.T["bad_email"]
+		p.renderProvider(w, r, pg, http.StatusBadRequest, providerPage{Email: email, Role: role})
+		return
+	case errors.Is(err, bokat.ErrConflict):
+		pg.Error = pg.T["err_has_account"]
+		p.renderProvider(w, r, pg, http.StatusConflict, providerPage{Email: email, Role: role})
+		return
+	case p.refused(w, r, "invite", err):
+		return
+	}
+	redirect(w, r, pg.Lang, Prefix+"/providers/"+id, "provider_invited_notice")
 }

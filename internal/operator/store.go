@@ -39,6 +39,12 @@ type Store interface {
 	// BookingAddresses returns the service and destination addresses of a
 	// booking (the other contact fields empty).
 	BookingAddresses(ctx context.Context, id string) (bokat.BookingContact, error)
+
+	// ProviderHealth returns every provider by name with its status, its
+	// people and open invitations at q.Now, its messages that failed since
+	// q.FailuresSince, and its calendar subscriptions (stale when failing
+	// since q.StaleBefore or earlier).
+	ProviderHealth(ctx context.Context, q HealthQuery) ([]ProviderHealth, error)
 }
 
 // Tx is a write transaction as the operator console uses it. Sign-in codes
@@ -47,6 +53,9 @@ type Store interface {
 type Tx interface {
 	web.CodeTx
 	booking.Tx
+	// provider.Tx: an invitation the operator makes is the provider
+	// side's, written with its own audit row.
+	provider.Tx
 	AuditTx
 	// ActiveOperatorByEmail returns the active account of the
 	// (normalised) address.
@@ -63,7 +72,4 @@ type Tx interface {
 	// SetProviderPause stores a provider's pause (zero: none), as the
 	// provider's own pause does; bokat.ErrNotFound for an unknown one.
 	SetProviderPause(ctx context.Context, providerID string, until, now time.Time) error
-	// InsertProviderAudit records the operator's write in the provider's
-	// own audit, which the provider's people see.
-	InsertProviderAudit(ctx context.Context, e provider.AuditEntry) error
 }

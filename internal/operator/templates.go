@@ -105,4 +105,53 @@ var pageTemplates = map[string]string{
 <tbody>{{range .Data}}<tr><td data-label="{{index $.T "col_at"}}">{{.At}}</td><td data-label="{{index $.T "col_who"}}">{{.Who}}</td><td data-label="{{index $.T "col_what"}}">{{.Action}}</td>
 <td data-label="{{index $.T "col_object"}}">{{if .URL}}<a href="{{$.Link .URL}}">{{.Object}}</a>{{else}}{{.Object}}{{end}}</td><td data-label="{{index $.T "col_detail"}}">{{.Details}}</td></tr>{{end}}</tbody></table>
 {{else}}<p class="muted">{{index .T "none"}}</p>{{end}}{{end}}`,
+
+	"providers": `{{define "content"}}{{with .Data}}<p>{{if .Attention}}<a href="{{$.Link .AllURL}}">{{index $.T "p_show_all"}}</a>{{else}}<a href="{{$.Link .AttnURL}}" id="attention">{{index $.T "p_show_attention"}}</a>{{end}}</p>
+{{if .Rows}}<table class="stack"><thead><tr><th scope="col">{{index $.T "col_provider"}}</th><th scope="col">{{index $.T "col_status"}}</th><th scope="col">{{index $.T "col_people"}}</th><th scope="col">{{index $.T "col_failures"}}</th><th scope="col">{{index $.T "col_calendars"}}</th></tr></thead>
+<tbody>{{range .Rows}}<tr><td data-label="{{index $.T "col_provider"}}"><a href="{{$.Link .URL}}">{{.Name}}</a> <span class="muted">{{.ID}}</span></td>
+<td data-label="{{index $.T "col_status"}}"><span class="status {{.StatusClass}}">{{.Status}}</span></td>
+<td data-label="{{index $.T "col_people"}}">{{printf (index $.T "people_line") .Users .LastSignIn}}</td>
+<td data-label="{{index $.T "col_failures"}}">{{if .Failures}}<span class="status cancelled">{{.Failures}}</span>{{else}}0{{end}}</td>
+<td data-label="{{index $.T "col_calendars"}}">{{if .FeedsClass}}<span class="status {{.FeedsClass}}">{{.FeedsLine}}</span>{{else}}{{.FeedsLine}}{{end}}</td></tr>
+{{end}}</tbody></table>{{else}}<p>{{index $.T "no_providers"}}</p>{{end}}{{end}}{{end}}`,
+
+	"provider": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="state">
+<h2 id="state">{{index $.T "p_state_heading"}}</h2>
+<dl class="facts">
+<dt>{{index $.T "f_provider_id"}}</dt><dd>{{.Row.ID}}</dd>
+<dt>{{index $.T "f_status"}}</dt><dd><span class="status {{.Row.StatusClass}}">{{.Row.Status}}</span></dd>
+<dt>{{index $.T "f_people"}}</dt><dd>{{.Row.Users}}</dd>
+<dt>{{index $.T "f_invitations"}}</dt><dd>{{.Row.Invitations}}</dd>
+<dt>{{index $.T "f_last_sign_in"}}</dt><dd>{{.Row.LastSignIn}}</dd>
+<dt>{{index $.T "f_failures"}}</dt><dd>{{.Row.Failures}}{{if .Row.LastFailure}} – {{.Row.LastFailure}}{{end}}</dd>
+</dl></section>
+<section class="card" aria-labelledby="feeds">
+<h2 id="feeds">{{index $.T "feeds_heading"}}</h2>
+{{if .Row.Feeds}}<table class="stack"><thead><tr><th scope="col">{{index $.T "col_calendar"}}</th><th scope="col">{{index $.T "col_synced"}}</th><th scope="col">{{index $.T "col_error"}}</th></tr></thead>
+<tbody>{{range .Row.Feeds}}<tr><td data-label="{{index $.T "col_calendar"}}">{{.Label}}{{if .Stale}} <span class="status cancelled">{{index $.T "stale"}}</span>{{end}}</td>
+<td data-label="{{index $.T "col_synced"}}">{{.Synced}}</td>
+<td data-label="{{index $.T "col_error"}}">{{if .Error}}{{.Error}}{{if .Failing}} ({{printf (index $.T "failing_since") .Failing}}){{end}}{{else}}–{{end}}</td></tr>{{end}}</tbody></table>
+{{else}}<p class="muted">{{index $.T "feeds_none"}}</p>{{end}}</section>
+<section class="card" aria-labelledby="pause">
+<h2 id="pause">{{index $.T "pause_heading"}}</h2>
+<p id="pause-intro">{{index $.T "pause_intro"}}</p>
+<form method="post" action="{{.PauseAction}}">{{template "csrf" $}}
+<label for="until">{{index $.T "until_label"}}</label>
+<input type="date" id="until" name="until" value="{{.Until}}" aria-describedby="pause-intro">
+<label for="pause-note">{{index $.T "note_label"}}</label>
+<textarea id="pause-note" name="note" rows="2" maxlength="500" required>{{.Note}}</textarea>
+<button type="submit" class="secondary" id="pause-submit" name="resume" value="no">{{index $.T "pause_button"}}</button>
+{{if .Paused}}<button type="submit" class="secondary" id="resume-submit" name="resume" value="yes">{{index $.T "resume_label"}}</button>{{end}}
+</form></section>
+<section class="card" aria-labelledby="invite">
+<h2 id="invite">{{index $.T "p_invite_heading"}}</h2>
+<p id="invite-intro">{{index $.T "p_invite_intro"}}</p>
+<form method="post" action="{{.InviteURL}}">{{template "csrf" $}}
+<label for="invite-email">{{index $.T "email_label"}}</label>
+<input type="email" id="invite-email" name="email" value="{{.Email}}" maxlength="254" autocomplete="off" required aria-describedby="invite-intro">
+<label for="role">{{index $.T "role_label"}}</label>
+<select id="role" name="role">{{range .Roles}}<option value="{{.}}"{{if eq . $.Data.Role}} selected{{end}}>{{index $.T (printf "role_%s" .)}}</option>{{end}}</select>
+<button type="submit" id="invite-submit">{{index $.T "p_invite_button"}}</button>
+</form></section>
+<p><a href="{{$.Link "/operator/providers"}}">{{index $.T "nav_providers"}}</a> · <a href="{{$.Link (printf "/operator/bookings?provider=%s" .Row.ID)}}">{{index $.T "p_bookings"}}</a></p>{{end}}{{end}}`,
 }

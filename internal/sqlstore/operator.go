@@ -329,3 +329,85 @@ func (db *DB) BookingStory(ctx context.Context, id string) (operator.Story, erro
 	}
 	return st, translate(rows.Err())
 }
+
+// ProviderHealth returns every provider by name with its people, message
+// failures since the instant and calendar subscriptions.
+func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]operator.ProviderHealth, error) {
+	since, staleBefore := q.FailuresSince, q.StaleBefore
+	rows, err := db.read.QueryContext(ctx, `SELECT p.id, p.name, p.active, p.paused_until,
+		(SELECT COUNT(*) FROM provider_users u WHERE u.provider_id = p.id AND u.removed_at IS NULL),
+		(SELECT MAX(u.last_sign_in_at) FROM provider_users u WHERE u.provider_id = p.id),
+		(SELECT COUNT(*) FROM provider_invitations i WHERE i.provider_id = p.id AND i.accepted_at IS NULL
+		    AND i.revoked_at IS NULL AND i.expires_at > $2),
+		(SELECT COUNT(*) FROM notification_jobs j JOIN bookings b ON b.id = j.booking_id
+		    WHERE b.provider_id = p.id AND j.recipient = 'provider' AND j.status = 'failed' AND j.updated_at >= $1)
+		FROM providers p ORDER BY p.name, p.id`, Millis(since), Millis(q.Now))
+	if err != nil {
+		return nil, translate(err)
+	}
+	var out []operator.ProviderHealth
+	index := map[string]int{}
+	for rows.Next() {
+		var (
+			h      operator.ProviderHealth
+			paused int64
+			last   sql.NullInt64
+		)
+		if err := rows.Scan(&h.ID, &h.Name, &h.Active, &paused, &h.Users, &last, &h.OpenInvitations, &h.MessageFailures); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		if paused != 0 {
+			h.PausedUntil = FromMillis(paused)
+		}
+		h.LastSignIn = FromNullMillis(last)
+		index[h.ID] = len(out)
+		out = append(out, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	rows, err = db.read.QueryContext(ctx, `SELECT b.provider_id, j.last_error FROM notification_jobs j
+		JOIN bookings b ON b.id = j.booking_id WHERE j.recipient = 'provider' AND j.status = 'failed' AND j.updated_at >= $1
+		ORDER BY j.updated_at, j.id`, Millis(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		var id, msg string
+		if err := rows.Scan(&id, &msg); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		if i, ok := index[id]; ok {
+			out[i].LastMessageError = msg
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	rows, err = db.read.QueryContext(ctx, `SELECT id, provider_id, label, last_synced_at, last_error, failing_since
+		FROM calendar_feeds ORDER BY created_at, id`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			f              operator.FeedHealth
+			pid            string
+			synced, failed sql.NullInt64
+		)
+		if err := rows.Scan(&f.ID, &pid, &f.Label, &synced, &f.LastError, &failed); err != nil {
+			return nil, translate(err)
+		}
+		f.LastSyncedAt, f.FailingSince = FromNullMillis(synced), FromNullMillis(failed)
+		f.Stale = failed.Valid && !f.FailingSince.After(staleBefore)
+		if i, ok := index[pid]; ok {
+			out[i].Feeds = append(out[i].Feeds, f)
+		}
+	}
+	return out, translate(rows.Err())
+}

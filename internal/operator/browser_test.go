@@ -29,6 +29,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		op := e.invite(t, operatorEmail)
 		id := e.book(t, "browser")
 		prv, name := e.bookedProvider(t, id)
+		request := e.request(t, "Storgatan 1, 981 31 Kiruna")
 		e.failProviderMessage(t, id, "550 mailbox unavailable")
 		e.addFeed(t, prv, "cfd_stale", "calendar.example.se", e.clock.Now().Add(-10*time.Hour), e.clock.Now().Add(-7*time.Hour))
 		base := e.srv.URL
@@ -124,10 +125,18 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("store: the invited person may not sign in: %v %v", ok, err)
 		}
 
+		webtest.Do(t, ctx, "the requests no provider covers", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/follow-ups"]`)),
+			chromedp.Click(chromedp.ID("uncovered")), chromedp.WaitVisible(chromedp.ID("note-"+request)))
+		wantText("follow-ups", check("follow-ups-en"), "Follow-up requests to providers", request, "No provider covers the job here")
+		webtest.Do(t, ctx, "note what was done", chromedp.SendKeys(chromedp.ID("note-"+request), "Called a plumber in Kiruna."),
+			chromedp.Click(chromedp.CSS(`form[action*="`+request+`"] button`)),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "note is saved")]`)))
+		wantText("follow-ups after the note", check("follow-ups-noted-en"), "What was done", "Called a plumber in Kiruna.")
+
 		webtest.Do(t, ctx, "the log, in English", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/audit"]`)),
 			chromedp.WaitVisible(chromedp.CSS("table.stack")))
 		wantText("audit", check("audit-en"), "Operator log", "booking.cancelled", "booking.moved", "operator.signed_in",
-			"provider.paused", "provider.user_invited",
+			"provider.paused", "provider.user_invited", "follow_up.noted",
 			"operator.invited")
 		wantText("audit's header", webtest.Get(t, ctx, "read the header", chromedp.Text(chromedp.CSS("header.site"))),
 			"Bookings", "Log", "Signed in as "+operatorEmail, "Sign out")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,6 +124,8 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/providers/{provider_id}", p.signedIn(p.providerPage))
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/pause", p.signedIn(p.pause))
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/invite", p.signedIn(p.inviteProviderUser))
+	m.Handle("GET "+Prefix+"/follow-ups", p.signedIn(p.followUps))
+	m.Handle("POST "+Prefix+"/follow-ups/{request_id}/note", p.signedIn(p.noteFollowUp))
 	m.Handle("GET "+Prefix+"/audit", p.signedIn(p.audit))
 	m.Handle(Prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
@@ -138,6 +141,7 @@ func Routes() [][2]string {
 		{"POST", Prefix + "/bookings/{booking_id}/move"},
 		{"GET", Prefix + "/providers"}, {"GET", Prefix + "/providers/{provider_id}"},
 		{"POST", Prefix + "/providers/{provider_id}/pause"}, {"POST", Prefix + "/providers/{provider_id}/invite"},
+		{"GET", Prefix + "/follow-ups"}, {"POST", Prefix + "/follow-ups/{request_id}/note"},
 		{"GET", Prefix + "/audit"},
 	}
 }
@@ -172,6 +176,7 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 		pg.Nav = []web.NavLink{
 			{URL: Prefix + "/bookings", Label: pg.T["nav_bookings"]},
 			{URL: Prefix + "/providers", Label: pg.T["nav_providers"]},
+			{URL: Prefix + "/follow-ups", Label: pg.T["nav_followups"]},
 			{URL: Prefix + "/audit", Label: pg.T["nav_audit"]},
 		}
 		h(w, r, op, pg)
@@ -399,6 +404,18 @@ func auditLines(entries []AuditEntry, pg web.Page) []storyLine {
 	return out
 }
 
+// noteOf is the note of an audit row's details (details("note", ...)).
+func noteOf(details string) string {
+	_, v, ok := strings.Cut(details, "note=")
+	if !ok {
+		return details
+	}
+	if u, err := strconv.Unquote(v); err == nil {
+		return u
+	}
+	return v
+}
+
 func statusClass(s string) string {
 	switch s {
 	case "sent", "delivered":
@@ -536,6 +553,8 @@ func objectURL(a AuditEntry) string {
 		return Prefix + "/bookings/" + a.ObjectID
 	case "provider":
 		return Prefix + "/providers/" + a.ObjectID
+	case "follow_up":
+		return Prefix + "/follow-ups"
 	}
 	return ""
 }
@@ -715,4 +734,94 @@ func (p *Pages) inviteProviderUser(w http.ResponseWriter, r *http.Request, op Op
 		return
 	}
 	redirect(w, r, pg.Lang, Prefix+"/providers/"+id, "provider_invited_notice")
+}
+
+// followUpRow is a follow-up request as the queue shows it.
+type followUpRow struct {
+	ID, Created, Job, Postcode, Status, Mode string
+	Uncovered                                bool
+	Handed                                   string
+	HandedClass                              string
+	Notes                                    []storyLine
+	NoteAction                               string
+}
+
+// followUpsPage is the data of the queue.
+type followUpsPage struct {
+	Rows      []followUpRow
+	Uncovered bool
+	AllURL    string
+	UncovURL  string
+	Note      string
+	NoteFor   string
+}
+
+func (p *Pages) followUps(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
+	p.renderFollowUps(w, r, pg, http.StatusOK, "", "")
+}
+
+func (p *Pages) renderFollowUps(w http.ResponseWriter, r *http.Request, pg web.Page, status int, noteFor, note string) {
+	uncovered := r.URL.Query().Get("uncovered") == "1"
+	list, err := p.svc.FollowUps(r.Context(), uncovered)
+	if err != nil {
+		p.fail(w, r, "read follow-ups", err)
+		return
+	}
+	pg.Title = pg.T["followups_title"]
+	current(&pg, Prefix+"/follow-ups")
+	notice(&pg, r, "noted_notice")
+	d := followUpsPage{Uncovered: uncovered, AllURL: Prefix + "/follow-ups", UncovURL: Prefix + "/follow-ups?uncovered=1",
+		Note: note, NoteFor: noteFor}
+	for _, f := range list {
+		row := followUpRow{ID: f.ID, Created: stamp(f.CreatedAt, pg.Lang), Job: f.VerticalID + " / " + f.JobTypeID,
+			Postcode: f.Postcode, Status: f.Status, Mode: f.Mode, Uncovered: f.CandidateCount == 0,
+			NoteAction: Prefix + "/follow-ups/" + f.ID + "/note"}
+		if row.Postcode == "" {
+			row.Postcode = "–"
+		}
+		sent, failed := 0, 0
+		for _, c := range f.Candidates {
+			switch c.Status {
+			case "sent":
+				sent++
+			case "failed":
+				failed++
+			}
+		}
+		switch {
+		case row.Uncovered:
+			row.Handed, row.HandedClass = pg.T["fu_uncovered"], "cancelled"
+		case failed > 0:
+			row.Handed, row.HandedClass = fmt.Sprintf(pg.T["fu_handed_failed"], len(f.Candidates), sent, failed), "cancelled"
+		default:
+			row.Handed = fmt.Sprintf(pg.T["fu_handed"], len(f.Candidates), sent)
+			if sent == len(f.Candidates) {
+				row.HandedClass = "ok"
+			}
+		}
+		for _, n := range f.Notes {
+			row.Notes = append(row.Notes, storyLine{At: stamp(n.At, pg.Lang), What: noteOf(n.Details), Detail: n.OperatorID})
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	pg.Data = d
+	p.site.Layout.Render(w, r, status, "followups", pg)
+}
+
+func (p *Pages) noteFollowUp(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
+	id, note := r.PathValue("request_id"), r.PostForm.Get("note")
+	err := p.svc.NoteFollowUp(r.Context(), op, id, note)
+	if errors.Is(err, ErrInvalid) {
+		pg.Error = pg.T["err_note"]
+		p.renderFollowUps(w, r, pg, http.StatusBadRequest, id, note)
+		return
+	}
+	if p.refused(w, r, "note follow-up", err) {
+		return
+	}
+	target := Prefix + "/follow-ups"
+	if r.URL.Query().Get("uncovered") == "1" {
+		target += "?uncovered=1"
+	}
+	redirect(w, r, pg.Lang, target, "noted_notice")
 }

@@ -45,6 +45,10 @@ type Store interface {
 	// q.FailuresSince, and its calendar subscriptions (stale when failing
 	// since q.StaleBefore or earlier).
 	ProviderHealth(ctx context.Context, q HealthQuery) ([]ProviderHealth, error)
+	// FollowUps returns at most limit follow-up requests, newest first
+	// (only those with no candidate provider when uncovered), each with
+	// its candidates.
+	FollowUps(ctx context.Context, uncovered bool, limit int) ([]FollowUp, error)
 }
 
 // Tx is a write transaction as the operator console uses it. Sign-in codes
@@ -66,6 +70,8 @@ type Tx interface {
 	// RecordOperatorSignIn records an operator's sign-in.
 	RecordOperatorSignIn(ctx context.Context, id string, now time.Time) error
 	InsertOperatorSession(ctx context.Context, tokenHash, operatorID string, created, expires time.Time) error
+	// FollowUpExists reports whether a follow-up request exists.
+	FollowUpExists(ctx context.Context, id string) (bool, error)
 	// OperatorBookingForUpdate returns a booking, held until the
 	// transaction ends.
 	OperatorBookingForUpdate(ctx context.Context, id string) (bokat.Booking, error)

@@ -154,4 +154,22 @@ var pageTemplates = map[string]string{
 <button type="submit" id="invite-submit">{{index $.T "p_invite_button"}}</button>
 </form></section>
 <p><a href="{{$.Link "/operator/providers"}}">{{index $.T "nav_providers"}}</a> · <a href="{{$.Link (printf "/operator/bookings?provider=%s" .Row.ID)}}">{{index $.T "p_bookings"}}</a></p>{{end}}{{end}}`,
+
+	"followups": `{{define "content"}}{{with .Data}}<p>{{index $.T "fu_intro"}}</p>
+<p>{{if .Uncovered}}<a href="{{$.Link .AllURL}}">{{index $.T "fu_show_all"}}</a>{{else}}<a href="{{$.Link .UncovURL}}" id="uncovered">{{index $.T "fu_show_uncovered"}}</a>{{end}}</p>
+{{range .Rows}}<section class="card" aria-labelledby="fu-{{.ID}}">
+<h2 id="fu-{{.ID}}">{{.Job}} – {{.Postcode}}</h2>
+<dl class="facts">
+<dt>{{index $.T "fu_request"}}</dt><dd>{{.ID}}{{if eq .Mode "test"}} ({{index $.T "fu_test"}}){{end}}</dd>
+<dt>{{index $.T "fu_created"}}</dt><dd>{{.Created}}</dd>
+<dt>{{index $.T "fu_status"}}</dt><dd>{{.Status}}</dd>
+<dt>{{index $.T "fu_handed_to"}}</dt><dd>{{if .HandedClass}}<span class="status {{.HandedClass}}">{{.Handed}}</span>{{else}}{{.Handed}}{{end}}</dd>
+</dl>
+{{if .Notes}}<h3>{{index $.T "fu_done"}}</h3><ul class="notes">{{range .Notes}}<li>{{.At}}: {{.What}} <span class="muted">({{.Detail}})</span></li>{{end}}</ul>{{end}}
+<form method="post" action="{{$.Link .NoteAction}}{{if $.Data.Uncovered}}{{if eq $.Lang "en"}}&{{else}}?{{end}}uncovered=1{{end}}">{{template "csrf" $}}
+<label for="note-{{.ID}}">{{index $.T "fu_note_label"}}</label>
+<textarea id="note-{{.ID}}" name="note" rows="2" maxlength="500" required>{{if eq .ID $.Data.NoteFor}}{{$.Data.Note}}{{end}}</textarea>
+<button type="submit" class="secondary">{{index $.T "fu_note_button"}}<span class="vh"> {{.ID}}</span></button>
+</form></section>
+{{else}}<p>{{index $.T "fu_none"}}</p>{{end}}{{end}}{{end}}`,
 }

@@ -411,3 +411,66 @@ func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]ope
 	}
 	return out, translate(rows.Err())
 }
+
+// FollowUps returns the latest follow-up requests, newest first, with
+// their candidates.
+func (db *DB) FollowUps(ctx context.Context, uncovered bool, limit int) ([]operator.FollowUp, error) {
+	q := `SELECT id, created_at, vertical_id, job_type_id, postcode, status, mode, candidate_count FROM follow_up_requests`
+	if uncovered {
+		q += ` WHERE candidate_count = 0`
+	}
+	rows, err := db.read.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	var out []operator.FollowUp
+	index := map[string]int{}
+	for rows.Next() {
+		var (
+			f       operator.FollowUp
+			created int64
+		)
+		if err := rows.Scan(&f.ID, &created, &f.VerticalID, &f.JobTypeID, &f.Postcode, &f.Status, &f.Mode, &f.CandidateCount); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		f.CreatedAt = FromMillis(created)
+		index[f.ID] = len(out)
+		out = append(out, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, translate(err)
+	}
+	// The candidates of the requests shown: those created since the
+	// oldest of them.
+	rows, err = db.read.QueryContext(ctx, `SELECT c.request_id, c.provider_id, c.notification_status, c.notified_at
+		FROM follow_up_request_candidates c JOIN follow_up_requests r ON r.id = c.request_id
+		WHERE r.created_at >= $1 ORDER BY c.request_id, c.provider_id`, Millis(out[len(out)-1].CreatedAt))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id       string
+			c        operator.FollowUpCandidate
+			notified sql.NullInt64
+		)
+		if err := rows.Scan(&id, &c.ProviderID, &c.Status, &notified); err != nil {
+			return nil, translate(err)
+		}
+		c.NotifiedAt = FromNullMillis(notified)
+		if i, ok := index[id]; ok {
+			out[i].Candidates = append(out[i].Candidates, c)
+		}
+	}
+	return out, translate(rows.Err())
+}
+
+// FollowUpExists reports whether a follow-up request exists.
+func (tx *Tx) FollowUpExists(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := tx.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM follow_up_requests WHERE id = $1`, id).Scan(&n)
+	return n > 0, translate(err)
+}

@@ -206,13 +206,14 @@ func TestOperatorConsoleAuthorization(t *testing.T) {
 			},
 		}
 		path := func(pattern string) string {
-			return strings.NewReplacer("{booking_id}", "bk_matrix", "{provider_id}", prv).Replace(pattern)
+			return strings.NewReplacer("{booking_id}", "bk_matrix", "{provider_id}", prv, "{request_id}", "req_matrix").Replace(pattern)
 		}
 		forms := map[string]url.Values{
 			"/operator/bookings/{booking_id}/cancel":   {"for": {"customer"}, "reason": {"other"}, "note": {"Matris."}, "confirm": {"yes"}},
 			"/operator/bookings/{booking_id}/move":     {"option": {"bo1.x"}, "for": {"customer"}, "note": {"Matris."}, "agreed": {"yes"}},
 			"/operator/providers/{provider_id}/pause":  {"until": {"2099-01-01"}, "note": {"Matris."}},
 			"/operator/providers/{provider_id}/invite": {"email": {"matris@prv.example"}, "role": {"owner"}},
+			"/operator/follow-ups/{request_id}/note":   {"note": {"Matris."}},
 		}
 		for name, who := range strangers {
 			for _, rt := range operator.Routes() {

@@ -133,6 +133,24 @@ func TestConsoleInABrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "note is saved")]`)))
 		wantText("follow-ups after the note", check("follow-ups-noted-en"), "What was done", "Called a plumber in Kiruna.")
 
+		now := e.clock.Now().UnixMilli()
+		if err := e.exec(`INSERT INTO webhook_endpoints (id, owner_client_id, url, event_types, signing_key_id, secret_key_id,
+			secret_ciphertext, disabled_at, disabled_reason, created_at, updated_at)
+			VALUES ('whe_down', 'pc_console', 'https://hooks.partner.example/in', 'booking.confirmed', 'whk_1', 'sk_1', 'sealed', $1,
+			'too_many_failures', $1, $1)`, now); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.exec(`INSERT INTO partner_clients (id, name, token_hash, scopes, created_at) VALUES ('pc_console', 'Assistenten AB',
+			'hash', 'bookings:read bookings:write', $1)`, now); err != nil {
+			t.Fatal(err)
+		}
+		webtest.Do(t, ctx, "the failing webhooks", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/webhooks"]`)),
+			chromedp.WaitVisible(chromedp.CSS("table.stack")))
+		wantText("webhooks", check("webhooks-en"), "Webhook receivers that fail", "hooks.partner.example", "too_many_failures")
+		webtest.Do(t, ctx, "the partners", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/partners"]`)),
+			chromedp.WaitVisible(chromedp.ID("lifecycle")))
+		wantText("partners", check("partners-en"), "Partners and OAuth clients", "Assistenten AB", "Rotate, revoke, purge")
+
 		webtest.Do(t, ctx, "the log, in English", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/audit"]`)),
 			chromedp.WaitVisible(chromedp.CSS("table.stack")))
 		wantText("audit", check("audit-en"), "Operator log", "booking.cancelled", "booking.moved", "operator.signed_in",

@@ -126,6 +126,8 @@ func (p *Pages) routes() {
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/invite", p.signedIn(p.inviteProviderUser))
 	m.Handle("GET "+Prefix+"/follow-ups", p.signedIn(p.followUps))
 	m.Handle("POST "+Prefix+"/follow-ups/{request_id}/note", p.signedIn(p.noteFollowUp))
+	m.Handle("GET "+Prefix+"/webhooks", p.signedIn(p.webhooks))
+	m.Handle("GET "+Prefix+"/partners", p.signedIn(p.credentials))
 	m.Handle("GET "+Prefix+"/audit", p.signedIn(p.audit))
 	m.Handle(Prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
@@ -142,6 +144,7 @@ func Routes() [][2]string {
 		{"GET", Prefix + "/providers"}, {"GET", Prefix + "/providers/{provider_id}"},
 		{"POST", Prefix + "/providers/{provider_id}/pause"}, {"POST", Prefix + "/providers/{provider_id}/invite"},
 		{"GET", Prefix + "/follow-ups"}, {"POST", Prefix + "/follow-ups/{request_id}/note"},
+		{"GET", Prefix + "/webhooks"}, {"GET", Prefix + "/partners"},
 		{"GET", Prefix + "/audit"},
 	}
 }
@@ -177,6 +180,8 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 			{URL: Prefix + "/bookings", Label: pg.T["nav_bookings"]},
 			{URL: Prefix + "/providers", Label: pg.T["nav_providers"]},
 			{URL: Prefix + "/follow-ups", Label: pg.T["nav_followups"]},
+			{URL: Prefix + "/webhooks", Label: pg.T["nav_webhooks"]},
+			{URL: Prefix + "/partners", Label: pg.T["nav_partners"]},
 			{URL: Prefix + "/audit", Label: pg.T["nav_audit"]},
 		}
 		h(w, r, op, pg)
@@ -824,4 +829,77 @@ func (p *Pages) noteFollowUp(w http.ResponseWriter, r *http.Request, op Operator
 		target += "?uncovered=1"
 	}
 	redirect(w, r, pg.Lang, target, "noted_notice")
+}
+
+// endpointRow is a failing webhook endpoint as the page shows it.
+type endpointRow struct {
+	ID, Owner, Host, Mode, Disabled, Failed, Retrying, Last string
+	DisabledClass                                           string
+}
+
+func (p *Pages) webhooks(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
+	list, err := p.svc.FailingEndpoints(r.Context())
+	if err != nil {
+		p.fail(w, r, "read webhook endpoints", err)
+		return
+	}
+	pg.Title = pg.T["webhooks_title"]
+	current(&pg, Prefix+"/webhooks")
+	rows := make([]endpointRow, 0, len(list))
+	for _, e := range list {
+		row := endpointRow{ID: e.ID, Owner: e.OwnerClientID, Host: e.Host, Mode: e.Mode,
+			Failed: fmt.Sprint(e.Failed), Retrying: fmt.Sprint(e.Retrying)}
+		if e.OwnerUserID != "" {
+			row.Owner += " / " + e.OwnerUserID
+		}
+		if !e.DisabledAt.IsZero() {
+			row.Disabled, row.DisabledClass = fmt.Sprintf(pg.T["wh_disabled"], stamp(e.DisabledAt, pg.Lang), e.DisabledReason), "cancelled"
+		} else {
+			row.Disabled, row.DisabledClass = pg.T["wh_enabled"], "ok"
+		}
+		if !e.LastFailureAt.IsZero() {
+			row.Last = stamp(e.LastFailureAt, pg.Lang)
+			if e.LastStatusCode != 0 {
+				row.Last += fmt.Sprintf(" – HTTP %d", e.LastStatusCode)
+			}
+			if e.LastError != "" {
+				row.Last += " – " + e.LastError
+			}
+		}
+		rows = append(rows, row)
+	}
+	pg.Data = rows
+	p.site.Layout.Render(w, r, http.StatusOK, "webhooks", pg)
+}
+
+// credentialRow is a credential as the partners page shows it.
+type credentialRow struct {
+	ID, Name, Scopes, Mode, Registration, Created, Revoked string
+}
+
+// credentialsPage is the data of the partners page.
+type credentialsPage struct {
+	Partners, Clients []credentialRow
+}
+
+func (p *Pages) credentials(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
+	list, err := p.svc.Credentials(r.Context())
+	if err != nil {
+		p.fail(w, r, "read credentials", err)
+		return
+	}
+	pg.Title = pg.T["partners_title"]
+	current(&pg, Prefix+"/partners")
+	var d credentialsPage
+	for _, c := range list {
+		row := credentialRow{ID: c.ID, Name: c.Name, Scopes: c.Scopes, Mode: c.Mode, Registration: c.Registration,
+			Created: stamp(c.CreatedAt, pg.Lang), Revoked: stamp(c.RevokedAt, pg.Lang)}
+		if c.Kind == "partner" {
+			d.Partners = append(d.Partners, row)
+		} else {
+			d.Clients = append(d.Clients, row)
+		}
+	}
+	pg.Data = d
+	p.site.Layout.Render(w, r, http.StatusOK, "partners", pg)
 }

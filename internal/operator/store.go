@@ -49,6 +49,13 @@ type Store interface {
 	// (only those with no candidate provider when uncovered), each with
 	// its candidates.
 	FollowUps(ctx context.Context, uncovered bool, limit int) ([]FollowUp, error)
+	// FailingEndpoints returns the webhook endpoints (not deleted) that
+	// are disabled, or with a delivery failed since the instant or pending
+	// after a failed attempt.
+	FailingEndpoints(ctx context.Context, since time.Time) ([]Endpoint, error)
+	// Credentials returns the partner credentials, then the OAuth
+	// clients, each newest first.
+	Credentials(ctx context.Context) ([]Credential, error)
 }
 
 // Tx is a write transaction as the operator console uses it. Sign-in codes

@@ -172,4 +172,31 @@ var pageTemplates = map[string]string{
 <button type="submit" class="secondary">{{index $.T "fu_note_button"}}<span class="vh"> {{.ID}}</span></button>
 </form></section>
 {{else}}<p>{{index $.T "fu_none"}}</p>{{end}}{{end}}{{end}}`,
+
+	"webhooks": `{{define "content"}}<p>{{index .T "wh_intro"}}</p>
+{{if .Data}}<table class="stack"><thead><tr><th scope="col">{{index .T "wh_endpoint"}}</th><th scope="col">{{index .T "wh_state"}}</th><th scope="col">{{index .T "wh_failed"}}</th><th scope="col">{{index .T "wh_retrying"}}</th><th scope="col">{{index .T "wh_last"}}</th></tr></thead>
+<tbody>{{range .Data}}<tr><td data-label="{{index $.T "wh_endpoint"}}">{{.Host}} <span class="muted">{{.ID}}, {{.Owner}}{{if eq .Mode "test"}}, {{index $.T "fu_test"}}{{end}}</span></td>
+<td data-label="{{index $.T "wh_state"}}"><span class="status {{.DisabledClass}}">{{.Disabled}}</span></td>
+<td data-label="{{index $.T "wh_failed"}}">{{.Failed}}</td><td data-label="{{index $.T "wh_retrying"}}">{{.Retrying}}</td>
+<td data-label="{{index $.T "wh_last"}}">{{if .Last}}{{.Last}}{{else}}–{{end}}</td></tr>{{end}}</tbody></table>
+{{else}}<p>{{index .T "wh_none"}}</p>{{end}}{{end}}`,
+
+	"partners": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="lifecycle">
+<h2 id="lifecycle">{{index $.T "cr_lifecycle_heading"}}</h2>
+<p>{{index $.T "cr_lifecycle"}}</p>
+</section>
+<section class="card" aria-labelledby="partners">
+<h2 id="partners">{{index $.T "cr_partners"}}</h2>
+{{if .Partners}}<table class="stack"><thead><tr><th scope="col">{{index $.T "cr_name"}}</th><th scope="col">{{index $.T "cr_scopes"}}</th><th scope="col">{{index $.T "cr_created"}}</th><th scope="col">{{index $.T "cr_state"}}</th></tr></thead>
+<tbody>{{range .Partners}}<tr><td data-label="{{index $.T "cr_name"}}">{{.Name}} <span class="muted">{{.ID}}{{if eq .Mode "test"}}, {{index $.T "fu_test"}}{{end}}</span></td>
+<td data-label="{{index $.T "cr_scopes"}}">{{.Scopes}}</td><td data-label="{{index $.T "cr_created"}}">{{.Created}}</td>
+<td data-label="{{index $.T "cr_state"}}">{{if .Revoked}}<span class="status cancelled">{{printf (index $.T "cr_revoked") .Revoked}}</span>{{else}}<span class="status ok">{{index $.T "cr_active"}}</span>{{end}}</td></tr>{{end}}</tbody></table>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
+<section class="card" aria-labelledby="clients">
+<h2 id="clients">{{index $.T "cr_clients"}}</h2>
+{{if .Clients}}<table class="stack"><thead><tr><th scope="col">{{index $.T "cr_name"}}</th><th scope="col">{{index $.T "cr_registration"}}</th><th scope="col">{{index $.T "cr_scopes"}}</th><th scope="col">{{index $.T "cr_created"}}</th><th scope="col">{{index $.T "cr_state"}}</th></tr></thead>
+<tbody>{{range .Clients}}<tr><td data-label="{{index $.T "cr_name"}}">{{.Name}} <span class="muted">{{.ID}}{{if eq .Mode "test"}}, {{index $.T "fu_test"}}{{end}}</span></td>
+<td data-label="{{index $.T "cr_registration"}}">{{.Registration}}</td><td data-label="{{index $.T "cr_scopes"}}">{{.Scopes}}</td><td data-label="{{index $.T "cr_created"}}">{{.Created}}</td>
+<td data-label="{{index $.T "cr_state"}}">{{if .Revoked}}<span class="status cancelled">{{printf (index $.T "cr_revoked") .Revoked}}</span>{{else}}<span class="status ok">{{index $.T "cr_active"}}</span>{{end}}</td></tr>{{end}}</tbody></table>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>{{end}}{{end}}`,
 }

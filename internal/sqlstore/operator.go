@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"time"
 
@@ -473,4 +474,96 @@ func (tx *Tx) FollowUpExists(ctx context.Context, id string) (bool, error) {
 	var n int
 	err := tx.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM follow_up_requests WHERE id = $1`, id).Scan(&n)
 	return n > 0, translate(err)
+}
+
+// FailingEndpoints returns the webhook endpoints that are disabled, or
+// whose deliveries failed since the instant or are being retried.
+func (db *DB) FailingEndpoints(ctx context.Context, since time.Time) ([]operator.Endpoint, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT * FROM (SELECT e.id, e.owner_client_id, e.owner_user_id, e.url, e.mode,
+		e.disabled_at, e.disabled_reason,
+		(SELECT COUNT(*) FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'failed' AND d.updated_at >= $1) AS failed,
+		(SELECT COUNT(*) FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.attempts > 0) AS retrying
+		FROM webhook_endpoints e WHERE e.deleted_at IS NULL) x
+		WHERE x.disabled_at IS NOT NULL OR x.failed > 0 OR x.retrying > 0 ORDER BY x.id`, Millis(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	var out []operator.Endpoint
+	index := map[string]int{}
+	for rows.Next() {
+		var (
+			e        operator.Endpoint
+			raw      string
+			disabled sql.NullInt64
+		)
+		if err := rows.Scan(&e.ID, &e.OwnerClientID, &e.OwnerUserID, &raw, &e.Mode, &disabled, &e.DisabledReason, &e.Failed, &e.Retrying); err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		if u, err := url.Parse(raw); err == nil {
+			e.Host = u.Host
+		}
+		e.DisabledAt = FromNullMillis(disabled)
+		index[e.ID] = len(out)
+		out = append(out, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, translate(err)
+	}
+	// The latest failed attempt of each: its status code and error.
+	rows, err = db.read.QueryContext(ctx, `SELECT d.endpoint_id, d.last_status_code, d.last_error, d.updated_at
+		FROM webhook_deliveries d WHERE d.status IN ('failed', 'pending') AND d.attempts > 0 AND d.updated_at >= $1
+		ORDER BY d.updated_at, d.id`, Millis(since))
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id, msg string
+			code    sql.NullInt64
+			at      int64
+		)
+		if err := rows.Scan(&id, &code, &msg, &at); err != nil {
+			return nil, translate(err)
+		}
+		if i, ok := index[id]; ok {
+			out[i].LastStatusCode, out[i].LastError, out[i].LastFailureAt = int(code.Int64), msg, FromMillis(at)
+		}
+	}
+	return out, translate(rows.Err())
+}
+
+// Credentials returns the partner credentials, then the OAuth clients,
+// each newest first; no secret or hash.
+func (db *DB) Credentials(ctx context.Context) ([]operator.Credential, error) {
+	var out []operator.Credential
+	for _, q := range []struct{ kind, query string }{
+		{"partner", `SELECT id, name, scopes, mode, '', created_at, revoked_at FROM partner_clients ORDER BY created_at DESC, id`},
+		{"oauth", `SELECT id, name, scopes, mode, registration, created_at, revoked_at FROM oauth_clients ORDER BY created_at DESC, id`},
+	} {
+		rows, err := db.read.QueryContext(ctx, q.query)
+		if err != nil {
+			return nil, translate(err)
+		}
+		for rows.Next() {
+			var (
+				c       = operator.Credential{Kind: q.kind}
+				created int64
+				revoked sql.NullInt64
+			)
+			if err := rows.Scan(&c.ID, &c.Name, &c.Scopes, &c.Mode, &c.Registration, &created, &revoked); err != nil {
+				rows.Close()
+				return nil, translate(err)
+			}
+			c.CreatedAt, c.RevokedAt = FromMillis(created), FromNullMillis(revoked)
+			out = append(out, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, translate(err)
+		}
+	}
+	return out, nil
 }

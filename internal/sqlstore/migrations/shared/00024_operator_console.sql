@@ -44,5 +44,6 @@ CREATE INDEX IF NOT EXISTS operator_audit_at ON operator_audit (at);
 CREATE INDEX IF NOT EXISTS operator_audit_object ON operator_audit (object_kind, object_id);
 
 -- +goose Down
+-- operator_audit stays: the credential lifecycle's migration may own it.
 DROP TABLE operator_sessions;
 DROP TABLE operator_users;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/user"
 	"strings"
 
 	"bokat"
@@ -47,7 +48,7 @@ func runOperatorInvite(ctx context.Context, args []string, e env) error {
 	}
 	defer db.Close()
 	svc := operator.NewService(sqlstore.Bind[operator.Tx](db), e.now, nil, nil)
-	o, err := svc.Invite(ctx, operator.CLIActor, email)
+	o, err := svc.Invite(ctx, operator.CLIActor(osUser()), email)
 	switch {
 	case errors.Is(err, operator.ErrInvalid):
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -58,4 +59,13 @@ func runOperatorInvite(ctx context.Context, args []string, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "%s is an operator; sign in at %s%s/sign-in\n", o.ID, strings.TrimRight(consURL, "/"), operator.Prefix)
 	return nil
+}
+
+// osUser names the operating-system user running a command, for the
+// operator audit log's actor ("unknown" when it cannot be told).
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
 }

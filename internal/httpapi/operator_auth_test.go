@@ -183,7 +183,7 @@ func TestOperatorConsoleAuthorization(t *testing.T) {
 		if _, err := provider.NewService(sqlstore.Bind[provider.Tx](db), time.Now, log).Invite(ctx, nil, prv, "agare@prv.example", provider.Owner); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := u.OperatorPages.Service().Invite(ctx, operator.CLIActor, "drift@bokat.example"); err != nil {
+		if _, err := u.OperatorPages.Service().Invite(ctx, operator.CLIActor("drift"), "drift@bokat.example"); err != nil {
 			t.Fatal(err)
 		}
 		providerUser := newPageClient(t, hs.URL)

@@ -139,7 +139,7 @@ func (s *Service) Story(ctx context.Context, id string) (BookingStory, error) {
 	if err != nil {
 		return BookingStory{}, err
 	}
-	a, err := s.store.OperatorAudit(ctx, "booking", id, 50)
+	a, err := s.store.ConsoleAudit(ctx, "booking", id, 50)
 	if err != nil {
 		return BookingStory{}, err
 	}

@@ -98,7 +98,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Error("a cancelled booking offers a cancel or a move")
 		}
 		if a := e.audit(t, "booking", id); len(a) != 2 || a[0].Action != operator.ActionBookingCancelled ||
-			a[1].Action != operator.ActionBookingMoved || a[0].OperatorID != op.ID {
+			a[1].Action != operator.ActionBookingMoved || a[0].Actor != op.ID {
 			t.Errorf("store: audit of the booking: %+v", a)
 		}
 

@@ -185,7 +185,7 @@ func (e *env) jobs(t testing.TB, bookingID string) int {
 // audit returns the audit entries of an object, newest first.
 func (e *env) audit(t testing.TB, kind, id string) []operator.AuditEntry {
 	t.Helper()
-	a, err := e.st.OperatorAudit(context.Background(), kind, id, 100)
+	a, err := e.st.ConsoleAudit(context.Background(), kind, id, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func (e *env) audit(t testing.TB, kind, id string) []operator.AuditEntry {
 // invite makes the address an operator.
 func (e *env) invite(t testing.TB, email string) operator.Operator {
 	t.Helper()
-	o, err := e.svc.Invite(context.Background(), operator.CLIActor, email)
+	o, err := e.svc.Invite(context.Background(), operator.CLIActor("drift"), email)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func (s *Service) FollowUps(ctx context.Context, uncovered bool) ([]FollowUp, er
 		return nil, err
 	}
 	for i := range list {
-		if list[i].Notes, err = s.store.OperatorAudit(ctx, "follow_up", list[i].ID, 20); err != nil {
+		if list[i].Notes, err = s.store.ConsoleAudit(ctx, "follow_up", list[i].ID, 20); err != nil {
 			return nil, err
 		}
 	}

@@ -79,7 +79,7 @@ func TestConsoleShowsTheFollowUpQueue(t *testing.T) {
 			t.Fatalf("note: %d %s\n%s", p.status, p.location, p.body)
 		}
 		if a := e.audit(t, "follow_up", uncovered); len(a) != 1 || a[0].Action != operator.ActionFollowUpAnnotated ||
-			a[0].OperatorID != op.ID || !strings.Contains(a[0].Details, "Kiruna Rör") {
+			a[0].Actor != op.ID || !strings.Contains(a[0].Details["note"], "Kiruna Rör") {
 			t.Errorf("audit of the note: %+v", a)
 		}
 		if page := c.do("GET", "/operator/follow-ups?uncovered=1&lang=en", nil); !strings.Contains(page.body, "What was done") ||

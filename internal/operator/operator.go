@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,8 +33,9 @@ const (
 	SessionTTL = 8 * time.Hour
 )
 
-// CLIActor is the audit actor of operator writes made on the command line.
-const CLIActor = "cli"
+// CLIActor is the audit actor of an operator command run on the command
+// line by the operating-system user, as the credential lifecycle writes it.
+func CLIActor(osUser string) string { return "cli:" + osUser }
 
 // Errors of the use cases besides bokat.ErrNotFound and bokat.ErrConflict.
 var (
@@ -56,13 +59,13 @@ type Operator struct {
 type AuditEntry struct {
 	ID string
 	At time.Time
-	// OperatorID is an operator id or CLIActor.
-	OperatorID string
+	// Actor is an operator id, CLIActor(...) or "job:<name>".
+	Actor      string
 	Action     string
 	ObjectKind string
 	ObjectID   string
-	// Details are free of contact data.
-	Details string
+	// Details are short texts free of secrets and contact data.
+	Details map[string]string
 }
 
 // Audit actions.
@@ -109,17 +112,17 @@ func newID(prefix string) (string, error) {
 }
 
 // Audit writes the audit row of an operator action inside its transaction.
-func Audit(ctx context.Context, tx AuditTx, operatorID string, at time.Time, action, kind, objectID, details string) error {
+func Audit(ctx context.Context, tx AuditTx, actor string, at time.Time, action, kind, objectID string, details map[string]string) error {
 	id, err := newID(bokat.OperatorAuditIDPrefix)
 	if err != nil {
 		return err
 	}
-	return tx.AppendOperatorAudit(ctx, AuditEntry{ID: id, At: at, OperatorID: operatorID, Action: action,
+	return tx.AppendOperatorAudit(ctx, AuditEntry{ID: id, At: at, Actor: actor, Action: action,
 		ObjectKind: kind, ObjectID: objectID, Details: details})
 }
 
 // Invite makes the address an operator account (by is an operator id or
-// CLIActor); an address that has one already is refused with
+// CLIActor(...)); an address that has one already is refused with
 // bokat.ErrConflict, a bad address with ErrInvalid. The person then signs
 // in with a one-time code sent to the address.
 func (s *Service) Invite(ctx context.Context, by, email string) (Operator, error) {
@@ -142,7 +145,7 @@ func (s *Service) Invite(ctx context.Context, by, email string) (Operator, error
 		if err := tx.InsertOperator(ctx, o); err != nil {
 			return err
 		}
-		return Audit(ctx, tx, by, now, ActionInvited, "operator", id, "")
+		return Audit(ctx, tx, by, now, ActionInvited, "operator", id, nil)
 	})
 	if err != nil {
 		return Operator{}, err
@@ -172,7 +175,7 @@ func (s *Service) Begin(ctx context.Context, tx Tx, email, sessionHash string, n
 	if err := tx.InsertOperatorSession(ctx, sessionHash, o.ID, now, now.Add(SessionTTL)); err != nil {
 		return false, err
 	}
-	return true, Audit(ctx, tx, o.ID, now, ActionSignedIn, "operator", o.ID, "")
+	return true, Audit(ctx, tx, o.ID, now, ActionSignedIn, "operator", o.ID, nil)
 }
 
 // SessionOperator returns the operator of a session, or bokat.ErrNotFound.
@@ -188,7 +191,7 @@ func (s *Service) EndSession(ctx context.Context, sessionHash string) error {
 // AuditLog returns the latest audit entries, newest first, of one object
 // (kind and id) or, when kind is "", of everything.
 func (s *Service) AuditLog(ctx context.Context, kind, id string, limit int) ([]AuditEntry, error) {
-	return s.store.OperatorAudit(ctx, kind, id, limit)
+	return s.store.ConsoleAudit(ctx, kind, id, limit)
 }
 
 // NoteMax is the longest note an operator may give with an action.
@@ -207,24 +210,35 @@ func cleanNote(note string, least, most int) (string, error) {
 	return note, nil
 }
 
-// details joins key=value pairs of an audit row's details; values are
-// quoted when they hold spaces.
-func details(kv ...string) string {
-	var b strings.Builder
+// details is an audit row's details from key, value pairs; empty values
+// are left out.
+func details(kv ...string) map[string]string {
+	out := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			continue
+		if kv[i+1] != "" {
+			out[kv[i]] = kv[i+1]
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		v := kv[i+1]
-		if strings.ContainsAny(v, " \n\t\"") {
-			v = fmt.Sprintf("%q", v)
-		}
-		b.WriteString(kv[i] + "=" + v)
 	}
-	return b.String()
+	return out
+}
+
+// FormatDetails shows an audit row's details as key=value pairs by key,
+// a value with spaces quoted.
+func FormatDetails(d map[string]string) string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := d[k]
+		if strings.ContainsAny(v, " \n\t\"") {
+			v = strconv.Quote(v)
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, " ")
 }
 
 // booking.Tx is the lifecycle's transaction; the operator's writes run the

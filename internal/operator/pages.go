@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -404,21 +403,9 @@ func auditLines(entries []AuditEntry, pg web.Page) []storyLine {
 	out := make([]storyLine, 0, len(entries))
 	for _, a := range entries {
 		out = append(out, storyLine{At: stamp(a.At, pg.Lang), What: a.Action + " " + a.ObjectKind + " " + a.ObjectID,
-			Detail: a.OperatorID + " " + a.Details})
+			Detail: a.Actor + " " + FormatDetails(a.Details)})
 	}
 	return out
-}
-
-// noteOf is the note of an audit row's details (details("note", ...)).
-func noteOf(details string) string {
-	_, v, ok := strings.Cut(details, "note=")
-	if !ok {
-		return details
-	}
-	if u, err := strconv.Unquote(v); err == nil {
-		return u
-	}
-	return v
 }
 
 func statusClass(s string) string {
@@ -541,8 +528,8 @@ func (p *Pages) audit(w http.ResponseWriter, r *http.Request, _ Operator, pg web
 	current(&pg, Prefix+"/audit")
 	rows := make([]auditRow, 0, len(entries))
 	for _, a := range entries {
-		rows = append(rows, auditRow{At: stamp(a.At, pg.Lang), Who: a.OperatorID, Action: a.Action,
-			Object: a.ObjectKind + " " + a.ObjectID, URL: objectURL(a), Details: a.Details})
+		rows = append(rows, auditRow{At: stamp(a.At, pg.Lang), Who: a.Actor, Action: a.Action,
+			Object: a.ObjectKind + " " + a.ObjectID, URL: objectURL(a), Details: FormatDetails(a.Details)})
 	}
 	pg.Data = rows
 	p.site.Layout.Render(w, r, http.StatusOK, "audit", pg)
@@ -805,7 +792,7 @@ func (p *Pages) renderFollowUps(w http.ResponseWriter, r *http.Request, pg web.P
 			}
 		}
 		for _, n := range f.Notes {
-			row.Notes = append(row.Notes, storyLine{At: stamp(n.At, pg.Lang), What: noteOf(n.Details), Detail: n.OperatorID})
+			row.Notes = append(row.Notes, storyLine{At: stamp(n.At, pg.Lang), What: n.Details["note"], Detail: n.Actor})
 		}
 		d.Rows = append(d.Rows, row)
 	}

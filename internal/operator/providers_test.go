@@ -143,7 +143,7 @@ func TestConsoleShowsProvidersHealthAndActsOnThem(t *testing.T) {
 
 		a := e.audit(t, "provider", prv)
 		if len(a) != 3 || a[0].Action != operator.ActionProviderInvited || a[1].Action != operator.ActionProviderUnpaused ||
-			a[2].Action != operator.ActionProviderPaused || a[2].OperatorID != op.ID || !strings.Contains(a[2].Details, "until=2026-03-16") {
+			a[2].Action != operator.ActionProviderPaused || a[2].Actor != op.ID || a[2].Details["change"] != "until=2026-03-16" {
 			t.Errorf("operator audit of the provider: %+v", a)
 		}
 		pa, err := sqlstore.Bind[provider.Tx](db).ProviderAudit(ctx, prv, 10)

@@ -25,7 +25,7 @@ type Store interface {
 	OperatorExists(ctx context.Context, email string) (bool, error)
 	// OperatorAudit returns the latest audit entries, newest first, of the
 	// object (kind, id), or of all when kind is "".
-	OperatorAudit(ctx context.Context, kind, id string, limit int) ([]AuditEntry, error)
+	ConsoleAudit(ctx context.Context, kind, id string, limit int) ([]AuditEntry, error)
 
 	// FindBookings returns at most f.Limit bookings matching every set
 	// field of f, latest slot first. A customer e-mail is matched by its

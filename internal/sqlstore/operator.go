@@ -82,10 +82,10 @@ func (db *DB) OperatorExists(ctx context.Context, email string) (bool, error) {
 	return n > 0, translate(err)
 }
 
-// OperatorAudit returns the latest audit entries of an object, or of all
+// ConsoleAudit returns the latest audit entries of an object, or of all
 // when kind is "", newest first.
-func (db *DB) OperatorAudit(ctx context.Context, kind, id string, limit int) ([]operator.AuditEntry, error) {
-	q := `SELECT id, at, operator_id, action, object_kind, object_id, details FROM operator_audit`
+func (db *DB) ConsoleAudit(ctx context.Context, kind, id string, limit int) ([]operator.AuditEntry, error) {
+	q := `SELECT id, at, actor, action, object_kind, object_id, details FROM operator_audit`
 	args := []any{limit}
 	if kind != "" {
 		q += ` WHERE object_kind = $2 AND object_id = $3`
@@ -99,23 +99,37 @@ func (db *DB) OperatorAudit(ctx context.Context, kind, id string, limit int) ([]
 	var out []operator.AuditEntry
 	for rows.Next() {
 		var (
-			e  operator.AuditEntry
-			at int64
+			e       operator.AuditEntry
+			at      int64
+			details string
 		)
-		if err := rows.Scan(&e.ID, &at, &e.OperatorID, &e.Action, &e.ObjectKind, &e.ObjectID, &e.Details); err != nil {
+		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.ObjectKind, &e.ObjectID, &details); err != nil {
 			return nil, translate(err)
 		}
 		e.At = FromMillis(at)
+		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
+			// A row not written as a JSON object keeps its text.
+			e.Details = map[string]string{"text": details}
+		}
 		out = append(out, e)
 	}
 	return out, translate(rows.Err())
 }
 
-// AppendOperatorAudit records one operator action.
+// AppendOperatorAudit records one operator action, its details as a JSON
+// object of strings (as the credential lifecycle writes them).
 func (tx *Tx) AppendOperatorAudit(ctx context.Context, e operator.AuditEntry) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO operator_audit (id, at, operator_id, action, object_kind, object_id,
+	d := e.Details
+	if d == nil {
+		d = map[string]string{}
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO operator_audit (id, at, actor, action, object_kind, object_id,
 		details) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		e.ID, Millis(e.At), e.OperatorID, e.Action, e.ObjectKind, e.ObjectID, e.Details)
+		e.ID, Millis(e.At), e.Actor, e.Action, e.ObjectKind, e.ObjectID, string(raw))
 	return translate(err)
 }
 

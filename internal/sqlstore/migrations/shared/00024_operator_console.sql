@@ -27,23 +27,25 @@ CREATE TABLE operator_sessions (
 CREATE INDEX operator_sessions_operator ON operator_sessions (operator_id);
 CREATE INDEX operator_sessions_expiry ON operator_sessions (expires_at);
 
--- Every operator action: who (operator_id, or 'cli'), when, what (a dotted
--- action), on which object (kind and id), with details free of contact
--- data. The credential lifecycle writes here too; IF NOT EXISTS lets either
--- migration create it first.
+-- Every operator action: who (actor: an operator id, "cli:<os user>" or
+-- "job:<name>"), when, what (a dotted action), on which object (kind and
+-- id), with details (a JSON object of strings) free of secrets and contact
+-- data. The credential lifecycle's migration (00023) creates the same table
+-- with the same indexes; IF NOT EXISTS lets this one stand where it has not
+-- run.
 CREATE TABLE IF NOT EXISTS operator_audit (
     id          TEXT PRIMARY KEY,
     at          BIGINT NOT NULL,
-    operator_id TEXT NOT NULL,
+    actor       TEXT NOT NULL,
     action      TEXT NOT NULL,
     object_kind TEXT NOT NULL,
     object_id   TEXT NOT NULL,
-    details     TEXT NOT NULL DEFAULT ''
+    details     TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS operator_audit_at ON operator_audit (at);
-CREATE INDEX IF NOT EXISTS operator_audit_object ON operator_audit (object_kind, object_id);
+CREATE INDEX IF NOT EXISTS operator_audit_object ON operator_audit (object_kind, object_id, at);
 
 -- +goose Down
--- operator_audit stays: the credential lifecycle's migration may own it.
+-- operator_audit stays: the credential lifecycle's migration owns it too.
 DROP TABLE operator_sessions;
 DROP TABLE operator_users;

@@ -32,6 +32,9 @@ const (
 	ProviderInvitationIDPrefix = "pi_"
 	ProviderAuditIDPrefix      = "pa_"
 	CalendarFeedIDPrefix       = "cfd_" // a provider's subscribed calendar
+	// The people who run the marketplace, and the audit of what they did.
+	OperatorIDPrefix      = "op_"
+	OperatorAuditIDPrefix = "oa_"
 )
 
 // Secret prefixes.
@@ -86,7 +89,7 @@ func IDPrefixes() []string {
 		FollowUpRequestIDPrefix, FollowUpSessionIDPrefix, BlockedPeriodIDPrefix, PartnerClientIDPrefix,
 		OAuthClientIDPrefix, UserIDPrefix, WebhookEndpointIDPrefix, SigningKeyIDPrefix, SecretKeyIDPrefix,
 		BookingOptionIDPrefix, ProviderUserIDPrefix, ProviderInvitationIDPrefix, ProviderAuditIDPrefix,
-		CalendarFeedIDPrefix}
+		CalendarFeedIDPrefix, OperatorIDPrefix, OperatorAuditIDPrefix}
 }
 
 // SecretPrefixes returns the prefix of every secret issued now (not the

@@ -17,6 +17,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
+	"bokat/internal/operator"
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
@@ -39,9 +40,14 @@ type app struct {
 	op      *ops
 	ln      net.Listener // the API's
 	baseURL string
-	search  *booking.Search
-	http    *http.Server
-	workers []worker
+	// adminLn and admin serve the operator console alone (--admin-addr);
+	// adminURL is its origin. Nil without --admin-addr.
+	adminLn  net.Listener
+	admin    *http.Server
+	adminURL string
+	search   *booking.Search
+	http     *http.Server
+	workers  []worker
 	// demoToken is the development partner token of --demo ("" without).
 	demoToken string
 	// testWake wakes the test realm's cancellations and retention when a
@@ -168,6 +174,15 @@ func (a *app) listen(c serveConfig) error {
 	if a.baseURL == "" {
 		a.baseURL = "http://" + a.ln.Addr().String()
 	}
+	if c.AdminAddr != "" {
+		if a.adminLn, err = net.Listen("tcp", c.AdminAddr); err != nil {
+			return fmt.Errorf("listen on %s: %w", c.AdminAddr, err)
+		}
+		a.adminURL = c.AdminBaseURL
+		if a.adminURL == "" {
+			a.adminURL = "http://" + a.adminLn.Addr().String()
+		}
+	}
 	return nil
 }
 
@@ -192,7 +207,12 @@ func (a *app) options(c serveConfig, now func() time.Time, wake *notify.Waker) (
 		// The provider pages sign in by the same codes, through the same mailer.
 		Provider: &provider.PagesConfig{Sender: a.op.mailer, Mail: a.op.mailer, Now: now, Limiter: a.op.limiter,
 			Limits: provider.DefaultLimits()},
-		Heartbeats: a.op.heartbeats, Metrics: a.op.metrics, CalendarStaleAfter: c.CalendarStaleAfter,
+		// The operator console signs in the same way; with --admin-addr it
+		// is served on that listener only.
+		Operator: &operator.PagesConfig{BaseURL: a.adminURL, Sender: a.op.mailer, Now: now, Limiter: a.op.limiter,
+			Limits: operator.DefaultLimits()},
+		OperatorOwnListener: a.adminLn != nil,
+		Heartbeats:          a.op.heartbeats, Metrics: a.op.metrics, CalendarStaleAfter: c.CalendarStaleAfter,
 		AuthOptional: c.AuthOptional, LegacySunset: legacySunset, ServeMetrics: c.metricsOnAPI(c.production()),
 		RateLimits: &c.limits, TrustedProxies: c.proxies,
 	}, nil
@@ -206,6 +226,9 @@ func (a *app) serveAPI(ctx context.Context, b wire.Base, o wire.Options, uc *wir
 		return err
 	}
 	a.http = wire.NewHTTPServer(srv.Handler(), a.log)
+	if a.adminLn != nil {
+		a.admin = wire.NewHTTPServer(srv.AdminHandler(operator.Prefix, uc.OperatorPages), a.log)
+	}
 	if demo {
 		if a.demoToken, err = demoPartner(ctx, b.Store, uc.Auth, b.Now()); err != nil {
 			return fmt.Errorf("demo partner: %w", err)
@@ -256,6 +279,10 @@ func (a *app) Run(ctx context.Context) error {
 	if a.demoToken != "" {
 		fmt.Fprintf(a.stdout, "Development partner token (every scope): %s\n", a.demoToken)
 	}
+	if a.admin != nil {
+		a.log.Info("operator console listening", "url", a.adminURL+operator.Prefix+"/")
+		fmt.Fprintf(a.stdout, "operator console on %s%s/\n", a.adminURL, operator.Prefix)
+	}
 	fmt.Fprintf(a.stdout, "bokat listening on %s (store: %s, env: %s)\n", a.baseURL, a.db.Engine(), a.env)
 	if a.op.metricsLn != nil {
 		fmt.Fprintf(a.stdout, "metrics on http://%s/metrics\n", a.op.metricsLn.Addr())
@@ -289,6 +316,14 @@ func (a *app) Run(ctx context.Context) error {
 			return nil
 		})
 	}
+	if a.admin != nil {
+		g.Go(func() error {
+			if err := a.admin.Serve(a.adminLn); !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("operator console listener stopped", "error", err.Error())
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		if err := a.http.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http server: %w", err)
@@ -313,6 +348,9 @@ func (a *app) shutdown(stopWorkers func()) error {
 	defer cancel()
 	var errs []error
 	servers := []*http.Server{a.http}
+	if a.admin != nil {
+		servers = append(servers, a.admin)
+	}
 	if a.op.metricsServer != nil {
 		servers = append(servers, a.op.metricsServer)
 	}
@@ -342,6 +380,11 @@ func (a *app) release() error {
 	if a.ln != nil {
 		// Once served, the server closed it.
 		if err := a.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if a.adminLn != nil {
+		if err := a.adminLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}

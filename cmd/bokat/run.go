@@ -102,6 +102,11 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 			return runProviderTokenCreate(ctx, rest[2:], e)
 		}
 		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | calendar add|list|remove|rule ... | token create PROVIDER_ID --scopes LIST|all", errUsage)
+	case "operator":
+		if len(rest) == 0 || rest[0] != "invite" {
+			return fmt.Errorf("%w: bokat operator invite --email ADDRESS", errUsage)
+		}
+		return runOperatorInvite(ctx, rest[1:], e)
 	case "privacy":
 		switch {
 		case len(rest) > 0 && rest[0] == "export":
@@ -162,6 +167,10 @@ Commands:
                               subscribe a provider to their own calendar (an iCalendar address, stored
                               sealed), list subscriptions with last sync and error, end one, or set which
                               events block; use the secrets serve uses
+  operator invite --email ADDRESS [--console-url URL]
+                              give a person an operator account; they sign in to the operator console
+                              (/operator/, on --admin-addr when serve has one) with a one-time e-mail
+                              code; use the secrets serve uses
   privacy export --email ADDRESS [--phone NUMBER]
                               print as JSON everything held for a person (bookings, follow-up requests,
                               consent, sign-in account); use the secrets serve uses

@@ -17,8 +17,13 @@ type serveConfig struct {
 	commonConfig
 	opsConfig
 	retentionConfig
-	Addr            string
-	BaseURL         string
+	Addr    string
+	BaseURL string
+	// AdminAddr, when set, is the operator console's own listener: the
+	// console is then served there only, not on Addr. AdminBaseURL is its
+	// origin (default http://<admin-addr>).
+	AdminAddr       string
+	AdminBaseURL    string
 	Demo            bool
 	AuthOptional    bool
 	ShutdownTimeout time.Duration
@@ -45,6 +50,14 @@ func (c *serveConfig) register(fs *flagSet) {
 	c.calendarSyncConfig.register(fs)
 	fs.Text(&c.Addr, "addr", "BOKAT_ADDR", "127.0.0.1:8080", "listen address", checkListenAddr)
 	fs.Text(&c.BaseURL, "base-url", "BOKAT_BASE_URL", "", "public base URL (default http://<addr>)", checkBaseURL)
+	fs.Text(&c.AdminAddr, "admin-addr", "BOKAT_ADMIN_ADDR", "", "serve the operator console (/operator/) on this address only, not on --addr (host:port)",
+		func(s string) error {
+			if s == "" {
+				return nil
+			}
+			return checkListenAddr(s)
+		})
+	fs.Text(&c.AdminBaseURL, "admin-base-url", "BOKAT_ADMIN_BASE_URL", "", "origin the operator console is reached at with --admin-addr (default http://<admin-addr>)", checkBaseURL)
 	fs.Bool(&c.Demo, "demo", "BOKAT_DEMO", false, "seed the demo supply and print a development partner token with every scope (development only)")
 	fs.Bool(&c.AuthOptional, "auth-optional", "BOKAT_AUTH_OPTIONAL", false, "admit requests without a credential (development only)")
 	fs.Duration(&c.ShutdownTimeout, "shutdown-timeout", "BOKAT_SHUTDOWN_TIMEOUT", 15*time.Second, "how long to drain requests on shutdown")
@@ -112,6 +125,15 @@ func (c *serveConfig) validate(fs *flagSet) error {
 		}
 		if err := checkProductionBaseURL(c.BaseURL); err != nil {
 			return fmt.Errorf("%w: %s: %v", errUsage, fs.label("base-url"), err)
+		}
+		if c.AdminAddr != "" {
+			admin := c.AdminBaseURL
+			if admin == "" {
+				admin = "http://" + c.AdminAddr
+			}
+			if err := checkProductionBaseURL(admin); err != nil {
+				return fmt.Errorf("%w: %s: %v (give an https --admin-base-url)", errUsage, fs.label("admin-addr"), err)
+			}
 		}
 		if err := c.calendarSyncConfig.validateProduction(fs); err != nil {
 			return err

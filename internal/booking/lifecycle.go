@@ -611,6 +611,11 @@ type RescheduleInput struct {
 	TermsAccepted       bool
 	TermsVersion        string
 	TermsAcceptedAt     time.Time
+	// Also, when set, runs inside the reschedule's transaction once the
+	// booking has moved (b is the moved booking), before its event and
+	// notifications are queued: the operator console writes its audit row
+	// there, so the move and its record commit together.
+	Also func(ctx context.Context, tx Tx, b bokat.Booking, now time.Time) error
 }
 
 // Reschedule moves the principal's booking to a freshly searched option of
@@ -682,6 +687,11 @@ func (l *Lifecycle) Reschedule(ctx context.Context, p bokat.Principal, bookingID
 		}
 		if err := tx.RecordChangeConsent(ctx, b.ID, method); err != nil {
 			return idem.Outcome{}, err
+		}
+		if in.Also != nil {
+			if err := in.Also(ctx, tx, b, now); err != nil {
+				return idem.Outcome{}, err
+			}
 		}
 		return recordChange(ctx, tx, b, bokat.EventBookingRescheduled, now, render)
 	}))

@@ -171,7 +171,24 @@ func (s *Server) protocolRoutes() []protocolRoute {
 		// The provider pages (package provider), when configured.
 		{http.MethodGet, "/provider/", s.providerPages},
 		{http.MethodPost, "/provider/", s.providerPages},
+		// The operator console (package operator), when served here.
+		{http.MethodGet, "/operator/", s.operatorPages},
+		{http.MethodPost, "/operator/", s.operatorPages},
 	}
+}
+
+// AdminHandler serves the pages h under prefix ("/operator") on a listener
+// of their own (serve's --admin-addr), as the API's listener would serve
+// them: request ids, the access log, request metrics and the client's
+// address (through trusted proxies) for the pages' rate limits. Every
+// other path answers 404.
+func (s *Server) AdminHandler(prefix string, h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		mux.Handle(m+" "+prefix+"/", s.wrapProtocol(protocolRoute{m, prefix + "/", h}))
+	}
+	mux.Handle("/", http.NotFoundHandler())
+	return s.withRequestInfo(mux)
 }
 
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {

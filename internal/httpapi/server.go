@@ -92,6 +92,10 @@ type Config struct {
 	// ProviderPages, when set, serves the provider pages under /provider/
 	// (package provider): HTML with sessions of their own, no credential.
 	ProviderPages http.Handler
+	// OperatorPages, when set, serves the operator console under
+	// /operator/ (package operator) on the API's listener; serve leaves it
+	// unset when the console has a listener of its own (AdminHandler).
+	OperatorPages http.Handler
 
 	// Operations.
 	//
@@ -149,6 +153,7 @@ type Server struct {
 	oauth    AuthorizationServer
 
 	providerPages http.Handler
+	operatorPages http.Handler
 
 	webhooks            Webhooks
 	webhookAllowPrivate bool
@@ -203,6 +208,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		webhookAllowPrivate: cfg.WebhookAllowPrivate,
 		oauth:               cfg.OAuth,
 		providerPages:       cfg.ProviderPages,
+		operatorPages:       cfg.OperatorPages,
 
 		metrics:        cfg.Metrics,
 		limiter:        cfg.RateLimiter,

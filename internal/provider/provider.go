@@ -180,13 +180,6 @@ func audit(ctx context.Context, tx auditor, providerID, actor string, at time.Ti
 // refused with bokat.ErrConflict; an unknown provider with
 // bokat.ErrNotFound; a bad address or role with ErrInvalid.
 func (s *Service) Invite(ctx context.Context, actor *User, providerID, email string, role Role) (Invitation, error) {
-	addr, ok := web.NormalizeEmail(email)
-	if !ok {
-		return Invitation{}, fmt.Errorf("%w: not a valid e-mail address", ErrInvalid)
-	}
-	if _, err := ParseRole(string(role)); err != nil {
-		return Invitation{}, err
-	}
 	by := OperatorActor
 	if actor != nil {
 		if actor.Role != Owner || actor.ProviderID != providerID || role != Staff {
@@ -194,31 +187,49 @@ func (s *Service) Invite(ctx context.Context, actor *User, providerID, email str
 		}
 		by = actor.ID
 	}
-	id, err := newID(InvitationIDPrefix)
-	if err != nil {
-		return Invitation{}, err
-	}
-	now := s.now()
-	inv := Invitation{ID: id, ProviderID: providerID, Email: addr, Role: role, InvitedBy: by, CreatedAt: now,
-		ExpiresAt: now.Add(InvitationTTL)}
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.ProviderName(ctx, providerID); err != nil {
-			return fmt.Errorf("provider %s: %w", providerID, err)
-		}
-		if _, err := tx.ActiveProviderUserByEmail(ctx, addr); err == nil {
-			return fmt.Errorf("%w: the address already has an account", bokat.ErrConflict)
-		} else if !errors.Is(err, bokat.ErrNotFound) {
-			return err
-		}
-		if err := tx.InsertInvitation(ctx, inv); err != nil {
-			return err
-		}
-		return audit(ctx, tx, providerID, by, now, ActionInvited, "invitation", id, "role="+string(role))
+	var inv Invitation
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		inv, err = InviteInTx(ctx, tx, by, providerID, email, role, s.now())
+		return err
 	})
 	if err != nil {
 		return Invitation{}, err
 	}
 	return inv, nil
+}
+
+// InviteInTx writes the invitation of the address to the provider with
+// the role, and its audit row, inside tx; by is who invites (a provider
+// user id or OperatorActor), already allowed to. The operator console
+// runs it in the transaction of its own audit row. Its errors are
+// Invite's.
+func InviteInTx(ctx context.Context, tx Tx, by, providerID, email string, role Role, now time.Time) (Invitation, error) {
+	addr, ok := web.NormalizeEmail(email)
+	if !ok {
+		return Invitation{}, fmt.Errorf("%w: not a valid e-mail address", ErrInvalid)
+	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return Invitation{}, err
+	}
+	id, err := newID(InvitationIDPrefix)
+	if err != nil {
+		return Invitation{}, err
+	}
+	inv := Invitation{ID: id, ProviderID: providerID, Email: addr, Role: role, InvitedBy: by, CreatedAt: now,
+		ExpiresAt: now.Add(InvitationTTL)}
+	if _, err := tx.ProviderName(ctx, providerID); err != nil {
+		return Invitation{}, fmt.Errorf("provider %s: %w", providerID, err)
+	}
+	if _, err := tx.ActiveProviderUserByEmail(ctx, addr); err == nil {
+		return Invitation{}, fmt.Errorf("%w: the address already has an account", bokat.ErrConflict)
+	} else if !errors.Is(err, bokat.ErrNotFound) {
+		return Invitation{}, err
+	}
+	if err := tx.InsertInvitation(ctx, inv); err != nil {
+		return Invitation{}, err
+	}
+	return inv, audit(ctx, tx, providerID, by, now, ActionInvited, "invitation", id, "role="+string(role))
 }
 
 // Withdraw withdraws an open invitation of the owner's provider.

@@ -27,6 +27,7 @@ import (
 	"bokat/internal/followup"
 	"bokat/internal/httpapi"
 	"bokat/internal/oauth"
+	"bokat/internal/operator"
 	"bokat/internal/outbox"
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
@@ -132,6 +133,13 @@ type Options struct {
 	// before it is stale (0: calsync.DefaultStaleAfter); the provider pages
 	// and API warn by it.
 	CalendarStaleAfter time.Duration
+	// Operator is the operator console's configuration; the wiring adds
+	// its store, hasher, logger, clock, the notification wake and the
+	// booking mover, and BaseURL when it has none. Nil: no console.
+	Operator *operator.PagesConfig
+	// OperatorOwnListener keeps the console off the API's listener: serve
+	// serves it alone on --admin-addr (httpapi.Server.AdminHandler).
+	OperatorOwnListener bool
 	// AccessTokens verifies OAuth access tokens; nil: the authorization
 	// server built here, if it is built here.
 	AccessTokens auth.AccessTokenVerifier
@@ -165,6 +173,8 @@ type UseCases struct {
 	ProviderPages *provider.Pages
 	// Providers are the provider API's use cases.
 	Providers *provider.API
+	// OperatorPages serves /operator/; built with Options.Operator only.
+	OperatorPages *operator.Pages
 	// Relay and Dispatcher deliver webhooks; built with Options.Heartbeats
 	// only.
 	Relay      *outbox.Relay
@@ -198,7 +208,38 @@ func (u *UseCases) Build(b Base, o Options) error {
 	if u.Credentials == nil {
 		u.Credentials = credentials.New(sqlstore.Bind[credentials.Tx](b.Store), b.Keys.Hasher, b.Now)
 	}
+	if err := u.operatorPages(b, o); err != nil {
+		return err
+	}
 	return u.signIn(b, o)
+}
+
+// operatorPages builds the operator console when Options.Operator asks
+// for it.
+func (u *UseCases) operatorPages(b Base, o Options) error {
+	if u.OperatorPages != nil || o.Operator == nil {
+		return nil
+	}
+	c := *o.Operator
+	c.Production, c.Store, c.Hasher, c.Logger = o.Production, sqlstore.Bind[operator.Tx](b.Store), b.Keys.Hasher, b.Log
+	if c.BaseURL == "" {
+		c.BaseURL = o.BaseURL
+	}
+	if c.Now == nil {
+		c.Now = b.Now
+	}
+	if c.Wake == nil {
+		c.Wake = o.Wake
+	}
+	if c.Mover == nil {
+		c.Mover = &operator.Mover{Search: u.Search, Lifecycle: u.Bookings}
+	}
+	pages, err := operator.NewPages(c)
+	if err != nil {
+		return err
+	}
+	u.OperatorPages = pages
+	return nil
 }
 
 // providerPages builds the provider pages when Options.Provider asks for
@@ -330,6 +371,15 @@ func (u *UseCases) providerHandler() http.Handler {
 	return u.ProviderPages
 }
 
+// operatorHandler is the console as the API mounts it: nil when it was not
+// built or has a listener of its own.
+func (u *UseCases) operatorHandler(o Options) http.Handler {
+	if u.OperatorPages == nil || o.OperatorOwnListener {
+		return nil
+	}
+	return u.OperatorPages
+}
+
 // Ops are the operations parts the API reports to and is limited by.
 type Ops struct {
 	Metrics *telemetry.Metrics
@@ -392,6 +442,7 @@ func API(b Base, o Options, u *UseCases, ops Ops) (*httpapi.Server, error) {
 		WebhookAllowPrivate: o.WebhookAllowPrivate,
 		OAuth:               u.OAuth,
 		ProviderPages:       u.providerHandler(),
+		OperatorPages:       u.operatorHandler(o),
 		Providers:           u.Providers,
 
 		Metrics:        ops.Metrics,

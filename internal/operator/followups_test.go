@@ -1,0 +1,90 @@
+package operator_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"bokat/internal/catalog"
+	"bokat/internal/followup"
+	"bokat/internal/idem"
+	"bokat/internal/operator"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// request creates a follow-up request for a faucet job at the address as
+// the API does, and returns its id.
+func (e *env) request(t testing.TB, address string) string {
+	t.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := followup.New(sqlstore.Bind[followup.Tx](e.db), cat, e.clock.Now, nil)
+	in := followup.Input{VerticalID: "vvs", JobTypeID: "install_faucet", Description: "Byta blandaren i köket.",
+		Customer: followup.Customer{Name: "Greta Gåsfot", Phone: "+46701234567", Email: customerEmail},
+		Location: followup.Location{Address: address}, Timing: followup.Timing{PreferredTimeText: "nästa vecka"},
+		CustomerNextStep: "home_visit", ConsentConfirmed: true}
+	var id string
+	_, _, err = svc.Create(context.Background(), partner, in, idem.Key{Owner: partner.OwnerKey(), Operation: "requests.create",
+		Key: uuid.NewString()}, "fp", func(r followup.Request) (idem.Outcome, error) {
+		id = r.ID
+		return idem.Outcome{Body: []byte(`{}`)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestConsoleShowsTheFollowUpQueue shows the follow-up requests, those no
+// provider covers apart, with what was done: the providers each was handed
+// to and the operators' notes, which are audited.
+func TestConsoleShowsTheFollowUpQueue(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		op := e.invite(t, operatorEmail)
+		covered := e.request(t, "Hornsgatan 172, 117 28 Stockholm")
+		uncovered := e.request(t, "Storgatan 1, 981 31 Kiruna")
+		c := newClient(t, e.srv.URL)
+		c.signIn(e.sender, operatorEmail)
+
+		all := c.do("GET", "/operator/follow-ups", nil)
+		if all.status != http.StatusOK || !strings.Contains(all.body, covered) || !strings.Contains(all.body, uncovered) ||
+			!strings.Contains(all.body, "Ingen hantverkare täcker jobbet här") || !strings.Contains(all.body, "0 skickade") {
+			t.Fatalf("the queue: %d\n%s", all.status, all.body)
+		}
+		if strings.Contains(all.body, "Gåsfot") || strings.Contains(all.body, customerEmail) || strings.Contains(all.body, "Hornsgatan") {
+			t.Error("the queue shows the customer's contact data")
+		}
+		only := c.do("GET", "/operator/follow-ups?uncovered=1", nil)
+		if !strings.Contains(only.body, uncovered) || strings.Contains(only.body, covered) {
+			t.Errorf("the uncovered requests:\n%s", only.body)
+		}
+
+		if p := c.post("/operator", "/operator/follow-ups/"+uncovered+"/note?uncovered=1", url.Values{"note": {"x"}}); p.status != http.StatusBadRequest {
+			t.Errorf("a one-letter note: %d", p.status)
+		}
+		if p := c.post("/operator", "/operator/follow-ups/req_nope/note", url.Values{"note": {"Ringde."}}); p.status != http.StatusNotFound {
+			t.Errorf("a note on an unknown request: %d", p.status)
+		}
+		p := c.post("/operator", "/operator/follow-ups/"+uncovered+"/note?uncovered=1",
+			url.Values{"note": {"Ringde Kiruna Rör, som tar jobbet."}})
+		if p.status != http.StatusSeeOther || p.location != "/operator/follow-ups?uncovered=1&done=noted_notice" {
+			t.Fatalf("note: %d %s\n%s", p.status, p.location, p.body)
+		}
+		if a := e.audit(t, "follow_up", uncovered); len(a) != 1 || a[0].Action != operator.ActionFollowUpAnnotated ||
+			a[0].Actor != op.ID || !strings.Contains(a[0].Details["note"], "Kiruna Rör") {
+			t.Errorf("audit of the note: %+v", a)
+		}
+		if page := c.do("GET", "/operator/follow-ups?uncovered=1&lang=en", nil); !strings.Contains(page.body, "What was done") ||
+			!strings.Contains(page.body, "Kiruna Rör") || !strings.Contains(page.body, "No provider covers the job here") {
+			t.Errorf("the queue after the note:\n%s", page.body)
+		}
+	})
+}

@@ -1,0 +1,172 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"bokat"
+	"bokat/internal/operator"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// TestConsoleFindsCancelsAndMovesBookings runs the console's booking flow
+// over HTTP on each engine: sign-in, search by each field (the e-mail by
+// its blind index), a booking's story, a move and a cancel through the
+// lifecycle, and the audit rows of each action.
+func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		op := e.invite(t, operatorEmail)
+		id := e.book(t, "one")
+		other := e.book(t, "two")
+		c := newClient(t, e.srv.URL)
+		if p := c.do("GET", "/operator/bookings", nil); p.status != http.StatusSeeOther || p.location != "/operator/sign-in" {
+			t.Fatalf("signed out: %d %s", p.status, p.location)
+		}
+		c.signIn(e.sender, operatorEmail)
+		if a := e.audit(t, "operator", op.ID); len(a) != 2 || a[0].Action != operator.ActionSignedIn || a[1].Action != operator.ActionInvited ||
+			a[1].Actor != operator.CLIActor("drift") || a[0].Actor != op.ID {
+			t.Errorf("audit of the operator: %+v", a)
+		}
+
+		for q, want := range map[string][]string{
+			"?email=" + url.QueryEscape("  GRETA@example.se "): {id, other},
+			"?id=" + id:                 {id},
+			"?email=someone@example.se": {},
+			"?status=cancelled":         {},
+			"?from=2026-03-03&to=2026-03-03&status=confirmed": {id, other},
+			"?to=2026-03-02": {},
+		} {
+			p := c.do("GET", "/operator/bookings"+q, nil)
+			if p.status != http.StatusOK {
+				t.Fatalf("search %s: %d", q, p.status)
+			}
+			for _, w := range want {
+				if !strings.Contains(p.body, w) {
+					t.Errorf("search %s does not find %s", q, w)
+				}
+			}
+			if len(want) == 0 && !strings.Contains(p.body, "Inga bokningar matchar.") {
+				t.Errorf("search %s finds something:\n%s", q, p.body)
+			}
+			if strings.Contains(p.body, customerEmail+"</") || strings.Contains(p.body, "Gåsfot") {
+				t.Errorf("search %s shows the customer's contact data", q)
+			}
+		}
+		for _, q := range []string{"?status=maybe", "?from=2026-13-01", "?email=not-an-address", "?from=2026-03-04&to=2026-03-03"} {
+			if p := c.do("GET", "/operator/bookings"+q, nil); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Kontrollera sökningen") {
+				t.Errorf("search %s: %d", q, p.status)
+			}
+		}
+
+		story := c.do("GET", "/operator/bookings/"+id, nil)
+		for _, w := range []string{"booking.confirmed", "Till kunden", "Till hantverkaren", "väntar", "Inte kvitterad", "pc_console"} {
+			if !strings.Contains(story.body, w) {
+				t.Errorf("the story lacks %q", w)
+			}
+		}
+
+		// Move: the options are the booked provider's; the move runs the
+		// lifecycle's reschedule and writes its audit row in the same
+		// transaction.
+		mv := c.do("GET", "/operator/bookings/"+id+"/move?when=om+tre+dagar", nil)
+		opt := regexpFind(t, mv.body, `name="option" value="([^"]+)"`)
+		if p := c.post("/operator", "/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
+			"note": {"Kunden ringde."}}); p.status != http.StatusBadRequest {
+			t.Errorf("a move without the customer's agreement: %d", p.status)
+		}
+		p := c.post("/operator", "/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
+			"note": {"Kunden ringde och bad om en senare tid."}, "agreed": {"yes"}})
+		if p.status != http.StatusSeeOther || p.location != "/operator/bookings/"+id+"?done=moved_notice" {
+			t.Fatalf("move: %d %s\n%s", p.status, p.location, p.body)
+		}
+		if types, _ := e.events(t, id); len(types) != 2 || types[1] != "booking.rescheduled" {
+			t.Errorf("events after the move: %v", types)
+		}
+		if n := e.jobs(t, id); n != 4 {
+			t.Errorf("notification jobs after the move: %d, want 4", n)
+		}
+		a := e.audit(t, "booking", id)
+		if len(a) != 1 || a[0].Action != operator.ActionBookingMoved || a[0].Actor != op.ID ||
+			a[0].Details["for"] != "customer" || a[0].Details["note"] != "Kunden ringde och bad om en senare tid." ||
+			a[0].Details["from"] == "" || a[0].Details["to"] == "" ||
+			!a[0].At.Equal(e.clock.Now()) {
+			t.Errorf("audit after the move: %+v", a)
+		}
+
+		// Cancel for the provider: the event says the provider cancelled.
+		if p := c.post("/operator", "/operator/bookings/"+id+"/cancel", url.Values{"for": {"provider"}, "note": {"Montören är sjuk."}}); p.status != http.StatusBadRequest {
+			t.Errorf("a cancel without confirmation: %d", p.status)
+		}
+		p = c.post("/operator", "/operator/bookings/"+id+"/cancel", url.Values{"for": {"provider"}, "reason": {"other"},
+			"note": {"Montören är sjuk."}, "confirm": {"yes"}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("cancel: %d %s", p.status, p.body)
+		}
+		types, payloads := e.events(t, id)
+		if len(types) != 3 || types[2] != "booking.cancelled" || !strings.Contains(payloads[2], `"reason":"provider_cancelled"`) {
+			t.Errorf("events after the cancel: %v %v", types, payloads)
+		}
+		if a := e.audit(t, "booking", id); len(a) != 2 || a[0].Action != operator.ActionBookingCancelled ||
+			a[0].Details["for"] != "provider" || a[0].Details["note"] != "Montören är sjuk." {
+			t.Errorf("audit after the cancel: %+v", a)
+		}
+		if e.woken != 1 {
+			t.Errorf("the notification worker was woken %d times by the cancel, want 1", e.woken)
+		}
+		if p := c.post("/operator", "/operator/bookings/"+id+"/cancel", url.Values{"for": {"customer"}, "reason": {"other"},
+			"note": {"Igen."}, "confirm": {"yes"}}); p.status != http.StatusConflict {
+			t.Errorf("a second cancel: %d", p.status)
+		}
+
+		// Cancel for the customer with the contract's reason.
+		p = c.post("/operator", "/operator/bookings/"+other+"/cancel", url.Values{"for": {"customer"},
+			"reason": {"timing_no_longer_works"}, "note": {"Kunden mejlade supporten."}, "confirm": {"yes"}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("cancel for the customer: %d %s", p.status, p.body)
+		}
+		var reason string
+		if err := db.R().QueryRowContext(context.Background(), `SELECT cancel_reason FROM bookings WHERE id = $1`, other).Scan(&reason); err != nil ||
+			reason != "timing_no_longer_works" {
+			t.Errorf("cancel reason %q (%v)", reason, err)
+		}
+		log := c.do("GET", "/operator/audit?lang=en", nil)
+		for _, w := range []string{"Operator log", "booking.cancelled", "booking.moved", "operator.signed_in", other} {
+			if !strings.Contains(log.body, w) {
+				t.Errorf("the audit page lacks %q", w)
+			}
+		}
+		if p := c.do("GET", "/operator/bookings/bkg_nope", nil); p.status != http.StatusNotFound {
+			t.Errorf("an unknown booking: %d", p.status)
+		}
+	})
+}
+
+func TestInviteRefusesABadOrTakenAddress(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		e.invite(t, operatorEmail)
+		ctx := context.Background()
+		if _, err := e.svc.Invite(ctx, operator.CLIActor("drift"), "Drift@Bokat.example"); !errors.Is(err, bokat.ErrConflict) {
+			t.Errorf("a second account of the address: %v", err)
+		}
+		if _, err := e.svc.Invite(ctx, operator.CLIActor("drift"), "not an address"); !errors.Is(err, operator.ErrInvalid) {
+			t.Errorf("a bad address: %v", err)
+		}
+		if ok, err := e.svc.Admits(ctx, "someone@bokat.example"); ok || err != nil {
+			t.Errorf("an unknown address is admitted: %v %v", ok, err)
+		}
+		// The stored address is sealed: the row holds neither it nor its
+		// normalised form.
+		var stored string
+		if err := db.R().QueryRowContext(ctx, `SELECT email FROM operator_users`).Scan(&stored); err != nil ||
+			strings.Contains(stored, "bokat.example") {
+			t.Errorf("stored address %q (%v)", stored, err)
+		}
+	})
+}

@@ -1,0 +1,155 @@
+package operator_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat/internal/operator"
+	"bokat/internal/provider"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// failProviderMessage marks a booking's provider message failed, as the
+// notification worker does when the mail bounces.
+func (e *env) failProviderMessage(t testing.TB, bookingID, why string) {
+	t.Helper()
+	if err := e.exec(`UPDATE notification_jobs SET status = 'failed', last_error = $2,
+		updated_at = $3 WHERE booking_id = $1 AND recipient = 'provider'`, bookingID, why, e.clock.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addFeed stores a subscribed calendar of the provider that last synced at
+// synced and has failed since failing (zero: not failing).
+func (e *env) addFeed(t testing.TB, providerID, id, label string, synced, failing time.Time) {
+	t.Helper()
+	var failed any
+	errText := ""
+	if !failing.IsZero() {
+		failed, errText = failing.UnixMilli(), "HTTP 404 from the calendar"
+	}
+	if err := e.exec(`INSERT INTO calendar_feeds (id, provider_id, url_key_id, url_sealed,
+		url_index, label, source, created_at, next_poll_at, last_synced_at, last_error, failing_since)
+		VALUES ($1, $2, 'k', 'sealed', $1, $3, 'operator', $4, $4, $5, $6, $7)`, id, providerID, label, e.clock.Now().UnixMilli(),
+		synced.UnixMilli(), errText, failed); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exec runs a statement in a write transaction.
+func (e *env) exec(q string, args ...any) error {
+	return e.db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
+		_, err := tx.Q().ExecContext(context.Background(), q, args...)
+		return err
+	})
+}
+
+// bookedProvider is the provider of a booking.
+func (e *env) bookedProvider(t testing.TB, bookingID string) (id, name string) {
+	t.Helper()
+	if err := e.db.R().QueryRowContext(context.Background(), `SELECT provider_id, provider_name FROM bookings WHERE id = $1`,
+		bookingID).Scan(&id, &name); err != nil {
+		t.Fatal(err)
+	}
+	return id, name
+}
+
+// TestConsoleShowsProvidersHealthAndActsOnThem reads the providers' health
+// (people, message failures, calendar sync) and pauses, resumes and
+// invites through the console, on each engine, with the audit rows of
+// both sides.
+func TestConsoleShowsProvidersHealthAndActsOnThem(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		op := e.invite(t, operatorEmail)
+		id := e.book(t, "health")
+		prv, name := e.bookedProvider(t, id)
+		e.failProviderMessage(t, id, "550 mailbox unavailable")
+		now := e.clock.Now()
+		e.addFeed(t, prv, "cfd_stale", "calendar.example.se", now.Add(-10*time.Hour), now.Add(-7*time.Hour))
+		e.addFeed(t, prv, "cfd_fine", "ok.example.se", now.Add(-time.Hour), time.Time{})
+		c := newClient(t, e.srv.URL)
+		c.signIn(e.sender, operatorEmail)
+
+		all := c.do("GET", "/operator/providers", nil)
+		attention := c.do("GET", "/operator/providers?attention=1", nil)
+		if all.status != http.StatusOK || attention.status != http.StatusOK {
+			t.Fatalf("providers: %d %d", all.status, attention.status)
+		}
+		if strings.Count(all.body, `href="/operator/providers/prv_`) < 5 {
+			t.Errorf("the list shows fewer than the demo's providers:\n%s", all.body)
+		}
+		if n := strings.Count(attention.body, `href="/operator/providers/prv_`); n != 1 || !strings.Contains(attention.body, name) ||
+			!strings.Contains(attention.body, "1 av 2 inaktuella") {
+			t.Errorf("providers that need attention (%d):\n%s", n, attention.body)
+		}
+		page := c.do("GET", "/operator/providers/"+prv, nil)
+		for _, w := range []string{name, "550 mailbox unavailable", "calendar.example.se", "inaktuell", "HTTP 404 from the calendar",
+			"ok.example.se", "aldrig", "Aktiv"} {
+			if !strings.Contains(page.body, w) {
+				t.Errorf("the provider's page lacks %q", w)
+			}
+		}
+		if p := c.do("GET", "/operator/providers/prv_nobody", nil); p.status != http.StatusNotFound {
+			t.Errorf("an unknown provider: %d", p.status)
+		}
+
+		for _, until := range []string{"2026-03-02", "2020-01-01", "soon"} {
+			if p := c.post("/operator", "/operator/providers/"+prv+"/pause", url.Values{"until": {until}, "note": {"Semester."}}); p.status != http.StatusBadRequest {
+				t.Errorf("pause until %s: %d", until, p.status)
+			}
+		}
+		p := c.post("/operator", "/operator/providers/"+prv+"/pause", url.Values{"until": {"2026-03-16"}, "note": {"Semester enligt mejl."}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("pause: %d\n%s", p.status, p.body)
+		}
+		var paused int64
+		if err := db.R().QueryRowContext(context.Background(), `SELECT paused_until FROM providers WHERE id = $1`, prv).Scan(&paused); err != nil ||
+			paused == 0 {
+			t.Errorf("paused until %d (%v)", paused, err)
+		}
+		if page := c.do("GET", "/operator/providers/"+prv, nil); !strings.Contains(page.body, "Pausad till 2026-03-1") {
+			t.Errorf("the paused provider's page:\n%s", page.body)
+		}
+		if p := c.post("/operator", "/operator/providers/"+prv+"/pause", url.Values{"resume": {"yes"}, "note": {"Tillbaka."}}); p.status != http.StatusSeeOther {
+			t.Fatalf("resume: %d", p.status)
+		}
+		if err := db.R().QueryRowContext(context.Background(), `SELECT paused_until FROM providers WHERE id = $1`, prv).Scan(&paused); err != nil ||
+			paused != 0 {
+			t.Errorf("after the resume: paused until %d (%v)", paused, err)
+		}
+
+		p = c.post("/operator", "/operator/providers/"+prv+"/invite", url.Values{"email": {"ny@hantverkare.example"}, "role": {"owner"}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("invite: %d\n%s", p.status, p.body)
+		}
+		ctx := context.Background()
+		invs, err := sqlstore.Bind[provider.Tx](db).OpenInvitations(ctx, prv, e.clock.Now())
+		if err != nil || len(invs) != 1 || invs[0].Email != "ny@hantverkare.example" || invs[0].Role != provider.Owner ||
+			invs[0].InvitedBy != provider.OperatorActor {
+			t.Errorf("invitations: %+v %v", invs, err)
+		}
+		for _, form := range []url.Values{{"email": {"x@"}, "role": {"owner"}},
+			{"email": {"y@hantverkare.example"}, "role": {"admin"}}} {
+			if p := c.post("/operator", "/operator/providers/"+prv+"/invite", form); p.status != http.StatusBadRequest && p.status != http.StatusConflict {
+				t.Errorf("invite %v: %d", form, p.status)
+			}
+		}
+
+		a := e.audit(t, "provider", prv)
+		if len(a) != 3 || a[0].Action != operator.ActionProviderInvited || a[1].Action != operator.ActionProviderUnpaused ||
+			a[2].Action != operator.ActionProviderPaused || a[2].Actor != op.ID || a[2].Details["change"] != "until=2026-03-16" {
+			t.Errorf("operator audit of the provider: %+v", a)
+		}
+		pa, err := sqlstore.Bind[provider.Tx](db).ProviderAudit(ctx, prv, 10)
+		if err != nil || len(pa) != 3 || pa[0].Action != provider.ActionInvited || pa[1].Action != provider.ActionPauseSet ||
+			pa[1].Actor != provider.OperatorActor || pa[1].Note != "resumed" {
+			t.Errorf("the provider's audit: %+v %v", pa, err)
+		}
+	})
+}

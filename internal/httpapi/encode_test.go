@@ -50,6 +50,27 @@ func TestAppendOptionWritesWhatJSONMarshalWrites(t *testing.T) {
 	withEstimate.TaxReductionEstimate = booking.TaxEstimateWireOf(rules, &bokat.TaxReductionEstimate{Kind: "rot", RatePercent: 30,
 		LabourPercent: 80, LabourSEK: 1512, ReductionSEK: 453, RulesVersion: "rot_2026-01-01"}, 1890)
 	cases["flat with a ROT estimate"] = withEstimate
+	withRUT := cases["per unit with tricky text"]
+	withRUT.TaxReductionEstimate = booking.TaxEstimateWireOf(rules, &bokat.TaxReductionEstimate{Kind: "rut", RatePercent: 50,
+		LabourPercent: 100, LabourSEK: 2813, ReductionSEK: 1406, RulesVersion: "no such version"}, 2813)
+	cases["per unit with a RUT estimate of an unknown rules version"] = withRUT
+	// Every field and condition text tricky, caps applied, negative
+	// figures, and conditions nil (which json.Marshal writes as null).
+	tricky2 := cases["per unit with tricky text"]
+	tricky2.TaxReductionEstimate = &booking.TaxEstimateWire{Preliminary: false, LabelSV: tricky, LabelEN: tricky, Kind: tricky,
+		RatePercent: -1, LabourPercent: 101, LabourAmountSEK: -5, EstimatedReductionSEK: 1 << 62, PriceAfterReductionSEK: 0,
+		Currency: tricky, RulesVersion: tricky, YearlyCapSEK: 75000, KindYearlyCapSEK: 50000, CapsApplied: true}
+	cases["tricky estimate without conditions"] = tricky2
+	tricky3 := tricky2
+	est := *tricky2.TaxReductionEstimate
+	est.Conditions = []booking.TaxConditionWire{{ID: tricky, SV: tricky, EN: tricky}, {ID: "b", SV: "", EN: "<&>"}}
+	tricky3.TaxReductionEstimate = &est
+	cases["tricky estimate with conditions"] = tricky3
+	tricky4 := tricky2
+	empty := *tricky2.TaxReductionEstimate
+	empty.Conditions = []booking.TaxConditionWire{}
+	tricky4.TaxReductionEstimate = &empty
+	cases["estimate with no conditions"] = tricky4
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

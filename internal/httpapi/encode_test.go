@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 
 	"bokat"
 	"bokat/internal/booking"
@@ -101,5 +104,30 @@ func TestAppendOptionWritesWhatJSONMarshalWrites(t *testing.T) {
 	if !bytes.Contains(other["vvs_install_faucet_standard"].terms, []byte(`"http://b.test/terms/`)) ||
 		!bytes.Contains(first["vvs_install_faucet_standard"].terms, []byte(`"http://a.test/terms/`)) {
 		t.Errorf("texts of another base URL: %s", other["vvs_install_faucet_standard"].terms)
+	}
+}
+
+// TestAppendMetaWritesWhatJSONMarshalWrites keeps the hand-written
+// metadata encoder byte-for-byte equal to encoding/json.
+func TestAppendMetaWritesWhatJSONMarshalWrites(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 23, 9, 15, 0, 123456700, time.FixedZone("CET", 3600))
+	s := &Server{now: func() time.Time { return at }}
+	for name, info := range map[string]requestInfo{
+		"typical": {id: "0b6f3f0e-5c2a-4f63-9b1e-2f7d0b7f4a11", traceID: "4bf92f3577b34da6a3ce929d0e0e4736", contract: bokat.BookingsContractVersion},
+		"tricky":  {id: "a\"b\\c<d>&e\n\x01✓\u2028\xff", traceID: "", contract: "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, &info))
+			want, err := json.Marshal(metaWire{info.id, info.traceID, info.contract, at.UTC().Format(time.RFC3339Nano)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.appendMeta([]byte("prefix"), r)
+			if string(got) != "prefix"+string(want[:len(want)-1]) {
+				t.Errorf("appendMeta =\n%s\njson.Marshal =\n%s", got, want)
+			}
+		})
 	}
 }

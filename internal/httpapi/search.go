@@ -304,17 +304,19 @@ func (s *Server) handleBookingOptions(w http.ResponseWriter, r *http.Request) er
 
 // writeSearch writes a search result as the 200 SearchResponse.
 func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking.Result) error {
-	buf, _ := s.searchBufs.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
-	defer s.searchBufs.Put(buf)
+	buf := s.getBuf()
+	defer s.putBuf(buf)
+	// The metadata opens the object and the search body follows in the
+	// same buffer, its opening brace turned into the separator.
+	*buf = s.appendMeta((*buf)[:0], r)
+	open := len(*buf)
 	var err error
-	*buf, err = encodeSearch((*buf)[:0], s.searchWire(res))
+	*buf, err = encodeSearch(*buf, s.searchWire(res))
 	if err != nil {
 		return err
 	}
-	s.writeJSONObject(w, r, http.StatusOK, *buf)
+	(*buf)[open] = ','
+	s.writeResponse(w, http.StatusOK, append(*buf, '\n'))
 	return nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +131,37 @@ func TestAppendMetaWritesWhatJSONMarshalWrites(t *testing.T) {
 				t.Errorf("appendMeta =\n%s\njson.Marshal =\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestAppendJSONStringWritesWhatJSONMarshalWrites covers the string
+// encoder's fast path for valid UTF-8 and its slow path for invalid UTF-8,
+// on chosen strings and on random ones built from the bytes that matter.
+func TestAppendJSONStringWritesWhatJSONMarshalWrites(t *testing.T) {
+	t.Parallel()
+	pieces := []string{"a", "å", "ä", "ö", "€", "✓", "😀", "\u2028", "\u2029", "\u2027", "\u202a", "\xe2\x80", "\xe2",
+		"\xff", "\x80", "\xc3", "<", ">", "&", "\"", "\\", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "\u0085", " "}
+	check := func(s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("appendJSONString(%q) = %s, json.Marshal = %s", s, got, want)
+		}
+	}
+	for _, p := range pieces {
+		check(p)
+		check("x" + p)
+		check(p + "x")
+	}
+	check("Byta köksblandare, ny blandare finns på plats.")
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		for range rnd.IntN(8) {
+			b.WriteString(pieces[rnd.IntN(len(pieces))])
+		}
+		check(b.String())
 	}
 }

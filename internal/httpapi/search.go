@@ -461,10 +461,18 @@ func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire) []byte {
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	// In valid UTF-8 the only multi-byte runes escaped are U+2028 and
+	// U+2029 (E2 80 A8, E2 80 A9), so the bytes of other runes need no
+	// decoding: a continuation byte is never E2.
+	valid := utf8.ValidString(s)
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if valid && c >= utf8.RuneSelf && (c != 0xe2 || i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xa8) {
 			i++
 			continue
 		}

@@ -165,3 +165,40 @@ func TestAppendJSONStringWritesWhatJSONMarshalWrites(t *testing.T) {
 		check(b.String())
 	}
 }
+
+// TestAppendSearchHeadWritesWhatJSONMarshalWrites keeps the hand-written
+// encoder of a search answer's members (all but the options) byte-for-byte
+// equal to encoding/json, with every optional member present and absent.
+func TestAppendSearchHeadWritesWhatJSONMarshalWrites(t *testing.T) {
+	t.Parallel()
+	tricky := "Rör & <Co> \"AB\" \\ ny\nrad\t\x01 ✓ \u2028 \xff slut"
+	window := timeWindowWire{StartAt: "2026-11-24T08:00:00+01:00", EndAt: "2026-11-24T09:30:00+01:00", Label: "tisdag 24 november"}
+	cases := map[string]searchResponseWire{
+		"options": {OK: true, SpecVersion: "public_bookings_api_v1", AvailabilityChecked: true, DirectBookingAvailable: true,
+			OptionCount: 6, RequestedTimeWindow: &readWindowWire{timeWindowWire: window}, SafeNextStep: "Show the options."},
+		"words not understood": {OK: true, SpecVersion: tricky, OptionCount: 1,
+			RequestedTimeWindow: &readWindowWire{timeWindowWire: timeWindowWire{StartAt: tricky, EndAt: tricky, Label: tricky},
+				NotUnderstood: []string{"helst", tricky}}, SafeNextStep: tricky},
+		"empty not understood": {RequestedTimeWindow: &readWindowWire{timeWindowWire: window, NotUnderstood: []string{}}},
+		"empty window, next available": {OK: true, ProviderSelected: true, BookingCreated: true,
+			RequestedTimeWindow: &readWindowWire{timeWindowWire: window},
+			NextAvailable:       []timeWindowWire{window, {StartAt: tricky, EndAt: "", Label: tricky}},
+			Fallback:            &fallbackWire{Type: "provider_follow_up_request", Endpoint: "http://x/v1/requests?a=1&b=<2>", Reason: tricky},
+			SafeNextStep:        "Ask."},
+		"beyond the horizon": {LastBookableDate: "2026-12-07", NextAvailable: []timeWindowWire{},
+			Fallback: &fallbackWire{}, OptionCount: -1},
+		"nothing optional": {},
+	}
+	for name, out := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want, err := json.Marshal(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(appendSearchHead([]byte{}, out)) + "}"; got != string(want) {
+				t.Errorf("appendSearchHead =\n%s\njson.Marshal =\n%s", got, want)
+			}
+		})
+	}
+}

@@ -310,11 +310,7 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 	// same buffer, its opening brace turned into the separator.
 	*buf = s.appendMeta((*buf)[:0], r)
 	open := len(*buf)
-	var err error
-	*buf, err = encodeSearch(*buf, s.searchWire(res))
-	if err != nil {
-		return err
-	}
+	*buf = encodeSearch(*buf, s.searchWire(res))
 	(*buf)[open] = ','
 	s.writeResponse(w, http.StatusOK, append(*buf, '\n'))
 	return nil
@@ -325,17 +321,13 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 // and are copied in as they are: encoding them again would be most of the
 // cost of a search.
 // The body is appended to buf, which may be reused from an earlier search.
-func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
-	head, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	size := len(head) + 16
+func encodeSearch(buf []byte, out searchResponseWire) []byte {
+	size := 1024
 	for _, o := range out.Options {
 		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
 	}
 	buf = slices.Grow(buf, size)
-	buf = append(buf, head[:len(head)-1]...)
+	buf = appendSearchHead(buf, out)
 	buf = append(buf, `,"options":[`...)
 	for i, o := range out.Options {
 		if i > 0 {
@@ -343,8 +335,74 @@ func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
 		}
 		buf = appendOption(buf, o)
 	}
-	buf = append(buf, "]}"...)
-	return buf, nil
+	return append(buf, "]}"...)
+}
+
+// appendSearchHead writes what json.Marshal writes for out (tests compare
+// the two), without its closing brace: every member but the options.
+func appendSearchHead(b []byte, out searchResponseWire) []byte {
+	appendBool := func(name string, v bool) {
+		b = append(b, name...)
+		b = strconv.AppendBool(b, v)
+	}
+	window := func(name string, w timeWindowWire) {
+		b = append(b, name...)
+		b = append(b, `{"start_at":`...)
+		b = appendJSONString(b, w.StartAt)
+		b = append(b, `,"end_at":`...)
+		b = appendJSONString(b, w.EndAt)
+		b = append(b, `,"label":`...)
+		b = appendJSONString(b, w.Label)
+	}
+	appendBool(`{"ok":`, out.OK)
+	b = append(b, `,"spec_version":`...)
+	b = appendJSONString(b, out.SpecVersion)
+	appendBool(`,"availability_checked":`, out.AvailabilityChecked)
+	appendBool(`,"provider_selected":`, out.ProviderSelected)
+	appendBool(`,"booking_created":`, out.BookingCreated)
+	appendBool(`,"direct_booking_available":`, out.DirectBookingAvailable)
+	b = append(b, `,"option_count":`...)
+	b = strconv.AppendInt(b, int64(out.OptionCount), 10)
+	if w := out.RequestedTimeWindow; w != nil {
+		window(`,"requested_time_window":`, w.timeWindowWire)
+		if len(w.NotUnderstood) > 0 {
+			b = append(b, `,"not_understood":[`...)
+			for i, word := range w.NotUnderstood {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, word)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if len(out.NextAvailable) > 0 {
+		b = append(b, `,"next_available":[`...)
+		for i, n := range out.NextAvailable {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			window("", n)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if out.LastBookableDate != "" {
+		b = append(b, `,"last_bookable_date":`...)
+		b = appendJSONString(b, out.LastBookableDate)
+	}
+	if f := out.Fallback; f != nil {
+		b = append(b, `,"fallback":{"type":`...)
+		b = appendJSONString(b, f.Type)
+		b = append(b, `,"endpoint":`...)
+		b = appendJSONString(b, f.Endpoint)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, f.Reason)
+		b = append(b, '}')
+	}
+	b = append(b, `,"safe_next_step":`...)
+	return appendJSONString(b, out.SafeNextStep)
 }
 
 // appendOption writes one option as JSON; it writes what json.Marshal would

@@ -70,7 +70,11 @@ func (s *Server) policyOf(rt route, method string) ratelimit.Policy {
 // class, and returns the 429 rate_limited error to answer when it is spent
 // (see spend).
 func (s *Server) spendQuota(w http.ResponseWriter, r *http.Request, rt route, p bokat.Principal) error {
-	return s.spend(w, r, s.policyOf(rt, r.Method), s.rateKey(r, p))
+	policy := s.policyOf(rt, r.Method)
+	if !policy.Enabled() {
+		return nil // spend would not look at the key
+	}
+	return s.spend(w, r, policy, s.rateKey(r, p))
 }
 
 // allowRequest is spendQuota for endpoints outside the operations: it

@@ -24,34 +24,69 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 // object, as json.Marshal writes it. Handlers that splice pre-encoded parts
 // into large bodies use it to skip encoding them again.
 func (s *Server) writeJSONObject(w http.ResponseWriter, r *http.Request, status int, body []byte) {
-	info := requestInfoFrom(r.Context())
-	meta, _ := json.Marshal(struct {
-		APIRequestID    string `json:"api_request_id"`
-		TraceID         string `json:"trace_id"`
-		ContractVersion string `json:"contract_version"`
-		ServerTime      string `json:"server_time"`
-	}{info.id, info.traceID, info.contract, s.now().UTC().Add(info.clock).Format(time.RFC3339Nano)})
-	// The metadata opens the object; the body follows without being copied.
-	head, rest := meta, body[1:]
+	buf := s.getBuf()
+	defer s.putBuf(buf)
+	*buf = s.appendMeta((*buf)[:0], r)
 	if len(body) > 2 {
-		head[len(head)-1] = ',' // replaces the metadata's closing brace
+		*buf = append(*buf, ',') // the metadata's members, then the body's
+		*buf = append(*buf, body[1:]...)
 	} else {
-		rest = nil
+		*buf = append(*buf, '}')
 	}
+	s.writeResponse(w, status, append(*buf, '\n'))
+}
+
+// metaWire is the metadata every response opens with; appendMeta writes it.
+type metaWire struct {
+	APIRequestID    string `json:"api_request_id"`
+	TraceID         string `json:"trace_id"`
+	ContractVersion string `json:"contract_version"`
+	ServerTime      string `json:"server_time"`
+}
+
+// appendMeta appends the opening of a response object — "{" and the
+// metadata members, without the closing brace — as json.Marshal of
+// metaWire writes them (tests compare the two).
+func (s *Server) appendMeta(b []byte, r *http.Request) []byte {
+	info := requestInfoFrom(r.Context())
+	b = append(b, `{"api_request_id":`...)
+	b = appendJSONString(b, info.id)
+	b = append(b, `,"trace_id":`...)
+	b = appendJSONString(b, info.traceID)
+	b = append(b, `,"contract_version":`...)
+	b = appendJSONString(b, info.contract)
+	b = append(b, `,"server_time":"`...)
+	b = s.now().UTC().Add(info.clock).AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// writeResponse writes a whole JSON response body in one Write, so that a
+// large body leaves in as few writes to the connection as it can.
+func (s *Server) writeResponse(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "application/json")
 	}
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(head)+len(rest)+1))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	if _, err := w.Write(head); err != nil {
-		return
-	}
-	if len(rest) > 0 {
-		if _, err := w.Write(rest); err != nil {
-			return
-		}
-	}
-	_, _ = w.Write([]byte{'\n'})
+	_, _ = w.Write(body)
 }
+
+// getBuf returns a buffer for encoding a response; putBuf recycles it.
+func (s *Server) getBuf() *[]byte {
+	if buf, _ := s.searchBufs.Get().(*[]byte); buf != nil {
+		return buf
+	}
+	return new([]byte)
+}
+
+func (s *Server) putBuf(buf *[]byte) {
+	if cap(*buf) <= maxPooledBuf {
+		s.searchBufs.Put(buf)
+	}
+}
+
+// maxPooledBuf is the largest buffer kept for reuse: a search answer is
+// about 50 KB; a rare larger body is left to the garbage collector.
+const maxPooledBuf = 1 << 20

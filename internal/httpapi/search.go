@@ -304,17 +304,15 @@ func (s *Server) handleBookingOptions(w http.ResponseWriter, r *http.Request) er
 
 // writeSearch writes a search result as the 200 SearchResponse.
 func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking.Result) error {
-	buf, _ := s.searchBufs.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
-	defer s.searchBufs.Put(buf)
-	var err error
-	*buf, err = encodeSearch((*buf)[:0], s.searchWire(res))
-	if err != nil {
-		return err
-	}
-	s.writeJSONObject(w, r, http.StatusOK, *buf)
+	buf := s.getBuf()
+	defer s.putBuf(buf)
+	// The metadata opens the object and the search body follows in the
+	// same buffer, its opening brace turned into the separator.
+	*buf = s.appendMeta((*buf)[:0], r)
+	open := len(*buf)
+	*buf = encodeSearch(*buf, s.searchWire(res))
+	(*buf)[open] = ','
+	s.writeResponse(w, http.StatusOK, append(*buf, '\n'))
 	return nil
 }
 
@@ -323,17 +321,13 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 // and are copied in as they are: encoding them again would be most of the
 // cost of a search.
 // The body is appended to buf, which may be reused from an earlier search.
-func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
-	head, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	size := len(head) + 16
+func encodeSearch(buf []byte, out searchResponseWire) []byte {
+	size := 1024
 	for _, o := range out.Options {
 		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
 	}
 	buf = slices.Grow(buf, size)
-	buf = append(buf, head[:len(head)-1]...)
+	buf = appendSearchHead(buf, out)
 	buf = append(buf, `,"options":[`...)
 	for i, o := range out.Options {
 		if i > 0 {
@@ -341,8 +335,74 @@ func encodeSearch(buf []byte, out searchResponseWire) ([]byte, error) {
 		}
 		buf = appendOption(buf, o)
 	}
-	buf = append(buf, "]}"...)
-	return buf, nil
+	return append(buf, "]}"...)
+}
+
+// appendSearchHead writes what json.Marshal writes for out (tests compare
+// the two), without its closing brace: every member but the options.
+func appendSearchHead(b []byte, out searchResponseWire) []byte {
+	appendBool := func(name string, v bool) {
+		b = append(b, name...)
+		b = strconv.AppendBool(b, v)
+	}
+	window := func(name string, w timeWindowWire) {
+		b = append(b, name...)
+		b = append(b, `{"start_at":`...)
+		b = appendJSONString(b, w.StartAt)
+		b = append(b, `,"end_at":`...)
+		b = appendJSONString(b, w.EndAt)
+		b = append(b, `,"label":`...)
+		b = appendJSONString(b, w.Label)
+	}
+	appendBool(`{"ok":`, out.OK)
+	b = append(b, `,"spec_version":`...)
+	b = appendJSONString(b, out.SpecVersion)
+	appendBool(`,"availability_checked":`, out.AvailabilityChecked)
+	appendBool(`,"provider_selected":`, out.ProviderSelected)
+	appendBool(`,"booking_created":`, out.BookingCreated)
+	appendBool(`,"direct_booking_available":`, out.DirectBookingAvailable)
+	b = append(b, `,"option_count":`...)
+	b = strconv.AppendInt(b, int64(out.OptionCount), 10)
+	if w := out.RequestedTimeWindow; w != nil {
+		window(`,"requested_time_window":`, w.timeWindowWire)
+		if len(w.NotUnderstood) > 0 {
+			b = append(b, `,"not_understood":[`...)
+			for i, word := range w.NotUnderstood {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, word)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if len(out.NextAvailable) > 0 {
+		b = append(b, `,"next_available":[`...)
+		for i, n := range out.NextAvailable {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			window("", n)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if out.LastBookableDate != "" {
+		b = append(b, `,"last_bookable_date":`...)
+		b = appendJSONString(b, out.LastBookableDate)
+	}
+	if f := out.Fallback; f != nil {
+		b = append(b, `,"fallback":{"type":`...)
+		b = appendJSONString(b, f.Type)
+		b = append(b, `,"endpoint":`...)
+		b = appendJSONString(b, f.Endpoint)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, f.Reason)
+		b = append(b, '}')
+	}
+	b = append(b, `,"safe_next_step":`...)
+	return appendJSONString(b, out.SafeNextStep)
 }
 
 // appendOption writes one option as JSON; it writes what json.Marshal would
@@ -395,11 +455,8 @@ func appendOption(b []byte, o optionWire) []byte {
 	}
 	b = append(b, '}')
 	if o.TaxReductionEstimate != nil {
-		// Rare enough (the provider must state its labour share) to be
-		// encoded by encoding/json; it cannot fail for this type.
-		raw, _ := json.Marshal(o.TaxReductionEstimate)
 		b = append(b, `,"tax_reduction_estimate":`...)
-		b = append(b, raw...)
+		b = appendTaxEstimate(b, o.TaxReductionEstimate)
 	}
 	b = append(b, `,"scope":`...)
 	b = append(b, o.texts.scope...)
@@ -408,15 +465,72 @@ func appendOption(b []byte, o optionWire) []byte {
 	return append(b, '}')
 }
 
+// appendTaxEstimate writes a tax reduction estimate as json.Marshal would
+// (tests compare the two), without reflection: most options of the demo
+// supply carry one, and encoding/json cost a tenth of a search.
+func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire) []byte {
+	appendBool := func(name string, v bool) {
+		b = append(b, name...)
+		b = strconv.AppendBool(b, v)
+	}
+	appendInt := func(name string, v int64) {
+		b = append(b, name...)
+		b = strconv.AppendInt(b, v, 10)
+	}
+	appendStr := func(name, v string) {
+		b = append(b, name...)
+		b = appendJSONString(b, v)
+	}
+	appendBool(`{"preliminary":`, e.Preliminary)
+	appendStr(`,"label_sv":`, e.LabelSV)
+	appendStr(`,"label_en":`, e.LabelEN)
+	appendStr(`,"kind":`, e.Kind)
+	appendInt(`,"rate_percent":`, int64(e.RatePercent))
+	appendInt(`,"labour_percent":`, int64(e.LabourPercent))
+	appendInt(`,"labour_amount_sek":`, e.LabourAmountSEK)
+	appendInt(`,"estimated_reduction_sek":`, e.EstimatedReductionSEK)
+	appendInt(`,"price_after_reduction_sek":`, e.PriceAfterReductionSEK)
+	appendStr(`,"currency":`, e.Currency)
+	appendStr(`,"rules_version":`, e.RulesVersion)
+	appendInt(`,"yearly_cap_sek":`, e.YearlyCapSEK)
+	appendInt(`,"kind_yearly_cap_sek":`, e.KindYearlyCapSEK)
+	appendBool(`,"caps_applied":`, e.CapsApplied)
+	b = append(b, `,"conditions":`...)
+	if e.Conditions == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range e.Conditions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			appendStr(`{"id":`, c.ID)
+			appendStr(`,"sv":`, c.SV)
+			appendStr(`,"en":`, c.EN)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
 // appendJSONString writes s as a JSON string, escaping as json.Marshal
 // does (HTML characters included), so both encoders write the same bytes.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	// In valid UTF-8 the only multi-byte runes escaped are U+2028 and
+	// U+2029 (E2 80 A8, E2 80 A9), so the bytes of other runes need no
+	// decoding: a continuation byte is never E2.
+	valid := utf8.ValidString(s)
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if valid && c >= utf8.RuneSelf && (c != 0xe2 || i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xa8) {
 			i++
 			continue
 		}

@@ -165,8 +165,8 @@ type Server struct {
 	limiterWarned atomic.Int64
 	// partners keeps whether a partner credential exists (production).
 	partners partnerGate
-	// searchBufs recycles the buffers search responses are encoded into
-	// (tens of kilobytes each).
+	// searchBufs recycles the buffers responses are encoded into (a
+	// search answer is tens of kilobytes); see getBuf.
 	searchBufs sync.Pool
 	// mcp is the MCP surface; its tools run operations (the v1 routes by
 	// "METHOD pattern") through Invoke.

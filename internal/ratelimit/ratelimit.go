@@ -104,14 +104,17 @@ func ParseRate(name, s string) (Policy, error) {
 // PolicyHeader renders the RateLimit-Policy field of p, e.g.
 // `"search";q=120;w=60`.
 func PolicyHeader(p Policy) string {
-	return fmt.Sprintf("%q;q=%d;w=%d", p.Name, p.Quota, int64(p.Window/time.Second))
+	// What fmt.Sprintf("%q;q=%d;w=%d", ...) writes (a test compares them),
+	// without fmt on every request.
+	return strconv.Quote(p.Name) + ";q=" + strconv.FormatInt(int64(p.Quota), 10) + ";w=" + strconv.FormatInt(int64(p.Window/time.Second), 10)
 }
 
 // StateHeader renders the RateLimit field of a decision under p, e.g.
 // `"search";r=0;t=12`: r is the remaining quota, t the seconds (rounded up)
 // until the whole quota is available again.
 func StateHeader(p Policy, d Decision) string {
-	return fmt.Sprintf("%q;r=%d;t=%d", p.Name, max(d.Remaining, 0), CeilSeconds(d.Reset))
+	// What fmt.Sprintf("%q;r=%d;t=%d", ...) writes (a test compares them).
+	return strconv.Quote(p.Name) + ";r=" + strconv.FormatInt(int64(max(d.Remaining, 0)), 10) + ";t=" + strconv.FormatInt(CeilSeconds(d.Reset), 10)
 }
 
 // CeilSeconds rounds a duration up to whole seconds (never negative).

@@ -447,3 +447,25 @@ func TestDialRedisRejectsABadURL(t *testing.T) {
 		t.Fatal("an http:// URL was accepted")
 	}
 }
+
+// TestHeadersAreWhatSprintfWrites keeps the header renderers, written
+// without fmt, equal to the format strings they replaced.
+func TestHeadersAreWhatSprintfWrites(t *testing.T) {
+	for _, p := range []Policy{
+		{Name: "search", Quota: 120, Window: time.Minute},
+		{Name: "w\"ri\\tes\n✓", Quota: 1, Window: 1500 * time.Millisecond},
+		{Name: "", Quota: 0, Window: 0},
+		{Name: "big", Quota: 1 << 40, Window: 48 * time.Hour},
+	} {
+		if got, want := PolicyHeader(p), fmt.Sprintf("%q;q=%d;w=%d", p.Name, p.Quota, int64(p.Window/time.Second)); got != want {
+			t.Errorf("PolicyHeader(%+v) = %s, want %s", p, got, want)
+		}
+		for _, d := range []Decision{{Remaining: 119, Reset: 500 * time.Millisecond}, {Remaining: -3, Reset: -time.Second},
+			{Remaining: 0, Reset: 61 * time.Second}, {Remaining: 7, Reset: 0}} {
+			want := fmt.Sprintf("%q;r=%d;t=%d", p.Name, max(d.Remaining, 0), CeilSeconds(d.Reset))
+			if got := StateHeader(p, d); got != want {
+				t.Errorf("StateHeader(%+v, %+v) = %s, want %s", p, d, got, want)
+			}
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,7 +55,29 @@ type Metrics struct {
 	notifications *prometheus.CounterVec
 	rateLimited   *prometheus.CounterVec
 	limiterErrors prometheus.Counter
+	// series caches the request counter and duration histogram of each
+	// method, route and status seen, so that a request looks them up in
+	// one map read instead of hashing its labels twice (see ObserveRequest).
+	series      sync.Map // requestLabels → requestSeries
+	seriesCount atomic.Int64
 }
+
+// requestLabels are the labels of a request's series.
+type requestLabels struct {
+	method, route string
+	status        int
+}
+
+// requestSeries are the instruments of one requestLabels.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// maxCachedSeries bounds the series cache: routes are patterns and statuses
+// few, but methods are what clients send, so past the bound a request takes
+// the label lookups instead.
+const maxCachedSeries = 1024
 
 // NewMetrics returns the instruments on a fresh registry that also carries
 // the Go runtime and process collectors. now is the clock of gauges that
@@ -138,8 +162,26 @@ func (m *Metrics) ObserveRequest(method, route string, status int, d time.Durati
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
+	key := requestLabels{method, route, status}
+	v, ok := m.series.Load(key)
+	if !ok {
+		s := requestSeries{
+			count:    m.requests.WithLabelValues(method, route, strconv.Itoa(status)),
+			duration: m.duration.WithLabelValues(method, route),
+		}
+		if m.seriesCount.Load() >= maxCachedSeries {
+			s.count.Inc()
+			s.duration.Observe(d.Seconds())
+			return
+		}
+		var loaded bool
+		if v, loaded = m.series.LoadOrStore(key, s); !loaded {
+			m.seriesCount.Add(1)
+		}
+	}
+	s := v.(requestSeries)
+	s.count.Inc()
+	s.duration.Observe(d.Seconds())
 }
 
 // ObserveToolResult records one MCP tool result: its tool (a name of the

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +185,60 @@ func TestMetricsMethodsAreSafeOnNil(t *testing.T) {
 	m.RateLimited("reads")
 	m.RateLimitBackendError()
 	m.ObserveRequest("GET", "/", 200, time.Millisecond)
+}
+
+// TestObserveRequestCountsEverySeries checks the request series, cached
+// and past the cache's bound, against what the registry exposes.
+func TestObserveRequestCountsEverySeries(t *testing.T) {
+	t.Parallel()
+	m := telemetry.NewMetrics(nil)
+	want := map[string]float64{}
+	observe := func(method, route string, status int) {
+		m.ObserveRequest(method, route, status, 3*time.Millisecond)
+		want[method+" "+route+" "+strconv.Itoa(status)]++
+	}
+	for range 3 {
+		observe("POST", "/v1/booking-options", 200)
+	}
+	observe("POST", "/v1/booking-options", 400)
+	observe("GET", "/v1/bookings/{booking_id}", 200)
+	// More distinct series than the cache keeps: each is still counted.
+	for i := range 1100 {
+		observe(fmt.Sprintf("M%d", i), "", 404)
+	}
+	observe("M1099", "", 404)
+	observe("POST", "/v1/booking-options", 200)
+
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	durations := map[string]uint64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch f.GetName() {
+			case "bokat_http_requests_total":
+				got[labels["method"]+" "+labels["route"]+" "+labels["status"]] = s.GetCounter().GetValue()
+			case "bokat_http_request_duration_seconds":
+				durations[labels["method"]+" "+labels["route"]] = s.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d request series, want %d", len(got), len(want))
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("requests %q = %v, want %v", k, got[k], n)
+		}
+	}
+	if durations["POST /v1/booking-options"] != 5 || durations["M1099 "] != 2 || durations["M0 "] != 1 {
+		t.Errorf("duration counts: POST %d, M1099 %d, M0 %d; want 5, 2, 1",
+			durations["POST /v1/booking-options"], durations["M1099 "], durations["M0 "])
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"bokat/internal/catalog"
@@ -27,30 +28,27 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	name := positional[0]
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return fmt.Errorf("read the supply file: %w", err)
-	}
 	cat, err := catalog.Load()
 	if err != nil {
 		return fmt.Errorf("load the catalog: %w", err)
 	}
-	// Check the file before touching the database.
-	providers, err := supply.Parse(name, data, cat)
+	// Check the file before touching the database; it is read again,
+	// provider by provider, as it is imported.
+	file, err := supply.Check(name, func() (io.ReadCloser, error) { return os.Open(name) }, cat)
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}
-	db, err := cal.open(ctx, sc, providers)
+	db, err := cal.open(ctx, sc, file.Calendars)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	res, err := supply.ImportParsed(ctx, sqlstore.Bind[supply.Tx](db), name, providers, e.now())
+	res, err := supply.ImportFile(ctx, sqlstore.Bind[supply.Tx](db), file, e.now())
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}
 	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
-	return cal.subscribe(ctx, db, providers, e)
+	return cal.subscribe(ctx, db, file.Calendars, e)
 }
 
 func reportSupplyProblems(err error, e env) error {

@@ -118,6 +118,9 @@ func integer(v any) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	if i, ok := plainInteger(string(n)); ok {
+		return i, true
+	}
 	r, ok := new(big.Rat).SetString(string(n))
 	if !ok || !r.IsInt() || !r.Num().IsInt64() {
 		return 0, false
@@ -233,11 +236,36 @@ func scalar(n *yaml.Node) any {
 			return b
 		}
 	case "!!int":
+		if _, ok := plainInteger(n.Value); ok {
+			return json.Number(n.Value)
+		}
 		if r, ok := new(big.Rat).SetString(n.Value); ok && r.IsInt() && len(n.Value) <= 100 {
 			return json.Number(n.Value)
 		}
 	}
 	return strings.TrimSpace(n.Value)
+}
+
+// plainInteger reads the most common integers quickly: an optional "-",
+// then up to 18 decimal digits without a leading zero (or "0"). Anything
+// else is left to math/big, which reads it the same.
+func plainInteger(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(s) {
+		n = -n
+	}
+	return n, true
 }
 
 func resolve(n *yaml.Node) *yaml.Node {

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -47,8 +50,17 @@ var providersLine = regexp.MustCompile(`^providers:[ \t]*(#.*)?\r?\n?$`)
 // returns every problem of the file as *Errors, errWhole when the file is
 // not laid out to be read in parts, or the first error of r or fn.
 func scan(name string, r io.Reader, cat *catalog.Catalog, fn func(bokat.ProviderSupply) error) error {
-	s := scanner{name: name, cat: cat, fn: fn, seen: map[string]int{}, indent: -1}
-	return s.run(bufio.NewReaderSize(r, 1<<16))
+	_, err := scanWith(name, r, cat, true, fn)
+	return err
+}
+
+// scanWith is scan, checking the providers against the schema when validate
+// is set (else only decoding them, for a file checked already), and also
+// returns the SHA-256 of the file's bytes.
+func scanWith(name string, r io.Reader, cat *catalog.Catalog, validate bool, fn func(bokat.ProviderSupply) error) ([]byte, error) {
+	s := scanner{name: name, cat: cat, validate: validate, fn: fn, seen: map[string]int{}, indent: -1, sum: sha256.New()}
+	err := s.run(bufio.NewReaderSize(r, 1<<16))
+	return s.sum.Sum(nil), err
 }
 
 // Where scan is in the file.
@@ -59,27 +71,90 @@ const (
 	inTail             // after the list
 )
 
+// scanner reads a file in parts: one goroutine reads its lines (read),
+// workers parse and check each provider's part (part.check), and the
+// caller's goroutine takes the parts in file order (take).
 type scanner struct {
-	name string
-	cat  *catalog.Catalog
-	fn   func(bokat.ProviderSupply) error
+	name     string
+	cat      *catalog.Catalog
+	validate bool
+	fn       func(bokat.ProviderSupply) error
 
+	// The reader's state.
 	state  int
 	line   int // the number of the line read last
 	indent int // the column (0-based) of the list's "-"
 	// skeleton is the file with each provider's lines replaced: its first
 	// by a placeholder item "- 0", the others by empty lines.
 	skeleton bytes.Buffer
-	// item holds the lines of the provider being read, from line start.
-	item      bytes.Buffer
-	start     int
-	starts    []int // the first line of each provider
+	item     *part // the provider being read
+	starts   []int // the first line of each provider
+	sum      hash.Hash
+	parts    chan<- *part // to the workers
+	order    chan<- *part // to take, in file order
+	stop     <-chan struct{}
+
+	// take's state.
 	seen      map[string]int
 	problems  []Problem
 	expansion int // the nodes aliases repeat, so far
 }
 
+// part is one provider's lines, and what checking them found.
+type part struct {
+	index, start, indent int
+	lines                bytes.Buffer
+	done                 chan struct{} // closed when checked
+
+	whole     bool // the part does not read as one list item
+	expansion int
+	item      *yaml.Node
+	provider  bokat.ProviderSupply
+	problems  []Problem
+	clean     bool
+}
+
+// partsAhead bounds the parts read ahead of the one taken.
+const partsAhead = 64
+
 func (s *scanner) run(r *bufio.Reader) error {
+	parts, order, stop := make(chan *part, partsAhead), make(chan *part, partsAhead), make(chan struct{})
+	s.parts, s.order, s.stop = parts, order, stop
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		go func() {
+			for p := range parts {
+				p.check(s.cat, s.validate)
+				close(p.done)
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(parts)
+		readErr = s.read(r)
+	}()
+	var err error
+	for p := range order {
+		<-p.done
+		if err != nil {
+			continue // drain what was read ahead
+		}
+		if err = s.take(p); err != nil {
+			close(stop)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if readErr != nil {
+		return readErr
+	}
+	return s.finish()
+}
+
+// read reads the lines of the file and sends its providers' parts.
+func (s *scanner) read(r *bufio.Reader) error {
 	for {
 		line, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -92,6 +167,7 @@ func (s *scanner) run(r *bufio.Reader) error {
 		}
 		if len(line) > 0 {
 			s.line++
+			s.sum.Write(line)
 			if err := s.add(line); err != nil {
 				return err
 			}
@@ -103,7 +179,10 @@ func (s *scanner) run(r *bufio.Reader) error {
 			return fmt.Errorf("read the supply file: %w", err)
 		}
 	}
-	return s.finish()
+	if s.state == inItems {
+		return s.end()
+	}
+	return nil
 }
 
 // add takes the next line of the file.
@@ -138,7 +217,7 @@ func (s *scanner) add(line []byte) error {
 			}
 			s.begin(line)
 		case blankOrComment(line) || line[0] == '\t' || spaces(line) > s.indent:
-			s.item.Write(line)
+			s.item.lines.Write(line)
 			s.skeleton.WriteByte('\n')
 		default:
 			if err := s.end(); err != nil {
@@ -163,59 +242,81 @@ func (s *scanner) tail(line []byte) error {
 
 // begin starts the provider whose first line is line.
 func (s *scanner) begin(line []byte) {
-	s.item.Reset()
-	s.item.Write(line)
-	s.start = s.line
+	s.item = &part{index: len(s.starts), start: s.line, indent: s.indent, done: make(chan struct{})}
+	s.item.lines.Write(line)
 	s.starts = append(s.starts, s.line)
 	s.skeleton.WriteString(fmt.Sprintf("%*s- 0\n", s.indent, ""))
 }
 
-// end reads the provider whose lines are in s.item.
+// end sends the provider read to be checked, and to be taken in order.
 func (s *scanner) end() error {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(s.item.Bytes(), &doc); err != nil {
-		return errWhole
+	select {
+	case s.parts <- s.item:
+	case <-s.stop:
+		return errStopped
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return errWhole
+	select {
+	case s.order <- s.item:
+		return nil
+	case <-s.stop:
+		return errStopped
+	}
+}
+
+// errStopped ends reading once take has failed.
+var errStopped = errors.New("supply: stopped")
+
+// check parses the part and checks its provider.
+func (p *part) check(cat *catalog.Catalog, validate bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(p.lines.Bytes(), &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		p.whole = true
+		return
 	}
 	list := doc.Content[0]
 	if list.Kind != yaml.SequenceNode || list.Style&yaml.FlowStyle != 0 || len(list.Content) != 1 ||
-		list.Line != 1 || list.Column != s.indent+1 || list.Anchor != "" || list.Tag != "!!seq" {
+		list.Line != 1 || list.Column != p.indent+1 || list.Anchor != "" || list.Tag != "!!seq" {
+		p.whole = true
+		return
+	}
+	p.lines = bytes.Buffer{}
+	shiftLines(list, p.start-1)
+	if p.expansion = aliasExpansion(&doc); p.expansion > MaxAliasExpansion {
+		return
+	}
+	p.item = list.Content[0]
+	p.provider, p.problems, p.clean = checkItem(cat, p.index, p.item, validate)
+}
+
+// take takes the next provider's checked part, in file order.
+func (s *scanner) take(p *part) error {
+	if p.whole {
 		return errWhole
 	}
-	shiftLines(list, s.start-1)
-	s.expansion = min(s.expansion+aliasExpansion(&doc), MaxAliasExpansion+1)
+	s.expansion = min(s.expansion+p.expansion, MaxAliasExpansion+1)
 	if s.expansion > MaxAliasExpansion {
 		return nil // reported by finish, unless the file is read whole
 	}
-	i := len(s.starts) - 1
-	p, problems, clean := checkItem(s.cat, i, list.Content[0])
-	s.problems = append(s.problems, problems...)
-	if !clean {
+	s.problems = append(s.problems, p.problems...)
+	if !p.clean {
 		return nil
 	}
-	if first, dup := s.seen[p.ID]; dup {
-		s.problems = append(s.problems, locateIssues(itemLocator(i, list.Content[0]),
-			[]issue{{at: []string{"providers", strconv.Itoa(i), "id"}, message: fmt.Sprintf("duplicates the id of providers[%d]", first)}}, nil)...)
+	if first, dup := s.seen[p.provider.ID]; dup {
+		s.problems = append(s.problems, locateIssues(itemLocator(p.index, p.item),
+			[]issue{{at: []string{"providers", strconv.Itoa(p.index), "id"}, message: fmt.Sprintf("duplicates the id of providers[%d]", first)}}, nil)...)
 		return nil
 	}
-	s.seen[p.ID] = i
+	s.seen[p.provider.ID] = p.index
 	if s.fn != nil {
-		return s.fn(p)
+		return s.fn(p.provider)
 	}
 	return nil
 }
 
 // finish reads the top level of the file, once every provider is read.
 func (s *scanner) finish() error {
-	switch s.state {
-	case inHead, beforeItems:
+	if s.state == inHead || s.state == beforeItems {
 		return errWhole
-	case inItems:
-		if err := s.end(); err != nil {
-			return err
-		}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(s.skeleton.Bytes(), &doc); err != nil {
@@ -269,12 +370,19 @@ func (s *scanner) placeholders(list *yaml.Node) bool {
 // checkItem converts, validates and decodes providers[i] of a file, whose
 // node is item. It returns the provider, its problems in file order, and
 // whether it has none (counting those a rule replaced).
-func checkItem(cat *catalog.Catalog, i int, item *yaml.Node) (bokat.ProviderSupply, []Problem, bool) {
+//
+// Without validate, it checks only what decoding does (for a file checked
+// already): the problems are then not located, and the provider is clean
+// only when decoding found none.
+func checkItem(cat *catalog.Catalog, i int, item *yaml.Node, validate bool) (bokat.ProviderSupply, []Problem, bool) {
 	base := []string{"providers", strconv.Itoa(i)}
 	conv := converter{at: slices.Clone(base), place: []string{"providers", "*"}}
 	value := conv.value(item)
-	_, sch := partSchemas()
-	issues := schemaIssues(sch.Validate(value))
+	var issues []issue
+	if validate {
+		_, sch := partSchemas()
+		issues = schemaIssues(sch.Validate(value))
+	}
 	for k := range issues {
 		issues[k].at = append(slices.Clip(base), issues[k].at...)
 	}
@@ -297,8 +405,11 @@ func checkItem(cat *catalog.Catalog, i int, item *yaml.Node) (bokat.ProviderSupp
 	if m, ok := as[map[string]any](value); ok {
 		p = c.provider(m, base)
 	}
-	if len(c.issues) == 0 {
+	switch {
+	case len(c.issues) == 0:
 		return p, nil, true
+	case !validate:
+		return p, nil, false
 	}
 	return p, locateIssues(itemLocator(i, item), c.issues, c.skip), false
 }
@@ -372,6 +483,7 @@ type File struct {
 
 	open func() (io.ReadCloser, error)
 	cat  *catalog.Catalog
+	sum  []byte // the SHA-256 of the file as checked
 	// whole holds the providers of a file read whole.
 	whole []bokat.ProviderSupply
 }
@@ -381,7 +493,8 @@ type File struct {
 // every problem found (as Parse does).
 func Check(name string, open func() (io.ReadCloser, error), cat *catalog.Catalog) (*File, error) {
 	f := &File{Name: name, open: open, cat: cat}
-	err := f.scan(func(p bokat.ProviderSupply) error {
+	var err error
+	f.sum, err = f.scan(true, func(p bokat.ProviderSupply) error {
 		f.Providers++
 		if len(p.Calendars) > 0 {
 			f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
@@ -412,8 +525,10 @@ func Check(name string, open func() (io.ReadCloser, error), cat *catalog.Catalog
 }
 
 // Each calls fn with each provider of the file, in file order, reading the
-// file again; it stops at the first error of fn and returns it. A file
-// that no longer reads as Check read it is an error.
+// file again (decoding it without the schema's checks, which Check made);
+// it stops at the first error of fn and returns it. A file whose bytes
+// differ from those Check read is an error, found at the latest when the
+// last provider has been given to fn.
 func (f *File) Each(fn func(bokat.ProviderSupply) error) error {
 	if f.whole != nil {
 		for _, p := range f.whole {
@@ -425,7 +540,7 @@ func (f *File) Each(fn func(bokat.ProviderSupply) error) error {
 	}
 	n := 0
 	var fnErr error
-	err := f.scan(func(p bokat.ProviderSupply) error {
+	sum, err := f.scan(false, func(p bokat.ProviderSupply) error {
 		n++
 		fnErr = fn(p)
 		return fnErr
@@ -433,19 +548,20 @@ func (f *File) Each(fn func(bokat.ProviderSupply) error) error {
 	switch {
 	case err != nil && err == fnErr:
 		return err
-	case err != nil || n != f.Providers:
+	case err != nil || n != f.Providers || !bytes.Equal(sum, f.sum):
 		return fmt.Errorf("%s changed while it was imported; import it again", f.Name)
 	}
 	return nil
 }
 
-func (f *File) scan(fn func(bokat.ProviderSupply) error) error {
+// scan reads the file in parts (see scanWith).
+func (f *File) scan(validate bool, fn func(bokat.ProviderSupply) error) ([]byte, error) {
 	r, err := f.open()
 	if err != nil {
-		return fmt.Errorf("read the supply file: %w", err)
+		return nil, fmt.Errorf("read the supply file: %w", err)
 	}
 	defer r.Close()
-	return scan(f.Name, r, f.cat, fn)
+	return scanWith(f.Name, r, f.cat, validate, fn)
 }
 
 func (f *File) readAll() ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"bokat/internal/catalog"
 	"bokat/internal/sqlstore"
@@ -28,6 +29,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	name := positional[0]
+	defer importGC()()
 	cat, err := catalog.Load()
 	if err != nil {
 		return fmt.Errorf("load the catalog: %w", err)
@@ -49,6 +51,35 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 	}
 	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
 	return cal.subscribe(ctx, db, file.Calendars, e)
+}
+
+// Garbage collection of an import. Its live data is small — the providers
+// read ahead and one batch being written — but it allocates a lot reading
+// YAML, so collecting at twice the default growth saves a tenth of its CPU
+// time; the soft limit keeps its memory well under 500 MB all the same.
+// GOGC and GOMEMLIMIT, when set, are taken as given. importGC sets them
+// for the import and returns the function that sets them back.
+const (
+	importGCPercent   = 200
+	importMemoryLimit = 400 << 20
+)
+
+func importGC() (restore func()) {
+	percent, limit := -2, int64(-1)
+	if os.Getenv("GOGC") == "" {
+		percent = debug.SetGCPercent(importGCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		limit = debug.SetMemoryLimit(importMemoryLimit)
+	}
+	return func() {
+		if percent != -2 {
+			debug.SetGCPercent(percent)
+		}
+		if limit >= 0 {
+			debug.SetMemoryLimit(limit)
+		}
+	}
 }
 
 func reportSupplyProblems(err error, e env) error {

@@ -2,13 +2,21 @@ package supply_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
 )
 
@@ -123,4 +131,120 @@ func TestParseInPartsAnswersAsTheWholeFile(t *testing.T) {
 
 func slicesWith(lines []string, i int, line string) string {
 	return strings.Join(lines[:i], "") + line + strings.Join(lines[i+1:], "")
+}
+
+// TestNationalGenerateSpreadsProvidersOverSweden generates a national
+// supply: deterministic, valid, every seeded service and 40 busy hours per
+// provider, the cities dense and the north sparse, and every part of the
+// postcode range (100 00–989 99) within some provider's reach.
+func TestNationalGenerateSpreadsProvidersOverSweden(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	o := supply.GenerateOptions{Providers: 3000, Seed: 9, From: schedule.NewDate(2026, 11, 24), BusyHours: 40, National: true}
+	var a, b bytes.Buffer
+	if err := supply.Generate(&a, c, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := supply.Generate(&b, c, o); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("the same options gave different files (%v)", err)
+	}
+	if !supply.ReadsInParts(a.Bytes(), c) {
+		t.Fatal("a generated national file is not read in parts")
+	}
+	ps, err := supply.Parse("national.yaml", a.Bytes(), c)
+	if err != nil || len(ps) != 3000 {
+		t.Fatalf("parse: %d providers, %v", len(ps), err)
+	}
+	homes := map[int]int{} // providers by first postcode digit of their coverage
+	covered := map[int]bool{}
+	for _, p := range ps {
+		if len(p.Services) != len(c.ServiceIDs()) || len(p.Blocked) != 40 || p.City == "" {
+			t.Fatalf("%s: %d services, %d blocked, city %q", p.ID, len(p.Services), len(p.Blocked), p.City)
+		}
+		width := 0
+		for _, r := range p.Postcodes {
+			width += (r.To - r.From + 1) / 100
+			for area := r.From / 100; area <= r.To/100; area++ {
+				covered[area] = true
+			}
+		}
+		if width < 1 || width > 30 {
+			t.Fatalf("%s covers %d three-digit areas: %v", p.ID, width, p.Postcodes)
+		}
+		homes[p.Postcodes[0].From/10000]++
+	}
+	if homes[1] < 3*homes[9] || homes[4] < 2*homes[9] || homes[2] < homes[9] || homes[9] == 0 {
+		t.Errorf("providers by first digit = %v; want Stockholm (1), Göteborg (4) and Malmö (2) dense, the north (9) sparse", homes)
+	}
+	for area := 100; area <= 989; area++ {
+		if !covered[area] {
+			t.Errorf("no provider covers %d xx", area)
+		}
+	}
+	o.Postcodes = []string{"111"}
+	if err := supply.Generate(&bytes.Buffer{}, c, o); err == nil {
+		t.Error("a national supply took fixed postcodes")
+	}
+}
+
+// TestImportFileReadsTheCheckedFile imports a file checked by Check, in
+// batches within one transaction; a file changed after the check is
+// refused and nothing of it is written.
+func TestImportFileReadsTheCheckedFile(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	if err := supply.Generate(&buf, c, supply.GenerateOptions{Providers: 2500, Seed: 4, From: schedule.NewDate(2026, 11, 24),
+		BusyHours: 2, National: true}); err != nil {
+		t.Fatal(err)
+	}
+	content := buf.Bytes()
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		st := sqlstore.Bind[supply.Tx](db)
+		f, err := supply.Check("national.yaml", open, c)
+		if err != nil || f.Providers != 2500 || len(f.Calendars) != 0 {
+			t.Fatalf("check: %v, %+v", err, f)
+		}
+		// The file changes between the check and the import: one price.
+		original := content
+		content = bytes.Replace(content, []byte("price_sek: "), []byte("price_sek: 1"), 1)
+		_, err = supply.ImportFile(ctx, st, f, now)
+		content = original
+		if err == nil || !strings.Contains(err.Error(), "changed while it was imported") {
+			t.Fatalf("import of a changed file: %v", err)
+		}
+		if _, err := storedSupply(ctx, db, "prv_gen_00001"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Fatalf("a refused import wrote providers: %v", err)
+		}
+		res, err := supply.ImportFile(ctx, st, f, now)
+		if err != nil || len(res.Created) != 2500 || res.Created[2499] != "prv_gen_02500" {
+			t.Fatalf("import: %v, %s", err, res)
+		}
+		want, err := supply.Parse("national.yaml", content, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{0, 999, 1000, 2499} {
+			got, err := storedSupply(ctx, db, want[i].ID)
+			if err != nil || !slices.Equal(got.Postcodes, want[i].Postcodes) || len(got.Blocked) != 2 || len(got.Services) != len(want[i].Services) {
+				t.Fatalf("stored %s = %+v, %v", want[i].ID, got, err)
+			}
+		}
+		if res, err := supply.ImportFile(ctx, st, f, now); err != nil || len(res.Unchanged) != 2500 {
+			t.Fatalf("second import: %v, %s", err, res)
+		}
+	})
+}
+
+func storedSupply(ctx context.Context, db *sqlstore.DB, id string) (bokat.ProviderSupply, error) {
+	var p bokat.ProviderSupply
+	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		var err error
+		p, err = tx.ProviderSupply(ctx, id)
+		return err
+	})
+	return p, err
 }

@@ -248,3 +248,18 @@ func storedSupply(ctx context.Context, db *sqlstore.DB, id string) (bokat.Provid
 	})
 	return p, err
 }
+
+// FuzzParseInParts compares reading a file provider by provider with
+// reading it whole, on arbitrary edits of block-style files.
+func FuzzParseInParts(f *testing.F) {
+	for _, s := range []string{validFile, badBlockFile, string(supply.Demo())} {
+		f.Add([]byte(s))
+	}
+	c := cat(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64<<10 {
+			t.Skip()
+		}
+		sameAsWhole(t, c, data)
+	})
+}

@@ -26,6 +26,7 @@ func runSupplyGenerate(_ context.Context, args []string, e env) error {
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the generator; the same seed gives the same file")
 	fs.String(&postcodes, "postcodes", "", strings.Join(supply.DefaultGeneratePostcodes, ","), "comma-separated postcode entries every provider covers")
 	fs.String(&services, "services", "", "", "comma-separated service ids every provider offers (default: every seeded service of the catalog)")
+	fs.Bool(&o.National, "national", "", false, "spread the providers over the whole Swedish postcode range, each covering the areas around its home (dense cities, sparse north); excludes --postcodes")
 	fs.IntVar(&o.BusyHours, "busy-hours", 40, "one-hour blocked periods per provider, inside its working hours")
 	fs.IntVar(&o.Days, "days", 14, "days from --from over which the blocked periods are spread")
 	fs.String(&from, "from", "", "", "first day of the blocked periods, YYYY-MM-DD (default: today in Stockholm)")
@@ -41,6 +42,12 @@ func runSupplyGenerate(_ context.Context, args []string, e env) error {
 		return fmt.Errorf("%w: --days must be at least 1", errUsage)
 	}
 	o.Postcodes = splitList(postcodes)
+	if o.National && fs.isSet("postcodes") {
+		return fmt.Errorf("%w: --national draws each provider's postcodes; give no --postcodes", errUsage)
+	}
+	if o.National {
+		o.Postcodes = nil
+	}
 	o.Services = splitList(services)
 	o.From = schedule.DateOf(e.now())
 	if from != "" {

@@ -193,7 +193,22 @@ func TestSupplyGenerateIsReproducibleAndImports(t *testing.T) {
 	if err != nil || !strings.Contains(out.String(), "40 providers: 40 created") {
 		t.Fatalf("import: %v, %q", err, out.String())
 	}
-	for _, bad := range [][]string{{"--providers", "0"}, {"--seed", "-1"}, {"--from", "24/11"}, {"--busy-hours", "500"}, {"extra"}} {
+	national := filepath.Join(dir, "national.yaml")
+	out.Reset()
+	if err := run(context.Background(), append(args, "--national", "--out", national), getenvFrom(nil), &out, &stderr); err != nil {
+		t.Fatalf("generate --national: %v: %s", err, stderr.String())
+	}
+	if nat, err := os.ReadFile(national); err != nil || bytes.Equal(nat, written) || !bytes.Contains(nat, []byte("generate --national --providers 40")) {
+		t.Fatalf("national file: %v", err)
+	}
+	out.Reset()
+	err = run(context.Background(), []string{"supply", "import", national, "--database", "sqlite:" + filepath.Join(dir, "b.db")},
+		getenvFrom(nil), &out, &stderr)
+	if err != nil || !strings.Contains(out.String(), "40 providers: 0 created, 40 updated, 0 unchanged") { // the same ids, elsewhere
+		t.Fatalf("import national: %v, %q", err, out.String())
+	}
+	for _, bad := range [][]string{{"--providers", "0"}, {"--seed", "-1"}, {"--from", "24/11"}, {"--busy-hours", "500"}, {"extra"},
+		{"--national", "--postcodes", "111"}} {
 		err := run(context.Background(), append([]string{"supply", "generate"}, bad...), getenvFrom(nil), &bytes.Buffer{}, &bytes.Buffer{})
 		if exitCode(err) != 2 {
 			t.Errorf("%v: err %v, want a usage error", bad, err)

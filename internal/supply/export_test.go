@@ -1,6 +1,12 @@
 package supply
 
-import "strconv"
+import (
+	"bytes"
+	"errors"
+	"strconv"
+
+	"bokat/internal/catalog"
+)
 
 // Limits of the file format, for the external tests.
 var (
@@ -22,4 +28,12 @@ func schemaLimit(ptr string) int {
 		panic(err)
 	}
 	return n
+}
+
+// ParseWhole is Parse reading the file's whole node tree at once.
+var ParseWhole = parseWhole
+
+// ReadsInParts reports whether Parse reads the file provider by provider.
+func ReadsInParts(data []byte, cat *catalog.Catalog) bool {
+	return !errors.Is(scan("x.yaml", bytes.NewReader(data), cat, nil), errWhole)
 }

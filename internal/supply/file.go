@@ -14,6 +14,7 @@
 package supply
 
 import (
+	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -89,7 +90,26 @@ func (e *Errors) Line(p Problem) string {
 
 // Parse reads and validates a supply file against the catalog. It returns
 // the providers it describes, or *Errors listing every problem found.
+// A file laid out as docs/supply-format.md shows is read provider by
+// provider (see scan); any other is read whole (parseWhole), with the same
+// answer.
 func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupply, error) {
+	var out []bokat.ProviderSupply
+	err := scan(name, bytes.NewReader(data), cat, func(p bokat.ProviderSupply) error {
+		out = append(out, p)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errWhole):
+		return parseWhole(name, data, cat)
+	case err != nil:
+		return nil, err
+	}
+	return out, nil
+}
+
+// parseWhole is Parse of the file's whole YAML node tree at once.
+func parseWhole(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupply, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &Errors{File: name, Problems: []Problem{yamlProblem(err)}}
@@ -122,7 +142,7 @@ func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupp
 		}
 	}
 	out := c.file(value)
-	if problems := locateIssues(root, c.issues, c.skip); len(problems) > 0 {
+	if problems := locateIssues(rootLocator(root), c.issues, c.skip); len(problems) > 0 {
 		return nil, &Errors{File: name, Problems: problems}
 	}
 	return out, nil

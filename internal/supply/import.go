@@ -1,8 +1,10 @@
 package supply
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -43,43 +45,68 @@ func (r Result) String() string {
 // problem; the error is then *Errors. Importing the same file twice changes
 // nothing the second time.
 func Import(ctx context.Context, st Store, cat *catalog.Catalog, name string, data []byte, now time.Time) (Result, error) {
-	providers, err := Parse(name, data, cat)
+	f, err := Check(name, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, cat)
 	if err != nil {
 		return Result{}, err
 	}
-	return ImportParsed(ctx, st, name, providers, now)
+	return ImportFile(ctx, st, f, now)
 }
 
 // ImportParsed is Import of providers already parsed (by Parse) from the
 // file name.
 func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.ProviderSupply, now time.Time) (Result, error) {
+	return importEach(ctx, st, name, func(fn func(bokat.ProviderSupply) error) error {
+		for _, p := range providers {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, now)
+}
+
+// ImportFile is Import of a file checked by Check: it reads the file again,
+// provider by provider, and stores it in one transaction, a batch of
+// providers at a time, so that its memory does not grow with the file.
+func ImportFile(ctx context.Context, st Store, f *File, now time.Time) (Result, error) {
+	return importEach(ctx, st, f.Name, f.Each, now)
+}
+
+// importBatch is the number of providers an import reads from the store,
+// and writes, at a time.
+const importBatch = 1000
+
+// importEach stores the providers each gives, in one transaction.
+func importEach(ctx context.Context, st Store, name string, each func(func(bokat.ProviderSupply) error) error, now time.Time) (Result, error) {
 	var res Result
 	err := st.InTx(ctx, func(tx Tx) error {
 		res = Result{}
-		merged, kept, err := keepManaged(ctx, tx, providers)
-		if err != nil {
+		batch := make([]bokat.ProviderSupply, 0, importBatch)
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			err := putBatch(ctx, tx, batch, now, &res)
+			clear(batch)
+			batch = batch[:0]
 			return err
 		}
-		res.Kept = kept
-		outcomes, err := tx.PutSupply(ctx, merged, now)
-		if err != nil {
-			return fmt.Errorf("store the providers: %w", err)
-		}
-		for i, outcome := range outcomes {
-			id := providers[i].ID
-			switch outcome {
-			case Created:
-				res.Created = append(res.Created, id)
-			case Updated:
-				res.Updated = append(res.Updated, id)
-			default:
-				res.Unchanged = append(res.Unchanged, id)
+		err := each(func(p bokat.ProviderSupply) error {
+			if batch = append(batch, p); len(batch) == importBatch {
+				return flush()
 			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return err
 		}
 		// A created provider's history starts with its row; a change of an
 		// existing one is the operator's, recorded like a provider user's.
 		notes := map[string]string{}
-		for id, groups := range kept {
+		for id, groups := range res.Kept {
 			notes[id] = "kept=" + strings.Join(groups, ",")
 		}
 		return tx.AuditImport(ctx, res.Updated, name, notes, now)
@@ -88,6 +115,36 @@ func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.
 		return Result{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	return res, nil
+}
+
+// putBatch stores a batch of providers and adds what it did to res.
+func putBatch(ctx context.Context, tx Tx, providers []bokat.ProviderSupply, now time.Time, res *Result) error {
+	merged, kept, err := keepManaged(ctx, tx, providers)
+	if err != nil {
+		return err
+	}
+	for id, groups := range kept {
+		if res.Kept == nil {
+			res.Kept = map[string][]string{}
+		}
+		res.Kept[id] = groups
+	}
+	outcomes, err := tx.PutSupply(ctx, merged, now)
+	if err != nil {
+		return fmt.Errorf("store the providers: %w", err)
+	}
+	for i, outcome := range outcomes {
+		id := providers[i].ID
+		switch outcome {
+		case Created:
+			res.Created = append(res.Created, id)
+		case Updated:
+			res.Updated = append(res.Updated, id)
+		default:
+			res.Unchanged = append(res.Unchanged, id)
+		}
+	}
+	return nil
 }
 
 // keepManaged returns the providers with each field group their stored

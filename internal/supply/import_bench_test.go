@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -59,6 +60,27 @@ func BenchmarkImport(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkCheck reads and validates a generated national supply of 2,000
+// providers (40 busy hours each) provider by provider, as the first pass of
+// an import does.
+//
+//	go test ./internal/supply -run '^$' -bench Check -benchmem
+func BenchmarkCheck(b *testing.B) {
+	var buf bytes.Buffer
+	if err := supply.Generate(&buf, cat(b), supply.GenerateOptions{Providers: 2000, Seed: 1, From: schedule.NewDate(2026, 11, 24),
+		BusyHours: 40, National: true}); err != nil {
+		b.Fatal(err)
+	}
+	file := buf.Bytes()
+	b.SetBytes(int64(len(file)))
+	for b.Loop() {
+		f, err := supply.Check("gen.yaml", func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(file)), nil }, cat(b))
+		if err != nil || f.Providers != 2000 {
+			b.Fatalf("check: %v", err)
 		}
 	}
 }

@@ -40,9 +40,38 @@ var formats = map[string]func(string) error{
 // error messages (in the order they are written), its document as a YAML
 // node.
 var fileSchema = sync.OnceValues(func() (*jsonschema.Schema, *yaml.Node) {
+	sch := compileSchema(schemaURL, nil)
+	var node yaml.Node
+	if err := yaml.Unmarshal(schemaJSON, &node); err != nil {
+		panic(fmt.Sprintf("supply: %v", err))
+	}
+	return sch, node.Content[0]
+})
+
+// rootSchemaURL names the schema of a file's top level alone: the schema
+// with the providers' items left unchecked (scan checks each provider
+// with providerSchema). Its keywords lie where the schema's do.
+const rootSchemaURL = "urn:bokat:supply-root.schema.json"
+
+// partSchemas are the schema of a file's top level alone and the schema of
+// one provider (the schema's $defs/provider), for reading a file provider
+// by provider.
+var partSchemas = sync.OnceValues(func() (root, provider *jsonschema.Schema) {
+	return compileSchema(rootSchemaURL, func(doc any) {
+		doc.(map[string]any)["properties"].(map[string]any)["providers"].(map[string]any)["items"] = true
+	}), compileSchema(schemaURL+"#/$defs/provider", nil)
+})
+
+// compileSchema compiles the schema, changed by edit when given, as the
+// schema of url (with a fragment: the part of the schema it names).
+func compileSchema(url string, edit func(doc any)) *jsonschema.Schema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
 		panic(fmt.Sprintf("supply: the schema is not JSON: %v", err))
+	}
+	resource, _, _ := strings.Cut(url, "#")
+	if edit != nil {
+		edit(doc)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -55,19 +84,15 @@ var fileSchema = sync.OnceValues(func() (*jsonschema.Schema, *yaml.Node) {
 		}})
 	}
 	c.AssertFormat()
-	if err := c.AddResource(schemaURL, doc); err != nil {
+	if err := c.AddResource(resource, doc); err != nil {
 		panic(fmt.Sprintf("supply: %v", err))
 	}
-	sch, err := c.Compile(schemaURL)
+	sch, err := c.Compile(url)
 	if err != nil {
 		panic(fmt.Sprintf("supply: the schema does not compile: %v", err))
 	}
-	var node yaml.Node
-	if err := yaml.Unmarshal(schemaJSON, &node); err != nil {
-		panic(fmt.Sprintf("supply: %v", err))
-	}
-	return sch, node.Content[0]
-})
+	return sch
+}
 
 // text is a scalar of the converted file as text: strings as they are,
 // integers as written, booleans as "true" or "false".
@@ -92,6 +117,9 @@ func integer(v any) (int64, bool) {
 	n, ok := as[json.Number](v)
 	if !ok {
 		return 0, false
+	}
+	if i, ok := plainInteger(string(n)); ok {
+		return i, true
 	}
 	r, ok := new(big.Rat).SetString(string(n))
 	if !ok || !r.IsInt() || !r.Num().IsInt64() {
@@ -208,11 +236,36 @@ func scalar(n *yaml.Node) any {
 			return b
 		}
 	case "!!int":
+		if _, ok := plainInteger(n.Value); ok {
+			return json.Number(n.Value)
+		}
 		if r, ok := new(big.Rat).SetString(n.Value); ok && r.IsInt() && len(n.Value) <= 100 {
 			return json.Number(n.Value)
 		}
 	}
 	return strings.TrimSpace(n.Value)
+}
+
+// plainInteger reads the most common integers quickly: an optional "-",
+// then up to 18 decimal digits without a leading zero (or "0"). Anything
+// else is left to math/big, which reads it the same.
+func plainInteger(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(s) {
+		n = -n
+	}
+	return n, true
 }
 
 func resolve(n *yaml.Node) *yaml.Node {
@@ -355,7 +408,12 @@ func keys(n *yaml.Node) []string {
 // included. When the tokens name no node, it returns the last one found and
 // false.
 func locate(root *yaml.Node, tokens []string, key bool, within func(*yaml.Node)) (*yaml.Node, string, bool) {
-	n, path := resolve(root), ""
+	return locateFrom(root, "", tokens, key, within)
+}
+
+// locateFrom is locate from the node n whose field path is path.
+func locateFrom(n *yaml.Node, path string, tokens []string, key bool, within func(*yaml.Node)) (*yaml.Node, string, bool) {
+	n = resolve(n)
 	within(n)
 	for i, tok := range tokens {
 		var next *yaml.Node
@@ -386,13 +444,23 @@ func locate(root *yaml.Node, tokens []string, key bool, within func(*yaml.Node))
 	return n, path, true
 }
 
+// locator finds the node that tokens name, as locate does.
+type locator func(tokens []string, key bool, within func(*yaml.Node)) (*yaml.Node, string, bool)
+
+// rootLocator locates from the root of a file.
+func rootLocator(root *yaml.Node) locator {
+	return func(tokens []string, key bool, within func(*yaml.Node)) (*yaml.Node, string, bool) {
+		return locate(root, tokens, key, within)
+	}
+}
+
 // locateIssues returns the problems of issues in file order, at their
-// lines and columns in the file of root. It drops the issues within the
-// values of skip (whose schema issues a rule replaced).
-func locateIssues(root *yaml.Node, issues []issue, skip [][]string) []Problem {
+// lines and columns in the file that locate finds them in. It drops the
+// issues within the values of skip (whose schema issues a rule replaced).
+func locateIssues(locate locator, issues []issue, skip [][]string) []Problem {
 	skipped := map[*yaml.Node]bool{}
 	for _, tokens := range skip {
-		if n, _, found := locate(root, tokens, false, func(*yaml.Node) {}); found {
+		if n, _, found := locate(tokens, false, func(*yaml.Node) {}); found {
 			skipped[n] = true
 		}
 	}
@@ -409,7 +477,7 @@ func locateIssues(root *yaml.Node, issues []issue, skip [][]string) []Problem {
 	var out []located
 	place := func(is issue) {
 		drop := false
-		n, path, _ := locate(root, is.at, is.key, func(n *yaml.Node) { drop = drop || skipped[n] })
+		n, path, _ := locate(is.at, is.key, func(n *yaml.Node) { drop = drop || skipped[n] })
 		if drop {
 			return
 		}

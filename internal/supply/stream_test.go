@@ -1,0 +1,265 @@
+package supply_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/catalog"
+	"bokat/internal/schedule"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
+)
+
+// sameAsWhole fails unless Parse, reading the file provider by provider
+// where it can, answers exactly as reading its whole node tree does: the
+// same providers, or the same problems at the same places.
+func sameAsWhole(t *testing.T, c *catalog.Catalog, data []byte) {
+	t.Helper()
+	got, err := supply.Parse("x.yaml", data, c)
+	want, wantErr := supply.ParseWhole("x.yaml", data, c)
+	if !reflect.DeepEqual(got, want) || errText(err) != errText(wantErr) {
+		t.Fatalf("file:\n%s\nin parts: %d providers, %v\nwhole: %d providers, %v", data, len(got), err, len(want), wantErr)
+	}
+}
+
+// badBlockFile is a block-style file with problems in several providers,
+// a duplicated id, and top-level problems before and after the list.
+const badBlockFile = `# a file with problems
+colour: blue
+providers:
+  - id: Bad Id
+    name: ""
+    email: Bokning <bokning@firma.example>
+    postcodes: ["abc", "118-111"]
+    hours:
+      weekdays: ["08:00-17:00"]
+      monday: ["09:00-10:00"]
+      saturday: ["17:00-08:00"]
+    services:
+      - service_id: no_such_service
+        price_sek: 1
+      - {service_id: vvs_install_faucet_standard, unit_price_sek: 5}
+    blocked:
+      - {start: tomorrow, end: 2026-12-01}
+    colour: blue
+  - id: prv_ok
+    name: OK
+    email: a@b.example
+    postcodes: [111]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
+
+  # a comment between providers
+  - id: prv_ok
+    name: OK again
+    name: twice
+    email: a@b.example
+    postcodes: [111]
+    hours: {}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100, duration: {minutes_per_unit: 5}}]
+  - id: prv_ok
+    name: Third
+    email: a@b.example
+    postcodes: [111]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
+  - 17
+  - id: prv_anchor
+    name: Anchored
+    email: a@b.example
+    postcodes: &pc [111, 112]
+    hours: {weekdays: ["08:00-17:00"]}
+    services: [{service_id: vvs_install_faucet_standard, price_sek: 100}]
+    more: *pc
+version: 2
+`
+
+// TestParseInPartsAnswersAsTheWholeFile reads block-style files, and every
+// variation of them by one line deleted, repeated or replaced, provider by
+// provider and whole, and compares the answers; the files as written are
+// read in parts.
+func TestParseInPartsAnswersAsTheWholeFile(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	var national bytes.Buffer
+	if err := supply.Generate(&national, c, supply.GenerateOptions{Providers: 3, Seed: 1, From: schedule.NewDate(2026, 11, 24),
+		BusyHours: 3, National: true}); err != nil {
+		t.Fatal(err)
+	}
+	indentless := strings.ReplaceAll(strings.ReplaceAll(validFile, "\n  - id:", "\n- id:"), "\n    ", "\n  ")
+	files := map[string]string{"valid": validFile, "bad": badBlockFile, "national": national.String(), "indentless": indentless,
+		"crlf": strings.ReplaceAll(validFile, "\n", "\r\n")}
+	for name, file := range files {
+		if !supply.ReadsInParts([]byte(file), c) {
+			t.Errorf("%s file is not read in parts", name)
+		}
+		sameAsWhole(t, c, []byte(file))
+		lines := strings.SplitAfter(file, "\n")
+		for i := range lines {
+			for _, edit := range []func(string) string{
+				func(string) string { return "" },
+				func(l string) string { return l + l },
+				func(string) string { return "  - 1\n" },
+				func(string) string { return "  - {id: x\n" },
+				func(string) string { return "- y\n" },
+				func(string) string { return "  x: *pc\n" },
+				func(l string) string { return strings.Replace(l, ":", ": &pc", 1) },
+				func(l string) string { return strings.Replace(l, "\"", "'", 1) },
+				func(l string) string { return strings.Replace(l, " ", "\t", 1) },
+				func(l string) string { return strings.Replace(l, "\n", "\r", 1) },
+				func(string) string { return "---\n" },
+				func(string) string { return "providers:\n" },
+				func(l string) string { return strings.Replace(l, "  ", "", 1) },
+				func(l string) string { return " " + l },
+			} {
+				edited := slicesWith(lines, i, edit(lines[i]))
+				t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) { sameAsWhole(t, c, []byte(edited)) })
+			}
+		}
+	}
+}
+
+func slicesWith(lines []string, i int, line string) string {
+	return strings.Join(lines[:i], "") + line + strings.Join(lines[i+1:], "")
+}
+
+// TestNationalGenerateSpreadsProvidersOverSweden generates a national
+// supply: deterministic, valid, every seeded service and 40 busy hours per
+// provider, the cities dense and the north sparse, and every part of the
+// postcode range (100 00–989 99) within some provider's reach.
+func TestNationalGenerateSpreadsProvidersOverSweden(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	o := supply.GenerateOptions{Providers: 3000, Seed: 9, From: schedule.NewDate(2026, 11, 24), BusyHours: 40, National: true}
+	var a, b bytes.Buffer
+	if err := supply.Generate(&a, c, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := supply.Generate(&b, c, o); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("the same options gave different files (%v)", err)
+	}
+	if !supply.ReadsInParts(a.Bytes(), c) {
+		t.Fatal("a generated national file is not read in parts")
+	}
+	ps, err := supply.Parse("national.yaml", a.Bytes(), c)
+	if err != nil || len(ps) != 3000 {
+		t.Fatalf("parse: %d providers, %v", len(ps), err)
+	}
+	homes := map[int]int{} // providers by first postcode digit of their coverage
+	covered := map[int]bool{}
+	for _, p := range ps {
+		if len(p.Services) != len(c.ServiceIDs()) || len(p.Blocked) != 40 || p.City == "" {
+			t.Fatalf("%s: %d services, %d blocked, city %q", p.ID, len(p.Services), len(p.Blocked), p.City)
+		}
+		width := 0
+		for _, r := range p.Postcodes {
+			width += (r.To - r.From + 1) / 100
+			for area := r.From / 100; area <= r.To/100; area++ {
+				covered[area] = true
+			}
+		}
+		if width < 1 || width > 30 {
+			t.Fatalf("%s covers %d three-digit areas: %v", p.ID, width, p.Postcodes)
+		}
+		homes[p.Postcodes[0].From/10000]++
+	}
+	if homes[1] < 3*homes[9] || homes[4] < 2*homes[9] || homes[2] < homes[9] || homes[9] == 0 {
+		t.Errorf("providers by first digit = %v; want Stockholm (1), Göteborg (4) and Malmö (2) dense, the north (9) sparse", homes)
+	}
+	for area := 100; area <= 989; area++ {
+		if !covered[area] {
+			t.Errorf("no provider covers %d xx", area)
+		}
+	}
+	o.Postcodes = []string{"111"}
+	if err := supply.Generate(&bytes.Buffer{}, c, o); err == nil {
+		t.Error("a national supply took fixed postcodes")
+	}
+}
+
+// TestImportFileReadsTheCheckedFile imports a file checked by Check, in
+// batches within one transaction; a file changed after the check is
+// refused and nothing of it is written.
+func TestImportFileReadsTheCheckedFile(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	if err := supply.Generate(&buf, c, supply.GenerateOptions{Providers: 2500, Seed: 4, From: schedule.NewDate(2026, 11, 24),
+		BusyHours: 2, National: true}); err != nil {
+		t.Fatal(err)
+	}
+	content := buf.Bytes()
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		st := sqlstore.Bind[supply.Tx](db)
+		f, err := supply.Check("national.yaml", open, c)
+		if err != nil || f.Providers != 2500 || len(f.Calendars) != 0 {
+			t.Fatalf("check: %v, %+v", err, f)
+		}
+		// The file changes between the check and the import: one price.
+		original := content
+		content = bytes.Replace(content, []byte("price_sek: "), []byte("price_sek: 1"), 1)
+		_, err = supply.ImportFile(ctx, st, f, now)
+		content = original
+		if err == nil || !strings.Contains(err.Error(), "changed while it was imported") {
+			t.Fatalf("import of a changed file: %v", err)
+		}
+		if _, err := storedSupply(ctx, db, "prv_gen_00001"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Fatalf("a refused import wrote providers: %v", err)
+		}
+		res, err := supply.ImportFile(ctx, st, f, now)
+		if err != nil || len(res.Created) != 2500 || res.Created[2499] != "prv_gen_02500" {
+			t.Fatalf("import: %v, %s", err, res)
+		}
+		want, err := supply.Parse("national.yaml", content, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{0, 999, 1000, 2499} {
+			got, err := storedSupply(ctx, db, want[i].ID)
+			if err != nil || !slices.Equal(got.Postcodes, want[i].Postcodes) || len(got.Blocked) != 2 || len(got.Services) != len(want[i].Services) {
+				t.Fatalf("stored %s = %+v, %v", want[i].ID, got, err)
+			}
+		}
+		if res, err := supply.ImportFile(ctx, st, f, now); err != nil || len(res.Unchanged) != 2500 {
+			t.Fatalf("second import: %v, %s", err, res)
+		}
+	})
+}
+
+func storedSupply(ctx context.Context, db *sqlstore.DB, id string) (bokat.ProviderSupply, error) {
+	var p bokat.ProviderSupply
+	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+		var err error
+		p, err = tx.ProviderSupply(ctx, id)
+		return err
+	})
+	return p, err
+}
+
+// FuzzParseInParts compares reading a file provider by provider with
+// reading it whole, on arbitrary edits of block-style files.
+func FuzzParseInParts(f *testing.F) {
+	for _, s := range []string{validFile, badBlockFile, string(supply.Demo())} {
+		f.Add([]byte(s))
+	}
+	c := cat(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 64<<10 {
+			t.Skip()
+		}
+		sameAsWhole(t, c, data)
+	})
+}

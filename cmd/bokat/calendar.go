@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"bokat"
 	"bokat/internal/calfeed"
 	"bokat/internal/calsync"
-	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
@@ -229,25 +230,60 @@ func (c *calendarSyncConfig) validateProduction(fs *flagSet) error {
 	return nil
 }
 
+// calendarPolls counts the calendar sync worker's polls in serve's
+// metrics: bokat_calendar_sync_polls_total by result (changed, unchanged,
+// failed) and bokat_calendar_sync_rows_total, the calendar rows they wrote.
+type calendarPolls struct {
+	polls *prometheus.CounterVec
+	rows  prometheus.Counter
+}
+
+func newCalendarPolls(reg prometheus.Registerer) *calendarPolls {
+	p := &calendarPolls{
+		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bokat_calendar_sync_polls_total",
+			Help: "Provider calendar feed polls by result: changed (busy times written), unchanged (304 or the same body), failed.",
+		}, []string{"result"}),
+		rows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bokat_calendar_sync_rows_total",
+			Help: "Calendar rows (busy times added or removed) written by provider calendar feed polls.",
+		}),
+	}
+	reg.MustRegister(p.polls, p.rows)
+	for _, r := range []string{"changed", "unchanged", "failed"} {
+		p.polls.WithLabelValues(r)
+	}
+	return p
+}
+
+func (p *calendarPolls) CalendarPoll(result string, rows int) {
+	p.polls.WithLabelValues(result).Inc()
+	p.rows.Add(float64(rows))
+}
+
 // calendarSyncWorker is serve's calendar sync loop: providers' feeds
 // through the webhook guard (opened by --webhook-allow-private), conflicts
-// raised by the booking lifecycle, stale feeds told by the mailer.
-func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, mail notify.Sender, log *slog.Logger, baseURL string) (worker, error) {
+// raised by the booking lifecycle, stale feeds told by the mailer. It
+// reports to readiness (heartbeat "calendar-sync") and to the metrics.
+func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, op *ops, log *slog.Logger, baseURL string) (worker, error) {
 	domain, err := calfeed.UIDDomain(baseURL)
 	if err != nil {
 		return worker{}, err
 	}
-	w, err := calsync.NewWorker(calsync.Config{
+	cfg := calsync.Config{
 		Store:        sqlstore.Bind[calsync.Tx](b.Store),
 		Fetch:        calsync.FetchConfig{Guard: webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)},
 		Interval:     c.CalendarSyncInterval,
 		StaleAfter:   c.CalendarStaleAfter,
 		OwnUIDDomain: domain,
 		FollowUp:     uc.Bookings,
-		Mail:         mail,
+		Mail:         op.mailer,
+		Observer:     newCalendarPolls(op.metrics.Registry()),
 		Now:          b.Now,
 		Log:          log.With("worker", "calendar-sync"),
-	})
+	}
+	cfg.Heartbeat = op.heartbeats.Register("calendar-sync", cfg.MaxSilence())
+	w, err := calsync.NewWorker(cfg)
 	if err != nil {
 		return worker{}, err
 	}

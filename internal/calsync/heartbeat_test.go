@@ -110,4 +110,3 @@ func TestHeartbeatTellsReadiness(t *testing.T) {
 		t.Fatalf("readiness after Run ended = %v, want calendar-sync stopped", err)
 	}
 }
-

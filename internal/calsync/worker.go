@@ -78,8 +78,8 @@ type Config struct {
 	Heartbeat Heartbeat
 	// Observer, when set, is told each poll's outcome.
 	Observer Observer
-	Now  func() time.Time
-	Log  *slog.Logger
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // Worker polls feeds and keeps their busy times in the calendar.

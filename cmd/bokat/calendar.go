@@ -183,21 +183,43 @@ func (c *supplyCalendars) open(ctx context.Context, sc *storeCommand, providers 
 	return db, err
 }
 
-// subscribe subscribes the providers to the calendars the file names and
-// reports what it did; a refused calendar fails the command after the
-// others are subscribed.
-func (c *supplyCalendars) subscribe(ctx context.Context, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
-	if !hasCalendars(providers) {
-		return nil
-	}
+// apply makes the providers' supply-file subscriptions what the file names
+// (calsync.Feeds.ApplySupply) and reports per provider what it added and
+// removed, and which calendars not from a supply file stay; a refused
+// calendar fails the command after the rest is applied. A file naming no
+// calendar still ends the subscriptions a former file made.
+func (c *supplyCalendars) apply(ctx context.Context, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
 	feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), webhook.NewGuard(net.DefaultResolver, c.allowPrivate), e.now)
-	res, err := feeds.SubscribeSupply(ctx, providers)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "calendars: %d added, %d kept, %d refused\n", res.Added, res.Kept, len(res.Refused))
+	res, err := feeds.ApplySupply(ctx, providers)
 	for _, r := range res.Refused {
 		fmt.Fprintln(e.stderr, r)
+	}
+	if err != nil {
+		return fmt.Errorf("calendars: %w", err)
+	}
+	if !hasCalendars(providers) && len(res.Changes) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "calendars: %d added, %d removed, %d kept, %d refused\n", res.Added, res.Removed, res.Kept, len(res.Refused))
+	list := func(fs []calsync.Feed) string {
+		parts := make([]string, len(fs))
+		for i, f := range fs {
+			parts[i] = f.ID + " (" + f.Label + ")"
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, ch := range res.Changes {
+		var parts []string
+		if len(ch.Added) > 0 {
+			parts = append(parts, "added "+list(ch.Added))
+		}
+		if len(ch.Removed) > 0 {
+			parts = append(parts, "removed "+list(ch.Removed)+"; their busy times no longer block")
+		}
+		if len(ch.Own) > 0 {
+			parts = append(parts, "kept "+list(ch.Own)+": not added from a supply file")
+		}
+		fmt.Fprintf(e.stdout, "  %s: %s\n", ch.ProviderID, strings.Join(parts, "; "))
 	}
 	if len(res.Refused) > 0 {
 		return fmt.Errorf("%d calendar(s) refused; the rest of the file was imported", len(res.Refused))

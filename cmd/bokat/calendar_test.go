@@ -39,16 +39,17 @@ func TestProviderCalendarCommands(t *testing.T) {
 
 	// Without the development switch the guard refuses the http address.
 	out, errOut, err := cmd("supply", "import", file)
-	if err == nil || !strings.Contains(out, "calendars: 0 added, 0 kept, 1 refused") ||
+	if err == nil || !strings.Contains(out, "calendars: 0 added, 0 removed, 0 kept, 1 refused") ||
 		!strings.Contains(errOut, id+" calendars[0]: url: the URL must use https") || strings.Contains(errOut+out, "secret-token") {
 		t.Fatalf("import without --webhook-allow-private: %v\n%s\n%s", err, out, errOut)
 	}
 	out, _, err = cmd("supply", "import", file, "--webhook-allow-private")
-	if err != nil || !strings.Contains(out, "calendars: 1 added, 0 kept, 0 refused") {
+	if err != nil || !strings.Contains(out, "calendars: 1 added, 0 removed, 0 kept, 0 refused\n  "+id+": added cfd_") ||
+		!strings.Contains(out, " (127.0.0.1)\n") {
 		t.Fatalf("import with --webhook-allow-private: %v\n%s", err, out)
 	}
 	out, _, err = cmd("supply", "import", file, "--webhook-allow-private")
-	if err != nil || !strings.Contains(out, "calendars: 0 added, 1 kept, 0 refused") {
+	if err != nil || !strings.Contains(out, "calendars: 0 added, 0 removed, 1 kept, 0 refused") {
 		t.Fatalf("second import: %v\n%s", err, out)
 	}
 
@@ -68,6 +69,23 @@ func TestProviderCalendarCommands(t *testing.T) {
 	if err != nil || len(lines) != 2 || !strings.Contains(lines[0], "rule=all_day_busy source=supply busy=0 last_synced=never") ||
 		!strings.Contains(lines[1], added+" 127.0.0.1 rule=everything source=operator") || strings.Contains(out, ".ics") {
 		t.Fatalf("list: %v\n%s", err, out)
+	}
+	// The file drops its calendar: the next import ends that subscription
+	// (without the sealing key or the development switch: no address is
+	// read) and keeps the operator's.
+	withoutCal := filepath.Join(dir, "without.yaml")
+	if err := os.WriteFile(withoutCal, []byte(demo), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	supplyFeed := strings.Fields(lines[0])[0]
+	out, _, err = cmd("supply", "import", withoutCal)
+	if err != nil || !strings.Contains(out, "calendars: 0 added, 1 removed, 0 kept, 0 refused\n  "+id+": removed "+supplyFeed+
+		" (127.0.0.1); their busy times no longer block; kept "+added+" (127.0.0.1): not added from a supply file\n") {
+		t.Fatalf("import of the file without the calendar: %v\n%s", err, out)
+	}
+	out, _, err = cmd("provider", "calendar", "list", id)
+	if err != nil || strings.Contains(out, supplyFeed) || !strings.Contains(out, added) {
+		t.Fatalf("list after the calendar left the file: %v\n%s", err, out)
 	}
 	if _, _, err := cmd("provider", "calendar", "remove", id, added); err != nil {
 		t.Fatal(err)

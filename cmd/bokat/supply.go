@@ -50,7 +50,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return reportSupplyProblems(err, e)
 	}
 	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
-	return cal.subscribe(ctx, db, providers, e)
+	return cal.apply(ctx, db, providers, e)
 }
 
 func reportSupplyProblems(err error, e env) error {

@@ -46,15 +46,15 @@ import (
 
 // calendarReport is the outcome of calendar mode.
 type calendarReport struct {
-	Providers     int              `json:"providers"`
-	Interval      time.Duration    `json:"interval_ns"`
-	FeedBytes     int              `json:"feed_bytes"`
-	ImportSeconds float64          `json:"supply_import_seconds"`
-	SubscribeSecs float64          `json:"calendar_import_seconds"`
-	Rounds        []calendarRound  `json:"rounds"`
-	Change        *calendarChange  `json:"change,omitempty"`
-	StartRSSBytes int64            `json:"rss_before_sync_bytes"`
-	PeakRSSBytes  int64            `json:"peak_rss_bytes"`
+	Providers     int               `json:"providers"`
+	Interval      time.Duration     `json:"interval_ns"`
+	FeedBytes     int               `json:"feed_bytes"`
+	ImportSeconds float64           `json:"supply_import_seconds"`
+	SubscribeSecs float64           `json:"calendar_import_seconds"`
+	Rounds        []calendarRound   `json:"rounds"`
+	Change        *calendarChange   `json:"change,omitempty"`
+	StartRSSBytes int64             `json:"rss_before_sync_bytes"`
+	PeakRSSBytes  int64             `json:"peak_rss_bytes"`
 	Load          map[string]string `json:"load_average"`
 }
 

@@ -254,10 +254,12 @@ func (c *calendarSyncConfig) validateProduction(fs *flagSet) error {
 
 // calendarPolls counts the calendar sync worker's polls in serve's
 // metrics: bokat_calendar_sync_polls_total by result (changed, unchanged,
-// failed) and bokat_calendar_sync_rows_total, the calendar rows they wrote.
+// failed), bokat_calendar_sync_rows_total, the calendar rows they wrote,
+// and bokat_calendar_sync_rounds_total.
 type calendarPolls struct {
-	polls *prometheus.CounterVec
-	rows  prometheus.Counter
+	polls  *prometheus.CounterVec
+	rows   prometheus.Counter
+	rounds prometheus.Counter
 }
 
 func newCalendarPolls(reg prometheus.Registerer) *calendarPolls {
@@ -270,13 +272,19 @@ func newCalendarPolls(reg prometheus.Registerer) *calendarPolls {
 			Name: "bokat_calendar_sync_rows_total",
 			Help: "Calendar rows (busy times added or removed) written by provider calendar feed polls.",
 		}),
+		rounds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bokat_calendar_sync_rounds_total",
+			Help: "Rounds of the calendar sync worker, those that found no feed due included: it stopped if this stops.",
+		}),
 	}
-	reg.MustRegister(p.polls, p.rows)
+	reg.MustRegister(p.polls, p.rows, p.rounds)
 	for _, r := range []string{"changed", "unchanged", "failed"} {
 		p.polls.WithLabelValues(r)
 	}
 	return p
 }
+
+func (p *calendarPolls) CalendarRound() { p.rounds.Inc() }
 
 func (p *calendarPolls) CalendarPoll(result string, rows int) {
 	p.polls.WithLabelValues(result).Inc()

@@ -18,6 +18,13 @@ type polls struct {
 	mu     sync.Mutex
 	counts map[string]int
 	rows   int
+	rounds int
+}
+
+func (p *polls) CalendarRound() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rounds++
 }
 
 func (p *polls) CalendarPoll(result string, rows int) {
@@ -82,8 +89,9 @@ func TestHeartbeatTellsReadiness(t *testing.T) {
 		t.Fatalf("readiness after an empty round: %v", err)
 	}
 	obs.mu.Lock()
-	if obs.counts["changed"] != 1 || obs.counts["unchanged"] != 1 || obs.counts["failed"] != 0 || obs.rows == 0 {
-		t.Errorf("observed polls = %v with %d rows, want 1 changed (rows > 0) and 1 unchanged", obs.counts, obs.rows)
+	if obs.counts["changed"] != 1 || obs.counts["unchanged"] != 1 || obs.counts["failed"] != 0 || obs.rows == 0 || obs.rounds != 3 {
+		t.Errorf("observed polls = %v with %d rows in %d rounds, want 1 changed (rows > 0) and 1 unchanged in 3 rounds",
+			obs.counts, obs.rows, obs.rounds)
 	}
 	obs.mu.Unlock()
 

@@ -46,9 +46,11 @@ type Heartbeat interface {
 
 // Observer is told the outcome of every poll (serve counts them in its
 // metrics): result is "changed", "unchanged" or "failed", rows the
-// calendar rows the poll wrote.
+// calendar rows the poll wrote; and the end of every round, one that
+// found nothing due included.
 type Observer interface {
 	CalendarPoll(result string, rows int)
+	CalendarRound()
 }
 
 // Config configures a Worker.
@@ -252,6 +254,9 @@ func (w *Worker) RunOnce(ctx context.Context) (Round, error) {
 	}
 	raised, err := w.raiseConflicts(ctx)
 	round.Raised = raised
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.CalendarRound()
+	}
 	return round, err
 }
 

@@ -68,6 +68,7 @@ type calendarRound struct {
 	Failed    int     `json:"failed"`
 	Rows      int     `json:"rows"`
 	RSS       int64   `json:"rss_at_end_bytes"`
+	PeakRSS   int64   `json:"peak_rss_at_end_bytes"`
 	Load      string  `json:"load_at_end"`
 }
 
@@ -174,6 +175,8 @@ func runCalendars(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	rep.StartRSSBytes, _ = procStatus(pid, "VmRSS:")
+	startHWM, _ := procStatus(pid, "VmHWM:")
+	fmt.Fprintf(out, "serve started and searched: RSS %d MB, peak %d MB\n", rep.StartRSSBytes>>20, startHWM>>20)
 
 	cpu0, err := procCPU(pid)
 	if err != nil {
@@ -217,12 +220,13 @@ func runCalendars(ctx context.Context, c config, out io.Writer) error {
 			return err
 		}
 		rss, _ := procStatus(pid, "VmRSS:")
-		r := calendarRound{Name: name, CPU: (cpu - cpuBegin).Seconds(), Wall: time.Since(begin).Seconds(),
+		hwm, _ := procStatus(pid, "VmHWM:")
+		r := calendarRound{PeakRSS: hwm, Name: name, CPU: (cpu - cpuBegin).Seconds(), Wall: time.Since(begin).Seconds(),
 			Changed: int(m.changed - mBegin.changed), Unchanged: int(m.unchanged - mBegin.unchanged),
 			Failed: int(m.failed - mBegin.failed), Rows: int(m.rows - mBegin.rows), RSS: rss, Load: loadAvg()}
 		rep.Rounds = append(rep.Rounds, r)
-		fmt.Fprintf(out, "round %-28s cpu %7.1f s  wall %6.1f s  changed %5d unchanged %5d failed %d  rows %7d (%.2f/poll)  rss %d MB  load %s\n",
-			r.Name, r.CPU, r.Wall, r.Changed, r.Unchanged, r.Failed, r.Rows, float64(r.Rows)/float64(max(polls, 1)), r.RSS>>20, r.Load)
+		fmt.Fprintf(out, "round %-28s cpu %7.1f s  wall %6.1f s  changed %5d unchanged %5d failed %d  rows %7d (%.2f/poll)  rss %d MB (peak so far %d MB)  load %s\n",
+			r.Name, r.CPU, r.Wall, r.Changed, r.Unchanged, r.Failed, r.Rows, float64(r.Rows)/float64(max(polls, 1)), r.RSS>>20, r.PeakRSS>>20, r.Load)
 		cpu0, m0 = cpu, m
 		return nil
 	}

@@ -104,6 +104,12 @@ type config struct {
 	largeDatabase string
 	// inProcess runs the servers in this process instead of children.
 	inProcess bool
+	// calendars is the number of providers with a calendar feed each
+	// (calendar mode), interval serve's sync interval there, bokat the
+	// program to run (built when empty).
+	calendars int
+	interval  time.Duration
+	bokat     string
 }
 
 // measurement is one attack's outcome.
@@ -147,8 +153,14 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.profile, "cpuprofile", "", "write a CPU profile of the measured server (search, or the large server with -large) to this file; with -in-process, of the whole run")
 	fs.StringVar(&c.heap, "memprofile", "", "write a heap profile of the measured server's process, taken after a garbage collection at the end of the run, to this file (not with -in-process)")
 	fs.BoolVar(&c.inProcess, "in-process", false, "run the servers inside this process, beside the load generator, instead of in processes of their own")
+	fs.IntVar(&c.calendars, "calendars", 0, "calendar mode: sync a generated calendar feed of 200 events for each of this many generated providers in bokat serve, and report CPU time, rows and peak RSS")
+	fs.DurationVar(&c.interval, "interval", 5*time.Minute, "calendar mode: serve's --calendar-sync-interval (a round must fit in it)")
+	fs.StringVar(&c.bokat, "bokat", "", "calendar mode: the bokat program to run (default: built from ./cmd/bokat)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.calendars < 0 || c.calendars > supply.MaxGenerateProviders || c.interval < time.Second {
+		return c, errors.New("-calendars must be in 0..1000000 and -interval at least 1s")
 	}
 	if c.duration <= 0 || c.duration > time.Minute || c.rounds < 1 || c.rounds > 5 || c.workers < 1 {
 		return c, errors.New("-duration must be in (0, 60s], -rounds in 1..5, -workers >= 1")
@@ -180,6 +192,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if c.large > 0 {
 		return runScale(ctx, c, out)
+	}
+	if c.calendars > 0 {
+		return runCalendars(ctx, c, out)
 	}
 	search, err := startServer(ctx, serverSpec{Kind: "search", Database: c.database, SupplyName: supply.DemoName,
 		CPUProfile: absPath(c.profile, c.inProcess), HeapProfile: absPath(c.heap, c.inProcess)}, supply.Demo(), c.inProcess)

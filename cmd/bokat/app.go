@@ -248,7 +248,7 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 	if err != nil {
 		return nil, err
 	}
-	calendars, err := calendarSyncWorker(b, c, uc, a.op.mailer, a.log, a.baseURL)
+	calendars, err := calendarSyncWorker(b, c, uc, a.op, a.log, a.baseURL)
 	if err != nil {
 		return nil, err
 	}

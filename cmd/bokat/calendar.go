@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"bokat"
 	"bokat/internal/calfeed"
 	"bokat/internal/calsync"
-	"bokat/internal/notify"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
@@ -182,21 +183,43 @@ func (c *supplyCalendars) open(ctx context.Context, sc *storeCommand, providers 
 	return db, err
 }
 
-// subscribe subscribes the providers to the calendars the file names and
-// reports what it did; a refused calendar fails the command after the
-// others are subscribed.
-func (c *supplyCalendars) subscribe(ctx context.Context, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
-	if !hasCalendars(providers) {
-		return nil
-	}
+// apply makes the providers' supply-file subscriptions what the file names
+// (calsync.Feeds.ApplySupply) and reports per provider what it added and
+// removed, and which calendars not from a supply file stay; a refused
+// calendar fails the command after the rest is applied. A file naming no
+// calendar still ends the subscriptions a former file made.
+func (c *supplyCalendars) apply(ctx context.Context, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
 	feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), webhook.NewGuard(net.DefaultResolver, c.allowPrivate), e.now)
-	res, err := feeds.SubscribeSupply(ctx, providers)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "calendars: %d added, %d kept, %d refused\n", res.Added, res.Kept, len(res.Refused))
+	res, err := feeds.ApplySupply(ctx, providers)
 	for _, r := range res.Refused {
 		fmt.Fprintln(e.stderr, r)
+	}
+	if err != nil {
+		return fmt.Errorf("calendars: %w", err)
+	}
+	if !hasCalendars(providers) && len(res.Changes) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "calendars: %d added, %d removed, %d kept, %d refused\n", res.Added, res.Removed, res.Kept, len(res.Refused))
+	list := func(fs []calsync.Feed) string {
+		parts := make([]string, len(fs))
+		for i, f := range fs {
+			parts[i] = f.ID + " (" + f.Label + ")"
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, ch := range res.Changes {
+		var parts []string
+		if len(ch.Added) > 0 {
+			parts = append(parts, "added "+list(ch.Added))
+		}
+		if len(ch.Removed) > 0 {
+			parts = append(parts, "removed "+list(ch.Removed)+"; their busy times no longer block")
+		}
+		if len(ch.Own) > 0 {
+			parts = append(parts, "kept "+list(ch.Own)+": not added from a supply file")
+		}
+		fmt.Fprintf(e.stdout, "  %s: %s\n", ch.ProviderID, strings.Join(parts, "; "))
 	}
 	if len(res.Refused) > 0 {
 		return fmt.Errorf("%d calendar(s) refused; the rest of the file was imported", len(res.Refused))
@@ -229,25 +252,68 @@ func (c *calendarSyncConfig) validateProduction(fs *flagSet) error {
 	return nil
 }
 
+// calendarPolls counts the calendar sync worker's polls in serve's
+// metrics: bokat_calendar_sync_polls_total by result (changed, unchanged,
+// failed), bokat_calendar_sync_rows_total, the calendar rows they wrote,
+// and bokat_calendar_sync_rounds_total.
+type calendarPolls struct {
+	polls  *prometheus.CounterVec
+	rows   prometheus.Counter
+	rounds prometheus.Counter
+}
+
+func newCalendarPolls(reg prometheus.Registerer) *calendarPolls {
+	p := &calendarPolls{
+		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bokat_calendar_sync_polls_total",
+			Help: "Provider calendar feed polls by result: changed (busy times written), unchanged (304 or the same body), failed.",
+		}, []string{"result"}),
+		rows: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bokat_calendar_sync_rows_total",
+			Help: "Calendar rows (busy times added or removed) written by provider calendar feed polls.",
+		}),
+		rounds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bokat_calendar_sync_rounds_total",
+			Help: "Rounds of the calendar sync worker, those that found no feed due included: it stopped if this stops.",
+		}),
+	}
+	reg.MustRegister(p.polls, p.rows, p.rounds)
+	for _, r := range []string{"changed", "unchanged", "failed"} {
+		p.polls.WithLabelValues(r)
+	}
+	return p
+}
+
+func (p *calendarPolls) CalendarRound() { p.rounds.Inc() }
+
+func (p *calendarPolls) CalendarPoll(result string, rows int) {
+	p.polls.WithLabelValues(result).Inc()
+	p.rows.Add(float64(rows))
+}
+
 // calendarSyncWorker is serve's calendar sync loop: providers' feeds
 // through the webhook guard (opened by --webhook-allow-private), conflicts
-// raised by the booking lifecycle, stale feeds told by the mailer.
-func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, mail notify.Sender, log *slog.Logger, baseURL string) (worker, error) {
+// raised by the booking lifecycle, stale feeds told by the mailer. It
+// reports to readiness (heartbeat "calendar-sync") and to the metrics.
+func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, op *ops, log *slog.Logger, baseURL string) (worker, error) {
 	domain, err := calfeed.UIDDomain(baseURL)
 	if err != nil {
 		return worker{}, err
 	}
-	w, err := calsync.NewWorker(calsync.Config{
+	cfg := calsync.Config{
 		Store:        sqlstore.Bind[calsync.Tx](b.Store),
 		Fetch:        calsync.FetchConfig{Guard: webhook.NewGuard(net.DefaultResolver, c.WebhookAllowPrivate)},
 		Interval:     c.CalendarSyncInterval,
 		StaleAfter:   c.CalendarStaleAfter,
 		OwnUIDDomain: domain,
 		FollowUp:     uc.Bookings,
-		Mail:         mail,
+		Mail:         op.mailer,
+		Observer:     newCalendarPolls(op.metrics.Registry()),
 		Now:          b.Now,
 		Log:          log.With("worker", "calendar-sync"),
-	})
+	}
+	cfg.Heartbeat = op.heartbeats.Register("calendar-sync", cfg.MaxSilence())
+	w, err := calsync.NewWorker(cfg)
 	if err != nil {
 		return worker{}, err
 	}

@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"bokat/internal/clocktest"
+	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
 )
 
@@ -39,16 +45,17 @@ func TestProviderCalendarCommands(t *testing.T) {
 
 	// Without the development switch the guard refuses the http address.
 	out, errOut, err := cmd("supply", "import", file)
-	if err == nil || !strings.Contains(out, "calendars: 0 added, 0 kept, 1 refused") ||
+	if err == nil || !strings.Contains(out, "calendars: 0 added, 0 removed, 0 kept, 1 refused") ||
 		!strings.Contains(errOut, id+" calendars[0]: url: the URL must use https") || strings.Contains(errOut+out, "secret-token") {
 		t.Fatalf("import without --webhook-allow-private: %v\n%s\n%s", err, out, errOut)
 	}
 	out, _, err = cmd("supply", "import", file, "--webhook-allow-private")
-	if err != nil || !strings.Contains(out, "calendars: 1 added, 0 kept, 0 refused") {
+	if err != nil || !strings.Contains(out, "calendars: 1 added, 0 removed, 0 kept, 0 refused\n  "+id+": added cfd_") ||
+		!strings.Contains(out, " (127.0.0.1)\n") {
 		t.Fatalf("import with --webhook-allow-private: %v\n%s", err, out)
 	}
 	out, _, err = cmd("supply", "import", file, "--webhook-allow-private")
-	if err != nil || !strings.Contains(out, "calendars: 0 added, 1 kept, 0 refused") {
+	if err != nil || !strings.Contains(out, "calendars: 0 added, 0 removed, 1 kept, 0 refused") {
 		t.Fatalf("second import: %v\n%s", err, out)
 	}
 
@@ -68,6 +75,23 @@ func TestProviderCalendarCommands(t *testing.T) {
 	if err != nil || len(lines) != 2 || !strings.Contains(lines[0], "rule=all_day_busy source=supply busy=0 last_synced=never") ||
 		!strings.Contains(lines[1], added+" 127.0.0.1 rule=everything source=operator") || strings.Contains(out, ".ics") {
 		t.Fatalf("list: %v\n%s", err, out)
+	}
+	// The file drops its calendar: the next import ends that subscription
+	// (without the sealing key or the development switch: no address is
+	// read) and keeps the operator's.
+	withoutCal := filepath.Join(dir, "without.yaml")
+	if err := os.WriteFile(withoutCal, []byte(demo), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	supplyFeed := strings.Fields(lines[0])[0]
+	out, _, err = cmd("supply", "import", withoutCal)
+	if err != nil || !strings.Contains(out, "calendars: 0 added, 1 removed, 0 kept, 0 refused\n  "+id+": removed "+supplyFeed+
+		" (127.0.0.1); their busy times no longer block; kept "+added+" (127.0.0.1): not added from a supply file\n") {
+		t.Fatalf("import of the file without the calendar: %v\n%s", err, out)
+	}
+	out, _, err = cmd("provider", "calendar", "list", id)
+	if err != nil || strings.Contains(out, supplyFeed) || !strings.Contains(out, added) {
+		t.Fatalf("list after the calendar left the file: %v\n%s", err, out)
 	}
 	if _, _, err := cmd("provider", "calendar", "remove", id, added); err != nil {
 		t.Fatal(err)
@@ -122,5 +146,113 @@ func TestServeSyncsProviderCalendars(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "jobb.ics") {
 		t.Error("serve logged the calendar's address")
+	}
+}
+
+// TestTwoServesShareCalendarFeeds runs two serve programs (each its own
+// store connections, worker and lease token) on one database and one
+// injected clock at the 1 s development interval: in each interval every
+// feed is polled exactly once, by one of them, however many rounds both
+// make. On PostgreSQL, where claims skip each other's locked rows; on
+// SQLite too, where the single writer orders them.
+func TestTwoServesShareCalendarFeeds(t *testing.T) {
+	t.Parallel()
+	for _, engine := range sqlstoretest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			const feeds = 12
+			var (
+				mu   sync.Mutex
+				hits = map[string]int{}
+			)
+			feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				hits[r.URL.Path]++
+				mu.Unlock()
+				io.WriteString(w, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:"+r.URL.Path+"@example.se\r\n"+
+					"DTSTART:20990101T100000Z\r\nDTEND:20990101T110000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+			}))
+			t.Cleanup(feed.Close)
+			total := func() (n int, each []int) {
+				mu.Lock()
+				defer mu.Unlock()
+				for i := range feeds {
+					each = append(each, hits[fmt.Sprintf("/f%02d.ics", i)])
+					n += each[i]
+				}
+				return n, each
+			}
+			dbURL := sqlstoretest.URL(t, engine)
+			env := map[string]string{"BOKAT_SECRET_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32)),
+				"BOKAT_TOKEN_PEPPER": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{6}, 32))}
+			cli := func(args ...string) {
+				t.Helper()
+				var out, errOut bytes.Buffer
+				if err := run(context.Background(), append(args, "--database", dbURL), getenvFrom(env), &out, &errOut); err != nil {
+					t.Fatalf("%v: %v\n%s%s", args, err, out.String(), errOut.String())
+				}
+			}
+			file := filepath.Join(t.TempDir(), "demo.yaml")
+			if err := os.WriteFile(file, supply.Demo(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cli("supply", "import", file)
+			for i := range feeds {
+				provider := []string{"prv_sthlm_vvs_1", "prv_sthlm_vvs_2", "prv_sthlm_el_1"}[i%3]
+				cli("provider", "calendar", "add", provider, fmt.Sprintf("%s/f%02d.ics", feed.URL, i), "--webhook-allow-private")
+			}
+			// The feeds are due at once on the programs' clock.
+			clock := clocktest.New(time.Now().Add(time.Minute))
+			args := []string{"--database", dbURL, "--calendar-sync-interval", "1s", "--webhook-allow-private", "--rate-control", "off"}
+			var bases []string
+			for range 2 {
+				base, _, _, _ := startServeOn(t, clock.Now, args, env)
+				bases = append(bases, base)
+			}
+			counter := func(base, name string) int {
+				for line := range strings.SplitSeq(fetch(t, base+"/metrics").body, "\n") {
+					if rest, ok := strings.CutPrefix(line, name+" "); ok {
+						n, _ := strconv.ParseFloat(rest, 64)
+						return int(n)
+					}
+				}
+				t.Fatalf("%s has no %s", base, name)
+				return 0
+			}
+			for interval := 1; interval <= 3; interval++ {
+				clocktest.Wait(t, fmt.Sprintf("interval %d: %d polls", interval, interval*feeds), func() bool {
+					n, _ := total()
+					return n >= interval*feeds
+				})
+				// Both programs make two more rounds on the same clock: a
+				// feed polled twice in the interval would show now.
+				var rounds []int
+				for _, b := range bases {
+					rounds = append(rounds, counter(b, "bokat_calendar_sync_rounds_total"))
+				}
+				clocktest.Wait(t, "two more rounds of each program", func() bool {
+					for i, b := range bases {
+						if counter(b, "bokat_calendar_sync_rounds_total") < rounds[i]+2 {
+							return false
+						}
+					}
+					return true
+				})
+				n, each := total()
+				for i, h := range each {
+					if h != interval {
+						t.Errorf("interval %d: feed %d polled %d times, want %d", interval, i, h, interval)
+					}
+				}
+				polls := 0
+				for _, b := range bases {
+					polls += counter(b, `bokat_calendar_sync_polls_total{result="changed"}`) + counter(b, `bokat_calendar_sync_polls_total{result="unchanged"}`)
+				}
+				if n != interval*feeds || polls != n {
+					t.Fatalf("interval %d: %d requests, %d polls counted by the programs; want %d", interval, n, polls, interval*feeds)
+				}
+				clock.Advance(time.Second)
+			}
+		})
 	}
 }

@@ -106,6 +106,9 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 		`bokat_rate_limit_rejections_total{policy="reads"} 1`,
 		"bokat_outbox_lag_seconds 0",
 		"bokat_notification_lag_seconds 0",
+		`bokat_calendar_sync_polls_total{result="failed"} 0`,
+		"bokat_calendar_sync_rows_total 0",
+		"bokat_calendar_sync_rounds_total",
 		"go_goroutines",
 	} {
 		if !strings.Contains(m.body, want) {

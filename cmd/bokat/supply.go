@@ -50,7 +50,7 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 		return reportSupplyProblems(err, e)
 	}
 	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
-	return cal.subscribe(ctx, db, file.Calendars, e)
+	return cal.apply(ctx, db, file.Calendars, e)
 }
 
 // Garbage collection of an import. Its live data is small — the providers

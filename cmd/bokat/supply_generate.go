@@ -31,6 +31,7 @@ func runSupplyGenerate(_ context.Context, args []string, e env) error {
 	fs.IntVar(&o.Days, "days", 14, "days from --from over which the blocked periods are spread")
 	fs.String(&from, "from", "", "", "first day of the blocked periods, YYYY-MM-DD (default: today in Stockholm)")
 	fs.String(&to, "out", "", "-", "file to write, or - for standard output")
+	fs.String(&o.CalendarURL, "calendar-url", "", "", "subscribe each provider to the calendar at this address, {id} replaced by the provider's id")
 	positional, err := fs.parse(args)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

@@ -43,19 +43,10 @@ func NewFeeds(store Store, guard *webhook.Guard, now func() time.Time) *Feeds {
 // the reason, never echoing the address; an address the provider has
 // already, a validation_failed too; an unknown provider bokat.ErrNotFound.
 func (s *Feeds) Add(ctx context.Context, providerID, rawURL string, rule Rule, source string) (Feed, error) {
-	raw, err := s.CheckURL(ctx, rawURL)
+	f, err := s.newFeed(ctx, providerID, rawURL, rule, source)
 	if err != nil {
 		return Feed{}, err
 	}
-	if rule == "" {
-		rule = RuleBusyOnly
-	}
-	if _, err := ParseRule(string(rule)); err != nil {
-		return Feed{}, invalid("rule: must be busy_only, everything or all_day_busy")
-	}
-	u, _ := url.Parse(raw)
-	f := Feed{ID: bokat.CalendarFeedIDPrefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", ""), ProviderID: providerID, URL: raw,
-		Label: u.Hostname(), Rule: rule, Source: source}
 	now := s.now().UTC()
 	existing, err := s.store.ProviderFeeds(ctx, providerID)
 	if err != nil {
@@ -73,6 +64,23 @@ func (s *Feeds) Add(ctx context.Context, providerID, rawURL string, rule Rule, s
 	}
 	f.CreatedAt = now
 	return f, nil
+}
+
+// newFeed returns the feed Add would store, its address checked.
+func (s *Feeds) newFeed(ctx context.Context, providerID, rawURL string, rule Rule, source string) (Feed, error) {
+	raw, err := s.CheckURL(ctx, rawURL)
+	if err != nil {
+		return Feed{}, err
+	}
+	if rule == "" {
+		rule = RuleBusyOnly
+	}
+	if _, err := ParseRule(string(rule)); err != nil {
+		return Feed{}, invalid("rule: must be busy_only, everything or all_day_busy")
+	}
+	u, _ := url.Parse(raw)
+	return Feed{ID: bokat.CalendarFeedIDPrefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", ""), ProviderID: providerID, URL: raw,
+		Label: u.Hostname(), Rule: rule, Source: source}, nil
 }
 
 // CheckURL returns the address a feed would be read from, or a
@@ -135,49 +143,152 @@ func invalid(issue string) error {
 	return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The calendar subscription is not valid.", Issues: []string{issue}}
 }
 
-// SupplyResult says what subscribing a supply file's calendars did.
+// SupplyResult says what applying a supply file's calendars did.
 type SupplyResult struct {
-	// Added and Kept count the subscriptions made and those already there.
-	Added, Kept int
+	// Added, Removed and Kept count the subscriptions made, ended and
+	// left as they were.
+	Added, Removed, Kept int
+	// Changes says per provider (in the file's order) what was added and
+	// removed, and which feeds the file does not name stay because they
+	// were not added from a supply file (Own). Feeds carry ID, Label and
+	// Rule, never their address.
+	Changes []SupplyChange
 	// Refused names each refused calendar, "prv_x calendars[1]: reason",
 	// without its address.
 	Refused []string
 }
 
-// SubscribeSupply subscribes each provider to the calendars of the supply
-// file that it lacks (source supply). A calendar already subscribed is
-// kept as it is; one the guard refuses is reported in Refused and the
-// others are still added. Other errors end it.
-func (s *Feeds) SubscribeSupply(ctx context.Context, providers []bokat.ProviderSupply) (SupplyResult, error) {
+// SupplyChange is what a supply file changed of one provider's
+// subscriptions.
+type SupplyChange struct {
+	ProviderID          string
+	Added, Removed, Own []Feed
+}
+
+// Changed reports whether applying the file wrote anything.
+func (r SupplyResult) Changed() bool { return r.Added+r.Removed > 0 }
+
+// ApplySupply makes each provider's subscriptions from the supply file
+// (source supply) what the file's `calendars:` names: a calendar the
+// provider lacks is added, one already subscribed is kept as it is (its
+// rule included), and a feed added from a supply file that the file no
+// longer names is removed with its busy times. A feed added on the
+// provider's pages, through the provider API or by an operator stays,
+// named in SupplyChange.Own. Providers the file does not name are left as
+// they are. Every address is checked before anything is written; a refused
+// one is reported in Refused and the others are still applied. All the
+// additions and removals are one transaction, taking each changed
+// provider's calendar lock, so the calendar revision moves with its
+// commit.
+//
+// A provider without calendars in the file needs no opened addresses:
+// ApplySupply then works on a store without the sealing key.
+func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSupply) (SupplyResult, error) {
 	var res SupplyResult
+	refs, err := s.store.FeedRefs(ctx)
+	if err != nil {
+		return res, err
+	}
+	byProvider := map[string][]Feed{}
+	for _, f := range refs {
+		byProvider[f.ProviderID] = append(byProvider[f.ProviderID], f)
+	}
+	type plan struct {
+		SupplyChange
+		add []Feed
+	}
+	var plans []plan
 	for _, p := range providers {
-		if len(p.Calendars) == 0 {
-			continue
+		existing := byProvider[p.ID]
+		if len(p.Calendars) > 0 && len(existing) > 0 {
+			// The addresses are needed to tell which calendars are known.
+			if existing, err = s.store.ProviderFeeds(ctx, p.ID); err != nil {
+				return res, err
+			}
 		}
-		existing, err := s.store.ProviderFeeds(ctx, p.ID)
-		if err != nil {
-			return res, err
-		}
+		named := make([]bool, len(existing))
+		pl := plan{SupplyChange: SupplyChange{ProviderID: p.ID}}
 		for i, c := range p.Calendars {
 			raw := strings.TrimSpace(c.URL)
 			if rest, ok := strings.CutPrefix(raw, "webcal://"); ok {
 				raw = "https://" + rest
 			}
-			if slices.ContainsFunc(existing, func(f Feed) bool { return f.URL == raw }) {
+			if j := slices.IndexFunc(existing, func(f Feed) bool { return f.URL == raw }); j >= 0 {
+				named[j] = true
 				res.Kept++
 				continue
 			}
-			_, err := s.Add(ctx, p.ID, c.URL, Rule(c.Rule), SourceSupply)
+			f, err := s.newFeed(ctx, p.ID, c.URL, Rule(c.Rule), SourceSupply)
 			var be *bokat.Error
 			switch {
 			case errors.As(err, &be) && be.Code == bokat.CodeValidationFailed:
 				res.Refused = append(res.Refused, fmt.Sprintf("%s calendars[%d]: %s", p.ID, i, strings.Join(be.Issues, "; ")))
+				continue
 			case err != nil:
 				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
+			}
+			pl.add = append(pl.add, f)
+		}
+		for j, f := range existing {
+			switch {
+			case named[j]:
+			case f.Source == SourceSupply:
+				pl.Removed = append(pl.Removed, f)
 			default:
-				res.Added++
+				pl.Own = append(pl.Own, f)
 			}
 		}
+		if room := MaxFeedsPerProvider - (len(existing) - len(pl.Removed)); len(pl.add) > room {
+			for _, f := range pl.add[max(room, 0):] {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s calendar on %s: url: a provider has at most %d calendars", p.ID, f.Label,
+					MaxFeedsPerProvider))
+			}
+			pl.add = pl.add[:max(room, 0)]
+		}
+		if len(pl.add)+len(pl.Removed)+len(pl.Own) > 0 {
+			plans = append(plans, pl)
+		}
+	}
+	now := s.now().UTC()
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		for _, pl := range plans {
+			if len(pl.add)+len(pl.Removed) == 0 {
+				continue
+			}
+			if err := tx.LockProviderCalendar(ctx, pl.ProviderID); err != nil {
+				return err
+			}
+			for _, f := range pl.Removed {
+				if err := tx.DeleteFeed(ctx, pl.ProviderID, f.ID); err != nil {
+					return fmt.Errorf("unsubscribe %s from %s: %w", pl.ProviderID, f.ID, err)
+				}
+			}
+			for _, f := range pl.add {
+				if err := tx.InsertFeed(ctx, f, now); err != nil {
+					return fmt.Errorf("subscribe %s to a calendar on %s: %w", pl.ProviderID, f.Label, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return SupplyResult{Refused: res.Refused}, err
+	}
+	for _, pl := range plans {
+		for i := range pl.add {
+			pl.add[i].CreatedAt = now
+			pl.add[i].URL = ""
+		}
+		for i := range pl.Removed {
+			pl.Removed[i].URL = ""
+		}
+		for i := range pl.Own {
+			pl.Own[i].URL = ""
+		}
+		pl.Added = pl.add
+		res.Added += len(pl.add)
+		res.Removed += len(pl.Removed)
+		res.Changes = append(res.Changes, pl.SupplyChange)
 	}
 	return res, nil
 }

@@ -2,10 +2,13 @@ package calsync_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
 	"bokat/internal/calsync"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
 )
 
 // FuzzParse feeds arbitrary bytes to the feed parser: it must return busy
@@ -85,5 +88,58 @@ func TestHostileFeedsCostBoundedTime(t *testing.T) {
 			}
 			tc.check(t, got)
 		})
+	}
+}
+
+// TestHostileFeedsInARound polls hostile feeds beside a real one in one
+// round through the worker: the nested one and the one with too many busy
+// times fail, the endless rules block what they can, the real one syncs,
+// and the round ends.
+func TestHostileFeedsInARound(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	e := newSyncEnv(t, db)
+	e.server.set("/nested.ics", []byte("BEGIN:VCALENDAR\r\n"+strings.Repeat("BEGIN:X\r\n", 10000)+strings.Repeat("END:X\r\n", 10000)+"END:VCALENDAR\r\n"))
+	e.server.set("/endless.ics", []byte(hostileRecurrence))
+	e.server.set("/many.ics", []byte("BEGIN:VCALENDAR\r\n"+strings.Repeat("BEGIN:VEVENT\r\nUID:m@x\r\nDTSTART:20261021T100000Z\r\n"+
+		"DTEND:20261021T110000Z\r\nRRULE:FREQ=DAILY\r\nEND:VEVENT\r\n", 800)+"END:VCALENDAR\r\n"))
+	e.server.set("/ok.ics", readFeed(t, "outlook.ics"))
+	feeds := map[string]calsync.Feed{}
+	for _, p := range []string{"/nested.ics", "/endless.ics", "/many.ics", "/ok.ics"} {
+		feeds[p] = e.add(t, p, "")
+	}
+	if r := e.round(t); r.Polled != 4 || r.Changed != 2 || r.Failed != 2 {
+		t.Fatalf("round = %+v, want 4 polled: 2 synced, 2 failed", r)
+	}
+	for p, want := range map[string]string{"/nested.ics": "not a valid iCalendar", "/many.ics": "too many busy times", "/ok.ics": "", "/endless.ics": ""} {
+		if got := e.feed(t, feeds[p].ID).LastError; want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("%s: last error %q, want %q", p, got, want)
+		}
+	}
+}
+
+// TestHostileFeedMemoryBounded: parsing a feed at the default size cap
+// allocates at most 32 times its size in all, whatever it holds (one huge
+// property, or as many small events as fit). Not parallel: the count is
+// the process's.
+func TestHostileFeedMemoryBounded(t *testing.T) {
+	event := "BEGIN:VEVENT\r\nUID:m@x\r\nDTSTART:20261021T100000Z\r\nDTEND:20261021T110000Z\r\nSUMMARY:x\r\nEND:VEVENT\r\n"
+	bodies := map[string]string{
+		"small events": "BEGIN:VCALENDAR\r\n" + strings.Repeat(event, calsync.DefaultMaxFeedBytes/len(event)-1) + "END:VCALENDAR\r\n",
+		"one huge property": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:a@x\r\nDTSTART:20261021T100000Z\r\nDTEND:20261021T110000Z\r\nDESCRIPTION:" +
+			strings.Repeat("x", calsync.DefaultMaxFeedBytes-200) + "\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+	}
+	for name, body := range bodies {
+		if len(body) > calsync.DefaultMaxFeedBytes {
+			t.Fatalf("%s: %d bytes, over the cap", name, len(body))
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, _ = calsync.Parse([]byte(body), calsync.ParseOptions{From: windowFrom, To: windowTo})
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32*uint64(len(body)) {
+			t.Errorf("%s: parsing %d KiB allocated %d MiB, more than 32 times its size", name, len(body)>>10, alloc>>20)
+		}
 	}
 }

@@ -101,6 +101,9 @@ type Store interface {
 	// ProviderFeeds returns a provider's feeds (addresses opened), oldest
 	// first.
 	ProviderFeeds(ctx context.Context, providerID string) ([]Feed, error)
+	// FeedRefs returns every feed, oldest first per provider, with its
+	// addresses left sealed (URL empty): it needs no sealing key.
+	FeedRefs(ctx context.Context) ([]Feed, error)
 	// ProviderConflicts returns the conflicts of the provider's bookings
 	// still confirmed whose slot ends after now, by slot start.
 	ProviderConflicts(ctx context.Context, providerID string, now time.Time) ([]Conflict, error)

@@ -37,6 +37,22 @@ type FollowUp interface {
 	ProviderActionRequired(ctx context.Context, bookingID, reason string) error
 }
 
+// Heartbeat is how the worker shows readiness that it still makes rounds
+// (telemetry.Heartbeat).
+type Heartbeat interface {
+	Beat()
+	Stop()
+}
+
+// Observer is told the outcome of every poll (serve counts them in its
+// metrics): result is "changed", "unchanged" or "failed", rows the
+// calendar rows the poll wrote; and the end of every round, one that
+// found nothing due included.
+type Observer interface {
+	CalendarPoll(result string, rows int)
+	CalendarRound()
+}
+
 // Config configures a Worker.
 type Config struct {
 	Store Store
@@ -58,8 +74,14 @@ type Config struct {
 	FollowUp FollowUp
 	// Mail tells a provider its feed went stale; nil sends nothing.
 	Mail notify.Sender
-	Now  func() time.Time
-	Log  *slog.Logger
+	// Heartbeat, when set, is beaten after every claim that reached the
+	// store (a round finding nothing due included) and stopped when Run
+	// ends; MaxSilence bounds the time between two beats of a live worker.
+	Heartbeat Heartbeat
+	// Observer, when set, is told each poll's outcome.
+	Observer Observer
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // Worker polls feeds and keeps their busy times in the calendar.
@@ -123,12 +145,37 @@ type Round struct {
 // older key.
 const resealEvery = time.Hour
 
+// tick is how often Run looks for due feeds: a tenth of the interval,
+// between one and thirty seconds.
+func tick(interval time.Duration) time.Duration {
+	return min(max(interval/10, time.Second), 30*time.Second)
+}
+
+// MaxSilence is how long a live worker of this configuration may go
+// without a heartbeat: three times the longest gap between two claims,
+// which is a tick (between two rounds) plus a poll's time-out and its
+// write (while every slot holds a slow feed). It is three times (a tenth
+// of the interval, within 1–30 s, + the time-out): 150 s by default, 63 s
+// at the 1 s development interval.
+func (c Config) MaxSilence() time.Duration {
+	interval, timeout := c.Interval, c.Fetch.Timeout
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	if timeout <= 0 {
+		timeout = DefaultFetchTimeout
+	}
+	return 3 * (tick(interval) + timeout)
+}
+
 // Run polls due feeds until ctx ends, looking for them every tick (a
 // tenth of the interval, between one and thirty seconds); every hour, and
 // at start, it re-seals feed addresses after a key rotation.
 func (w *Worker) Run(ctx context.Context) error {
-	tick := min(max(w.cfg.Interval/10, time.Second), 30*time.Second)
-	t := time.NewTicker(tick)
+	if w.cfg.Heartbeat != nil {
+		defer w.cfg.Heartbeat.Stop()
+	}
+	t := time.NewTicker(tick(w.cfg.Interval))
 	defer t.Stop()
 	var resealed time.Time
 	for {
@@ -180,6 +227,9 @@ func (w *Worker) RunOnce(ctx context.Context) (Round, error) {
 			err = fmt.Errorf("claim calendar feeds: %w", err)
 			break
 		}
+		if w.cfg.Heartbeat != nil {
+			w.cfg.Heartbeat.Beat()
+		}
 		if len(claims) == 0 {
 			break
 		}
@@ -187,6 +237,7 @@ func (w *Worker) RunOnce(ctx context.Context) (Round, error) {
 			wg.Go(func() {
 				defer func() { <-slots }()
 				r := w.poll(ctx, c)
+				w.observe(r)
 				mu.Lock()
 				defer mu.Unlock()
 				round.Polled++
@@ -203,7 +254,24 @@ func (w *Worker) RunOnce(ctx context.Context) (Round, error) {
 	}
 	raised, err := w.raiseConflicts(ctx)
 	round.Raised = raised
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.CalendarRound()
+	}
 	return round, err
+}
+
+func (w *Worker) observe(r Round) {
+	if w.cfg.Observer == nil {
+		return
+	}
+	switch {
+	case r.Changed > 0:
+		w.cfg.Observer.CalendarPoll("changed", r.Rows)
+	case r.Unchanged > 0:
+		w.cfg.Observer.CalendarPoll("unchanged", r.Rows)
+	default:
+		w.cfg.Observer.CalendarPoll("failed", r.Rows)
+	}
 }
 
 func newToken() string {

@@ -612,7 +612,7 @@ func TestTwoWorkersShareFeeds(t *testing.T) {
 	})
 }
 
-// TestSubscribeSupply subscribes a supply file's calendars: new ones are
+// TestSubscribeSupply applies a supply file's calendars: new ones are
 // added (sealed), known ones kept, refused ones reported by position.
 func TestSubscribeSupply(t *testing.T) {
 	t.Parallel()
@@ -623,15 +623,16 @@ func TestSubscribeSupply(t *testing.T) {
 			{URL: "webcal://" + publicHost + "/b.ics", Rule: string(calsync.RuleAllDayBusy)},
 			{URL: "https://metadata.example.se/c.ics"},
 		}}}
-		res, err := e.feeds.SubscribeSupply(context.Background(), providers)
+		res, err := e.feeds.ApplySupply(context.Background(), providers)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Added != 2 || res.Kept != 0 || len(res.Refused) != 1 || !strings.HasPrefix(res.Refused[0], providerID+" calendars[2]: url: ") ||
-			strings.Contains(res.Refused[0], "c.ics") {
+			strings.Contains(res.Refused[0], "c.ics") || len(res.Changes) != 1 || len(res.Changes[0].Added) != 2 ||
+			res.Changes[0].Added[0].URL != "" || res.Changes[0].Added[1].Label != publicHost {
 			t.Fatalf("first subscription = %+v", res)
 		}
-		if res, err = e.feeds.SubscribeSupply(context.Background(), providers); err != nil || res.Added != 0 || res.Kept != 2 {
+		if res, err = e.feeds.ApplySupply(context.Background(), providers); err != nil || res.Added != 0 || res.Kept != 2 || res.Changed() {
 			t.Fatalf("second subscription = %+v, %v; want 2 kept", res, err)
 		}
 		feeds, err := e.feeds.List(context.Background(), providerID)
@@ -795,6 +796,81 @@ func TestFeedRemovedDuringPoll(t *testing.T) {
 		}
 		if got, _ := e.busy(t); len(got) != 0 {
 			t.Fatalf("busy times of a removed feed:\n%s", formatBusy(got))
+		}
+	})
+}
+
+// TestSupplyUnsubscribes: a calendar the supply file no longer names is
+// unsubscribed at the next import with its busy times, in one transaction
+// that moves the calendar revision, but only if a supply file added it: a
+// calendar the provider added stays, even one a file named meanwhile.
+func TestSupplyUnsubscribes(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		e := newSyncEnv(t, db)
+		e.server.set("/a.ics", readFeed(t, "outlook.ics"))
+		e.server.set("/b.ics", readFeed(t, "google.ics"))
+		e.server.set("/own.ics", readFeed(t, "icloud.ics"))
+		file := func(paths ...string) []bokat.ProviderSupply {
+			p := bokat.ProviderSupply{Provider: bokat.Provider{ID: providerID}}
+			for _, path := range paths {
+				p.Calendars = append(p.Calendars, bokat.CalendarSubscription{URL: feedURL(path)})
+			}
+			return []bokat.ProviderSupply{p}
+		}
+		ids := func(fs []calsync.Feed) []string {
+			var out []string
+			for _, f := range fs {
+				out = append(out, f.ID)
+			}
+			return out
+		}
+		res, err := e.feeds.ApplySupply(ctx, file("/a.ics", "/b.ics"))
+		if err != nil || res.Added != 2 {
+			t.Fatalf("first file = %+v, %v", res, err)
+		}
+		a, b := res.Changes[0].Added[0], res.Changes[0].Added[1]
+		own, err := e.feeds.Add(ctx, providerID, feedURL("/own.ics"), "", calsync.SourceProvider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.round(t); r.Changed != 3 {
+			t.Fatalf("round = %+v, want 3 feeds synced", r)
+		}
+		_, rev1 := e.busy(t)
+
+		// The file drops b and names the provider's own calendar.
+		res, err = e.feeds.ApplySupply(ctx, file("/a.ics", "/own.ics"))
+		if err != nil || res.Added != 0 || res.Removed != 1 || res.Kept != 2 || len(res.Changes) != 1 ||
+			!slices.Equal(ids(res.Changes[0].Removed), []string{b.ID}) || len(res.Changes[0].Own) != 0 {
+			t.Fatalf("file without b = %+v, %v; want b removed, a and own kept", res, err)
+		}
+		got, rev2 := e.busy(t)
+		if rev2 <= rev1 || contains(got, googleBusy[0]) || !contains(got, outlookBusy[0]) || !contains(got, icloudBusy[0]) {
+			t.Fatalf("after b's removal: revision %d (was %d), busy\n%s\nwant b's busy times gone, the others kept", rev2, rev1, formatBusy(got))
+		}
+
+		// A file naming no calendar: a goes, the provider's own stays.
+		res, err = e.feeds.ApplySupply(ctx, file())
+		if err != nil || res.Removed != 1 || !slices.Equal(ids(res.Changes[0].Removed), []string{a.ID}) ||
+			!slices.Equal(ids(res.Changes[0].Own), []string{own.ID}) || res.Changes[0].Own[0].URL != "" {
+			t.Fatalf("file without calendars = %+v, %v; want a removed, own kept", res, err)
+		}
+		feeds, err := e.feeds.List(ctx, providerID)
+		if err != nil || !slices.Equal(ids(feeds), []string{own.ID}) {
+			t.Fatalf("feeds left = %v, %v; want the provider's own", ids(feeds), err)
+		}
+		got, rev3 := e.busy(t)
+		want := expected(t, e.clock.Now(), map[string]calsync.Rule{"icloud.ics": ""})
+		if rev3 <= rev2 || formatBusy(got) != formatBusy(want) {
+			t.Fatalf("after a's removal: revision %d (was %d), busy\n%s\nwant the provider's own only\n%s", rev3, rev2, formatBusy(got), formatBusy(want))
+		}
+		if res, err = e.feeds.ApplySupply(ctx, file()); err != nil || res.Changed() {
+			t.Fatalf("the same file again = %+v, %v; want nothing changed", res, err)
+		}
+		if _, rev := e.busy(t); rev != rev3 {
+			t.Errorf("an unchanged file moved the calendar revision: %d, was %d", rev, rev3)
 		}
 	})
 }

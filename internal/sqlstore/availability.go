@@ -74,34 +74,46 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 			a.Full, a.Changed = true, nil
 		}
 	}
-	var rows *sql.Rows
+	// The entries are counted first and read into a slice of that size:
+	// a full read holds hundreds of thousands, and growing the slice by
+	// appending would allocate several times what it keeps. Provider ids
+	// come in order and are shared by their entries; kinds are compared
+	// without a string each.
+	var where string
+	var args []any
 	switch {
 	case a.Full:
-		rows, err = tx.QueryContext(ctx, `SELECT provider_id, kind, start_at, end_at FROM calendar_entries
-			 WHERE active AND end_at > $1 ORDER BY provider_id, start_at, id`, Millis(endAfter))
+		where, args = `FROM calendar_entries c WHERE c.active AND c.end_at > $1`, []any{Millis(endAfter)}
 	case len(a.Changed) > 0:
-		rows, err = tx.QueryContext(ctx, `SELECT c.provider_id, c.kind, c.start_at, c.end_at
-			  FROM calendar_changes ch JOIN calendar_entries c ON c.provider_id = ch.provider_id
-			 WHERE ch.rev > $1 AND c.active AND c.end_at > $2
-			 ORDER BY c.provider_id, c.start_at, c.id`, calendarRev, Millis(endAfter))
+		where, args = `FROM calendar_changes ch JOIN calendar_entries c ON c.provider_id = ch.provider_id
+			 WHERE ch.rev > $1 AND c.active AND c.end_at > $2`, []any{calendarRev, Millis(endAfter)}
 	default:
 		return a, nil
 	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) `+where, args...).Scan(&n); err != nil {
+		return booking.Availability{}, translate(err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT c.provider_id, c.kind, c.start_at, c.end_at `+where+` ORDER BY c.provider_id, c.start_at, c.id`, args...)
 	if err != nil {
 		return booking.Availability{}, translate(err)
 	}
 	defer rows.Close()
+	a.Entries = make([]booking.BusyEntry, 0, n)
+	var provider string
 	for rows.Next() {
 		var (
-			e          booking.BusyEntry
-			kind       string
+			id, kind   sql.RawBytes
 			start, end int64
 		)
-		if err := rows.Scan(&e.ProviderID, &kind, &start, &end); err != nil {
+		if err := rows.Scan(&id, &kind, &start, &end); err != nil {
 			return booking.Availability{}, translate(err)
 		}
-		e.Booking, e.Start, e.End = kind == "booking", FromMillis(start), FromMillis(end)
-		a.Entries = append(a.Entries, e)
+		if string(id) != provider {
+			provider = string(id)
+		}
+		a.Entries = append(a.Entries, booking.BusyEntry{ProviderID: provider, Booking: string(kind) == "booking",
+			Start: FromMillis(start), End: FromMillis(end)})
 	}
 	return a, translate(rows.Err())
 }

@@ -134,6 +134,28 @@ func (db *DB) ProviderFeeds(ctx context.Context, providerID string) ([]calsync.F
 	return out, translate(rows.Err())
 }
 
+// FeedRefs returns every feed with its address left sealed (URL empty),
+// by provider, oldest first.
+func (db *DB) FeedRefs(ctx context.Context) ([]calsync.Feed, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+feedColumns+` FROM calendar_feeds f ORDER BY f.provider_id, f.created_at, f.id`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []calsync.Feed
+	for rows.Next() {
+		var r feedRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, translate(err)
+		}
+		f := r.f
+		f.Rule, f.CreatedAt, f.LastAttemptAt = calsync.Rule(r.rule), FromMillis(r.created), FromNullMillis(r.attempt)
+		f.LastSyncedAt, f.FailingSince = FromNullMillis(r.synced), FromNullMillis(r.failingAt)
+		out = append(out, f)
+	}
+	return out, translate(rows.Err())
+}
+
 // ClaimFeeds leases up to limit due feeds (see calsync.Store). On
 // PostgreSQL the candidate rows are locked with SKIP LOCKED; on SQLite the
 // claim runs in the single write transaction.

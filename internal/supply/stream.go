@@ -477,8 +477,9 @@ type File struct {
 	Name string
 	// Providers is the number of providers of the file.
 	Providers int
-	// Calendars lists the file's providers that name calendars, each with
-	// its id and calendars only.
+	// Calendars lists every provider of the file with its id and calendars
+	// only (none when it names none), so that an import can also unsubscribe
+	// the calendars the file no longer names.
 	Calendars []bokat.ProviderSupply
 
 	open func() (io.ReadCloser, error)
@@ -496,9 +497,7 @@ func Check(name string, open func() (io.ReadCloser, error), cat *catalog.Catalog
 	var err error
 	f.sum, err = f.scan(true, func(p bokat.ProviderSupply) error {
 		f.Providers++
-		if len(p.Calendars) > 0 {
-			f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
-		}
+		f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
 		return nil
 	})
 	if !errors.Is(err, errWhole) {
@@ -517,9 +516,7 @@ func Check(name string, open func() (io.ReadCloser, error), cat *catalog.Catalog
 	}
 	f = &File{Name: name, Providers: len(providers), open: open, cat: cat, whole: providers}
 	for _, p := range providers {
-		if len(p.Calendars) > 0 {
-			f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
-		}
+		f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
 	}
 	return f, nil
 }

@@ -55,7 +55,7 @@ type soak struct {
 
 // booking is one booking the soak made.
 type booking struct {
-	id string
+	id, postcode string
 	// cancelled: the soak's cancellation was answered 200; cancelUnknown:
 	// a cancellation got no answer (it may have committed).
 	cancelled, cancelUnknown bool
@@ -172,10 +172,14 @@ func (s *soak) call(ctx context.Context, op, method, path, token string, body an
 var postcodes = []string{"113 45", "118 60", "112 21", "114 34"}
 
 func searchBody(rng *rand.Rand) map[string]any {
+	return searchAt(postcodes[rng.IntN(len(postcodes))], rng)
+}
+
+func searchAt(postcode string, rng *rand.Rand) map[string]any {
 	timing := []string{"inom två veckor", "nästa vecka", "så snart som möjligt", "om två veckor"}
 	return map[string]any{
 		"vertical_id": "vvs", "job_type_id": "install_faucet", "description": "Byta köksblandare, ny finns på plats.",
-		"location": map[string]any{"country_code": "SE", "postcode": postcodes[rng.IntN(len(postcodes))]},
+		"location": map[string]any{"country_code": "SE", "postcode": postcode},
 		"timing":   map[string]any{"preferred_time_text": timing[rng.IntN(len(timing))]},
 	}
 }
@@ -200,14 +204,22 @@ func termsVersion(o map[string]any) any {
 	return t["version"]
 }
 
-func serviceLocation(o map[string]any) map[string]any {
-	return map[string]any{"country_code": "SE", "address": "Drottninggatan 1", "postcode": "113 45"}
+func serviceLocation(postcode string) map[string]any {
+	return map[string]any{"country_code": "SE", "address": "Drottninggatan 1", "postcode": postcode}
+}
+
+// unanswered reports whether a write's outcome is unknown: no answer, or
+// the proxy's own 502/503/504 (the instance went away with the request).
+// A client retries those with the same idempotency key.
+func unanswered(status int) bool {
+	return status == 0 || status == 502 || status == 503 || status == 504
 }
 
 // searchAndMaybeConfirm searches and, with probability p, confirms one of
 // the options.
 func (s *soak) searchAndMaybeConfirm(ctx context.Context, rng *rand.Rand, p float64) {
-	status, res := s.call(ctx, "search", "POST", "/v1/booking-options", s.d.Partner.Token, searchBody(rng))
+	postcode := postcodes[rng.IntN(len(postcodes))]
+	status, res := s.call(ctx, "search", "POST", "/v1/booking-options", s.d.Partner.Token, searchAt(postcode, rng))
 	opts := options(res)
 	if status != 200 || len(opts) == 0 || rng.Float64() >= p {
 		return
@@ -217,7 +229,7 @@ func (s *soak) searchAndMaybeConfirm(ctx context.Context, rng *rand.Rand, p floa
 	body := map[string]any{
 		"booking_option_id":         o["booking_option_id"],
 		"customer":                  map[string]any{"name": "Soak Kund", "phone": "+46701234567", "email": "soak.kund@example.se"},
-		"service_location":          serviceLocation(o),
+		"service_location":          serviceLocation(postcode),
 		"user_consent_confirmed":    true,
 		"booking_terms_accepted":    true,
 		"booking_terms_version":     termsVersion(o),
@@ -225,7 +237,7 @@ func (s *soak) searchAndMaybeConfirm(ctx context.Context, rng *rand.Rand, p floa
 		"idempotency_key":           k,
 	}
 	status, res = s.call(ctx, "confirm", "POST", "/v1/bookings", s.d.Partner.Token, body)
-	if status == 0 && ctx.Err() == nil {
+	if unanswered(status) {
 		// No answer (a restart): retry with the same key, as a client would.
 		status, res = s.call(ctx, "confirm_retry", "POST", "/v1/bookings", s.d.Partner.Token, body)
 	}
@@ -236,7 +248,7 @@ func (s *soak) searchAndMaybeConfirm(ctx context.Context, rng *rand.Rand, p floa
 			s.note("a confirmation answered %d without a booking id", status)
 			return
 		}
-		bk := &booking{id: id}
+		bk := &booking{id: id, postcode: postcode}
 		s.mu.Lock()
 		s.created = append(s.created, bk)
 		s.pool = append(s.pool, bk)
@@ -303,7 +315,7 @@ func (s *soak) status(ctx context.Context, b *booking) {
 func (s *soak) cancel(ctx context.Context, b *booking) {
 	body := map[string]any{"user_confirmation_confirmed": true, "reason": "customer_changed_mind", "idempotency_key": s.key("cancel")}
 	status, _ := s.call(ctx, "cancel", "POST", "/v1/bookings/"+b.id+"/cancel", s.d.Partner.Token, body)
-	if status == 0 && ctx.Err() == nil {
+	if unanswered(status) {
 		status, _ = s.call(ctx, "cancel_retry", "POST", "/v1/bookings/"+b.id+"/cancel", s.d.Partner.Token, body)
 	}
 	s.mu.Lock()
@@ -311,7 +323,7 @@ func (s *soak) cancel(ctx context.Context, b *booking) {
 	switch {
 	case status == 200:
 		b.cancelled = true
-	case status == 0:
+	case unanswered(status):
 		b.cancelUnknown = true
 	}
 }
@@ -327,12 +339,12 @@ func (s *soak) reschedule(ctx context.Context, b *booking) {
 	}
 	o := opts[len(opts)-1]
 	body := map[string]any{
-		"booking_option_id": o["booking_option_id"], "service_location": serviceLocation(o),
+		"booking_option_id": o["booking_option_id"], "service_location": serviceLocation(b.postcode),
 		"user_confirmation_confirmed": true, "booking_terms_accepted": true, "booking_terms_version": termsVersion(o),
 		"booking_terms_accepted_at": time.Now().Format(time.RFC3339), "idempotency_key": s.key("reschedule"),
 	}
 	status, _ = s.call(ctx, "reschedule", "POST", "/v1/bookings/"+b.id+"/reschedule", s.d.Partner.Token, body)
-	if status == 0 && ctx.Err() == nil {
+	if unanswered(status) {
 		s.call(ctx, "reschedule_retry", "POST", "/v1/bookings/"+b.id+"/reschedule", s.d.Partner.Token, body)
 	}
 }
@@ -441,9 +453,9 @@ func blockID(res map[string]any) string {
 }
 
 // worker runs a mixed load until ctx is done.
-func (s *soak) worker(ctx context.Context, w int) {
+func (s *soak) worker(ctx context.Context, w int, stop *atomic.Bool) {
 	rng := rand.New(rand.NewPCG(s.c.seed, uint64(w)))
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !stop.Load() {
 		n := rng.IntN(100)
 		// Keep the number of live bookings bounded, so the demo supply's
 		// slots do not run out over a long soak: cancel more when many.
@@ -631,11 +643,15 @@ func (s *soak) run(ctx context.Context) (*report, error) {
 	s.logf("driving %s through %s with %d workers", s.c.duration, s.d.BaseURL, s.c.workers)
 	loadCtx, stopLoad := context.WithTimeout(ctx, s.c.duration)
 	defer stopLoad()
-	var wg sync.WaitGroup
+	// The workers stop between operations: a request in flight at the end
+	// gets its answer (cancelling it would leave its outcome unknown).
+	var stopWorkers atomic.Bool
+	var wg, workers sync.WaitGroup
 	for w := range s.c.workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.worker(loadCtx, w) }()
+		workers.Add(1)
+		go func() { defer workers.Done(); s.worker(ctx, w, &stopWorkers) }()
 	}
+	go func() { <-loadCtx.Done(); stopWorkers.Store(true) }()
 	// The restarts, the middle snapshot and the connection samples.
 	wg.Add(1)
 	go func() {
@@ -671,6 +687,7 @@ func (s *soak) run(ctx context.Context) (*report, error) {
 		}
 	}()
 	wg.Wait()
+	workers.Wait()
 	s.snapshot(ctx, "end")
 	s.logf("load done; waiting up to %s for the steady receiver to get every event", s.c.drain)
 	return s.check(ctx, start)

@@ -51,15 +51,19 @@ if [ -z "$bin" ]; then
   bin=$state/bin/bokat
 fi
 
-children=()
+supervisors=()
+nginx_pid=
 cleanup() {
   trap - EXIT INT TERM
   touch "$state/stop"
   rm -f "$state/ready"
-  for p in "${children[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  # The instances drain and stop (their loops see the stop file and end),
+  # then nginx stops.
   for f in "$state"/serve-*.pid; do
     [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null || true
   done
+  for p in "${supervisors[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ -n "$nginx_pid" ] && kill -TERM "$nginx_pid" 2>/dev/null || true
   wait || true
   if [ "${SOAK_DROP_DB:-0}" = 1 ]; then
     psql -q "$pg/postgres?sslmode=disable" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null || true
@@ -134,9 +138,9 @@ supervise() {
   done
 }
 supervise a "$port_a" &
-children+=($!)
+supervisors+=($!)
 supervise b "$port_b" &
-children+=($!)
+supervisors+=($!)
 
 ready() { curl -fsS -o /dev/null --max-time 2 "$1/readyz" 2>/dev/null; }
 for _ in $(seq 1 120); do
@@ -153,7 +157,7 @@ sed -e "s|@STATE@|$state|g" -e "s|@REPO@|$repo|g" -e "s|@PORT@|$port|g" \
   -e "s|@PORT_A@|$port_a|g" -e "s|@PORT_B@|$port_b|g" "$repo/deploy/nginx/soak.conf" >"$state/nginx/nginx.conf"
 "$nginx_bin" -t -q -p "$state/nginx" -e "$state/nginx/error.log" -c "$state/nginx/nginx.conf"
 "$nginx_bin" -p "$state/nginx" -e "$state/nginx/error.log" -c "$state/nginx/nginx.conf" &
-children+=($!)
+nginx_pid=$!
 for _ in $(seq 1 40); do
   ready "http://127.0.0.1:$port" && break
   sleep 0.25

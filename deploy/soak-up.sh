@@ -113,11 +113,14 @@ set +a
 "$bin" supply import "$repo/internal/supply/demo.yaml" >/dev/null
 partner=$("$bin" partner create --name soak --scopes all)
 provider=$("$bin" provider token create prv_sthlm_vvs_1 --scopes all --name soak)
+# The provider's own Bokat calendar feed (the address a provider subscribes to).
+feed=$("$bin" provider feed-url prv_sthlm_vvs_1 | awk '{print $2}')
 
 cat >"$state/soak.json" <<EOF
 {"base_url":"http://127.0.0.1:$port","database":"$db_url",
  "partner":$partner,
  "provider":$provider,
+ "provider_feed":"$feed",
  "instances":[
   {"name":"a","addr":"127.0.0.1:$port_a","metrics":"127.0.0.1:$((port_a + 1000))","pid_file":"$state/serve-a.pid","log":"$state/serve-a.log"},
   {"name":"b","addr":"127.0.0.1:$port_b","metrics":"127.0.0.1:$((port_b + 1000))","pid_file":"$state/serve-b.pid","log":"$state/serve-b.log"}]}

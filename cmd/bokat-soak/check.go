@@ -46,6 +46,11 @@ type report struct {
 		LagP50   string         `json:"lag_p50"`
 		LagP99   string         `json:"lag_p99"`
 	} `json:"notifications"`
+	Calendar struct {
+		Fetches   int64  `json:"feed_fetches"`
+		Synced    bool   `json:"synced"`
+		LastError string `json:"last_error"`
+	} `json:"calendar_feed"`
 	Processes []snapshot `json:"processes"`
 	PGMax     int        `json:"pg_connections_max"`
 	Notes     []string   `json:"notes"`
@@ -256,6 +261,9 @@ func (s *soak) check(ctx context.Context, start time.Time) (*report, error) {
 	rep.Notifications.LagP50, rep.Notifications.LagP99 = s.lags(ctx,
 		`SELECT updated_at, created_at FROM notification_jobs WHERE status = 'sent'`)
 
+	rep.Calendar.Fetches = s.feed.fetches.Load()
+	rep.Calendar.Synced, rep.Calendar.LastError = s.calendarState(ctx)
+
 	s.mu.Lock()
 	rep.Processes = s.snaps
 	rep.PGMax = s.pgMax
@@ -276,6 +284,7 @@ func (s *soak) check(ctx context.Context, start time.Time) (*report, error) {
 	fail(rep.Webhooks.FlakyNotReceived > 0, "%d deliveries marked delivered never reached the failing receiver", rep.Webhooks.FlakyNotReceived)
 	fail(rep.Webhooks.BadSignatures > 0, "%d deliveries with a bad signature", rep.Webhooks.BadSignatures)
 	fail(rep.Notifications.ByStatus["failed"] > 0, "%d notification jobs failed", rep.Notifications.ByStatus["failed"])
+	fail(!rep.Calendar.Synced || rep.Calendar.LastError != "", "the provider's calendar feed: synced %v, last error %q", rep.Calendar.Synced, rep.Calendar.LastError)
 	rep.OK = len(rep.Failed) == 0
 	_ = start
 	return rep, nil
@@ -340,6 +349,8 @@ func (rep *report) print(w io.Writer) {
 		h.OutboxEvents, h.SteadyReceived, h.SteadyMissing, h.SteadyLagP50, h.SteadyLagP99)
 	fmt.Fprintf(w, "          failing receiver (503 every 3rd attempt) got %d; deliveries %v; lag p50 %s p99 %s; bad signatures %d\n",
 		h.FlakyReceived, h.FlakyDeliveries, h.FlakyLagP50, h.FlakyLagP99, h.BadSignatures)
+	fmt.Fprintf(w, "calendar feed (served by the soak, polled by calendar sync): fetched %d times, synced %v, last error %q\n",
+		rep.Calendar.Fetches, rep.Calendar.Synced, rep.Calendar.LastError)
 	fmt.Fprintf(w, "notifications: %v, lag p50 %s p99 %s\n", rep.Notifications.ByStatus, rep.Notifications.LagP50, rep.Notifications.LagP99)
 	fmt.Fprintf(w, "\n%-8s %-9s %8s %10s %11s %9s\n", "when", "instance", "pid", "RSS MiB", "goroutines", "PG conns")
 	for _, p := range rep.Processes {

@@ -103,7 +103,8 @@ type deployment struct {
 		Token      string `json:"token"`
 		ProviderID string `json:"provider_id"`
 	} `json:"provider"`
-	Instances []instance `json:"instances"`
+	ProviderFeed string     `json:"provider_feed"`
+	Instances    []instance `json:"instances"`
 }
 
 type instance struct {

@@ -50,6 +50,8 @@ type soak struct {
 	notes    []string
 
 	steady, flaky *receiver
+	feed          *feedServer
+	feedID        string
 	seq           atomic.Int64
 }
 
@@ -107,12 +109,17 @@ func newSoak(ctx context.Context, c config, d deployment, logw io.Writer) (*soak
 	if err != nil {
 		return nil, err
 	}
+	s.feed, err = newFeedServer()
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 func (s *soak) close() {
 	s.steady.close()
 	s.flaky.close()
+	s.feed.close()
 	s.db.Close()
 }
 
@@ -408,9 +415,16 @@ func (s *soak) mcpSession(ctx context.Context, rng *rand.Rand) {
 // removed.
 func (s *soak) providerCalls(ctx context.Context, rng *rand.Rand) {
 	tok := s.d.Provider.Token
-	switch rng.IntN(3) {
+	switch rng.IntN(5) {
 	case 0:
 		s.call(ctx, "provider_bookings", "GET", "/v1/provider/bookings", tok, nil)
+	case 3:
+		s.call(ctx, "provider_calendars", "GET", "/v1/provider/calendars", tok, nil)
+	case 4:
+		// The provider's Bokat calendar feed, as a calendar app polls it.
+		if s.d.ProviderFeed != "" {
+			s.getFeed(ctx)
+		}
 	case 1:
 		status, hours := s.call(ctx, "provider_hours_get", "GET", "/v1/provider/hours", tok, nil)
 		if status != 200 {
@@ -443,6 +457,26 @@ func (s *soak) providerCalls(ctx context.Context, rng *rand.Rand) {
 		}
 		s.call(ctx, "provider_block_remove", "POST", "/v1/provider/blocks/"+id+"/remove", tok, map[string]any{},
 			"Idempotency-Key", s.key("unblock"))
+	}
+}
+
+// getFeed fetches the provider's Bokat calendar feed through nginx.
+func (s *soak) getFeed(ctx context.Context) {
+	req, err := http.NewRequestWithContext(ctx, "GET", s.d.ProviderFeed, nil)
+	if err != nil {
+		s.note("feed address: %v", err)
+		return
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.record("calendar_export", 0)
+		return
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.record("calendar_export", resp.StatusCode)
+	if resp.StatusCode == 200 && !bytes.HasPrefix(raw, []byte("BEGIN:VCALENDAR")) {
+		s.note("the provider feed is not iCalendar")
 	}
 }
 
@@ -636,6 +670,9 @@ func (s *soak) pgConnections(ctx context.Context) int {
 // run drives the load, restarts, and checks.
 func (s *soak) run(ctx context.Context) (*report, error) {
 	if err := s.registerEndpoints(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.subscribe(ctx); err != nil {
 		return nil, err
 	}
 	start := time.Now()

@@ -57,11 +57,9 @@ cleanup() {
   trap - EXIT INT TERM
   touch "$state/stop"
   rm -f "$state/ready"
-  # The instances drain and stop (their loops see the stop file and end),
-  # then nginx stops.
-  for f in "$state"/serve-*.pid; do
-    [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null || true
-  done
+  # The instances drain and stop (each loop passes SIGTERM to its
+  # instance and waits for it), then nginx stops.
+  for p in "${supervisors[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${supervisors[@]}"; do wait "$p" 2>/dev/null || true; done
   [ -n "$nginx_pid" ] && kill -TERM "$nginx_pid" 2>/dev/null || true
   wait || true
@@ -73,6 +71,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
+# One deployment per state directory.
+exec 9>"$state/lock"
+if ! flock -n 9; then
+  echo "soak-up: another soak-up.sh runs in $state" >&2
+  trap - EXIT
+  exit 1
+fi
 rm -f "$state/stop" "$state/ready"
 psql -q "$pg/postgres?sslmode=disable" -c "CREATE DATABASE $db" >/dev/null
 db_url="$pg/$db?sslmode=disable"
@@ -129,14 +134,22 @@ EOF
 # supervise NAME PORT runs one instance and starts it again whenever it
 # exits, until the script stops.
 supervise() {
-  local name=$1 p=$2
+  local name=$1 p=$2 pid= status
+  trap 'touch "$state/stop"; [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null' TERM
   mkdir -p "$state/$name"
   while [ ! -e "$state/stop" ]; do
     (cd "$state/$name" && BOKAT_ADDR=127.0.0.1:$p BOKAT_METRICS_ADDR=127.0.0.1:$((p + 1000)) \
       BOKAT_MAIL_DIR="$state/$name/mail" exec "$bin" serve) >>"$state/serve-$name.out" 2>>"$state/serve-$name.log" &
-    local pid=$!
+    pid=$!
     echo "$pid" >"$state/serve-$name.pid"
-    wait "$pid" || echo "soak-up: instance $name ($pid) exited with status $?" >&2
+    # wait returns early when SIGTERM arrives: wait again until it is gone.
+    wait "$pid"
+    status=$?
+    while kill -0 "$pid" 2>/dev/null; do
+      wait "$pid"
+      status=$?
+    done
+    [ "$status" = 0 ] || echo "soak-up: instance $name ($pid) exited with status $status" >&2
     [ -e "$state/stop" ] || sleep 0.5
   done
 }
@@ -145,8 +158,8 @@ supervisors+=($!)
 supervise b "$port_b" &
 supervisors+=($!)
 
-ready() { curl -fsS -o /dev/null --max-time 2 "$1/readyz" 2>/dev/null; }
-for _ in $(seq 1 120); do
+ready() { curl -fsS -o /dev/null --max-time 5 "$1/readyz" 2>/dev/null; }
+for _ in $(seq 1 360); do
   ready "http://127.0.0.1:$port_a" && ready "http://127.0.0.1:$port_b" && break
   sleep 0.5
 done

@@ -143,11 +143,10 @@ supervise() {
     pid=$!
     echo "$pid" >"$state/serve-$name.pid"
     # wait returns early when SIGTERM arrives: wait again until it is gone.
-    wait "$pid"
-    status=$?
+    # (An instance's failure must not end the loop under set -e.)
+    wait "$pid" && status=0 || status=$?
     while kill -0 "$pid" 2>/dev/null; do
-      wait "$pid"
-      status=$?
+      wait "$pid" && status=0 || status=$?
     done
     [ "$status" = 0 ] || echo "soak-up: instance $name ($pid) exited with status $status" >&2
     [ -e "$state/stop" ] || sleep 0.5

@@ -124,8 +124,8 @@ func freePorts(t *testing.T, n int) []int {
 // TestStartScriptBringsUpTheDeployment runs deploy/soak-up.sh: nginx in
 // front of two serve instances on a fresh PostgreSQL database and Redis.
 // A search through nginx is answered, /metrics is not proxied, both
-// instances serve their metrics apart, and SIGTERM stops everything and
-// drops the database.
+// instances serve their metrics apart, an instance killed with SIGKILL
+// comes back, and SIGTERM stops everything and drops the database.
 func TestStartScriptBringsUpTheDeployment(t *testing.T) {
 	nginx, err := exec.LookPath("nginx")
 	if err != nil {
@@ -221,6 +221,29 @@ func TestStartScriptBringsUpTheDeployment(t *testing.T) {
 		}
 		if n := goroutines(in.Metrics); n <= 0 {
 			t.Errorf("instance %s: no go_goroutines at %s", in.Name, in.Metrics)
+		}
+	}
+	// An instance killed with SIGKILL is started again by its loop.
+	killed, err := readPID(d.Instances[0].PIDFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(killed, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for back := false; !back; {
+		select {
+		case <-patience.Done():
+			t.Fatalf("instance a did not come back after SIGKILL\n%s", logs.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		pid, err := readPID(d.Instances[0].PIDFile)
+		if err != nil || pid == killed {
+			continue
+		}
+		if resp, err := http.Get("http://" + d.Instances[0].Addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			back = resp.StatusCode == 200
 		}
 	}
 	var pids []int

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRestartWindowCoversItsFailuresOnly(t *testing.T) {
+	from := time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
+	w := window{From: from, Ready: from.Add(3 * time.Second)}
+	for _, c := range []struct {
+		at   time.Duration
+		want bool
+	}{
+		{-2 * time.Second, false}, {-500 * time.Millisecond, true}, {time.Second, true},
+		{3*time.Second + restartGrace, true}, {3*time.Second + restartGrace + time.Millisecond, false},
+	} {
+		if got := w.covers(from.Add(c.at)); got != c.want {
+			t.Errorf("covers(from%+v) = %v", c.at, got)
+		}
+	}
+}
+
+func TestUnansweredWritesAreTheProxysOwnErrors(t *testing.T) {
+	for st, want := range map[int]bool{0: true, 502: true, 503: true, 504: true, 500: false, 409: false, 201: false} {
+		if unanswered(st) != want {
+			t.Errorf("unanswered(%d) = %v", st, !want)
+		}
+	}
+}
+
+func TestTimeUnitOfStoredInstants(t *testing.T) {
+	now := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    int64
+		want time.Duration
+	}{{now.UnixMilli(), time.Millisecond}, {now.UnixMicro(), time.Microsecond}, {now.UnixNano(), time.Nanosecond}, {now.Unix(), time.Second}} {
+		if got := timeUnit(c.v); got != c.want {
+			t.Errorf("timeUnit(%d) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
+
+func TestConfigRefusesNonsense(t *testing.T) {
+	for _, args := range [][]string{{}, {"-state", "x", "-duration", "1s"}, {"-state", "x", "-workers", "0"}} {
+		if _, err := parseConfig(args); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	c, err := parseConfig([]string{"-state", "x", "-duration", "30m"})
+	if err != nil || c.duration != 30*time.Minute || c.restart != "a" {
+		t.Errorf("%+v %v", c, err)
+	}
+}

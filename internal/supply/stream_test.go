@@ -205,8 +205,13 @@ func TestImportFileReadsTheCheckedFile(t *testing.T) {
 		ctx := context.Background()
 		st := sqlstore.Bind[supply.Tx](db)
 		f, err := supply.Check("national.yaml", open, c)
-		if err != nil || f.Providers != 2500 || len(f.Calendars) != 0 {
-			t.Fatalf("check: %v, %+v", err, f)
+		if err != nil || f.Providers != 2500 || len(f.Calendars) != 2500 {
+			t.Fatalf("check: %v, %d providers, %d with their calendars", err, f.Providers, len(f.Calendars))
+		}
+		for _, p := range f.Calendars {
+			if p.ID == "" || len(p.Calendars) != 0 {
+				t.Fatalf("check kept %q with calendars %v from a file without calendars", p.ID, p.Calendars)
+			}
 		}
 		// The file changes between the check and the import: one price.
 		original := content

@@ -68,6 +68,9 @@ type DispatcherConfig struct {
 	// Interval is how often an idle dispatcher looks for due deliveries;
 	// default 1 s (Kick wakes it earlier).
 	Interval time.Duration
+	// ErrorBackoff is how long the dispatcher waits after a claim that
+	// failed to reach the store; default 2 s.
+	ErrorBackoff time.Duration
 	// Schedule is the retry schedule; default RetrySchedule().
 	Schedule []time.Duration
 	// Jitter spreads each retry wait; default Jitter.
@@ -106,6 +109,9 @@ func NewDispatcher(db DeliveryStore, send Deliverer, cfg DispatcherConfig) *Disp
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
+	}
+	if cfg.ErrorBackoff <= 0 {
+		cfg.ErrorBackoff = backoffOnError
 	}
 	if cfg.Schedule == nil {
 		cfg.Schedule = RetrySchedule()
@@ -205,7 +211,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 		wait := d.cfg.Interval
 		if err != nil {
-			wait = backoffOnError
+			wait = d.cfg.ErrorBackoff
 		}
 		timer.Reset(wait)
 		select {

@@ -17,7 +17,10 @@ type RelayConfig struct {
 	// Interval is how often the relay looks for new events when idle (a
 	// read-only query); default 100ms.
 	Interval time.Duration
-	Logger   *slog.Logger
+	// ErrorBackoff is how long the relay waits after a pass that failed to
+	// reach the store; default 2 s.
+	ErrorBackoff time.Duration
+	Logger       *slog.Logger
 	// OnRelayed, when set, is called after a transaction created deliveries
 	// (the serve process wakes its dispatcher with it).
 	OnRelayed func()
@@ -48,6 +51,9 @@ func NewRelay(db Store, cfg RelayConfig) *Relay {
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
+	}
+	if cfg.ErrorBackoff <= 0 {
+		cfg.ErrorBackoff = backoffOnError
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -140,7 +146,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			r.cfg.Logger.Error("outbox relay failed", "error", err.Error())
-			wait = backoffOnError
+			wait = r.cfg.ErrorBackoff
 		case n == r.cfg.Batch:
 			wait = 0
 		}
@@ -151,5 +157,6 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 }
 
-// backoffOnError is how long a loop waits after a store failure.
+// backoffOnError is how long a loop waits after a store failure unless
+// configured otherwise.
 const backoffOnError = 2 * time.Second

@@ -26,24 +26,13 @@ const (
 // localeOf returns the page language of a request (web.Locale).
 var localeOf = web.Locale
 
-// texts holds every string the pages show, per locale.
-var texts = map[string]map[string]string{
+// texts holds every string the pages show, per locale: the sign-in
+// pages' strings every site shares (web.SignInTexts) and the OAuth pages'
+// own.
+var texts = web.SignInTexts().With(web.Texts{
 	localeSV: {
-		"signin_title":       "Logga in",
 		"signin_intro":       "%s vill använda Bokat åt dig. Logga in med din e-postadress, så skickar vi en engångskod.",
-		"email_label":        "E-postadress",
-		"send_code":          "Skicka kod",
-		"code_title":         "Ange koden",
 		"code_intro":         "Om adressen är rätt har vi nu skickat en kod med 8 siffror till den. Koden gäller i 10 minuter.",
-		"code_label":         "Kod från e-postmeddelandet",
-		"sign_in":            "Logga in",
-		"new_code":           "Skicka en ny kod",
-		"wrong_code":         "Koden stämmer inte. Du har %d försök kvar.",
-		"code_dead":          "Koden har gått ut, har redan använts eller har prövats för många gånger. Begär en ny kod.",
-		"bad_email":          "Ange en giltig e-postadress, till exempel namn@exempel.se.",
-		"too_many_codes":     "Vi har skickat för många koder till den här adressen. Försök igen om en stund.",
-		"send_failed":        "Vi kunde inte skicka koden just nu. Försök igen om en stund.",
-		"signin_unavailable": "Inloggning med e-post är inte tillgänglig just nu. Försök igen senare.",
 		"consent_title":      "Godkänn åtkomst",
 		"consent_intro":      "%s vill kunna göra följande åt dig i Bokat:",
 		"consent_note":       "Godkänn bara om du känner igen och litar på %s. Ingen bokning görs utan att du först har godkänt alternativet, priset och villkoren.",
@@ -55,33 +44,14 @@ var texts = map[string]map[string]string{
 		"approve":            "Godkänn",
 		"deny":               "Neka",
 		"switch_account":     "Byt konto",
-		"error_title":        "Något gick fel",
-		"error_code":         "Felkod",
 		"err_unknown_client": "Appen som skickade dig hit är inte registrerad hos Bokat.",
 		"err_redirect":       "Appen som skickade dig hit bad oss skicka dig tillbaka till en adress som inte är registrerad. Av säkerhetsskäl gör vi inte det.",
 		"err_request":        "Begäran från appen är ofullständig eller felaktig. Gå tillbaka till appen och försök igen.",
 		"err_csrf":           "Formuläret kunde inte verifieras. Gå tillbaka till appen och börja om.",
-		"err_internal":       "Ett tekniskt fel uppstod. Försök igen om en stund.",
-		"err_rate":           "För många förfrågningar från din anslutning. Vänta en stund och försök igen.",
-		"signin_busy":        "Vi skickar för många koder just nu. Försök igen om en stund.",
-		"other_lang":         "English",
 	},
 	localeEN: {
-		"signin_title":       "Sign in",
 		"signin_intro":       "%s wants to use Bokat on your behalf. Sign in with your e-mail address and we will send you a one-time code.",
-		"email_label":        "E-mail address",
-		"send_code":          "Send code",
-		"code_title":         "Enter the code",
 		"code_intro":         "If the address is right, we have sent an 8-digit code to it. The code is valid for 10 minutes.",
-		"code_label":         "Code from the e-mail",
-		"sign_in":            "Sign in",
-		"new_code":           "Send a new code",
-		"wrong_code":         "That code is not right. You have %d tries left.",
-		"code_dead":          "The code has expired, was already used, or was tried too many times. Ask for a new code.",
-		"bad_email":          "Enter a valid e-mail address, for example name@example.com.",
-		"too_many_codes":     "Too many codes were sent to this address. Try again later.",
-		"send_failed":        "We could not send the code right now. Try again shortly.",
-		"signin_unavailable": "E-mail sign-in is not available right now. Try again later.",
 		"consent_title":      "Approve access",
 		"consent_intro":      "%s wants to do the following for you in Bokat:",
 		"consent_note":       "Only approve if you recognise and trust %s. Nothing is booked until you have approved the option, the price and the terms.",
@@ -93,18 +63,12 @@ var texts = map[string]map[string]string{
 		"approve":            "Approve",
 		"deny":               "Deny",
 		"switch_account":     "Use another account",
-		"error_title":        "Something went wrong",
-		"error_code":         "Error code",
 		"err_unknown_client": "The app that sent you here is not registered with Bokat.",
 		"err_redirect":       "The app that sent you here asked us to send you back to an address it has not registered. For your safety we will not.",
 		"err_request":        "The app's request is incomplete or invalid. Go back to the app and try again.",
 		"err_csrf":           "The form could not be verified. Go back to the app and start again.",
-		"err_internal":       "A technical error occurred. Try again shortly.",
-		"err_rate":           "Too many requests from your connection. Wait a moment and try again.",
-		"signin_busy":        "We are sending too many codes right now. Try again shortly.",
-		"other_lang":         "Svenska",
 	},
-}
+})
 
 // scopeTexts says in plain words what each scope lets a client do.
 var scopeTexts = map[string]map[bokat.Scope]string{

@@ -87,19 +87,18 @@ type Layout struct {
 	log      *slog.Logger
 }
 
-// commonTexts are the layout's and the sign-in pages' strings.
-var commonTexts = Texts{
+// signInTexts are the strings every site's e-mail sign-in shows alike:
+// asking for the address and then the code, their errors, and the frame of
+// an error page. A site adds what its sign-in says of itself (code_intro,
+// signed_in_as, err_request, err_csrf): the provider pages through the
+// layout, the OAuth pages (internal/oauth) through SignInTexts.
+var signInTexts = Texts{
 	SV: {
-		"skip":               "Hoppa till innehållet",
 		"other_lang":         "English",
-		"signed_in_as":       "Inloggad som %s",
-		"sign_out":           "Logga ut",
-		"menu":               "Meny",
 		"signin_title":       "Logga in",
 		"email_label":        "E-postadress",
 		"send_code":          "Skicka kod",
 		"code_title":         "Ange koden",
-		"code_intro":         "Om adressen har ett konto har vi nu skickat en kod med 8 siffror till den. Koden gäller i 10 minuter.",
 		"code_label":         "Kod från e-postmeddelandet",
 		"sign_in":            "Logga in",
 		"new_code":           "Skicka en ny kod",
@@ -110,26 +109,17 @@ var commonTexts = Texts{
 		"send_failed":        "Vi kunde inte skicka koden just nu. Försök igen om en stund.",
 		"signin_unavailable": "Inloggning med e-post är inte tillgänglig just nu. Försök igen senare.",
 		"signin_busy":        "Vi skickar för många koder just nu. Försök igen om en stund.",
-		"signed_out":         "Du är utloggad.",
 		"error_title":        "Något gick fel",
 		"error_code":         "Felkod",
-		"err_request":        "Begäran är ofullständig eller felaktig.",
-		"err_csrf":           "Formuläret kunde inte verifieras. Ladda om sidan och försök igen.",
 		"err_internal":       "Ett tekniskt fel uppstod. Försök igen om en stund.",
 		"err_rate":           "För många förfrågningar från din anslutning. Vänta en stund och försök igen.",
-		"err_not_found":      "Sidan finns inte, eller så har du inte tillgång till den.",
 	},
 	EN: {
-		"skip":               "Skip to content",
 		"other_lang":         "Svenska",
-		"signed_in_as":       "Signed in as %s",
-		"sign_out":           "Sign out",
-		"menu":               "Menu",
 		"signin_title":       "Sign in",
 		"email_label":        "E-mail address",
 		"send_code":          "Send code",
 		"code_title":         "Enter the code",
-		"code_intro":         "If the address has an account, we have sent an 8-digit code to it. The code is valid for 10 minutes.",
 		"code_label":         "Code from the e-mail",
 		"sign_in":            "Sign in",
 		"new_code":           "Send a new code",
@@ -140,16 +130,52 @@ var commonTexts = Texts{
 		"send_failed":        "We could not send the code right now. Try again shortly.",
 		"signin_unavailable": "E-mail sign-in is not available right now. Try again later.",
 		"signin_busy":        "We are sending too many codes right now. Try again shortly.",
-		"signed_out":         "You are signed out.",
 		"error_title":        "Something went wrong",
 		"error_code":         "Error code",
-		"err_request":        "The request is incomplete or invalid.",
-		"err_csrf":           "The form could not be verified. Reload the page and try again.",
 		"err_internal":       "A technical error occurred. Try again shortly.",
 		"err_rate":           "Too many requests from your connection. Wait a moment and try again.",
-		"err_not_found":      "The page does not exist, or you have no access to it.",
 	},
 }
+
+// SignInTexts returns the strings every site's e-mail sign-in pages share
+// (new maps, the caller's to extend with With).
+func SignInTexts() Texts { return signInTexts.With(nil) }
+
+// With returns new texts: t's with more's added over them.
+func (t Texts) With(more Texts) Texts {
+	out := Texts{}
+	for _, lang := range []string{SV, EN} {
+		out[lang] = maps.Clone(t[lang])
+		maps.Copy(out[lang], more[lang])
+	}
+	return out
+}
+
+// commonTexts are the layout's strings and its sign-in pages'.
+var commonTexts = signInTexts.With(Texts{
+	SV: {
+		"skip":          "Hoppa till innehållet",
+		"signed_in_as":  "Inloggad som %s",
+		"sign_out":      "Logga ut",
+		"menu":          "Meny",
+		"code_intro":    "Om adressen har ett konto har vi nu skickat en kod med 8 siffror till den. Koden gäller i 10 minuter.",
+		"signed_out":    "Du är utloggad.",
+		"err_request":   "Begäran är ofullständig eller felaktig.",
+		"err_csrf":      "Formuläret kunde inte verifieras. Ladda om sidan och försök igen.",
+		"err_not_found": "Sidan finns inte, eller så har du inte tillgång till den.",
+	},
+	EN: {
+		"skip":          "Skip to content",
+		"signed_in_as":  "Signed in as %s",
+		"sign_out":      "Sign out",
+		"menu":          "Menu",
+		"code_intro":    "If the address has an account, we have sent an 8-digit code to it. The code is valid for 10 minutes.",
+		"signed_out":    "You are signed out.",
+		"err_request":   "The request is incomplete or invalid.",
+		"err_csrf":      "The form could not be verified. Reload the page and try again.",
+		"err_not_found": "The page does not exist, or you have no access to it.",
+	},
+})
 
 const layoutHTML = `<!doctype html>
 <html lang="{{.Lang}}"><head><meta charset="utf-8">
@@ -202,7 +228,7 @@ func NewLayout(styleURL, homeURL string, texts Texts, pages map[string]string, l
 	if err != nil {
 		return nil, err
 	}
-	l := &Layout{pages: map[string]*template.Template{}, texts: Texts{}, styleURL: styleURL, homeURL: homeURL, log: log}
+	l := &Layout{pages: map[string]*template.Template{}, styleURL: styleURL, homeURL: homeURL, log: log}
 	all := maps.Clone(layoutPages)
 	maps.Copy(all, pages)
 	for name, body := range all {
@@ -212,10 +238,7 @@ func NewLayout(styleURL, homeURL string, texts Texts, pages map[string]string, l
 		}
 		l.pages[name] = t
 	}
-	for _, lang := range []string{SV, EN} {
-		l.texts[lang] = maps.Clone(commonTexts[lang])
-		maps.Copy(l.texts[lang], texts[lang])
-	}
+	l.texts = commonTexts.With(texts)
 	return l, nil
 }
 

@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 // does: it answers from another process, its peak memory is that
 // process's, and Close ends the process.
 func TestServersRunInProcessesOfTheirOwn(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}
@@ -65,6 +66,7 @@ func TestServersRunInProcessesOfTheirOwn(t *testing.T) {
 // TestServerProcessReportsAFailedStart: a child that cannot start its
 // server says why, and the tool returns that error.
 func TestServerProcessReportsAFailedStart(t *testing.T) {
+	t.Parallel()
 	_, err := startServer(context.Background(), serverSpec{Kind: "search", Database: "nosuchengine://x",
 		SupplyName: supply.DemoName}, supply.Demo(), false)
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("search server process")) {
@@ -76,6 +78,7 @@ func TestServerProcessReportsAFailedStart(t *testing.T) {
 // bodies have the same size, and the report carries every figure. It checks
 // no speed target (those are judged on an idle machine).
 func TestLoadToolRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two servers and generates load")
 	}
@@ -103,6 +106,7 @@ func TestLoadToolRuns(t *testing.T) {
 // TestLoadToolScaleModeRuns runs scale mode on a small generated supply:
 // both servers answer and the report carries every figure.
 func TestLoadToolScaleModeRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two servers, imports a generated supply and generates load")
 	}

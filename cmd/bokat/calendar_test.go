@@ -27,7 +27,7 @@ import (
 func TestProviderCalendarCommands(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	dbURL := "sqlite:" + filepath.Join(dir, "bokat.db")
+	dbURL := migratedSQLite(t)
 	demo := string(supply.Demo())
 	first := strings.Index(demo, "\n  - id: ")
 	second := first + 1 + strings.Index(demo[first+1:], "\n  - id: ")
@@ -118,7 +118,7 @@ func TestServeSyncsProviderCalendars(t *testing.T) {
 		polled <- struct{}{}
 	}))
 	t.Cleanup(feed.Close)
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	_, _, logs, stop := startServe(t, []string{"--demo", "--database", dbURL, "--calendar-sync-interval", "1s", "--webhook-allow-private"}, nil)
 	defer stop()
 	var out bytes.Buffer

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 
 func TestProviderInvite(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	prepareStore(t, dbURL, manyProviders(2))
 	invite := func(args ...string) (string, error) {
 		var out bytes.Buffer
@@ -85,7 +84,7 @@ func TestProviderInvite(t *testing.T) {
 // the pages, their style sheet and their sessions are wired into serve.
 func TestServeWiresProviderPages(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	prepareStore(t, dbURL, manyProviders(1))
 	if err := run(context.Background(), []string{"provider", "invite", "prv_load_000", "--email", "agare@example.se",
 		"--database", dbURL}, getenvFrom(nil), io.Discard, io.Discard); err != nil {

@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestProviderTokenCreate(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	prepareStore(t, dbURL, manyProviders(1))
 	create := func(args ...string) (string, error) {
 		var out bytes.Buffer
@@ -54,7 +53,7 @@ func TestProviderTokenCreate(t *testing.T) {
 // provider only.
 func TestProviderTokenOnServe(t *testing.T) {
 	t.Parallel()
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "bokat.db")
+	dbURL := migratedSQLite(t)
 	baseURL, partnerToken, _, stop := startServe(t, []string{"--demo", "--database", dbURL}, nil)
 	defer stop()
 	var out bytes.Buffer

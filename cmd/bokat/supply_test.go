@@ -17,7 +17,7 @@ import (
 func TestSupplyImportReportsProblemsAndIsIdempotent(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	dbURL := "sqlite:" + filepath.Join(dir, "bokat.db")
+	dbURL := migratedSQLite(t)
 	good := filepath.Join(dir, "supply.yaml")
 	if err := os.WriteFile(good, supply.Demo(), 0o600); err != nil {
 		t.Fatal(err)

@@ -138,6 +138,19 @@ type Rotation struct {
 // a token an earlier rotation replaced stops now, so at most two tokens
 // of a credential work at any time.
 func (s *Service) RotatePartner(ctx context.Context, actor, id string, overlap time.Duration) (Rotation, error) {
+	return s.rotatePartner(ctx, actor, id, overlap, nil)
+}
+
+// RotatePartnerSeen rotates as RotatePartner does, only if the credential
+// was last rotated at seen (zero: never), as the form that asks for the
+// rotation showed it; else it changes nothing and answers bokat.ErrConflict.
+// A form sent twice (a reload of its answer) thus rotates once, and its
+// second answer has no token to show.
+func (s *Service) RotatePartnerSeen(ctx context.Context, actor, id string, overlap time.Duration, seen time.Time) (Rotation, error) {
+	return s.rotatePartner(ctx, actor, id, overlap, &seen)
+}
+
+func (s *Service) rotatePartner(ctx context.Context, actor, id string, overlap time.Duration, seen *time.Time) (Rotation, error) {
 	if overlap < 0 || overlap > MaxOverlap {
 		return Rotation{}, bokat.Errorf(bokat.CodeValidationFailed, "the overlap must be from 0 to %s", formatDuration(MaxOverlap))
 	}
@@ -154,6 +167,9 @@ func (s *Service) RotatePartner(ctx context.Context, actor, id string, overlap t
 		if !p.RevokedAt.IsZero() {
 			return bokat.Errorf(bokat.CodeValidationFailed, "partner %s was revoked at %s; create a new credential instead",
 				id, p.RevokedAt.Format(time.RFC3339))
+		}
+		if seen != nil && !sameMilli(*seen, p.RotatedAt) {
+			return fmt.Errorf("%w: partner %s was rotated since", bokat.ErrConflict, id)
 		}
 		out.EndedEarlier = now.Before(p.PreviousValidUntil)
 		out.Token = auth.NewPartnerToken(p.Mode)
@@ -385,4 +401,13 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
 	return d.String()
+}
+
+// sameMilli reports whether a and b are the same instant to the
+// millisecond the store keeps, or both zero.
+func sameMilli(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero() == b.IsZero()
+	}
+	return a.UnixMilli() == b.UnixMilli()
 }

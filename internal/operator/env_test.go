@@ -21,6 +21,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
+	"bokat/internal/credentials"
 	"bokat/internal/idem"
 	"bokat/internal/operator"
 	"bokat/internal/ratelimit"
@@ -112,6 +113,7 @@ func newEnv(t testing.TB, db *sqlstore.DB) *env {
 		Wake:    func() { e.mu.Lock(); e.woken++; e.mu.Unlock() },
 		Mover:   &operator.Mover{Search: e.search, Lifecycle: e.life},
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: operator.DefaultLimits(),
+		Credentials: credentials.New(sqlstore.Bind[credentials.Tx](db), e.hasher, e.clock.Now),
 	})
 	if err != nil {
 		t.Fatal(err)

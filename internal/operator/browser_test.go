@@ -148,8 +148,8 @@ func TestConsoleInABrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("table.stack")))
 		wantText("webhooks", check("webhooks-en"), "Webhook receivers that fail", "hooks.partner.example", "too_many_failures")
 		webtest.Do(t, ctx, "the partners", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/partners"]`)),
-			chromedp.WaitVisible(chromedp.ID("lifecycle")))
-		wantText("partners", check("partners-en"), "Partners and OAuth clients", "Assistenten AB", "Rotate, revoke, purge")
+			chromedp.WaitVisible(chromedp.ID("purge-submit")))
+		wantText("partners", check("partners-en"), "Partners and OAuth clients", "Assistenten AB", "Last used", "never", "Rotate")
 
 		webtest.Do(t, ctx, "the log, in English", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/audit"]`)),
 			chromedp.WaitVisible(chromedp.CSS("table.stack")))

@@ -226,6 +226,7 @@ type page struct {
 	status   int
 	location string
 	body     string
+	header   http.Header
 }
 
 var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
@@ -252,7 +253,7 @@ func (c *client) do(method, path string, form url.Values) page {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw)}
+	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw), header: resp.Header}
 }
 
 // post sends a form with the client's own CSRF token, read from the

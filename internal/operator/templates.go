@@ -221,8 +221,9 @@ var pageTemplates = map[string]string{
 <button type="submit" class="danger" id="revoke-{{.ID}}">{{index $.T "cr_revoke_button"}}<span class="vh"> {{.Name}}</span></button>
 </form>{{end}}
 </section>
-{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}
-<h3 id="purge">{{index $.T "cr_purge_heading"}}</h3>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
+<section class="card" aria-labelledby="purge">
+<h2 id="purge">{{index $.T "cr_purge_heading"}}</h2>
 <p id="purge-intro">{{index $.T "cr_purge_intro"}}</p>
 <form method="post" action="{{$.Link "/operator/oauth-clients/purge"}}">{{template "csrf" $}}
 <label for="unused-for">{{index $.T "cr_unused_for"}}</label>

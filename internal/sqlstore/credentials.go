@@ -66,9 +66,11 @@ func (tx *Tx) InsertPartnerClient(ctx context.Context, p credentials.Partner, to
 }
 
 // PartnerCredential returns the partner credential with the id, or
-// bokat.ErrNotFound.
+// bokat.ErrNotFound. The row is held until the transaction ends, so a
+// rotation or revocation decides on what it read (a rotation that checks
+// the last rotation it was shown cannot race another).
 func (tx *Tx) PartnerCredential(ctx context.Context, id string) (credentials.Partner, error) {
-	return scanPartner(tx.tx.QueryRowContext(ctx, `SELECT `+partnerCredentialColumns+` FROM partner_clients WHERE id = $1`, id))
+	return scanPartner(tx.tx.QueryRowContext(ctx, `SELECT `+partnerCredentialColumns+` FROM partner_clients WHERE id = $1`+tx.forUpdate(), id))
 }
 
 // RotatePartnerToken makes newHash the credential's token; the replaced

@@ -37,15 +37,17 @@ const MinUnusedFor = 24 * time.Hour
 
 // Audit actions and object kinds written by this package.
 const (
-	ActionPartnerCreated     = "partner.created"
-	ActionPartnerRotated     = "partner.rotated"
-	ActionPartnerRevoked     = "partner.revoked"
-	ActionOAuthClientCreated = "oauth_client.created"
-	ActionOAuthClientRevoked = "oauth_client.revoked"
-	ActionOAuthClientPurged  = "oauth_client.purged"
+	ActionPartnerCreated       = "partner.created"
+	ActionPartnerRotated       = "partner.rotated"
+	ActionPartnerRevoked       = "partner.revoked"
+	ActionOAuthClientCreated   = "oauth_client.created"
+	ActionOAuthClientRevoked   = "oauth_client.revoked"
+	ActionOAuthClientPurged    = "oauth_client.purged"
+	ActionProviderTokenRevoked = "provider_token.revoked"
 
-	KindPartner     = "partner"
-	KindOAuthClient = "oauth_client"
+	KindPartner       = "partner"
+	KindOAuthClient   = "oauth_client"
+	KindProviderToken = "provider_token"
 )
 
 // PurgeJobActor is the actor of serve's periodic purge of dynamic clients.
@@ -341,6 +343,40 @@ func (s *Service) PurgeDynamicClients(ctx context.Context, actor string, unusedF
 			return purged, nil
 		}
 	}
+}
+
+// ProviderTokens returns the provider's API tokens, revoked ones included.
+func (s *Service) ProviderTokens(ctx context.Context, providerID string) ([]ProviderToken, error) {
+	return s.store.ProviderTokens(ctx, providerID)
+}
+
+// RevokeProviderToken revokes a provider API token at once: the next
+// request with it is refused.
+func (s *Service) RevokeProviderToken(ctx context.Context, actor, id string) (ProviderToken, error) {
+	now := s.now()
+	var out ProviderToken
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		t, err := tx.ProviderTokenCredential(ctx, id)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return notFound(KindProviderToken, id)
+		}
+		if err != nil {
+			return err
+		}
+		if !t.RevokedAt.IsZero() {
+			return bokat.Errorf(bokat.CodeValidationFailed, "provider token %s was already revoked at %s", id, t.RevokedAt.Format(time.RFC3339))
+		}
+		if err := tx.RevokeProviderToken(ctx, id, now); err != nil {
+			return err
+		}
+		if err := AppendAudit(ctx, tx, AuditRecord{At: now, Actor: actor, Action: ActionProviderTokenRevoked,
+			ObjectKind: KindProviderToken, ObjectID: id, Details: map[string]string{"provider_id": t.ProviderID, "name": t.Name}}); err != nil {
+			return err
+		}
+		out, err = tx.ProviderTokenCredential(ctx, id)
+		return err
+	})
+	return out, err
 }
 
 // Audit returns operator audit records, newest first.

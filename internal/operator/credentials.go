@@ -252,7 +252,11 @@ func (p *Pages) revokeClient(w http.ResponseWriter, r *http.Request, op Operator
 func (p *Pages) renderConfirm(w http.ResponseWriter, r *http.Request, pg web.Page, d confirmPage) {
 	pg.Title = fmt.Sprintf(pg.T["revoke_title"], d.Name)
 	current(&pg, Prefix+"/partners")
-	d.BackURL = Prefix + "/partners"
+	if d.BackURL == "" {
+		d.BackURL = Prefix + "/partners"
+	} else {
+		current(&pg, Prefix+"/providers")
+	}
 	pg.Data = d
 	p.site.Layout.Render(w, r, http.StatusOK, "revoke", pg)
 }
@@ -285,4 +289,58 @@ func (p *Pages) credentialRefused(w http.ResponseWriter, r *http.Request, what s
 		return p.refused(w, r, what, err)
 	}
 	return true
+}
+
+// tokenRow is a provider API token as the provider's page shows it.
+type tokenRow struct {
+	ID, Name, Scopes, Created, LastUsed, State, StateClass, RevokeAction string
+	Active                                                               bool
+}
+
+func tokenRowOf(t credentials.ProviderToken, providerID string, pg web.Page) tokenRow {
+	row := tokenRow{ID: t.ID, Name: t.Name, Scopes: scopeLine(t.Scopes), Created: stamp(t.CreatedAt, pg.Lang),
+		LastUsed: lastUsed(t.LastUsedAt, pg), RevokeAction: Prefix + "/providers/" + providerID + "/tokens/" + t.ID + "/revoke"}
+	if row.Name == "" {
+		row.Name = t.ID
+	}
+	if t.RevokedAt.IsZero() {
+		row.State, row.StateClass, row.Active = pg.T["cr_active"], "ok", true
+	} else {
+		row.State, row.StateClass = fmt.Sprintf(pg.T["cr_revoked"], stamp(t.RevokedAt, pg.Lang)), "cancelled"
+	}
+	return row
+}
+
+func (p *Pages) revokeProviderToken(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
+	providerID, id := r.PathValue("provider_id"), r.PathValue("token_id")
+	tokens, err := p.creds.ProviderTokens(r.Context(), providerID)
+	if err != nil {
+		p.fail(w, r, "read provider tokens", err)
+		return
+	}
+	var tok *credentials.ProviderToken
+	for i := range tokens {
+		if tokens[i].ID == id && tokens[i].RevokedAt.IsZero() {
+			tok = &tokens[i]
+		}
+	}
+	if tok == nil { // unknown, revoked, or another provider's
+		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
+		return
+	}
+	if r.PostForm.Get("confirm") != "yes" {
+		name := tok.Name
+		if name == "" {
+			name = tok.ID
+		}
+		p.renderConfirm(w, r, pg, confirmPage{Kind: "provider_token", ID: id, Name: name,
+			Action: Prefix + "/providers/" + providerID + "/tokens/" + id + "/revoke", Intro: pg.T["revoke_token_intro"],
+			BackURL: Prefix + "/providers/" + providerID})
+		return
+	}
+	_, err = p.creds.RevokeProviderToken(r.Context(), op.ID, id)
+	if p.credentialRefused(w, r, "revoke provider token", err) {
+		return
+	}
+	redirect(w, r, pg.Lang, Prefix+"/providers/"+providerID, "token_revoked_notice")
 }

@@ -379,3 +379,96 @@ func TestCredentialFormsOverHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestProviderTokensInABrowser shows a provider's API tokens with their
+// last use on the provider's console page and revokes one after the
+// confirmation page: the next call with it is refused, the audit row has
+// the operator as actor.
+func TestProviderTokensInABrowser(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		bg := context.Background()
+		e := newAppEnv(t, db)
+		ctx := webtest.Chromium(t)
+		op, err := e.uc.OperatorPages.Service().Invite(bg, operator.CLIActor("drift"), operatorEmail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const prv = "prv_tokens"
+		sqlstoretest.WithProvider(t, db, prv)
+		id, token, err := e.uc.Auth.CreateProviderToken(bg, prv, "Kassasystemet", bokat.ProviderScopes(), e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		callProvider := func() int {
+			t.Helper()
+			req, _ := http.NewRequest("GET", e.url+"/v1/provider/hours", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if st := callProvider(); st != http.StatusOK {
+			t.Fatalf("the provider token before: %d", st)
+		}
+		e.clock.Advance(time.Hour)
+		check := func(name string) string {
+			t.Helper()
+			webtest.Axe(t, ctx, name)
+			if db.Engine() == sqlstore.SQLite {
+				webtest.Screenshots(t, ctx, "operator-"+name)
+			}
+			return webtest.Text(t, ctx)
+		}
+		webtest.Do(t, ctx, "open the provider signed out", chromedp.Navigate(e.url+"/operator/providers/"+prv+"?lang=en"),
+			chromedp.WaitVisible(chromedp.ID("email")))
+		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), operatorEmail),
+			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
+		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, operatorEmail)),
+			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("q-email")))
+		webtest.Do(t, ctx, "the provider", chromedp.Navigate(e.url+"/operator/providers/"+prv+"?lang=en"),
+			chromedp.WaitVisible(chromedp.ID("revoke-"+id)))
+		text := check("provider-tokens-en")
+		for _, want := range []string{"API tokens", "Kassasystemet", id, "Last used", "26 Nov 2026, 10:00", "Active"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the provider's page lacks %q; it reads:\n%s", want, text)
+			}
+		}
+		webtest.Do(t, ctx, "ask to revoke the token", chromedp.Click(chromedp.ID("revoke-"+id)),
+			chromedp.WaitVisible(chromedp.ID("confirm-revoke")))
+		if text := check("revoke-token-en"); !strings.Contains(text, "Kassasystemet") || !strings.Contains(text, "refused from the next call") {
+			t.Errorf("the confirmation reads:\n%s", text)
+		}
+		if st := callProvider(); st != http.StatusOK {
+			t.Errorf("the token after the confirmation page alone: %d", st)
+		}
+		webtest.Do(t, ctx, "revoke the token", chromedp.Click(chromedp.ID("confirm-revoke")),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "token is revoked")]`)))
+		if text := webtest.Text(t, ctx); !strings.Contains(text, "Revoked 26 Nov 2026, 11:00") {
+			t.Errorf("the provider's page after the revocation reads:\n%s", text)
+		}
+		if st := callProvider(); st != http.StatusUnauthorized {
+			t.Errorf("the revoked token: %d, want 401", st)
+		}
+		if a := e.audit(t, credentials.KindProviderToken, id); len(a) != 1 || a[0].Action != credentials.ActionProviderTokenRevoked ||
+			a[0].Actor != op.ID {
+			t.Errorf("store: the token's audit: %s", actions(a))
+		}
+		// Another provider's path to the token finds nothing.
+		c := newClient(t, e.url)
+		c.signIn(e.sender, operatorEmail)
+		sqlstoretest.WithProvider(t, db, "prv_other")
+		id2, _, err := e.uc.Auth.CreateProviderToken(bg, prv, "Andra", bokat.ProviderScopes(), e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := c.post("/operator", "/operator/providers/prv_other/tokens/"+id2+"/revoke", url.Values{"confirm": {"yes"}}); r.status != http.StatusNotFound {
+			t.Errorf("revoke through another provider's path: %d, want 404", r.status)
+		}
+		if a := e.audit(t, credentials.KindProviderToken, id2); len(a) != 0 {
+			t.Errorf("store: a refused revocation wrote %s", actions(a))
+		}
+	})
+}

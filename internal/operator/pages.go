@@ -128,6 +128,7 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/providers/{provider_id}", p.signedIn(p.providerPage))
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/pause", p.signedIn(p.pause))
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/invite", p.signedIn(p.inviteProviderUser))
+	m.Handle("POST "+Prefix+"/providers/{provider_id}/tokens/{token_id}/revoke", p.signedIn(p.revokeProviderToken))
 	m.Handle("GET "+Prefix+"/follow-ups", p.signedIn(p.followUps))
 	m.Handle("POST "+Prefix+"/follow-ups/{request_id}/note", p.signedIn(p.noteFollowUp))
 	m.Handle("GET "+Prefix+"/webhooks", p.signedIn(p.webhooks))
@@ -151,6 +152,7 @@ func Routes() [][2]string {
 		{"POST", Prefix + "/bookings/{booking_id}/move"},
 		{"GET", Prefix + "/providers"}, {"GET", Prefix + "/providers/{provider_id}"},
 		{"POST", Prefix + "/providers/{provider_id}/pause"}, {"POST", Prefix + "/providers/{provider_id}/invite"},
+		{"POST", Prefix + "/providers/{provider_id}/tokens/{token_id}/revoke"},
 		{"GET", Prefix + "/follow-ups"}, {"POST", Prefix + "/follow-ups/{request_id}/note"},
 		{"GET", Prefix + "/webhooks"}, {"GET", Prefix + "/partners"},
 		{"POST", Prefix + "/partners/{partner_id}/rotate"}, {"POST", Prefix + "/partners/{partner_id}/revoke"},
@@ -665,6 +667,7 @@ type providerPage struct {
 	Paused                   bool
 	Until, Note, Email, Role string
 	Roles                    []string
+	Tokens                   []tokenRow
 }
 
 func (p *Pages) providerPage(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
@@ -690,7 +693,15 @@ func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Pa
 	}
 	pg.Title = d.Row.Name
 	current(&pg, Prefix+"/providers")
-	notice(&pg, r, "paused_notice", "unpaused_notice", "provider_invited_notice")
+	notice(&pg, r, "paused_notice", "unpaused_notice", "provider_invited_notice", "token_revoked_notice")
+	tokens, err := p.creds.ProviderTokens(r.Context(), id)
+	if err != nil {
+		p.fail(w, r, "read provider tokens", err)
+		return
+	}
+	for _, t := range tokens {
+		d.Tokens = append(d.Tokens, tokenRowOf(t, id, pg))
+	}
 	d.PauseAction, d.InviteURL = Prefix+"/providers/"+id+"/pause", Prefix+"/providers/"+id+"/invite"
 	d.Roles = []string{string(provider.Owner), string(provider.Staff)}
 	if d.Role == "" {

@@ -143,6 +143,23 @@ var pageTemplates = map[string]string{
 <button type="submit" class="secondary" id="pause-submit" name="resume" value="no">{{index $.T "pause_button"}}</button>
 {{if .Paused}}<button type="submit" class="secondary" id="resume-submit" name="resume" value="yes">{{index $.T "resume_label"}}</button>{{end}}
 </form></section>
+<section class="card" aria-labelledby="tokens">
+<h2 id="tokens">{{index $.T "tokens_heading"}}</h2>
+<p id="tokens-intro" class="muted">{{index $.T "tokens_intro"}}</p>
+{{range .Tokens}}<section class="cred" aria-labelledby="t-{{.ID}}">
+<h3 id="t-{{.ID}}">{{.Name}}</h3>
+<dl class="facts">
+<dt>{{index $.T "cr_id"}}</dt><dd>{{.ID}}</dd>
+<dt>{{index $.T "cr_scopes"}}</dt><dd>{{.Scopes}}</dd>
+<dt>{{index $.T "cr_created"}}</dt><dd>{{.Created}}</dd>
+<dt>{{index $.T "cr_last_used"}}</dt><dd>{{.LastUsed}}</dd>
+<dt>{{index $.T "cr_state"}}</dt><dd><span class="status {{.StateClass}}">{{.State}}</span></dd>
+</dl>
+{{if .Active}}<form method="post" action="{{$.Link .RevokeAction}}">{{template "csrf" $}}
+<button type="submit" class="danger" id="revoke-{{.ID}}">{{index $.T "cr_revoke_button"}}<span class="vh"> {{.Name}}</span></button>
+</form>{{end}}
+</section>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
 <section class="card" aria-labelledby="invite">
 <h2 id="invite">{{index $.T "p_invite_heading"}}</h2>
 <p id="invite-intro">{{index $.T "p_invite_intro"}}</p>

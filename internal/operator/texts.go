@@ -233,6 +233,10 @@ var texts = web.Texts{
 		"err_rotated_since":               "Nyckeln har roterats eller återkallats sedan sidan visades, så inget gjordes och ingen nyckel visas. Öppna partnersidan igen.",
 		"err_purge":                       "Välj en period i listan.",
 		"err_credential_state":            "Det går inte: nyckeln är redan återkallad.",
+		"tokens_heading":                  "API-nycklar",
+		"tokens_intro":                    "Nycklar (bkv_) för hantverkarens eget system, skapade med bokat provider token create. Återkalla stoppar nyckeln från nästa anrop.",
+		"revoke_token_intro":              "Nyckeln nekas från nästa anrop. Det går inte att ångra; hantverkaren behöver en ny nyckel.",
+		"token_revoked_notice":            "Nyckeln är återkallad: den nekas från nästa anrop.",
 	},
 	web.EN: {
 		"signin_intro":                    "For the people who run Bokat. Enter the e-mail address of your operator account and we will send you a one-time code.",
@@ -462,5 +466,9 @@ var texts = web.Texts{
 		"err_rotated_since":               "The token was rotated or revoked since the page was shown, so nothing was done and no token is shown. Open the partners page again.",
 		"err_purge":                       "Choose a period from the list.",
 		"err_credential_state":            "That cannot be done: the credential is already revoked.",
+		"tokens_heading":                  "API tokens",
+		"tokens_intro":                    "Tokens (bkv_) for the provider's own system, made with bokat provider token create. Revoke refuses a token from the next call on.",
+		"revoke_token_intro":              "The token is refused from the next call on. This cannot be undone; the provider will need a new token.",
+		"token_revoked_notice":            "The token is revoked: it is refused from the next call on.",
 	},
 }

@@ -277,9 +277,9 @@ func TestCredentialLifecycleInABrowser(t *testing.T) {
 		// Purge dynamic clients unused for 7 days: the one registered 8
 		// days ago goes, the operator's client stays.
 		webtest.Do(t, ctx, "purge", chromedp.SetValue(chromedp.ID("unused-for"), "7d"), chromedp.Click(chromedp.ID("purge-submit")),
-			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "deleted")]`)))
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "Clients deleted")]`)))
 		text := check("credentials-purged-en")
-		wantText("partners after the purge", text, "1 clients were deleted.", "Kalenderappen", "Revoked")
+		wantText("partners after the purge", text, "Clients deleted: 1.", "Kalenderappen", "Revoked")
 		if strings.Contains(text, "Glömd agent") {
 			t.Error("the purged client is still listed")
 		}

@@ -187,6 +187,7 @@ func (p *Pages) rotatePartner(w http.ResponseWriter, r *http.Request, op Operato
 	d := rotatedPage{ID: id, Name: rot.Partner.Name, Token: rot.Token, EndedEarlier: rot.EndedEarlier,
 		PreviousUntil: stamp(rot.PreviousValidUntil, pg.Lang), BackURL: Prefix + "/partners"}
 	pg.Data = d
+	pg.OtherLangURL = "" // the answer of a POST: switching language would ask for it again
 	// The page is the token's only showing: not stored by the browser or
 	// anything between (Render sets no-store on every page; said again
 	// here, as this one must never lose it).
@@ -257,6 +258,7 @@ func (p *Pages) renderConfirm(w http.ResponseWriter, r *http.Request, pg web.Pag
 	} else {
 		current(&pg, Prefix+"/providers")
 	}
+	pg.OtherLangURL = "" // the answer of a POST: switching language would ask for it again
 	pg.Data = d
 	p.site.Layout.Render(w, r, http.StatusOK, "revoke", pg)
 }

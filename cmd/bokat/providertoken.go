@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/credentials"
 )
 
 // runProviderTokenCreate creates a provider API token:
@@ -58,4 +60,80 @@ func runProviderTokenCreate(ctx context.Context, args []string, e env) error {
 		ProviderID string `json:"provider_id"`
 		Token      string `json:"token"`
 	}{id, ids[0], token})
+}
+
+// runProviderTokenList prints a provider's API tokens: id, name, scopes,
+// created, last used, state. Never a token or its hash.
+// `bokat provider token list PROVIDER_ID [--json]`.
+func runProviderTokenList(ctx context.Context, args []string, e env) error {
+	c := newCredentialCommand("provider token list", e, true)
+	positional, err := c.parse(args, oneID("bokat provider token list PROVIDER_ID [--json]"))
+	if err != nil {
+		return err
+	}
+	svc, db, err := c.service(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tokens, err := svc.ProviderTokens(ctx, positional[0])
+	if err != nil {
+		return err
+	}
+	state := func(t credentials.ProviderToken) string {
+		if !t.RevokedAt.IsZero() {
+			return credentials.StateRevoked
+		}
+		return credentials.StateActive
+	}
+	if c.json {
+		type row struct {
+			TokenID    string   `json:"token_id"`
+			ProviderID string   `json:"provider_id"`
+			Name       string   `json:"name"`
+			Scopes     []string `json:"scopes"`
+			State      string   `json:"state"`
+			CreatedAt  *string  `json:"created_at"`
+			LastUsedAt *string  `json:"last_used_at"`
+			RevokedAt  *string  `json:"revoked_at"`
+		}
+		rows := make([]row, 0, len(tokens))
+		for _, t := range tokens {
+			rows = append(rows, row{TokenID: t.ID, ProviderID: t.ProviderID, Name: t.Name, Scopes: scopeStrings(t.Scopes),
+				State: state(t), CreatedAt: jsonTime(t.CreatedAt), LastUsedAt: jsonTime(t.LastUsedAt), RevokedAt: jsonTime(t.RevokedAt)})
+		}
+		return printJSON(e.stdout, rows)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tLAST USED\tSTATE")
+	for _, t := range tokens {
+		st := state(t)
+		if st == credentials.StateRevoked {
+			st += " " + stamp(t.RevokedAt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, oneLine(t.Name), strings.Join(scopeStrings(t.Scopes), ","),
+			stamp(t.CreatedAt), stamp(t.LastUsedAt), st)
+	}
+	return tw.Flush()
+}
+
+// runProviderTokenRevoke revokes a provider API token at once (audited).
+// `bokat provider token revoke TOKEN_ID`.
+func runProviderTokenRevoke(ctx context.Context, args []string, e env) error {
+	c := newCredentialCommand("provider token revoke", e, false)
+	positional, err := c.parse(args, oneID("bokat provider token revoke TOKEN_ID"))
+	if err != nil {
+		return err
+	}
+	svc, db, err := c.service(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	t, err := svc.RevokeProviderToken(ctx, cliActor(e), positional[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "provider token %s revoked at %s\n", t.ID, stamp(t.RevokedAt))
+	return nil
 }

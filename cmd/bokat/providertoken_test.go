@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"bokat/internal/sqlstore"
 )
 
 func TestProviderTokenCreate(t *testing.T) {
@@ -84,5 +86,58 @@ func TestProviderTokenOnServe(t *testing.T) {
 	}
 	if status, body := get(partnerToken); status != 403 || !strings.Contains(body, "insufficient_scope") {
 		t.Errorf("a partner token on the provider API: %d %s", status, body)
+	}
+
+	// List and revoke: the list shows no token; the revoked token is
+	// refused from the next request on, and the revocation is audited.
+	cli := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), append(args, "--database", dbURL), getenvFrom(nil), &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if strings.Contains(out.String(), created.Token) {
+			t.Errorf("%v prints the token", args)
+		}
+		return out.String()
+	}
+	var listed []struct {
+		TokenID    string   `json:"token_id"`
+		ProviderID string   `json:"provider_id"`
+		Scopes     []string `json:"scopes"`
+		State      string   `json:"state"`
+		RevokedAt  *string  `json:"revoked_at"`
+	}
+	if err := json.Unmarshal([]byte(cli("provider", "token", "list", "prv_sthlm_vvs_1", "--json")), &listed); err != nil ||
+		len(listed) != 1 || listed[0].State != "active" || listed[0].ProviderID != "prv_sthlm_vvs_1" || len(listed[0].Scopes) != 4 {
+		t.Fatalf("list: %+v %v", listed, err)
+	}
+	if table := cli("provider", "token", "list", "prv_sthlm_vvs_1"); !strings.Contains(table, listed[0].TokenID) || !strings.Contains(table, "LAST USED") {
+		t.Errorf("list as a table:\n%s", table)
+	}
+	if out := cli("provider", "token", "revoke", listed[0].TokenID); !strings.Contains(out, "provider token "+listed[0].TokenID+" revoked at") {
+		t.Errorf("revoke: %q", out)
+	}
+	if status, body := get(created.Token); status != 401 {
+		t.Errorf("the revoked token: %d %s", status, body)
+	}
+	if err := json.Unmarshal([]byte(cli("provider", "token", "list", "prv_sthlm_vvs_1", "--json")), &listed); err != nil ||
+		len(listed) != 1 || listed[0].State != "revoked" || listed[0].RevokedAt == nil {
+		t.Errorf("list after the revocation: %+v %v", listed, err)
+	}
+	if err := run(context.Background(), []string{"provider", "token", "revoke", listed[0].TokenID, "--database", dbURL},
+		getenvFrom(nil), io.Discard, io.Discard); err == nil {
+		t.Error("revoking a revoked token succeeded")
+	}
+	db, err := sqlstore.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var actor, action string
+	if err := db.R().QueryRowContext(context.Background(), `SELECT actor, action FROM operator_audit WHERE object_kind = 'provider_token'
+		AND object_id = $1`, listed[0].TokenID).Scan(&actor, &action); err != nil || !strings.HasPrefix(actor, "cli:") ||
+		action != "provider_token.revoked" {
+		t.Errorf("audit of the revocation: %q %q %v", actor, action, err)
 	}
 }

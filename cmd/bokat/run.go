@@ -100,8 +100,12 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 			return runProviderCalendar(ctx, rest[1:], e)
 		case len(rest) > 1 && rest[0] == "token" && rest[1] == "create":
 			return runProviderTokenCreate(ctx, rest[2:], e)
+		case len(rest) > 1 && rest[0] == "token" && rest[1] == "list":
+			return runProviderTokenList(ctx, rest[2:], e)
+		case len(rest) > 1 && rest[0] == "token" && rest[1] == "revoke":
+			return runProviderTokenRevoke(ctx, rest[2:], e)
 		}
-		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | calendar add|list|remove|rule ... | token create PROVIDER_ID --scopes LIST|all", errUsage)
+		return fmt.Errorf("%w: bokat provider feed-url [PROVIDER_ID...] | invite PROVIDER_ID --email ADDRESS [--role owner|staff] | audit PROVIDER_ID | calendar add|list|remove|rule ... | token create PROVIDER_ID --scopes LIST|all | token list PROVIDER_ID [--json] | token revoke TOKEN_ID", errUsage)
 	case "operator":
 		if len(rest) == 0 || rest[0] != "invite" {
 			return fmt.Errorf("%w: bokat operator invite --email ADDRESS", errUsage)

@@ -37,15 +37,17 @@ const MinUnusedFor = 24 * time.Hour
 
 // Audit actions and object kinds written by this package.
 const (
-	ActionPartnerCreated     = "partner.created"
-	ActionPartnerRotated     = "partner.rotated"
-	ActionPartnerRevoked     = "partner.revoked"
-	ActionOAuthClientCreated = "oauth_client.created"
-	ActionOAuthClientRevoked = "oauth_client.revoked"
-	ActionOAuthClientPurged  = "oauth_client.purged"
+	ActionPartnerCreated       = "partner.created"
+	ActionPartnerRotated       = "partner.rotated"
+	ActionPartnerRevoked       = "partner.revoked"
+	ActionOAuthClientCreated   = "oauth_client.created"
+	ActionOAuthClientRevoked   = "oauth_client.revoked"
+	ActionOAuthClientPurged    = "oauth_client.purged"
+	ActionProviderTokenRevoked = "provider_token.revoked"
 
-	KindPartner     = "partner"
-	KindOAuthClient = "oauth_client"
+	KindPartner       = "partner"
+	KindOAuthClient   = "oauth_client"
+	KindProviderToken = "provider_token"
 )
 
 // PurgeJobActor is the actor of serve's periodic purge of dynamic clients.
@@ -138,6 +140,19 @@ type Rotation struct {
 // a token an earlier rotation replaced stops now, so at most two tokens
 // of a credential work at any time.
 func (s *Service) RotatePartner(ctx context.Context, actor, id string, overlap time.Duration) (Rotation, error) {
+	return s.rotatePartner(ctx, actor, id, overlap, nil)
+}
+
+// RotatePartnerSeen rotates as RotatePartner does, only if the credential
+// was last rotated at seen (zero: never), as the form that asks for the
+// rotation showed it; else it changes nothing and answers bokat.ErrConflict.
+// A form sent twice (a reload of its answer) thus rotates once, and its
+// second answer has no token to show.
+func (s *Service) RotatePartnerSeen(ctx context.Context, actor, id string, overlap time.Duration, seen time.Time) (Rotation, error) {
+	return s.rotatePartner(ctx, actor, id, overlap, &seen)
+}
+
+func (s *Service) rotatePartner(ctx context.Context, actor, id string, overlap time.Duration, seen *time.Time) (Rotation, error) {
 	if overlap < 0 || overlap > MaxOverlap {
 		return Rotation{}, bokat.Errorf(bokat.CodeValidationFailed, "the overlap must be from 0 to %s", formatDuration(MaxOverlap))
 	}
@@ -154,6 +169,9 @@ func (s *Service) RotatePartner(ctx context.Context, actor, id string, overlap t
 		if !p.RevokedAt.IsZero() {
 			return bokat.Errorf(bokat.CodeValidationFailed, "partner %s was revoked at %s; create a new credential instead",
 				id, p.RevokedAt.Format(time.RFC3339))
+		}
+		if seen != nil && !sameMilli(*seen, p.RotatedAt) {
+			return fmt.Errorf("%w: partner %s was rotated since", bokat.ErrConflict, id)
 		}
 		out.EndedEarlier = now.Before(p.PreviousValidUntil)
 		out.Token = auth.NewPartnerToken(p.Mode)
@@ -327,6 +345,40 @@ func (s *Service) PurgeDynamicClients(ctx context.Context, actor string, unusedF
 	}
 }
 
+// ProviderTokens returns the provider's API tokens, revoked ones included.
+func (s *Service) ProviderTokens(ctx context.Context, providerID string) ([]ProviderToken, error) {
+	return s.store.ProviderTokens(ctx, providerID)
+}
+
+// RevokeProviderToken revokes a provider API token at once: the next
+// request with it is refused.
+func (s *Service) RevokeProviderToken(ctx context.Context, actor, id string) (ProviderToken, error) {
+	now := s.now()
+	var out ProviderToken
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		t, err := tx.ProviderTokenCredential(ctx, id)
+		if errors.Is(err, bokat.ErrNotFound) {
+			return notFound(KindProviderToken, id)
+		}
+		if err != nil {
+			return err
+		}
+		if !t.RevokedAt.IsZero() {
+			return bokat.Errorf(bokat.CodeValidationFailed, "provider token %s was already revoked at %s", id, t.RevokedAt.Format(time.RFC3339))
+		}
+		if err := tx.RevokeProviderToken(ctx, id, now); err != nil {
+			return err
+		}
+		if err := AppendAudit(ctx, tx, AuditRecord{At: now, Actor: actor, Action: ActionProviderTokenRevoked,
+			ObjectKind: KindProviderToken, ObjectID: id, Details: map[string]string{"provider_id": t.ProviderID, "name": t.Name}}); err != nil {
+			return err
+		}
+		out, err = tx.ProviderTokenCredential(ctx, id)
+		return err
+	})
+	return out, err
+}
+
 // Audit returns operator audit records, newest first.
 func (s *Service) Audit(ctx context.Context, q AuditQuery) ([]AuditRecord, error) {
 	if (q.ObjectKind == "") != (q.ObjectID == "") {
@@ -385,4 +437,13 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
 	return d.String()
+}
+
+// sameMilli reports whether a and b are the same instant to the
+// millisecond the store keeps, or both zero.
+func sameMilli(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero() == b.IsZero()
+	}
+	return a.UnixMilli() == b.UnixMilli()
 }

@@ -19,6 +19,9 @@ type Store interface {
 	OAuthClientCredentials(ctx context.Context) ([]OAuthClient, error)
 	// OperatorAudit returns audit records, newest first, as q selects.
 	OperatorAudit(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
+	// ProviderTokens returns the provider's API tokens, revoked ones
+	// included, oldest first.
+	ProviderTokens(ctx context.Context, providerID string) ([]ProviderToken, error)
 }
 
 // AuditTx is what appending to the operator audit needs of a transaction.
@@ -59,6 +62,26 @@ type Tx interface {
 	PurgeableDynamicClients(ctx context.Context, unusedSince, now time.Time, limit int) ([]string, error)
 	// DeleteOAuthClient deletes the client with its grants and tokens.
 	DeleteOAuthClient(ctx context.Context, id string) error
+
+	// ProviderTokenCredential returns the provider API token with the id.
+	ProviderTokenCredential(ctx context.Context, id string) (ProviderToken, error)
+	// RevokeProviderToken revokes the token; a revoked or unknown one is
+	// bokat.ErrNotFound.
+	RevokeProviderToken(ctx context.Context, id string, now time.Time) error
+}
+
+// ProviderToken is a provider API token (bkv_) as operators see it: no
+// token and no hash.
+type ProviderToken struct {
+	ID         string
+	ProviderID string
+	Name       string
+	Scopes     []bokat.Scope
+	CreatedAt  time.Time
+	// LastUsedAt is when it last authenticated a request (zero: never), to
+	// the minute.
+	LastUsedAt time.Time
+	RevokedAt  time.Time
 }
 
 // Partner is a partner credential as operators see it. It holds no token

@@ -21,6 +21,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
+	"bokat/internal/credentials"
 	"bokat/internal/idem"
 	"bokat/internal/operator"
 	"bokat/internal/ratelimit"
@@ -112,6 +113,7 @@ func newEnv(t testing.TB, db *sqlstore.DB) *env {
 		Wake:    func() { e.mu.Lock(); e.woken++; e.mu.Unlock() },
 		Mover:   &operator.Mover{Search: e.search, Lifecycle: e.life},
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: operator.DefaultLimits(),
+		Credentials: credentials.New(sqlstore.Bind[credentials.Tx](db), e.hasher, e.clock.Now),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +226,7 @@ type page struct {
 	status   int
 	location string
 	body     string
+	header   http.Header
 }
 
 var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
@@ -250,7 +253,7 @@ func (c *client) do(method, path string, form url.Values) page {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw)}
+	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw), header: resp.Header}
 }
 
 // post sends a form with the client's own CSRF token, read from the

@@ -10,6 +10,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/credentials"
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
 	"bokat/internal/schedule"
@@ -39,6 +40,9 @@ type PagesConfig struct {
 	// Limiter enforces Limits (nil: none).
 	Limiter ratelimit.Limiter
 	Limits  Limits
+	// Credentials is the credential lifecycle the partners page runs
+	// (rotate, revoke, purge); required.
+	Credentials *credentials.Service
 }
 
 // Limits are the console's budgets.
@@ -63,6 +67,7 @@ func DefaultLimits() Limits {
 type Pages struct {
 	svc   *Service
 	mover *Mover
+	creds *credentials.Service
 	site  *web.Site[Tx]
 	log   *slog.Logger
 	mux   *http.ServeMux
@@ -70,8 +75,8 @@ type Pages struct {
 
 // NewPages returns the console.
 func NewPages(cfg PagesConfig) (*Pages, error) {
-	if cfg.Store == nil || cfg.Hasher == nil || cfg.Logger == nil || cfg.BaseURL == "" {
-		return nil, errors.New("operator pages: BaseURL, Store, Hasher and Logger are required")
+	if cfg.Store == nil || cfg.Hasher == nil || cfg.Logger == nil || cfg.BaseURL == "" || cfg.Credentials == nil {
+		return nil, errors.New("operator pages: BaseURL, Store, Hasher, Logger and Credentials are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -96,7 +101,7 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		SignInIntro: "signin_intro",
 		Multiline:   []string{"note"},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
-	p := &Pages{svc: svc, mover: cfg.Mover, site: site, log: cfg.Logger, mux: http.NewServeMux()}
+	p := &Pages{svc: svc, mover: cfg.Mover, creds: cfg.Credentials, site: site, log: cfg.Logger, mux: http.NewServeMux()}
 	p.routes()
 	return p, nil
 }
@@ -123,10 +128,15 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/providers/{provider_id}", p.signedIn(p.providerPage))
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/pause", p.signedIn(p.pause))
 	m.Handle("POST "+Prefix+"/providers/{provider_id}/invite", p.signedIn(p.inviteProviderUser))
+	m.Handle("POST "+Prefix+"/providers/{provider_id}/tokens/{token_id}/revoke", p.signedIn(p.revokeProviderToken))
 	m.Handle("GET "+Prefix+"/follow-ups", p.signedIn(p.followUps))
 	m.Handle("POST "+Prefix+"/follow-ups/{request_id}/note", p.signedIn(p.noteFollowUp))
 	m.Handle("GET "+Prefix+"/webhooks", p.signedIn(p.webhooks))
 	m.Handle("GET "+Prefix+"/partners", p.signedIn(p.credentials))
+	m.Handle("POST "+Prefix+"/partners/{partner_id}/rotate", p.signedIn(p.rotatePartner))
+	m.Handle("POST "+Prefix+"/partners/{partner_id}/revoke", p.signedIn(p.revokePartner))
+	m.Handle("POST "+Prefix+"/oauth-clients/{client_id}/revoke", p.signedIn(p.revokeClient))
+	m.Handle("POST "+Prefix+"/oauth-clients/purge", p.signedIn(p.purgeClients))
 	m.Handle("GET "+Prefix+"/audit", p.signedIn(p.audit))
 	m.Handle(Prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
@@ -142,8 +152,11 @@ func Routes() [][2]string {
 		{"POST", Prefix + "/bookings/{booking_id}/move"},
 		{"GET", Prefix + "/providers"}, {"GET", Prefix + "/providers/{provider_id}"},
 		{"POST", Prefix + "/providers/{provider_id}/pause"}, {"POST", Prefix + "/providers/{provider_id}/invite"},
+		{"POST", Prefix + "/providers/{provider_id}/tokens/{token_id}/revoke"},
 		{"GET", Prefix + "/follow-ups"}, {"POST", Prefix + "/follow-ups/{request_id}/note"},
 		{"GET", Prefix + "/webhooks"}, {"GET", Prefix + "/partners"},
+		{"POST", Prefix + "/partners/{partner_id}/rotate"}, {"POST", Prefix + "/partners/{partner_id}/revoke"},
+		{"POST", Prefix + "/oauth-clients/{client_id}/revoke"}, {"POST", Prefix + "/oauth-clients/purge"},
 		{"GET", Prefix + "/audit"},
 	}
 }
@@ -547,6 +560,8 @@ func objectURL(a AuditEntry) string {
 		return Prefix + "/providers/" + a.ObjectID
 	case "follow_up":
 		return Prefix + "/follow-ups"
+	case credentials.KindPartner, credentials.KindOAuthClient:
+		return Prefix + "/partners"
 	}
 	return ""
 }
@@ -652,6 +667,7 @@ type providerPage struct {
 	Paused                   bool
 	Until, Note, Email, Role string
 	Roles                    []string
+	Tokens                   []tokenRow
 }
 
 func (p *Pages) providerPage(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
@@ -677,7 +693,15 @@ func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Pa
 	}
 	pg.Title = d.Row.Name
 	current(&pg, Prefix+"/providers")
-	notice(&pg, r, "paused_notice", "unpaused_notice", "provider_invited_notice")
+	notice(&pg, r, "paused_notice", "unpaused_notice", "provider_invited_notice", "token_revoked_notice")
+	tokens, err := p.creds.ProviderTokens(r.Context(), id)
+	if err != nil {
+		p.fail(w, r, "read provider tokens", err)
+		return
+	}
+	for _, t := range tokens {
+		d.Tokens = append(d.Tokens, tokenRowOf(t, id, pg))
+	}
 	d.PauseAction, d.InviteURL = Prefix+"/providers/"+id+"/pause", Prefix+"/providers/"+id+"/invite"
 	d.Roles = []string{string(provider.Owner), string(provider.Staff)}
 	if d.Role == "" {
@@ -857,36 +881,4 @@ func (p *Pages) webhooks(w http.ResponseWriter, r *http.Request, _ Operator, pg 
 	}
 	pg.Data = rows
 	p.site.Layout.Render(w, r, http.StatusOK, "webhooks", pg)
-}
-
-// credentialRow is a credential as the partners page shows it.
-type credentialRow struct {
-	ID, Name, Scopes, Mode, Registration, Created, Revoked string
-}
-
-// credentialsPage is the data of the partners page.
-type credentialsPage struct {
-	Partners, Clients []credentialRow
-}
-
-func (p *Pages) credentials(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
-	list, err := p.svc.Credentials(r.Context())
-	if err != nil {
-		p.fail(w, r, "read credentials", err)
-		return
-	}
-	pg.Title = pg.T["partners_title"]
-	current(&pg, Prefix+"/partners")
-	var d credentialsPage
-	for _, c := range list {
-		row := credentialRow{ID: c.ID, Name: c.Name, Scopes: c.Scopes, Mode: c.Mode, Registration: c.Registration,
-			Created: stamp(c.CreatedAt, pg.Lang), Revoked: stamp(c.RevokedAt, pg.Lang)}
-		if c.Kind == "partner" {
-			d.Partners = append(d.Partners, row)
-		} else {
-			d.Clients = append(d.Clients, row)
-		}
-	}
-	pg.Data = d
-	p.site.Layout.Render(w, r, http.StatusOK, "partners", pg)
 }

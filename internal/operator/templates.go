@@ -143,6 +143,23 @@ var pageTemplates = map[string]string{
 <button type="submit" class="secondary" id="pause-submit" name="resume" value="no">{{index $.T "pause_button"}}</button>
 {{if .Paused}}<button type="submit" class="secondary" id="resume-submit" name="resume" value="yes">{{index $.T "resume_label"}}</button>{{end}}
 </form></section>
+<section class="card" aria-labelledby="tokens">
+<h2 id="tokens">{{index $.T "tokens_heading"}}</h2>
+<p id="tokens-intro" class="muted">{{index $.T "tokens_intro"}}</p>
+{{range .Tokens}}<section class="cred" aria-labelledby="t-{{.ID}}">
+<h3 id="t-{{.ID}}">{{.Name}}</h3>
+<dl class="facts">
+<dt>{{index $.T "cr_id"}}</dt><dd>{{.ID}}</dd>
+<dt>{{index $.T "cr_scopes"}}</dt><dd>{{.Scopes}}</dd>
+<dt>{{index $.T "cr_created"}}</dt><dd>{{.Created}}</dd>
+<dt>{{index $.T "cr_last_used"}}</dt><dd>{{.LastUsed}}</dd>
+<dt>{{index $.T "cr_state"}}</dt><dd><span class="status {{.StateClass}}">{{.State}}</span></dd>
+</dl>
+{{if .Active}}<form method="post" action="{{$.Link .RevokeAction}}">{{template "csrf" $}}
+<button type="submit" class="danger" id="revoke-{{.ID}}">{{index $.T "cr_revoke_button"}}<span class="vh"> {{.Name}}</span></button>
+</form>{{end}}
+</section>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
 <section class="card" aria-labelledby="invite">
 <h2 id="invite">{{index $.T "p_invite_heading"}}</h2>
 <p id="invite-intro">{{index $.T "p_invite_intro"}}</p>
@@ -181,22 +198,73 @@ var pageTemplates = map[string]string{
 <td data-label="{{index $.T "wh_last"}}">{{if .Last}}{{.Last}}{{else}}–{{end}}</td></tr>{{end}}</tbody></table>
 {{else}}<p>{{index .T "wh_none"}}</p>{{end}}{{end}}`,
 
-	"partners": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="lifecycle">
-<h2 id="lifecycle">{{index $.T "cr_lifecycle_heading"}}</h2>
-<p>{{index $.T "cr_lifecycle"}}</p>
-</section>
-<section class="card" aria-labelledby="partners">
+	"partners": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="partners">
 <h2 id="partners">{{index $.T "cr_partners"}}</h2>
-{{if .Partners}}<table class="stack"><thead><tr><th scope="col">{{index $.T "cr_name"}}</th><th scope="col">{{index $.T "cr_scopes"}}</th><th scope="col">{{index $.T "cr_created"}}</th><th scope="col">{{index $.T "cr_state"}}</th></tr></thead>
-<tbody>{{range .Partners}}<tr><td data-label="{{index $.T "cr_name"}}">{{.Name}} <span class="muted">{{.ID}}{{if eq .Mode "test"}}, {{index $.T "fu_test"}}{{end}}</span></td>
-<td data-label="{{index $.T "cr_scopes"}}">{{.Scopes}}</td><td data-label="{{index $.T "cr_created"}}">{{.Created}}</td>
-<td data-label="{{index $.T "cr_state"}}">{{if .Revoked}}<span class="status cancelled">{{printf (index $.T "cr_revoked") .Revoked}}</span>{{else}}<span class="status ok">{{index $.T "cr_active"}}</span>{{end}}</td></tr>{{end}}</tbody></table>
+<p id="rotate-intro" class="muted">{{index $.T "cr_rotate_intro"}}</p>
+{{range .Partners}}<section class="cred" aria-labelledby="p-{{.ID}}">
+<h3 id="p-{{.ID}}">{{.Name}}</h3>
+<dl class="facts">
+<dt>{{index $.T "cr_id"}}</dt><dd>{{.ID}}{{if eq .Mode "test"}} ({{index $.T "fu_test"}}){{end}}</dd>
+<dt>{{index $.T "cr_scopes"}}</dt><dd>{{.Scopes}}</dd>
+<dt>{{index $.T "cr_created"}}</dt><dd>{{.Created}}</dd>
+<dt>{{index $.T "cr_last_used"}}</dt><dd>{{.LastUsed}}</dd>
+<dt>{{index $.T "cr_state"}}</dt><dd>{{if .StateClass}}<span class="status {{.StateClass}}">{{.State}}</span>{{else}}{{.State}}{{end}}</dd>
+{{if .Previous}}<dt>{{index $.T "cr_previous_heading"}}</dt><dd>{{.Previous}}</dd>{{end}}
+</dl>
+{{if .Active}}<form method="post" action="{{$.Link (printf "/operator/partners/%s/rotate" .ID)}}" class="inline">{{template "csrf" $}}
+<input type="hidden" name="seen" value="{{.Seen}}">
+<label for="overlap-{{.ID}}">{{index $.T "cr_overlap"}}</label>
+<select id="overlap-{{.ID}}" name="overlap" aria-describedby="rotate-intro">{{range $.Data.Overlaps}}<option value="{{.}}"{{if eq . "24h"}} selected{{end}}>{{index $.T (printf "overlap_%s" .)}}</option>{{end}}</select>
+<button type="submit" class="secondary" id="rotate-{{.ID}}">{{index $.T "cr_rotate_button"}}<span class="vh"> {{.Name}}</span></button>
+</form>
+<form method="post" action="{{$.Link (printf "/operator/partners/%s/revoke" .ID)}}" class="inline">{{template "csrf" $}}
+<button type="submit" class="danger" id="revoke-{{.ID}}">{{index $.T "cr_revoke_button"}}<span class="vh"> {{.Name}}</span></button>
+</form>{{end}}
+</section>
 {{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
 <section class="card" aria-labelledby="clients">
 <h2 id="clients">{{index $.T "cr_clients"}}</h2>
-{{if .Clients}}<table class="stack"><thead><tr><th scope="col">{{index $.T "cr_name"}}</th><th scope="col">{{index $.T "cr_registration"}}</th><th scope="col">{{index $.T "cr_scopes"}}</th><th scope="col">{{index $.T "cr_created"}}</th><th scope="col">{{index $.T "cr_state"}}</th></tr></thead>
-<tbody>{{range .Clients}}<tr><td data-label="{{index $.T "cr_name"}}">{{.Name}} <span class="muted">{{.ID}}{{if eq .Mode "test"}}, {{index $.T "fu_test"}}{{end}}</span></td>
-<td data-label="{{index $.T "cr_registration"}}">{{.Registration}}</td><td data-label="{{index $.T "cr_scopes"}}">{{.Scopes}}</td><td data-label="{{index $.T "cr_created"}}">{{.Created}}</td>
-<td data-label="{{index $.T "cr_state"}}">{{if .Revoked}}<span class="status cancelled">{{printf (index $.T "cr_revoked") .Revoked}}</span>{{else}}<span class="status ok">{{index $.T "cr_active"}}</span>{{end}}</td></tr>{{end}}</tbody></table>
-{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>{{end}}{{end}}`,
+{{range .Clients}}<section class="cred" aria-labelledby="c-{{.ID}}">
+<h3 id="c-{{.ID}}">{{.Name}}</h3>
+<dl class="facts">
+<dt>{{index $.T "cr_id"}}</dt><dd>{{.ID}}{{if eq .Mode "test"}} ({{index $.T "fu_test"}}){{end}}</dd>
+<dt>{{index $.T "cr_registration"}}</dt><dd>{{.Registration}}</dd>
+<dt>{{index $.T "cr_scopes"}}</dt><dd>{{.Scopes}}</dd>
+<dt>{{index $.T "cr_created"}}</dt><dd>{{.Created}}</dd>
+<dt>{{index $.T "cr_last_used"}}</dt><dd>{{.LastUsed}}</dd>
+<dt>{{index $.T "cr_state"}}</dt><dd><span class="status {{.StateClass}}">{{.State}}</span></dd>
+</dl>
+{{if .Active}}<form method="post" action="{{$.Link (printf "/operator/oauth-clients/%s/revoke" .ID)}}">{{template "csrf" $}}
+<button type="submit" class="danger" id="revoke-{{.ID}}">{{index $.T "cr_revoke_button"}}<span class="vh"> {{.Name}}</span></button>
+</form>{{end}}
+</section>
+{{else}}<p class="muted">{{index $.T "none"}}</p>{{end}}</section>
+<section class="card" aria-labelledby="purge">
+<h2 id="purge">{{index $.T "cr_purge_heading"}}</h2>
+<p id="purge-intro">{{index $.T "cr_purge_intro"}}</p>
+<form method="post" action="{{$.Link "/operator/oauth-clients/purge"}}">{{template "csrf" $}}
+<label for="unused-for">{{index $.T "cr_unused_for"}}</label>
+<select id="unused-for" name="unused_for" aria-describedby="purge-intro">{{range .Periods}}<option value="{{.}}"{{if eq . "90d"}} selected{{end}}>{{index $.T (printf "period_%s" .)}}</option>{{end}}</select>
+<button type="submit" class="secondary" id="purge-submit">{{index $.T "cr_purge_button"}}</button>
+</form></section>{{end}}{{end}}`,
+
+	"rotated": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="token-heading">
+<h2 id="token-heading">{{index $.T "rotated_heading"}}</h2>
+<p id="token-intro">{{index $.T "rotated_intro"}}</p>
+<label for="token">{{index $.T "rotated_token"}}</label>
+<input type="text" id="token" value="{{.Token}}" readonly aria-describedby="token-intro" autocomplete="off" spellcheck="false">
+<p>{{if .PreviousUntil}}{{printf (index $.T "rotated_previous_until") .PreviousUntil}}{{else}}{{index $.T "rotated_previous_ended"}}{{end}}</p>
+{{if .EndedEarlier}}<p>{{index $.T "rotated_earlier_ended"}}</p>{{end}}
+</section>
+<p><a href="{{$.Link .BackURL}}" id="back">{{index $.T "back_to_partners"}}</a></p>{{end}}{{end}}`,
+
+	"revoke": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="confirm-heading">
+<h2 id="confirm-heading">{{index $.T "revoke_heading"}}</h2>
+<p id="confirm-intro">{{.Intro}}</p>
+<dl class="facts"><dt>{{index $.T "cr_name"}}</dt><dd>{{.Name}}</dd><dt>{{index $.T "cr_id"}}</dt><dd>{{.ID}}</dd></dl>
+<form method="post" action="{{$.Link .Action}}">{{template "csrf" $}}
+<input type="hidden" name="confirm" value="yes">
+<button type="submit" class="danger" id="confirm-revoke" aria-describedby="confirm-intro">{{index $.T "revoke_confirm_button"}}</button>
+</form></section>
+<p><a href="{{$.Link .BackURL}}" id="keep">{{index $.T "revoke_keep"}}</a></p>{{end}}{{end}}`,
 }

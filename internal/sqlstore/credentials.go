@@ -66,9 +66,11 @@ func (tx *Tx) InsertPartnerClient(ctx context.Context, p credentials.Partner, to
 }
 
 // PartnerCredential returns the partner credential with the id, or
-// bokat.ErrNotFound.
+// bokat.ErrNotFound. The row is held until the transaction ends, so a
+// rotation or revocation decides on what it read (a rotation that checks
+// the last rotation it was shown cannot race another).
 func (tx *Tx) PartnerCredential(ctx context.Context, id string) (credentials.Partner, error) {
-	return scanPartner(tx.tx.QueryRowContext(ctx, `SELECT `+partnerCredentialColumns+` FROM partner_clients WHERE id = $1`, id))
+	return scanPartner(tx.tx.QueryRowContext(ctx, `SELECT `+partnerCredentialColumns+` FROM partner_clients WHERE id = $1`+tx.forUpdate(), id))
 }
 
 // RotatePartnerToken makes newHash the credential's token; the replaced
@@ -269,4 +271,53 @@ func (db *DB) OperatorAudit(ctx context.Context, q credentials.AuditQuery) ([]cr
 		out = append(out, r)
 	}
 	return out, translate(rows.Err())
+}
+
+const providerTokenColumns = `id, provider_id, name, scopes, created_at, last_used_at, revoked_at`
+
+func scanProviderToken(row interface{ Scan(...any) error }) (credentials.ProviderToken, error) {
+	var (
+		t             credentials.ProviderToken
+		scopes        string
+		created       int64
+		used, revoked sql.NullInt64
+	)
+	if err := row.Scan(&t.ID, &t.ProviderID, &t.Name, &scopes, &created, &used, &revoked); err != nil {
+		return credentials.ProviderToken{}, translate(err)
+	}
+	t.Scopes, t.CreatedAt, t.LastUsedAt, t.RevokedAt = splitScopes(scopes), FromMillis(created), FromNullMillis(used), FromNullMillis(revoked)
+	return t, nil
+}
+
+// ProviderTokens returns the provider's API tokens, revoked ones included,
+// oldest first.
+func (db *DB) ProviderTokens(ctx context.Context, providerID string) ([]credentials.ProviderToken, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+providerTokenColumns+` FROM provider_tokens WHERE provider_id = $1
+		ORDER BY created_at, id`, providerID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []credentials.ProviderToken
+	for rows.Next() {
+		t, err := scanProviderToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, translate(rows.Err())
+}
+
+// ProviderTokenCredential returns the provider API token with the id (held
+// until the transaction ends), or bokat.ErrNotFound.
+func (tx *Tx) ProviderTokenCredential(ctx context.Context, id string) (credentials.ProviderToken, error) {
+	return scanProviderToken(tx.tx.QueryRowContext(ctx, `SELECT `+providerTokenColumns+` FROM provider_tokens WHERE id = $1`+tx.forUpdate(), id))
+}
+
+// RevokeProviderToken revokes the token; a revoked or unknown one is
+// bokat.ErrNotFound.
+func (tx *Tx) RevokeProviderToken(ctx context.Context, id string, now time.Time) error {
+	return affectedOne(tx.tx.ExecContext(ctx,
+		`UPDATE provider_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, Millis(now)))
 }

@@ -234,6 +234,9 @@ func (u *UseCases) operatorPages(b Base, o Options) error {
 	if c.Mover == nil {
 		c.Mover = &operator.Mover{Search: u.Search, Lifecycle: u.Bookings}
 	}
+	if c.Credentials == nil {
+		c.Credentials = u.Credentials
+	}
 	pages, err := operator.NewPages(c)
 	if err != nil {
 		return err

@@ -91,8 +91,8 @@ func (p *Pages) credentials(w http.ResponseWriter, r *http.Request, _ Operator, 
 		return
 	}
 	pg.Title = pg.T["partners_title"]
-	current(&pg, Prefix+"/partners")
-	notice(&pg, r, "partner_revoked_notice", "client_revoked_notice")
+	pg.MarkCurrent(Prefix + "/partners")
+	pg.ShowNotice(r, "partner_revoked_notice", "client_revoked_notice")
 	if r.URL.Query().Get("done") == "purged_notice" {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		pg.Notice = fmt.Sprintf(pg.T["purged_notice"], n)
@@ -183,7 +183,7 @@ func (p *Pages) rotatePartner(w http.ResponseWriter, r *http.Request, op Operato
 		return
 	}
 	pg.Title = fmt.Sprintf(pg.T["rotated_title"], rot.Partner.Name)
-	current(&pg, Prefix+"/partners")
+	pg.MarkCurrent(Prefix + "/partners")
 	d := rotatedPage{ID: id, Name: rot.Partner.Name, Token: rot.Token, EndedEarlier: rot.EndedEarlier,
 		PreviousUntil: stamp(rot.PreviousValidUntil, pg.Lang), BackURL: Prefix + "/partners"}
 	pg.Data = d
@@ -222,7 +222,7 @@ func (p *Pages) revokePartner(w http.ResponseWriter, r *http.Request, op Operato
 	if p.credentialRefused(w, r, "revoke partner", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/partners", "partner_revoked_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/partners", "partner_revoked_notice")
 }
 
 func (p *Pages) revokeClient(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
@@ -247,16 +247,16 @@ func (p *Pages) revokeClient(w http.ResponseWriter, r *http.Request, op Operator
 	if p.credentialRefused(w, r, "revoke OAuth client", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/partners", "client_revoked_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/partners", "client_revoked_notice")
 }
 
 func (p *Pages) renderConfirm(w http.ResponseWriter, r *http.Request, pg web.Page, d confirmPage) {
 	pg.Title = fmt.Sprintf(pg.T["revoke_title"], d.Name)
-	current(&pg, Prefix+"/partners")
+	pg.MarkCurrent(Prefix + "/partners")
 	if d.BackURL == "" {
 		d.BackURL = Prefix + "/partners"
 	} else {
-		current(&pg, Prefix+"/providers")
+		pg.MarkCurrent(Prefix + "/providers")
 	}
 	pg.OtherLangURL = "" // the answer of a POST: switching language would ask for it again
 	pg.Data = d
@@ -273,7 +273,7 @@ func (p *Pages) purgeClients(w http.ResponseWriter, r *http.Request, op Operator
 	if p.credentialRefused(w, r, "purge OAuth clients", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/partners?n="+strconv.Itoa(len(ids)), "purged_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/partners?n="+strconv.Itoa(len(ids)), "purged_notice")
 }
 
 // credentialRefused renders a lifecycle refusal (unknown, already revoked),
@@ -344,5 +344,5 @@ func (p *Pages) revokeProviderToken(w http.ResponseWriter, r *http.Request, op O
 	if p.credentialRefused(w, r, "revoke provider token", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/providers/"+providerID, "token_revoked_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/providers/"+providerID, "token_revoked_notice")
 }

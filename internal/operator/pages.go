@@ -200,13 +200,6 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 	}))
 }
 
-// current marks the navigation entry of url as the current page.
-func current(pg *web.Page, url string) {
-	for i := range pg.Nav {
-		pg.Nav[i].Current = pg.Nav[i].URL == url
-	}
-}
-
 func (p *Pages) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	p.log.ErrorContext(r.Context(), "operator page: "+what, "error", err.Error())
 	p.site.Layout.RenderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
@@ -225,26 +218,6 @@ func (p *Pages) refused(w http.ResponseWriter, r *http.Request, what string, err
 		p.fail(w, r, what, err)
 	}
 	return true
-}
-
-// redirect answers a successful form with 303 to target, carrying the
-// notice key and the language.
-func redirect(w http.ResponseWriter, r *http.Request, lang, target, notice string) {
-	sep := "?"
-	if strings.Contains(target, "?") {
-		sep = "&"
-	}
-	http.Redirect(w, r, web.Link(lang, target+sep+"done="+notice), http.StatusSeeOther)
-}
-
-// notice shows the notice a redirect asked for (a known key only).
-func notice(pg *web.Page, r *http.Request, keys ...string) {
-	done := r.URL.Query().Get("done")
-	for _, k := range keys {
-		if done == k {
-			pg.Notice = pg.T[k]
-		}
-	}
 }
 
 // stamp is an instant in Stockholm time ("" for zero).
@@ -299,7 +272,7 @@ func (p *Pages) bookings(w http.ResponseWriter, r *http.Request, _ Operator, pg 
 	in := FindInput{ID: q.Get("id"), ProviderID: q.Get("provider"), Status: q.Get("status"), From: q.Get("from"),
 		To: q.Get("to"), Email: q.Get("email")}
 	pg.Title = pg.T["bookings_title"]
-	current(&pg, Prefix+"/bookings")
+	pg.MarkCurrent(Prefix + "/bookings")
 	d := searchPage{Q: in, Statuses: []string{bokat.BookingConfirmed, bokat.BookingCancelled}}
 	status := http.StatusOK
 	if !in.Empty() {
@@ -360,8 +333,8 @@ func (p *Pages) renderBooking(w http.ResponseWriter, r *http.Request, pg web.Pag
 	}
 	b := v.Booking
 	pg.Title = fmt.Sprintf("%s %s", pg.T["booking_title"], b.ID)
-	current(&pg, Prefix+"/bookings")
-	notice(&pg, r, "cancelled_notice", "moved_notice")
+	pg.MarkCurrent(Prefix + "/bookings")
+	pg.ShowNotice(r, "cancelled_notice", "moved_notice")
 	d := bookingPage{Row: row(b, pg), Price: fmt.Sprintf(pg.T["price_sek"], b.PriceSEK), Active: b.Active(),
 		Owner: b.OwnerClientID, Cancelled: stamp(b.CancelledAt, pg.Lang), CancelReason: b.CancelReason,
 		Rescheduled: stamp(b.RescheduledAt, pg.Lang), Reasons: CustomerCancelReasons,
@@ -453,7 +426,7 @@ func (p *Pages) cancel(w http.ResponseWriter, r *http.Request, op Operator, pg w
 	if p.refused(w, r, "cancel", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
 }
 
 // movePage is the data of the move page.
@@ -492,7 +465,7 @@ func (p *Pages) renderMove(w http.ResponseWriter, r *http.Request, pg web.Page, 
 		return
 	}
 	pg.Title = fmt.Sprintf("%s %s", pg.T["move_title"], b.ID)
-	current(&pg, Prefix+"/bookings")
+	pg.MarkCurrent(Prefix + "/bookings")
 	d := movePage{Row: row(b, pg), When: when, Action: Prefix + "/bookings/" + b.ID + "/move",
 		BackURL: Prefix + "/bookings/" + b.ID, For: in.For, Note: in.Note}
 	for _, o := range res.Options {
@@ -528,7 +501,7 @@ func (p *Pages) move(w http.ResponseWriter, r *http.Request, op Operator, pg web
 	case p.refused(w, r, "move", err):
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "moved_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "moved_notice")
 }
 
 func (p *Pages) audit(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
@@ -538,7 +511,7 @@ func (p *Pages) audit(w http.ResponseWriter, r *http.Request, _ Operator, pg web
 		return
 	}
 	pg.Title = pg.T["audit_title"]
-	current(&pg, Prefix+"/audit")
+	pg.MarkCurrent(Prefix + "/audit")
 	rows := make([]auditRow, 0, len(entries))
 	for _, a := range entries {
 		rows = append(rows, auditRow{At: stamp(a.At, pg.Lang), Who: a.Actor, Action: a.Action,
@@ -646,7 +619,7 @@ func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg
 		return
 	}
 	pg.Title = pg.T["providers_title"]
-	current(&pg, Prefix+"/providers")
+	pg.MarkCurrent(Prefix + "/providers")
 	d := providersPage{Attention: r.URL.Query().Get("attention") == "1", AllURL: Prefix + "/providers",
 		AttnURL: Prefix + "/providers?attention=1"}
 	for _, h := range list {
@@ -692,8 +665,8 @@ func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Pa
 		return
 	}
 	pg.Title = d.Row.Name
-	current(&pg, Prefix+"/providers")
-	notice(&pg, r, "paused_notice", "unpaused_notice", "provider_invited_notice", "token_revoked_notice")
+	pg.MarkCurrent(Prefix + "/providers")
+	pg.ShowNotice(r, "paused_notice", "unpaused_notice", "provider_invited_notice", "token_revoked_notice")
 	tokens, err := p.creds.ProviderTokens(r.Context(), id)
 	if err != nil {
 		p.fail(w, r, "read provider tokens", err)
@@ -730,7 +703,7 @@ func (p *Pages) pause(w http.ResponseWriter, r *http.Request, op Operator, pg we
 	if until == "" {
 		done = "unpaused_notice"
 	}
-	redirect(w, r, pg.Lang, Prefix+"/providers/"+id, done)
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/providers/"+id, done)
 }
 
 func (p *Pages) inviteProviderUser(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
@@ -749,7 +722,7 @@ func (p *Pages) inviteProviderUser(w http.ResponseWriter, r *http.Request, op Op
 	case p.refused(w, r, "invite", err):
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/providers/"+id, "provider_invited_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/providers/"+id, "provider_invited_notice")
 }
 
 // followUpRow is a follow-up request as the queue shows it.
@@ -784,8 +757,8 @@ func (p *Pages) renderFollowUps(w http.ResponseWriter, r *http.Request, pg web.P
 		return
 	}
 	pg.Title = pg.T["followups_title"]
-	current(&pg, Prefix+"/follow-ups")
-	notice(&pg, r, "noted_notice")
+	pg.MarkCurrent(Prefix + "/follow-ups")
+	pg.ShowNotice(r, "noted_notice")
 	d := followUpsPage{Uncovered: uncovered, AllURL: Prefix + "/follow-ups", UncovURL: Prefix + "/follow-ups?uncovered=1",
 		Note: note, NoteFor: noteFor}
 	for _, f := range list {
@@ -839,7 +812,7 @@ func (p *Pages) noteFollowUp(w http.ResponseWriter, r *http.Request, op Operator
 	if r.URL.Query().Get("uncovered") == "1" {
 		target += "?uncovered=1"
 	}
-	redirect(w, r, pg.Lang, target, "noted_notice")
+	web.RedirectNotice(w, r, pg.Lang, target, "noted_notice")
 }
 
 // endpointRow is a failing webhook endpoint as the page shows it.
@@ -855,7 +828,7 @@ func (p *Pages) webhooks(w http.ResponseWriter, r *http.Request, _ Operator, pg 
 		return
 	}
 	pg.Title = pg.T["webhooks_title"]
-	current(&pg, Prefix+"/webhooks")
+	pg.MarkCurrent(Prefix + "/webhooks")
 	rows := make([]endpointRow, 0, len(list))
 	for _, e := range list {
 		row := endpointRow{ID: e.ID, Owner: e.OwnerClientID, Host: e.Host, Mode: e.Mode,

@@ -188,13 +188,6 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 	}))
 }
 
-// current marks the navigation entry of url as the current page.
-func current(pg *web.Page, url string) {
-	for i := range pg.Nav {
-		pg.Nav[i].Current = pg.Nav[i].URL == url
-	}
-}
-
 func (p *Pages) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	p.log.ErrorContext(r.Context(), "provider page: "+what, "error", err.Error())
 	p.site.Layout.RenderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
@@ -215,26 +208,6 @@ func (p *Pages) refused(w http.ResponseWriter, r *http.Request, what string, err
 		p.fail(w, r, what, err)
 	}
 	return true
-}
-
-// redirect answers a successful form with 303 to target, carrying the
-// notice key and the language.
-func redirect(w http.ResponseWriter, r *http.Request, lang, target, notice string) {
-	sep := "?"
-	if strings.Contains(target, "?") {
-		sep = "&"
-	}
-	http.Redirect(w, r, web.Link(lang, target+sep+"done="+notice), http.StatusSeeOther)
-}
-
-// notice shows the notice a redirect asked for (a known key only).
-func notice(pg *web.Page, r *http.Request, keys ...string) {
-	done := r.URL.Query().Get("done")
-	for _, k := range keys {
-		if done == k {
-			pg.Notice = pg.T[k]
-		}
-	}
 }
 
 func (p *Pages) home(w http.ResponseWriter, r *http.Request, _ User, pg web.Page) {
@@ -274,10 +247,10 @@ func (p *Pages) bookings(w http.ResponseWriter, r *http.Request, u User, pg web.
 		return
 	}
 	pg.Title = pg.T["upcoming_title"]
-	current(&pg, Prefix+"/bookings")
+	pg.MarkCurrent(Prefix + "/bookings")
 	if past {
 		pg.Title = pg.T["past_title"]
-		current(&pg, Prefix+"/bookings?view=past")
+		pg.MarkCurrent(Prefix + "/bookings?view=past")
 	}
 	rows := make([]bookingRow, 0, len(list))
 	for _, b := range list {
@@ -316,7 +289,7 @@ func (p *Pages) renderBooking(w http.ResponseWriter, r *http.Request, u User, pg
 	}
 	b := v.Booking
 	pg.Title = fmt.Sprintf("%s %s", pg.T["booking_title"], b.ID)
-	notice(&pg, r, "acked_notice", "flagged_notice", "cancelled_notice")
+	pg.ShowNotice(r, "acked_notice", "flagged_notice", "cancelled_notice")
 	d := bookingPage{Row: row(b, pg, p.svc.now()), Price: fmt.Sprintf(pg.T["price_sek"], b.PriceSEK), ContactShown: v.ContactShown,
 		Contact: v.Contact, CanAck: b.Active() && b.AcknowledgedAt.IsZero(),
 		AckAction: Prefix + "/bookings/" + b.ID + "/acknowledge"}
@@ -365,7 +338,7 @@ func (p *Pages) acknowledge(w http.ResponseWriter, r *http.Request, u User, pg w
 	if _, err := p.svc.Acknowledge(r.Context(), u, id); p.refused(w, r, "acknowledge", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "acked_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "acked_notice")
 }
 
 func (p *Pages) flag(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -379,7 +352,7 @@ func (p *Pages) flag(w http.ResponseWriter, r *http.Request, u User, pg web.Page
 	if p.refused(w, r, "flag", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "flagged_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "flagged_notice")
 }
 
 func (p *Pages) cancel(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -396,7 +369,7 @@ func (p *Pages) cancel(w http.ResponseWriter, r *http.Request, u User, pg web.Pa
 	if p.refused(w, r, "cancel", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
 }
 
 // teamPage is the data of the team page.
@@ -428,8 +401,8 @@ func (p *Pages) renderTeam(w http.ResponseWriter, r *http.Request, u User, pg we
 		return
 	}
 	pg.Title = pg.T["team_title"]
-	current(&pg, Prefix+"/team")
-	notice(&pg, r, "invited_notice", "invited_mailed_notice", "invited_unsent_notice", "removed_notice", "withdrawn_notice")
+	pg.MarkCurrent(Prefix + "/team")
+	pg.ShowNotice(r, "invited_notice", "invited_mailed_notice", "invited_unsent_notice", "removed_notice", "withdrawn_notice")
 	d := teamPage{Owner: u.Role == Owner, InviteURL: Prefix + "/team/invitations", Email: email}
 	for _, x := range users {
 		tu := teamUser{Email: x.Email, Role: pg.T["role_"+string(x.Role)], You: x.ID == u.ID}
@@ -464,7 +437,7 @@ func (p *Pages) invite(w http.ResponseWriter, r *http.Request, u User, pg web.Pa
 	case p.refused(w, r, "invite", err):
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/team", p.mailInvitation(r.Context(), u, inv, pg.Lang))
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/team", p.mailInvitation(r.Context(), u, inv, pg.Lang))
 }
 
 // mailInvitation sends the invitation e-mail, after the invitation is
@@ -488,12 +461,12 @@ func (p *Pages) withdraw(w http.ResponseWriter, r *http.Request, u User, pg web.
 	if err := p.svc.Withdraw(r.Context(), u, r.PathValue("invitation_id")); p.refused(w, r, "withdraw", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/team", "withdrawn_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/team", "withdrawn_notice")
 }
 
 func (p *Pages) remove(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	if err := p.svc.RemoveStaff(r.Context(), u, r.PathValue("user_id")); p.refused(w, r, "remove", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/team", "removed_notice")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/team", "removed_notice")
 }

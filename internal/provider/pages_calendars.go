@@ -89,8 +89,8 @@ func (p *Pages) renderCalendars(w http.ResponseWriter, r *http.Request, u User, 
 		return
 	}
 	pg.Title = pg.T["calendars_title"]
-	current(&pg, Prefix+"/calendars")
-	notice(&pg, r, "calendar_added", "calendar_removed", "calendar_rule_saved")
+	pg.MarkCurrent(Prefix + "/calendars")
+	pg.ShowNotice(r, "calendar_added", "calendar_removed", "calendar_rule_saved")
 	now := p.svc.now()
 	d := calendarsPage{Action: Prefix + "/calendars", Rules: p.rules(pg, rule), Max: calsync.MaxFeedsPerProvider,
 		Full: len(feeds) >= calsync.MaxFeedsPerProvider, Owner: u.Role == Owner}
@@ -150,7 +150,7 @@ func (p *Pages) addCalendar(w http.ResponseWriter, r *http.Request, u User, pg w
 	if p.calendarRefused(w, r, u, pg, "add calendar", err, rule) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/calendars", "calendar_added")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/calendars", "calendar_added")
 }
 
 func (p *Pages) setCalendarRule(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -158,14 +158,14 @@ func (p *Pages) setCalendarRule(w http.ResponseWriter, r *http.Request, u User, 
 	if p.calendarRefused(w, r, u, pg, "set calendar rule", err, calsync.RuleBusyOnly) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/calendars", "calendar_rule_saved")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/calendars", "calendar_rule_saved")
 }
 
 func (p *Pages) removeCalendar(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	if err := p.calendars.Remove(r.Context(), u, r.PathValue("feed_id")); p.refused(w, r, "remove calendar", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/calendars", "calendar_removed")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/calendars", "calendar_removed")
 }
 
 // plainText is a pattern of calendar sync's English texts and what it

@@ -91,8 +91,8 @@ func (p *Pages) renderBlocks(w http.ResponseWriter, r *http.Request, u User, pg 
 		return
 	}
 	pg.Title = pg.T["blocks_title"]
-	current(&pg, Prefix+"/blocks")
-	notice(&pg, r, "block_added", "block_removed")
+	pg.MarkCurrent(Prefix + "/blocks")
+	pg.ShowNotice(r, "block_added", "block_removed")
 	d.Action = Prefix + "/blocks"
 	d.Blocks = nil
 	for _, b := range list {
@@ -151,14 +151,14 @@ func (p *Pages) addBlock(w http.ResponseWriter, r *http.Request, u User, pg web.
 	if p.supplyRefused(w, r, pg, "add block", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/blocks", "block_added")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/blocks", "block_added")
 }
 
 func (p *Pages) removeBlock(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	if err := p.supply.RemoveBlock(r.Context(), u, r.PathValue("block_id")); p.refused(w, r, "remove block", err) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/blocks", "block_removed")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/blocks", "block_removed")
 }
 
 // weekdayFields are the weekly hours form's fields, Monday first.
@@ -194,8 +194,8 @@ func (p *Pages) renderHours(w http.ResponseWriter, r *http.Request, u User, pg w
 		return
 	}
 	pg.Title = pg.T["hours_title"]
-	current(&pg, Prefix+"/hours")
-	notice(&pg, r, "hours_saved", "day_saved", "day_removed", "pause_saved")
+	pg.MarkCurrent(Prefix + "/hours")
+	pg.ShowNotice(r, "hours_saved", "day_saved", "day_removed", "pause_saved")
 	weekly := supply.HoursEntries(s.Hours)
 	d := hoursPage{Action: Prefix + "/hours", DaysAction: Prefix + "/hours/days", PauseAction: Prefix + "/pause",
 		Notice: strconv.Itoa(s.MinNoticeMinutes), Horizon: strconv.Itoa(s.HorizonDays)}
@@ -304,7 +304,7 @@ func (p *Pages) putHours(w http.ResponseWriter, r *http.Request, u User, pg web.
 	if p.supplyRefused(w, r, pg, "put hours", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/hours", "hours_saved")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/hours", "hours_saved")
 }
 
 func (p *Pages) setDay(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -317,7 +317,7 @@ func (p *Pages) setDay(w http.ResponseWriter, r *http.Request, u User, pg web.Pa
 	if p.supplyRefused(w, r, pg, "set day", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/hours", "day_saved")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/hours", "day_saved")
 }
 
 func (p *Pages) clearDay(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -326,7 +326,7 @@ func (p *Pages) clearDay(w http.ResponseWriter, r *http.Request, u User, pg web.
 	if p.supplyRefused(w, r, pg, "clear day", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/hours", "day_removed")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/hours", "day_removed")
 }
 
 func (p *Pages) pause(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -339,7 +339,7 @@ func (p *Pages) pause(w http.ResponseWriter, r *http.Request, u User, pg web.Pag
 	if p.supplyRefused(w, r, pg, "pause", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/hours", "pause_saved")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/hours", "pause_saved")
 }
 
 // priceRow is one catalog service on the prices page.
@@ -363,8 +363,8 @@ func (p *Pages) renderPrices(w http.ResponseWriter, r *http.Request, u User, pg 
 		return
 	}
 	pg.Title = pg.T["prices_title"]
-	current(&pg, Prefix+"/prices")
-	notice(&pg, r, "prices_saved")
+	pg.MarkCurrent(Prefix + "/prices")
+	pg.ShowNotice(r, "prices_saved")
 	cat := p.supply.Catalog()
 	var rows []priceRow
 	for _, id := range cat.ServiceIDs() {
@@ -456,7 +456,7 @@ func (p *Pages) putPrices(w http.ResponseWriter, r *http.Request, u User, pg web
 	if p.supplyRefused(w, r, pg, "put prices", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/prices", "prices_saved")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/prices", "prices_saved")
 }
 
 func (p *Pages) postcodesPage(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -469,8 +469,8 @@ func (p *Pages) renderPostcodes(w http.ResponseWriter, r *http.Request, u User, 
 		return
 	}
 	pg.Title = pg.T["postcodes_title"]
-	current(&pg, Prefix+"/postcodes")
-	notice(&pg, r, "postcodes_saved")
+	pg.MarkCurrent(Prefix + "/postcodes")
+	pg.ShowNotice(r, "postcodes_saved")
 	if !refused {
 		var lines []string
 		for _, e := range supply.PostcodeEntries(s.Postcodes) {
@@ -497,5 +497,5 @@ func (p *Pages) putPostcodes(w http.ResponseWriter, r *http.Request, u User, pg 
 	if p.supplyRefused(w, r, pg, "put postcodes", err, render) {
 		return
 	}
-	redirect(w, r, pg.Lang, Prefix+"/postcodes", "postcodes_saved")
+	web.RedirectNotice(w, r, pg.Lang, Prefix+"/postcodes", "postcodes_saved")
 }

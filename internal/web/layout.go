@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"strings"
 )
 
 //go:embed static/site.css
@@ -286,4 +287,32 @@ func (l *Layout) RenderError(w http.ResponseWriter, r *http.Request, status int,
 	p.OtherLangURL = "" // the request may carry untrusted values; error pages link nowhere
 	p.Data = ErrorData{Message: p.T[messageKey], Code: code}
 	l.Render(w, r, status, "error", p)
+}
+
+// MarkCurrent marks the navigation entry of url as the current page.
+func (pg *Page) MarkCurrent(url string) {
+	for i := range pg.Nav {
+		pg.Nav[i].Current = pg.Nav[i].URL == url
+	}
+}
+
+// ShowNotice shows the notice a redirect asked for with ?done=KEY, when
+// KEY is one of keys (a known key only, never the query's text).
+func (pg *Page) ShowNotice(r *http.Request, keys ...string) {
+	done := r.URL.Query().Get("done")
+	for _, k := range keys {
+		if done == k {
+			pg.Notice = pg.T[k]
+		}
+	}
+}
+
+// RedirectNotice answers a successful form with 303 to target in the
+// page's language, asking the next page to show the notice key.
+func RedirectNotice(w http.ResponseWriter, r *http.Request, lang, target, notice string) {
+	sep := "?"
+	if strings.Contains(target, "?") {
+		sep = "&"
+	}
+	http.Redirect(w, r, Link(lang, target+sep+"done="+notice), http.StatusSeeOther)
 }

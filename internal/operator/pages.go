@@ -170,23 +170,10 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, op Operator, pg web.P
 // provider's session, a partner's or a provider's token is not looked at.
 func (p *Pages) signedIn(h pageFunc) http.Handler {
 	return p.site.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := p.site.Form(w, r); !ok {
+		op, pg, ok := web.SignedIn(p.site, w, r, p.svc.SessionOperator, func(err error) { p.fail(w, r, "read session", err) })
+		if !ok {
 			return
 		}
-		var op Operator
-		err := bokat.ErrNotFound
-		if hash := p.site.Sessions.FromRequest(r); hash != "" {
-			op, err = p.svc.SessionOperator(r.Context(), hash)
-		}
-		if errors.Is(err, bokat.ErrNotFound) {
-			http.Redirect(w, r, p.site.SignInURL(web.Locale(r)), http.StatusSeeOther)
-			return
-		}
-		if err != nil {
-			p.fail(w, r, "read session", err)
-			return
-		}
-		pg := p.site.Page(w, r, "")
 		pg.SignedIn = op.Email
 		pg.Nav = []web.NavLink{
 			{URL: Prefix + "/bookings", Label: pg.T["nav_bookings"]},

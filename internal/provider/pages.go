@@ -155,23 +155,10 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, u User, pg web.Page)
 // leads to the sign-in page.
 func (p *Pages) signedIn(h pageFunc) http.Handler {
 	return p.site.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := p.site.Form(w, r); !ok {
+		u, pg, ok := web.SignedIn(p.site, w, r, p.svc.SessionUser, func(err error) { p.fail(w, r, "read session", err) })
+		if !ok {
 			return
 		}
-		var u User
-		err := bokat.ErrNotFound
-		if hash := p.site.Sessions.FromRequest(r); hash != "" {
-			u, err = p.svc.SessionUser(r.Context(), hash)
-		}
-		if errors.Is(err, bokat.ErrNotFound) {
-			http.Redirect(w, r, p.site.SignInURL(web.Locale(r)), http.StatusSeeOther)
-			return
-		}
-		if err != nil {
-			p.fail(w, r, "read session", err)
-			return
-		}
-		pg := p.site.Page(w, r, "")
 		pg.SignedIn = u.Email
 		pg.Nav = []web.NavLink{
 			{URL: Prefix + "/bookings", Label: pg.T["nav_bookings"]},

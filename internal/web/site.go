@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/ratelimit"
 )
@@ -315,4 +316,30 @@ func SpendOn(l ratelimit.Limiter, log *slog.Logger) Spender {
 		}
 		return max(d.RetryAfter, time.Second)
 	}
+}
+
+// SignedIn admits a page request (Form) and finds the person its session
+// belongs to with lookup (bokat.ErrNotFound: no such session); without a
+// valid session it leads to the sign-in page, and another error of lookup
+// goes to fail. It returns that person and the page with its form token,
+// or false when the request has been answered.
+func SignedIn[T CodeTx, U any](s *Site[T], w http.ResponseWriter, r *http.Request,
+	lookup func(ctx context.Context, sessionHash string) (U, error), fail func(error)) (U, Page, bool) {
+	var who U
+	if _, ok := s.Form(w, r); !ok {
+		return who, Page{}, false
+	}
+	err := bokat.ErrNotFound
+	if hash := s.Sessions.FromRequest(r); hash != "" {
+		who, err = lookup(r.Context(), hash)
+	}
+	if errors.Is(err, bokat.ErrNotFound) {
+		http.Redirect(w, r, s.SignInURL(Locale(r)), http.StatusSeeOther)
+		return who, Page{}, false
+	}
+	if err != nil {
+		fail(err)
+		return who, Page{}, false
+	}
+	return who, s.Page(w, r, ""), true
 }

@@ -8,7 +8,9 @@
 #   - Inspector `--strict` tools/list in both protocol eras (legacy =
 #     2025-11-25 with initialize, modern = 2026-07-28 stateless);
 #   - Inspector tools/call search_booking_options, then confirm_booking of
-#     the first option, in both eras, asserting booking_created true;
+#     the first option, in both eras, asserting booking_created true, then
+#     search_reschedule_options of that booking (the booked provider's
+#     times, in compact text);
 #   - the conformance server scenarios that apply to a tools-only server:
 #     server-initialize, tools-list, dns-rebinding-protection.
 # Any failure stops the script with a non-zero status; the server is
@@ -180,6 +182,22 @@ for era in legacy modern; do
     fail "$era confirm_booking: the text block differs from structuredContent"
   pass "$era tools/call confirm_booking: booking_created true ($(jq -r '.result.structuredContent.booking.id' "$out"))"
   booking_id=$(jq -r '.result.structuredContent.booking.id' "$out")
+  provider_id=$(jq -r '.result.structuredContent.booking.provider_id' "$out")
+
+  # The booked provider's other times: up to 10 options of that provider,
+  # the largest compact text; it must still be the compact form.
+  out=$WORK/moves-$era.json
+  inspector "$era" --method tools/call --tool-name search_reschedule_options \
+    --tool-args-json "{\"booking_id\":\"$booking_id\",\"timing\":{\"preferred_time_text\":\"inom två veckor\"}}" >"$out" ||
+    fail "$era search_reschedule_options exited $? (5: the tool returned isError): $(head -c 2000 "$out")"
+  jq -e --arg p "$provider_id" '(.result.content[0].text | fromjson) as $t | .result.structuredContent as $s
+      | .result.isError != true and ($s.options | length) > 3
+      and ($s.options | map(.provider.id) | unique) == [$p]
+      and ($t.options | map(.[0])) == ($s.options | map(.booking_option_id))
+      and ($t.service.terms_version == $s.options[0].terms.version)
+      and (.result.content[0].text | contains("body_sv") | not)' "$out" >/dev/null ||
+    fail "$era search_reschedule_options: not the booked provider's options in compact form: $(head -c 2000 "$out")"
+  pass "$era tools/call search_reschedule_options: $(jq -r '.result.structuredContent.options | length' "$out") options of $provider_id, compact text $(jq -r '.result.content[0].text | utf8bytelength' "$out") bytes"
 
   # A retry with the same key and body is the stored answer, not a second booking.
   out=$WORK/replay-$era.json

@@ -150,3 +150,59 @@ func TestMCPSearchTextIsCompact(t *testing.T) {
 		}
 	}
 }
+
+// fourPlumbers is a supply of four plumbers in 113 45, each stating its
+// labour share: a search of them fills its 10 options (3 per provider) and
+// every provider carries a ROT estimate, the largest compact text a
+// search gives for one job.
+const fourPlumbers = `version: 1
+providers:
+  - {id: prv_vvs_a, name: Rörfixarna Stockholm AB, city: Stockholm, rating_label: "4,8 av 5 (212 omdömen)", email: a@example.se, postcodes: ["113"], hours: {weekdays: ["08:00-17:00"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1890, labour_percent: 80}]}
+  - {id: prv_vvs_b, name: Söders VVS & Bad AB, city: Stockholm, rating_label: "4,6 av 5 (97 omdömen)", email: b@example.se, postcodes: ["113"], hours: {weekdays: ["08:00-17:00"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1990, labour_percent: 75}]}
+  - {id: prv_vvs_c, name: Vasastadens Rör & Värme AB, city: Stockholm, rating_label: "4,7 av 5 (143 omdömen)", email: c@example.se, postcodes: ["113"], hours: {weekdays: ["08:00-17:00"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 1850, labour_percent: 85}]}
+  - {id: prv_vvs_d, name: Kungsholmens VVS-service AB, city: Stockholm, rating_label: "4,5 av 5 (61 omdömen)", email: d@example.se, postcodes: ["113"], hours: {weekdays: ["08:00-17:00"]}, services: [{service_id: vvs_install_faucet_standard, price_sek: 2100, labour_percent: 80}]}
+`
+
+// BenchmarkMCPSearchText reports the bytes of the text content and of
+// structuredContent (the text before the compact form) of the search
+// answers a model gets: the demo search (two providers, 6 options), a
+// search of four plumbers with ROT estimates (10 options) and a booking's
+// reschedule options (one provider, 10 options). The figures are the
+// metrics; run with -benchtime 1x.
+func BenchmarkMCPSearchText(b *testing.B) {
+	timing := map[string]any{"preferred_time_text": "inom två veckor när lönen kommit"}
+	search := with(faucetSearch(), func(m map[string]any) { m["timing"] = timing })
+	demo := sqliteEnv(b).withDemoSupply()
+	booked := demo.confirm(b, demo.options(b, faucetSearch())[0], "k-bench")
+	four := sqliteEnv(b)
+	four.withSupply(fourPlumbers)
+	for _, c := range []struct {
+		name    string
+		e       *testEnv
+		tool    string
+		args    map[string]any
+		options int
+	}{
+		{"search/demo", demo, "search_booking_options", search, 6},
+		{"search/four-plumbers-rot", four, "search_booking_options", search, 10},
+		{"reschedule-options/one-provider", demo, "search_reschedule_options", map[string]any{"booking_id": booked["id"], "timing": timing}, 10},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := c.e.mcpConnect(b, mcpEras[0], c.e.token)
+			var text, full int
+			for b.Loop() {
+				res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+				if err != nil || res.IsError {
+					b.Fatalf("%s: %v %v", c.tool, err, res)
+				}
+				if n := len(res.StructuredContent.(map[string]any)["options"].([]any)); n != c.options {
+					b.Fatalf("%s: %d options, want %d to measure", c.tool, n, c.options)
+				}
+				text, full = len(res.Content[0].(*sdk.TextContent).Text), len(mustJSON(b, res.StructuredContent))
+			}
+			b.ReportMetric(float64(text), "text-bytes")
+			b.ReportMetric(float64(full), "structured-bytes")
+			b.ReportMetric(float64(text)/float64(c.options), "text-bytes/option")
+		})
+	}
+}

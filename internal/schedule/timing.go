@@ -185,6 +185,11 @@ func parseTiming(preferredText, urgency, locale string, now time.Time, find func
 		}
 		w := defaultWindow(now, l, reason, "")
 		w.Unused = unused(reading{}, pref, urg)
+		if len(w.Unused) == 0 && reason == reasonUnreadable {
+			// A text of fillers only ("typ nån gång", "some time") was
+			// not read either: the assistant asks about all of it.
+			w.Unused = nonBlank(preferredText, urgency)
+		}
 		return w
 	}
 	r := pref
@@ -206,6 +211,17 @@ func parseTiming(preferredText, urgency, locale string, now time.Time, find func
 	w.Start, w.End = w.Start.UTC(), w.End.UTC()
 	w.Unused = unused(used, pref, urg)
 	return w
+}
+
+// nonBlank returns the texts that are not blank, trimmed, in order.
+func nonBlank(texts ...string) []string {
+	var out []string
+	for _, t := range texts {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // phrases joins the phrases of the parts r uses: those of the preferred

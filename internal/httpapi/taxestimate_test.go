@@ -246,6 +246,27 @@ func TestTaxEstimateFromSearchToStatus(t *testing.T) {
 		}
 		est = moved
 
+		// The events (the bodies webhooks deliver) carry each figure: the
+		// confirmation's 480 SEK, the reschedule's 300 SEK.
+		wantEvents := map[string]float64{"booking.confirmed": 480, "booking.rescheduled": 300}
+		events := e.do(request{Method: "GET", Path: "/v1/events", Header: bearer(e.token)})
+		for _, ev := range events.JSON["events"].([]any) {
+			m := ev.(map[string]any)
+			eb := m["data"].(map[string]any)["booking"].(map[string]any)
+			want, ok := wantEvents[m["type"].(string)]
+			if !ok || eb["id"] != id {
+				continue
+			}
+			delete(wantEvents, m["type"].(string))
+			got, _ := eb["tax_reduction_estimate"].(map[string]any)
+			if got["estimated_reduction_sek"] != want || got["preliminary"] != true || len(got["conditions"].([]any)) == 0 {
+				t.Errorf("%s event: estimate %v, want %v SEK with its conditions", m["type"], got, want)
+			}
+		}
+		if len(wantEvents) != 0 {
+			t.Errorf("no event of %v for %s", wantEvents, id)
+		}
+
 		// RUT on a per-window price: 10 windows × 85 SEK, all labour, 50 %.
 		windows := with(faucetSearch(), func(b map[string]any) {
 			b["vertical_id"], b["job_type_id"], b["description"] = "cleaning", "cleaning_window", "Fönsterputs, tio fönster."

@@ -224,13 +224,24 @@ func TestTaxEstimateFromSearchToStatus(t *testing.T) {
 			t.Errorf("the search gave prv_rot one option only")
 		}
 
-		// A reschedule takes the new option's figure (now 50 % labour: 300 SEK).
+		// A reschedule takes the new option's figure (now 50 % labour: 300 SEK),
+		// and the booking's own options to move to show it.
+		moves := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/booking-options", Body: rescheduleOptionsBody(), Header: bearer(e.token)})
+		if moves.Status != 200 {
+			t.Fatalf("reschedule options: %d %s", moves.Status, moves.Body)
+		}
 		var moveTo map[string]any
-		for _, o := range e.options(t, faucetSearch()) {
-			if optionProvider(o) == "prv_rot" && optionStart(o) != b["slot_start_at"] {
-				moveTo = o
-				break
+		for _, x := range moves.JSON["options"].([]any) {
+			o := x.(map[string]any)
+			if got, _ := o["tax_reduction_estimate"].(map[string]any); got["estimated_reduction_sek"] != float64(300) {
+				t.Errorf("reschedule option estimate = %v, want 2000 × 50 %% × 30 %% = 300", got)
 			}
+			if moveTo == nil && optionStart(o) != b["slot_start_at"] {
+				moveTo = o
+			}
+		}
+		if s, _ := moves.JSON["safe_next_step"].(string); !strings.Contains(s, "tax_reduction_estimate") {
+			t.Errorf("reschedule options safe_next_step does not say how to phrase the estimate: %q", s)
 		}
 		if moveTo == nil {
 			t.Fatal("no other option of prv_rot to move to")
@@ -245,6 +256,27 @@ func TestTaxEstimateFromSearchToStatus(t *testing.T) {
 			t.Errorf("rescheduled estimate = %v, want the new option's %v", moved, moveTo["tax_reduction_estimate"])
 		}
 		est = moved
+
+		// The events (the bodies webhooks deliver) carry each figure: the
+		// confirmation's 480 SEK, the reschedule's 300 SEK.
+		wantEvents := map[string]float64{"booking.confirmed": 480, "booking.rescheduled": 300}
+		events := e.do(request{Method: "GET", Path: "/v1/events", Header: bearer(e.token)})
+		for _, ev := range events.JSON["events"].([]any) {
+			m := ev.(map[string]any)
+			eb := m["data"].(map[string]any)["booking"].(map[string]any)
+			want, ok := wantEvents[m["type"].(string)]
+			if !ok || eb["id"] != id {
+				continue
+			}
+			delete(wantEvents, m["type"].(string))
+			got, _ := eb["tax_reduction_estimate"].(map[string]any)
+			if got["estimated_reduction_sek"] != want || got["preliminary"] != true || len(got["conditions"].([]any)) == 0 {
+				t.Errorf("%s event: estimate %v, want %v SEK with its conditions", m["type"], got, want)
+			}
+		}
+		if len(wantEvents) != 0 {
+			t.Errorf("no event of %v for %s", wantEvents, id)
+		}
 
 		// RUT on a per-window price: 10 windows × 85 SEK, all labour, 50 %.
 		windows := with(faucetSearch(), func(b map[string]any) {

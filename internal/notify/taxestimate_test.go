@@ -3,6 +3,7 @@ package notify_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"bokat"
 	"bokat/internal/notify/notifytest"
@@ -13,8 +14,8 @@ import (
 // TestMessagesStateTheTaxEstimate checks, through the SMTP server and on
 // both engines, that the customer's confirmation states the preliminary
 // estimate after the booked price with its conditions, and the provider's
-// message states it and what to ask for at invoicing; a cancellation and a
-// booking without an estimate say nothing of it.
+// message states it and what to ask for at invoicing; a new time states the new
+// figure; a cancellation and a booking without an estimate say nothing of it.
 func TestMessagesStateTheTaxEstimate(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
@@ -66,12 +67,28 @@ func TestMessagesStateTheTaxEstimate(t *testing.T) {
 			}
 		}
 
-		b.Status, b.Sequence = "cancelled", 1
+		// A new time states the booking's new figure (the moved-to option's).
+		b.SlotStart, b.SlotEnd = b.SlotStart.Add(24*time.Hour), b.SlotEnd.Add(24*time.Hour)
+		b.RescheduledAt, b.Sequence = e.clk.Now(), 1
+		b.TaxReduction = &bokat.TaxReductionEstimate{Kind: "rot", RatePercent: 30, LabourPercent: 50, LabourSEK: 748,
+			ReductionSEK: 224, RulesVersion: "rot_2026-01-01"}
+		e.bookings.Put(t, b)
+		e.queue(t, b.ID, bokat.EventBookingRescheduled)
+		e.runOnce(t)
+		msgs = e.smtp.Wait(t, 8)
+		contains(t, "customer reschedule", received(t, msgs[6:], customerEmail).Text, "flyttats till en ny tid",
+			"Preliminärt rotavdrag: cirka 224 kr (30 % av arbetskostnaden 748 kr inkl. moms), så att du skulle betala cirka 1 271 kr",
+			"personnummer")
+		contains(t, "provider reschedule", received(t, msgs[6:], providerEmail).Text,
+			"Preliminärt rotavdrag för kunden: cirka 224 kr (30 % av arbetskostnaden 748 kr inkl. moms, 50 % av priset enligt er uppgift)",
+			"kundens personnummer och fastighetsbeteckningen")
+
+		b.Status, b.Sequence = "cancelled", 2
 		e.bookings.Put(t, b)
 		e.queue(t, b.ID, bokat.EventBookingCancelled)
 		e.runOnce(t)
-		msgs = e.smtp.Wait(t, 8)
-		for _, r := range msgs[6:] {
+		msgs = e.smtp.Wait(t, 10)
+		for _, r := range msgs[8:] {
 			if strings.Contains(notifytest.Parse(t, r.Data).Text, "rotavdrag") {
 				t.Errorf("a cancellation mentions the estimate")
 			}

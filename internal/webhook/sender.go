@@ -96,20 +96,48 @@ type eventData struct {
 
 // publicBooking is the contract's BookingLifecycleRecord, field by field.
 type publicBooking struct {
-	ID                         json.RawMessage `json:"id,omitempty"`
-	Status                     json.RawMessage `json:"status,omitempty"`
-	ProviderID                 json.RawMessage `json:"provider_id,omitempty"`
-	ProviderName               json.RawMessage `json:"provider_name,omitempty"`
-	ServiceID                  json.RawMessage `json:"service_id,omitempty"`
-	SlotStartAt                json.RawMessage `json:"slot_start_at,omitempty"`
-	SlotEndAt                  json.RawMessage `json:"slot_end_at,omitempty"`
-	SlotLabel                  json.RawMessage `json:"slot_label,omitempty"`
-	PriceSEK                   json.RawMessage `json:"price_sek,omitempty"`
-	Currency                   json.RawMessage `json:"currency,omitempty"`
-	ConfirmedAt                json.RawMessage `json:"confirmed_at,omitempty"`
-	TermsVersion               json.RawMessage `json:"terms_version,omitempty"`
-	CustomerConfirmationStatus json.RawMessage `json:"customer_confirmation_status,omitempty"`
-	ProviderConfirmationStatus json.RawMessage `json:"provider_confirmation_status,omitempty"`
+	ID                         json.RawMessage    `json:"id,omitempty"`
+	Status                     json.RawMessage    `json:"status,omitempty"`
+	ProviderID                 json.RawMessage    `json:"provider_id,omitempty"`
+	ProviderName               json.RawMessage    `json:"provider_name,omitempty"`
+	ServiceID                  json.RawMessage    `json:"service_id,omitempty"`
+	SlotStartAt                json.RawMessage    `json:"slot_start_at,omitempty"`
+	SlotEndAt                  json.RawMessage    `json:"slot_end_at,omitempty"`
+	SlotLabel                  json.RawMessage    `json:"slot_label,omitempty"`
+	PriceSEK                   json.RawMessage    `json:"price_sek,omitempty"`
+	Currency                   json.RawMessage    `json:"currency,omitempty"`
+	ConfirmedAt                json.RawMessage    `json:"confirmed_at,omitempty"`
+	TermsVersion               json.RawMessage    `json:"terms_version,omitempty"`
+	TaxReductionEstimate       *publicTaxEstimate `json:"tax_reduction_estimate,omitempty"`
+	CustomerConfirmationStatus json.RawMessage    `json:"customer_confirmation_status,omitempty"`
+	ProviderConfirmationStatus json.RawMessage    `json:"provider_confirmation_status,omitempty"`
+}
+
+// publicTaxEstimate is the contract's TaxReductionEstimate, field by field:
+// the booking's preliminary ROT/RUT figure, as status carries it.
+type publicTaxEstimate struct {
+	Preliminary            json.RawMessage      `json:"preliminary,omitempty"`
+	LabelSV                json.RawMessage      `json:"label_sv,omitempty"`
+	LabelEN                json.RawMessage      `json:"label_en,omitempty"`
+	Kind                   json.RawMessage      `json:"kind,omitempty"`
+	RatePercent            json.RawMessage      `json:"rate_percent,omitempty"`
+	LabourPercent          json.RawMessage      `json:"labour_percent,omitempty"`
+	LabourAmountSEK        json.RawMessage      `json:"labour_amount_sek,omitempty"`
+	EstimatedReductionSEK  json.RawMessage      `json:"estimated_reduction_sek,omitempty"`
+	PriceAfterReductionSEK json.RawMessage      `json:"price_after_reduction_sek,omitempty"`
+	Currency               json.RawMessage      `json:"currency,omitempty"`
+	RulesVersion           json.RawMessage      `json:"rules_version,omitempty"`
+	YearlyCapSEK           json.RawMessage      `json:"yearly_cap_sek,omitempty"`
+	KindYearlyCapSEK       json.RawMessage      `json:"kind_yearly_cap_sek,omitempty"`
+	CapsApplied            json.RawMessage      `json:"caps_applied,omitempty"`
+	Conditions             []publicTaxCondition `json:"conditions"`
+}
+
+// publicTaxCondition is one condition of an estimate, in Swedish and English.
+type publicTaxCondition struct {
+	ID json.RawMessage `json:"id,omitempty"`
+	SV json.RawMessage `json:"sv,omitempty"`
+	EN json.RawMessage `json:"en,omitempty"`
 }
 
 // Body returns the JSON body of a delivery: the same bytes for every retry

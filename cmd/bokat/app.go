@@ -18,6 +18,7 @@ import (
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
 	"bokat/internal/operator"
+	"bokat/internal/privacy"
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
@@ -98,13 +99,15 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 		return nil, err
 	}
 	// A test clock that moved wakes what may have become due on it: the
-	// test realm's cancellations and retention, and the dispatcher, whose
-	// deliveries the move made due earlier.
+	// test realm's cancellations and retention, and the dispatcher and the
+	// notification worker, whose deliveries and jobs the move made due
+	// earlier.
 	var uc wire.UseCases
 	a.testWake = [2]*testrealm.Waker{testrealm.NewWaker(), testrealm.NewWaker()}
 	o.TestClockAdvanced = func() {
 		a.testWake[0].Wake()
 		a.testWake[1].Wake()
+		notifyWake.Wake()
 		if uc.Dispatcher != nil {
 			uc.Dispatcher.Kick()
 		}
@@ -265,7 +268,7 @@ func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *no
 			return testrealm.NewCanceller(sqlstore.Bind[booking.Tx](b.Store), b.Store, b.Now, a.log).Run(ctx, time.Minute, a.testWake[0])
 		}},
 		{name: "test-realm-retention", run: func(ctx context.Context) error {
-			return testrealm.NewRetention(b.Store, b.Store.EraseTestBookingContact, c.RetainBookings, b.Now, a.log).
+			return testrealm.NewRetention(b.Store, privacy.Retention{Bookings: c.RetainBookings, Requests: c.RetainRequests}, b.Now, a.log).
 				Run(ctx, time.Minute, a.testWake[1])
 		}},
 	}, nil

@@ -74,9 +74,9 @@ func NewLifecycle(cfg LifecycleConfig) (*Lifecycle, error) {
 }
 
 // nowFor is the now of the principal's request: the server's, or in the
-// test realm its owner's test clock (WithTestClock).
+// test realm its owner's test clock (bokat.WithTestClock).
 func (l *Lifecycle) nowFor(ctx context.Context, p bokat.Principal) time.Time {
-	return realmNow(ctx, p.Realm(), l.now().UTC())
+	return bokat.RealmNow(ctx, p.Realm(), l.now().UTC())
 }
 
 // queued passes on the result of a write that queues notification jobs,
@@ -503,7 +503,7 @@ func queue(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType, reas
 	for _, recipient := range []string{bokat.RecipientCustomer, bokat.RecipientProvider} {
 		err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{
 			ID: newID(bokat.NotificationIDPrefix), OutboxID: outboxID, BookingID: b.ID, EventType: string(ev), Recipient: recipient,
-			Status: bokat.NotificationPending, NextAttemptAt: serverTime(ctx, b.Mode, now), CreatedAt: now, Mode: b.Mode.Or(),
+			Status: bokat.NotificationPending, NextAttemptAt: bokat.ServerTime(ctx, b.Mode, now), CreatedAt: now, Mode: b.Mode.Or(),
 		})
 		if err != nil {
 			return fmt.Errorf("queue the %s notification: %w", recipient, err)
@@ -520,7 +520,7 @@ func writeEvent(ctx context.Context, tx Tx, b bokat.Booking, ev bokat.EventType,
 	id := uuid.Must(uuid.NewV7()).String()
 	err = tx.InsertOutboxEvent(ctx, outbox.Event{
 		ID: id, OwnerClientID: b.OwnerClientID, OwnerUserID: b.OwnerUserID, BookingID: b.ID,
-		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: serverTime(ctx, b.Mode, now), Mode: b.Mode.Or(),
+		EventType: string(ev), Payload: payload, OccurredAt: now, CreatedAt: bokat.ServerTime(ctx, b.Mode, now), Mode: b.Mode.Or(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("write the %s event: %w", ev, err)
@@ -749,4 +749,15 @@ func (l *Lifecycle) ActiveBooking(ctx context.Context, p bokat.Principal, bookin
 		return b, bookingNotActive(b)
 	}
 	return b, nil
+}
+
+// OwnerNow is bokat.OwnerNow for booking b, its owner's clock read in tx:
+// the server's now for a live booking, its owner's test clock for a test
+// one, and a context carrying that clock for the writes that follow.
+func OwnerNow(ctx context.Context, tx Tx, b bokat.Booking, now time.Time) (context.Context, time.Time, error) {
+	ctx, now, err := bokat.OwnerNow(ctx, tx, b.Mode, b.OwnerClientID, b.OwnerUserID, now)
+	if err != nil {
+		return ctx, now, fmt.Errorf("read the test clock of booking %s: %w", b.ID, err)
+	}
+	return ctx, now, nil
 }

@@ -219,7 +219,7 @@ func (s *Search) Search(ctx context.Context, q Query) (Result, error) {
 	if locale == "" {
 		locale = "sv-SE"
 	}
-	now := realmNow(ctx, q.Mode, s.now())
+	now := bokat.RealmNow(ctx, q.Mode, s.now())
 	res := Result{Window: s.timing.Parse(q.PreferredTimeText, q.Urgency, locale, now)}
 	job, fb, err := s.jobOf(q, now)
 	if err != nil {
@@ -267,7 +267,7 @@ func (s *Search) OptionsFor(ctx context.Context, b bokat.Booking, t TimingQuery)
 		return Result{}, SigningNotConfigured()
 	}
 	locale := cmp.Or(t.Locale, b.Locale, "sv-SE")
-	now := realmNow(ctx, b.Mode, s.now())
+	now := bokat.RealmNow(ctx, b.Mode, s.now())
 	res := Result{Window: s.timing.Parse(t.PreferredTimeText, t.Urgency, locale, now)}
 	svc, ok := s.services[b.ServiceID]
 	if !ok {

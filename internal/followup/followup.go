@@ -191,7 +191,8 @@ func Postcode(l Location) string {
 }
 
 // Create stores the request, its candidates and a provider notification job
-// in one transaction, guarded by the idempotency key, and returns the
+// in one transaction, guarded by the idempotency key, at the realm's now
+// (bokat.RealmNow: a test principal's test clock), and returns the
 // outcome rendered by render (the stored response a replay returns). It
 // refuses a request without consent (CheckConsent) and with a vertical or
 // job type the catalog does not accept (CheckTaxonomy), in that order.
@@ -209,7 +210,9 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 	if err != nil {
 		return idem.Outcome{}, false, err
 	}
-	now := s.now().UTC()
+	// A test principal's request is on its owner's test clock (created_at,
+	// the key's expiry), its notification job due at once on the server's.
+	now := bokat.RealmNow(ctx, p.Realm(), s.now().UTC())
 	out, replay, err := s.db.InIdempotentTx(ctx, key, fingerprint, now, now.Add(idempotencyTTL), func(tx Tx) (idem.Outcome, error) {
 		id, session := bokat.FollowUpRequestIDPrefix+compactUUID(), bokat.FollowUpSessionIDPrefix+compactUUID()
 		customer, _ := json.Marshal(in.Customer)
@@ -238,7 +241,7 @@ func (s *Service) Create(ctx context.Context, p bokat.Principal, in Input, key i
 		if len(candidates) > 0 {
 			err := tx.InsertNotificationJob(ctx, bokat.NotificationJob{ID: bokat.NotificationIDPrefix + compactUUID(), RequestID: id,
 				EventType: EventRequestCreated, Recipient: bokat.RecipientProvider, Status: bokat.NotificationPending,
-				NextAttemptAt: now, CreatedAt: now, Mode: p.Realm()})
+				NextAttemptAt: bokat.ServerTime(ctx, p.Realm(), now), CreatedAt: now, Mode: p.Realm()})
 			if err != nil {
 				return idem.Outcome{}, err
 			}

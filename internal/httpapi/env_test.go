@@ -17,7 +17,6 @@ import (
 	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
-	"bokat/internal/followup"
 	"bokat/internal/logtest"
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
@@ -131,13 +130,12 @@ func newTestEnv(t testing.TB, db *sqlstore.DB, opts ...envOption) *testEnv {
 	}
 	logs := &logtest.Buffer{}
 	cfg := envConfig{Config: Config{
-		BaseURL:   "http://bokat.test",
-		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:       time.Now,
-		Contract:  contract,
-		Catalog:   cat,
-		Store:     db,
-		Followups: followup.New(sqlstore.Bind[followup.Tx](db), cat, nil, nil),
+		BaseURL:  "http://bokat.test",
+		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:      time.Now,
+		Contract: contract,
+		Catalog:  cat,
+		Store:    db,
 	}}
 	for _, o := range opts {
 		o(&cfg)

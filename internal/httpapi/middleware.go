@@ -16,7 +16,6 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/booking"
 )
 
 // maxBodyBytes is the request body limit (a booking_option_id alone can be
@@ -227,7 +226,7 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, rt route, p bok
 		if err != nil {
 			return err
 		}
-		ctx = booking.WithTestClock(ctx, off)
+		ctx = bokat.WithTestClock(ctx, off)
 		requestInfoFrom(ctx).clock = off
 	}
 	return rt.handler(w, r.WithContext(ctx))

@@ -128,6 +128,9 @@ func TestSignInAndConsentInABrowser(t *testing.T) {
 				t.Errorf("%s page lacks %q; it reads:\n%s", page, w, checks.text)
 			}
 		}
+		if strings.Contains(checks.text, "Testläge") {
+			t.Errorf("%s page of a live client says it is in test mode:\n%s", page, checks.text)
+		}
 	}
 
 	var q url.Values
@@ -207,4 +210,62 @@ func TestSelfRegisteredClientWarningsInABrowser(t *testing.T) {
 	run("enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
 	check("consent")
+}
+
+// TestTestModeClientNoticeInABrowser: in a real Chromium, every page a
+// test-mode client sends the customer through — sign-in, code, consent, and
+// an error page on its way — says in a styled notice that nothing it does
+// is real, in Swedish and in English; each page passes axe-core and is
+// photographed at phone and desktop width.
+func TestTestModeClientNoticeInABrowser(t *testing.T) {
+	ctx := newChromium(t)
+	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
+	const redirect = "http://127.0.0.1:9/callback"
+	id, _, err := oauth.CreateClient(context.Background(), e.db, e.hasher, oauth.ClientSpec{
+		Name: "Testassistenten", RedirectURIs: []string{redirect}, Mode: bokat.ModeTest,
+		Scopes: []bokat.Scope{bokat.ScopeBookingsSearch, bokat.ScopeBookingsConfirm},
+	}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := &oauth2.Config{ClientID: id, RedirectURL: redirect, Scopes: []string{"service.bookings.search", "service.bookings.confirm"},
+		Endpoint: oauth2.Endpoint{AuthURL: e.http.URL + "/oauth/authorize"}}
+	const email = "testkund@example.se"
+	notices := map[string]string{
+		"sv": "Testläge: inga riktiga bokningar. Appen är ansluten till Bokats testläge, och det den gör åt dig stannar där: " +
+			"ingen hantverkare kontaktas, ingen tid bokas på riktigt och inga bokningsmejl skickas.",
+		"en": "Test mode: no real bookings. This app is connected to Bokat's test mode, and what it does for you stays there: " +
+			"no tradesperson is contacted, no real time is booked and no booking e-mails are sent.",
+	}
+	check := func(page, lang string) {
+		t.Helper()
+		if text := webtest.Text(t, ctx); !strings.Contains(text, notices[lang]) {
+			t.Errorf("%s page lacks the test-mode notice (%s); it reads:\n%s", page, lang, text)
+		}
+		bg := webtest.Get(t, ctx, "notice style", chromedp.Evaluate[string](`getComputedStyle(document.getElementById("test-mode")).backgroundColor`))
+		if bg != "rgb(232, 240, 254)" {
+			t.Errorf("%s page: the notice's background is %q: its style was blocked", page, bg)
+		}
+		webtest.Axe(t, ctx, page)
+		webtest.Screenshots(t, ctx, "oauth-test-mode-"+page)
+	}
+	authURL := conf.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
+	webtest.Do(t, ctx, "open the authorization URL", chromedp.Navigate(authURL), chromedp.WaitVisible(chromedp.ID("email")))
+	check("sign-in", "sv")
+	webtest.Do(t, ctx, "switch to English", chromedp.Click(chromedp.CSS(`.lang a`)), chromedp.WaitVisible(chromedp.ID("email")))
+	check("sign-in-en", "en")
+	webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
+	check("code-en", "en")
+	webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
+	check("consent-en", "en")
+	webtest.Do(t, ctx, "open the consent page in Swedish", chromedp.Navigate(authURL+"&lang=sv"),
+		chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
+	check("consent", "sv")
+	// The client is known, but the address it asks to be sent back to is
+	// not its own: the error page, not a redirect.
+	bad := strings.Replace(authURL, url.QueryEscape(redirect), url.QueryEscape("http://127.0.0.1:9/elsewhere"), 1)
+	webtest.Do(t, ctx, "open an authorization URL with a foreign redirect", chromedp.Navigate(bad), chromedp.WaitVisible(chromedp.CSS("code")))
+	check("error", "sv")
 }

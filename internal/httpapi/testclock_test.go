@@ -14,7 +14,9 @@ import (
 	"bokat"
 	"bokat/internal/booking"
 	"bokat/internal/clocktest"
+	"bokat/internal/notify"
 	"bokat/internal/outbox"
+	"bokat/internal/privacy"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
@@ -375,6 +377,188 @@ func TestTheTestClockIsBounded(t *testing.T) {
 		r = e.do(request{Method: "GET", Path: "/v1/test/clock", Header: bearer(tok)})
 		if r.JSON["offset_seconds"] != float64(max-10) {
 			t.Errorf("a refused advance moved the clock: %s", r.Body)
+		}
+	})
+}
+
+// flakyCapture captures test messages in the store, or fails each capture
+// (temporarily, as a mail server would) while down.
+type flakyCapture struct {
+	db   *sqlstore.DB
+	mu   sync.Mutex
+	down bool
+}
+
+func (c *flakyCapture) setDown(down bool) {
+	c.mu.Lock()
+	c.down = down
+	c.mu.Unlock()
+}
+
+func (c *flakyCapture) CaptureMessage(ctx context.Context, j notify.ClaimedJob, m notify.Message, at time.Time) error {
+	c.mu.Lock()
+	down := c.down
+	c.mu.Unlock()
+	if down {
+		return &notify.SendError{Temporary: true, Summary: "capture unavailable"}
+	}
+	return c.db.CaptureMessage(ctx, j, m, at)
+}
+
+// countingSender counts the live messages sent.
+type countingSender struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *countingSender) Send(context.Context, notify.Message) error {
+	s.mu.Lock()
+	s.n++
+	s.mu.Unlock()
+	return nil
+}
+
+// TestFollowUpRequestsRunOnTheirOwnersClock is the proof that follow-up
+// requests follow the test clock, on both engines with an injected server
+// clock that stands still: a test partner's request is stamped (and its
+// idempotency key kept) on its clock; its provider message, retried after
+// a failed attempt, comes due when that clock has passed the retry and is
+// captured at the clock's now; and its contact data and captured messages
+// go once the request retention has passed on that clock. Another test
+// partner's request and a live one do not move.
+func TestFollowUpRequestsRunOnTheirOwnersClock(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newClockEnv(t, db)
+		ctx := context.Background()
+		start := e.clk.Now()
+		a, b := e.testPartner(t, "partner a"), e.testPartner(t, "partner b")
+		e.advanceBy(t, a, 2*time.Hour)
+		aNow := start.Add(2 * time.Hour)
+
+		ids := map[string]string{}
+		for name, token := range map[string]string{"a": a, "b": b, "live": e.token} {
+			r := e.do(request{Method: "POST", Path: "/v1/requests", Header: bearer(token),
+				Body: set(set(validRequestBody(), "job_type_id", "install_faucet"), "idempotency_key", "req-"+name)})
+			if r.Status != 201 {
+				t.Fatalf("create %s: %d %s", name, r.Status, r.Body)
+			}
+			ids[name] = r.JSON["request"].(map[string]any)["id"].(string)
+		}
+		row := func(query, id string) (int64, int64) {
+			t.Helper()
+			var x, y int64
+			if err := db.R().QueryRowContext(ctx, query, id).Scan(&x, &y); err != nil {
+				t.Fatalf("%s for %s: %v", query, id, err)
+			}
+			return x, y
+		}
+		for name, want := range map[string]time.Time{"a": aNow, "b": start, "live": start} {
+			created, _ := row(`SELECT created_at, 0 FROM follow_up_requests WHERE id = $1`, ids[name])
+			keyCreated, keyExpires := row(`SELECT created_at, expires_at FROM idempotency_keys WHERE resource_id = $1`, ids[name])
+			if created != want.UnixMilli() || keyCreated != want.UnixMilli() || keyExpires != want.Add(30*24*time.Hour).UnixMilli() {
+				t.Errorf("%s's request created at %d, its key at %d expiring %d; want %d and 30 days later",
+					name, created, keyCreated, keyExpires, want.UnixMilli())
+			}
+		}
+		for _, name := range []string{"a", "b"} {
+			if due, _ := row(`SELECT next_attempt_at, 0 FROM notification_jobs WHERE request_id = $1`, ids[name]); due != start.UnixMilli() {
+				t.Errorf("%s's provider job due at %d, want at once on the server's clock (%d)", name, due, start.UnixMilli())
+			}
+		}
+
+		// The first attempt fails; the retry is due a minute later on
+		// each owner's clock. Only a's clock passes it.
+		capture := &flakyCapture{db: db, down: true}
+		live := &countingSender{}
+		w, err := notify.NewWorker(notify.WorkerConfig{Store: sqlstore.Bind[notify.Tx](db), Requests: e.srv.followups,
+			Sender: live, Capture: capture, Organizer: "bokat@bokat.test", Logger: slog.New(slog.DiscardHandler), Now: e.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runWorker := func() {
+			t.Helper()
+			if _, err := w.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runWorker()
+		capture.setDown(false)
+		e.advanceBy(t, a, 59*time.Second)
+		runWorker()
+		attempts := func(name string) (int64, string) {
+			t.Helper()
+			var n int64
+			var status string
+			if err := db.R().QueryRowContext(ctx, `SELECT attempts, status FROM notification_jobs WHERE request_id = $1`,
+				ids[name]).Scan(&n, &status); err != nil {
+				t.Fatal(err)
+			}
+			return n, status
+		}
+		for _, name := range []string{"a", "b"} {
+			if n, status := attempts(name); n != 1 || status != bokat.NotificationPending {
+				t.Fatalf("%s's job before its retry is due: %d attempts, %s", name, n, status)
+			}
+		}
+		e.advanceBy(t, a, 2*time.Second)
+		aNow = aNow.Add(61 * time.Second)
+		runWorker()
+		if n, status := attempts("a"); n != 2 || status == bokat.NotificationPending {
+			t.Errorf("a's job after a's clock passed its retry: %d attempts, %s; want the second attempt made", n, status)
+		}
+		if n, status := attempts("b"); n != 1 || status != bokat.NotificationPending {
+			t.Errorf("b's job moved with a's clock: %d attempts, %s", n, status)
+		}
+		messages := func(token string) []any {
+			t.Helper()
+			r := e.do(request{Method: "GET", Path: "/v1/test/messages", Header: bearer(token)})
+			if r.Status != 200 {
+				t.Fatalf("test messages: %d %s", r.Status, r.Body)
+			}
+			return r.JSON["messages"].([]any)
+		}
+		msgs := messages(a)
+		if len(msgs) == 0 {
+			t.Fatal("a's request was captured for no provider")
+		}
+		for _, m := range msgs {
+			if at := m.(map[string]any)["created_at"]; at != aNow.Format(time.RFC3339Nano) {
+				t.Errorf("a's captured message at %v, want a's now %v", at, aNow)
+			}
+		}
+		if n := len(messages(b)); n != 0 {
+			t.Errorf("b has %d captured messages, want none before its retry", n)
+		}
+
+		// The request retention (30 days by default) passes on a's clock.
+		retention := testrealm.NewRetention(db, privacy.Retention{Bookings: privacy.DefaultRetainBookings,
+			Requests: privacy.DefaultRetainRequests}, e.clk.Now, slog.New(slog.DiscardHandler))
+		erased := func() map[string]bool {
+			t.Helper()
+			if _, err := retention.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]bool{}
+			for name, id := range ids {
+				at, _ := row(`SELECT COALESCE(contact_erased_at, 0), 0 FROM follow_up_requests WHERE id = $1`, id)
+				out[name] = at != 0
+			}
+			return out
+		}
+		e.advanceBy(t, a, privacy.DefaultRetainRequests-61*time.Second-time.Minute)
+		if got := erased(); got["a"] || got["b"] || got["live"] {
+			t.Fatalf("erased before the retention passed on a's clock: %v", got)
+		}
+		e.advanceBy(t, a, 2*time.Minute)
+		if got := erased(); !got["a"] || got["b"] || got["live"] {
+			t.Errorf("after the retention passed on a's clock: erased %v, want a's only", got)
+		}
+		if n := len(messages(a)); n != 0 {
+			t.Errorf("a's erased request left %d captured messages", n)
+		}
+		if !e.clk.Now().Equal(start) {
+			t.Fatal("the server's clock moved")
 		}
 	})
 }

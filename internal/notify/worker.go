@@ -354,8 +354,10 @@ func (w *Worker) escalate(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Capturer keeps the message of a test-mode job, made at the instant at,
-// where its partner reads it, instead of sending it. Errors are *SendError or store errors.
+// Capturer keeps the message of a test-mode job, made at the instant at
+// of the server's clock, where its partner reads it, instead of sending
+// it; the partner reads it stamped on its own test clock. Errors are
+// *SendError or store errors.
 type Capturer interface {
 	CaptureMessage(ctx context.Context, j ClaimedJob, m Message, at time.Time) error
 }

@@ -54,12 +54,13 @@ var challengeRe = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
 // parseAuthorize validates the parameters of an authorization request.
 // Client and redirect URI come first: until both are trusted, nothing is
-// sent to the redirect URI (the error is a page); after that, errors go
-// back to the client with the request read so far.
+// sent to the redirect URI (the error is a page, with the request's client
+// when it is known, so that the page can say what it knows of it); after
+// that, errors go back to the client with the request read so far.
 func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (*authzRequest, *authzError) {
 	req, aerr := s.authorizeClient(ctx, v)
 	if aerr != nil {
-		return nil, aerr
+		return req, aerr
 	}
 	for _, step := range []func(*authzRequest, url.Values) *authzError{
 		s.authorizeTarget, authorizeResponseType, authorizeChallenge, authorizeScope,
@@ -83,7 +84,9 @@ func authzRedirect(code, description string) *authzError {
 }
 
 // authorizeClient starts the request with its client and redirect URI,
-// the one registered URI when none is given (RFC 6749 3.1.2.3).
+// the one registered URI when none is given (RFC 6749 3.1.2.3). A redirect
+// URI it cannot trust is an error page (never a redirect), returned with
+// the request holding its client only.
 func (s *Server) authorizeClient(ctx context.Context, v url.Values) (*authzRequest, *authzError) {
 	if len(v["client_id"]) != 1 || v.Get("client_id") == "" || len(v.Get("client_id")) > maxClientIDURL {
 		return nil, authzPage(http.StatusBadRequest, "invalid_client_id", "err_unknown_client")
@@ -102,15 +105,15 @@ func (s *Server) authorizeClient(ctx context.Context, v url.Values) (*authzReque
 	req := &authzRequest{client: client, params: url.Values{}}
 	switch uris := v["redirect_uri"]; {
 	case len(uris) > 1:
-		return nil, authzPage(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
+		return req, authzPage(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
 	case len(uris) == 0:
 		if len(client.RedirectURIs) != 1 {
-			return nil, authzPage(http.StatusBadRequest, "redirect_uri_required", "err_redirect")
+			return req, authzPage(http.StatusBadRequest, "redirect_uri_required", "err_redirect")
 		}
 		req.redirectURI = client.RedirectURIs[0]
 	default:
 		if !matchRedirectURI(client.RedirectURIs, uris[0]) {
-			return nil, authzPage(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
+			return req, authzPage(http.StatusBadRequest, "invalid_redirect_uri", "err_redirect")
 		}
 		req.redirectURI, req.redirectGiven = uris[0], true
 		req.params.Set("redirect_uri", uris[0])
@@ -263,7 +266,7 @@ func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *auth
 		s.log.ErrorContext(r.Context(), "authorization request failed", "error", e.err.Error())
 	}
 	if !e.redirect || req == nil {
-		s.renderError(w, r, e.status, e.pageText, e.code)
+		s.renderClientError(w, r, req, e.status, e.pageText, e.code)
 		return
 	}
 	params := url.Values{"error": {e.code}, "iss": {s.issuer}}
@@ -308,7 +311,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	userID, email, err := s.session(r)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "read session", "error", err.Error())
-		s.renderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+		s.renderClientError(w, r, req, http.StatusServiceUnavailable, "err_internal", "server_error")
 		return
 	}
 	if userID == "" {
@@ -326,7 +329,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.redirectError(w, r, req, &authzError{redirect: true, code: "access_denied",
 			description: "the customer denied the request"})
 	default:
-		s.renderError(w, r, http.StatusBadRequest, "err_request", "invalid_decision")
+		s.renderClientError(w, r, req, http.StatusBadRequest, "err_request", "invalid_decision")
 	}
 }
 

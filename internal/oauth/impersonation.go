@@ -141,12 +141,14 @@ func (c Client) selfRegistered() bool {
 }
 
 // setClient fills in what a page says of the client of an authorization
-// request: its name, and for a client that registered itself the warning,
+// request: its name, whether it is a test-mode client, and for a client
+// that registered itself the warning,
 // the ASCII host it sends the customer on to and the assistant its name
 // claims to be. A stored name is cleaned again and a Bokat-like one is
 // replaced by the host, for clients registered before these rules.
 func (p *page) setClient(req *authzRequest) {
 	p.ClientName = req.client.Name
+	p.TestMode = req.client.Mode.Test()
 	if !req.client.selfRegistered() {
 		return
 	}

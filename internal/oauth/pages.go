@@ -48,6 +48,8 @@ var texts = web.SignInTexts().With(web.Texts{
 		"err_redirect":       "Appen som skickade dig hit bad oss skicka dig tillbaka till en adress som inte är registrerad. Av säkerhetsskäl gör vi inte det.",
 		"err_request":        "Begäran från appen är ofullständig eller felaktig. Gå tillbaka till appen och försök igen.",
 		"err_csrf":           "Formuläret kunde inte verifieras. Gå tillbaka till appen och börja om.",
+		"test_mode_title":    "Testläge: inga riktiga bokningar.",
+		"test_mode":          "Appen är ansluten till Bokats testläge, och det den gör åt dig stannar där: ingen hantverkare kontaktas, ingen tid bokas på riktigt och inga bokningsmejl skickas.",
 	},
 	localeEN: {
 		"signin_intro":       "%s wants to use Bokat on your behalf. Sign in with your e-mail address and we will send you a one-time code.",
@@ -67,6 +69,8 @@ var texts = web.SignInTexts().With(web.Texts{
 		"err_redirect":       "The app that sent you here asked us to send you back to an address it has not registered. For your safety we will not.",
 		"err_request":        "The app's request is incomplete or invalid. Go back to the app and try again.",
 		"err_csrf":           "The form could not be verified. Go back to the app and start again.",
+		"test_mode_title":    "Test mode: no real bookings.",
+		"test_mode":          "This app is connected to Bokat's test mode, and what it does for you stays there: no tradesperson is contacted, no real time is booked and no booking e-mails are sent.",
 	},
 })
 
@@ -107,6 +111,7 @@ button.secondary{background:#fff;color:#0b5d3b}
 button.link{background:none;border:none;color:#0b5d3b;text-decoration:underline;padding:0;margin:0;font-size:.9rem}
 .error{background:#fdecea;border-left:4px solid #b3261e;padding:.6rem .8rem}
 .warning{background:#fff4e0;border-left:4px solid #a15c00;padding:.6rem .8rem}
+.testmode{background:#e8f0fe;border-left:4px solid #1a4f9c;padding:.6rem .8rem}
 ul.scopes li{margin:.35rem 0}
 .muted{color:#555;font-size:.9rem}
 .lang{margin-top:2rem;font-size:.9rem}`
@@ -126,7 +131,8 @@ const layoutHTML = `<!doctype html>
 </head><body><main>
 <p class="brand">Bokat</p>
 <h1>{{.Title}}</h1>
-{{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
+{{if .TestMode}}<p class="testmode" id="test-mode"><strong>{{index .T "test_mode_title"}}</strong> {{index .T "test_mode"}}</p>
+{{end}}{{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 {{if .Unverified}}<p class="warning" id="unverified">{{printf (index .T "unverified") .Unverified}}</p>
 {{if .ClaimedAssistant}}<p class="warning" id="claims-assistant">{{printf (index .T "claims_assistant") .ClaimedAssistant .Unverified}}</p>
 {{end}}{{end}}{{template "content" .}}
@@ -208,6 +214,9 @@ type page struct {
 	// ClaimedAssistant is the well-known assistant a self-registered
 	// client's name claims to be, or "".
 	ClaimedAssistant string
+	// TestMode: the client is of the test realm; every page of its flow,
+	// error pages included, says that nothing it does is real.
+	TestMode bool
 }
 
 func newPage(r *http.Request, titleKey string) page {
@@ -252,10 +261,17 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 // renderError shows an error page: messageKey names the text, code the
 // machine-readable reason (shown for support).
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, messageKey, code string) {
+	s.renderClientError(w, r, nil, status, messageKey, code)
+}
+
+// renderClientError is renderError on the way of the authorization request
+// req (nil when none is known): the page of a test-mode client says so.
+func (s *Server) renderClientError(w http.ResponseWriter, r *http.Request, req *authzRequest, status int, messageKey, code string) {
 	p := newPage(r, "error_title")
 	p.OtherLangURL = "" // the request may carry untrusted values; error pages link nowhere
 	p.Message = p.T[messageKey]
 	p.Code = code
+	p.TestMode = req != nil && req.client.Mode.Test()
 	s.render(w, r, status, "error", p)
 }
 

@@ -92,7 +92,7 @@ func (s *Server) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.sender == nil && s.production {
-		s.renderError(w, r, http.StatusServiceUnavailable, "signin_unavailable", "signin_not_configured")
+		s.renderClientError(w, r, req, http.StatusServiceUnavailable, "signin_unavailable", "signin_not_configured")
 		return
 	}
 	p := newPage(r, "signin_title")
@@ -180,7 +180,7 @@ func (s *Server) handleSignInCode(w http.ResponseWriter, r *http.Request) {
 	res, err := s.checkCode(r.Context(), handle, browser, normalizeCode(r.PostForm.Get("code")))
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "check sign-in code", "error", err.Error())
-		s.renderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+		s.renderClientError(w, r, req, http.StatusServiceUnavailable, "err_internal", "server_error")
 		return
 	}
 	switch {

@@ -14,8 +14,9 @@ import (
 
 var _ notify.Capturer = (*DB)(nil)
 
-// CaptureMessage keeps the message of the test-mode job j, made at at, for the owner of
-// its booking or request (test_messages), instead of sending it. The
+// CaptureMessage keeps the message of the test-mode job j, made at at (the
+// server's now), for the owner of its booking or request (test_messages),
+// instead of sending it, stamped with the owner's test clock's now. The
 // address is not kept: the recipient is named by j.Recipient. A job of the
 // live realm is refused: live messages are sent, never captured.
 func (db *DB) CaptureMessage(ctx context.Context, j notify.ClaimedJob, m notify.Message, at time.Time) error {
@@ -35,7 +36,11 @@ func (db *DB) CaptureMessage(ctx context.Context, j notify.ClaimedJob, m notify.
 		if err := tx.tx.QueryRowContext(ctx, owner, of).Scan(&client, &user); err != nil {
 			return fmt.Errorf("capture message: owner of job %s: %w", j.ID, translate(err))
 		}
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO test_messages (id, job_id, owner_client_id, owner_user_id,
+		_, at, err := bokat.OwnerNow(ctx, tx, bokat.ModeTest, client, user, at)
+		if err != nil {
+			return fmt.Errorf("capture message: test clock of job %s: %w", j.ID, err)
+		}
+		_, err = tx.tx.ExecContext(ctx, `INSERT INTO test_messages (id, job_id, owner_client_id, owner_user_id,
 			booking_id, request_id, event_type, recipient, subject, body, calendar_method, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			uuid.Must(uuid.NewV7()).String(), j.ID, client, user, j.BookingID, j.RequestID, j.EventType, j.Recipient,

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
+	"bokat/internal/followup"
+	"bokat/internal/privacy"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
@@ -103,32 +106,35 @@ func TestCancellerCancelsTheCancellingProvidersBookingsAnHourLater(t *testing.T)
 	})
 }
 
-// TestRetentionErasesOnTheOwnersClock: a test booking's contact data goes
-// once its retention has passed on its owner's test clock, while another
-// test owner's and a live booking of the same age keep theirs, and the
-// server's clock never moves.
+// TestRetentionErasesOnTheOwnersClock: a test booking's and a test
+// follow-up request's contact data go once their retention has passed on
+// their owner's test clock, while another test owner's and a live booking
+// and request of the same age keep theirs, and the server's clock never
+// moves.
 func TestRetentionErasesOnTheOwnersClock(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		start := sqlstoretest.T0.Add(48 * time.Hour)
-		for _, c := range []struct {
-			id, owner string
-			mode      bokat.Mode
-		}{{"bkg_a", "pc_a", bokat.ModeTest}, {"bkg_b", "pc_b", bokat.ModeTest}, {"bkg_live", "pc_live", bokat.ModeLive}} {
-			b := sqlstoretest.Booking(c.id, "prov_"+c.id, start, 60)
+		owners := []struct {
+			suffix, owner string
+			mode          bokat.Mode
+		}{{"a", "pc_a", bokat.ModeTest}, {"b", "pc_b", bokat.ModeTest}, {"live", "pc_live", bokat.ModeLive}}
+		for _, c := range owners {
+			b := sqlstoretest.Booking("bkg_"+c.suffix, "prov_"+c.suffix, start, 60)
 			b.OwnerClientID, b.Mode = c.owner, c.mode
-			sqlstoretest.WithProvider(t, db, "prov_"+c.id)
+			sqlstoretest.WithProvider(t, db, "prov_"+c.suffix)
 			if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
 				t.Fatal(err)
 			}
+			insertRequest(t, db, "req_"+c.suffix, c.owner, c.mode, sqlstoretest.T0)
 		}
 		clk := clocktest.New(sqlstoretest.T0)
-		const retain = 30 * 24 * time.Hour
-		r := testrealm.NewRetention(db, db.EraseTestBookingContact, retain, clk.Now, slog.New(slog.DiscardHandler))
-		erased := func(id string) bool {
+		retain := privacy.Retention{Bookings: 30 * 24 * time.Hour, Requests: 7 * 24 * time.Hour}
+		r := testrealm.NewRetention(db, retain, clk.Now, slog.New(slog.DiscardHandler))
+		erased := func(table, id string) bool {
 			var at sql.NullInt64
-			if err := db.R().QueryRowContext(ctx, `SELECT contact_erased_at FROM bookings WHERE id = $1`, id).Scan(&at); err != nil {
+			if err := db.R().QueryRowContext(ctx, `SELECT contact_erased_at FROM `+table+` WHERE id = $1`, id).Scan(&at); err != nil {
 				t.Fatal(err)
 			}
 			return at.Valid
@@ -138,28 +144,72 @@ func TestRetentionErasesOnTheOwnersClock(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// Just short of the retention on a's clock: nothing goes.
-		advance("pc_a", 49*time.Hour+retain-time.Minute)
+		want := func(step string, erasedIDs ...string) {
+			t.Helper()
+			for _, c := range owners {
+				for table, id := range map[string]string{"bookings": "bkg_" + c.suffix, "follow_up_requests": "req_" + c.suffix} {
+					if got, want := erased(table, id), slices.Contains(erasedIDs, id); got != want {
+						t.Errorf("%s: %s erased = %v, want %v", step, id, got, want)
+					}
+				}
+			}
+		}
+		// Just short of the request's retention on a's clock: nothing goes.
+		advance("pc_a", retain.Requests-time.Minute)
 		advance("pc_b", time.Hour)
 		if n, err := r.RunOnce(ctx); err != nil || n != 0 {
-			t.Fatalf("before the retention passed: erased %d (%v)", n, err)
+			t.Fatalf("before a retention passed: erased %d (%v)", n, err)
 		}
 		advance("pc_a", 2*time.Minute)
 		if n, err := r.RunOnce(ctx); err != nil || n != 1 {
-			t.Fatalf("after the retention passed on a's clock: erased %d (%v), want 1", n, err)
+			t.Fatalf("after the request's retention passed on a's clock: erased %d (%v), want 1", n, err)
 		}
-		for id, want := range map[string]bool{"bkg_a": true, "bkg_b": false, "bkg_live": false} {
-			if got := erased(id); got != want {
-				t.Errorf("%s erased = %v, want %v", id, got, want)
-			}
+		want("request retention", "req_a")
+		var erasedAt int64
+		if err := db.R().QueryRowContext(ctx, `SELECT contact_erased_at FROM follow_up_requests WHERE id = 'req_a'`).Scan(&erasedAt); err != nil {
+			t.Fatal(err)
 		}
+		if got, aNow := time.UnixMilli(erasedAt).UTC(), clk.Now().Add(retain.Requests+time.Minute); !got.Equal(aNow) {
+			t.Errorf("req_a erased at %v, want a's now %v", got, aNow)
+		}
+		// Just short of the booking's retention on a's clock (its slot
+		// ended 49 hours after T0), then past it.
+		advance("pc_a", 49*time.Hour+retain.Bookings-retain.Requests-2*time.Minute)
+		if n, err := r.RunOnce(ctx); err != nil || n != 0 {
+			t.Fatalf("before the booking's retention passed: erased %d (%v)", n, err)
+		}
+		advance("pc_a", 2*time.Minute)
+		if n, err := r.RunOnce(ctx); err != nil || n != 1 {
+			t.Fatalf("after the booking's retention passed on a's clock: erased %d (%v), want 1", n, err)
+		}
+		want("booking retention", "req_a", "bkg_a")
 		if n, err := r.RunOnce(ctx); err != nil || n != 0 {
 			t.Errorf("again: erased %d (%v), want 0", n, err)
 		}
-		if _, err := db.EraseTestBookingContact(ctx, "bkg_live", clk.Now().Add(100*retain), clk.Now().Add(99*retain)); err == nil {
+		if _, err := db.EraseTestBookingContact(ctx, "bkg_live", clk.Now().Add(100*retain.Bookings), clk.Now().Add(99*retain.Bookings)); err == nil {
 			t.Error("the test realm's eraser erased a live booking")
 		}
+		if _, err := db.EraseTestRequestContact(ctx, "req_live", clk.Now().Add(100*retain.Requests), clk.Now().Add(99*retain.Requests)); err == nil {
+			t.Error("the test realm's eraser erased a live request")
+		}
+		want("live refused", "req_a", "bkg_a")
 	})
+}
+
+// insertRequest stores a follow-up request of the owner in the realm mode,
+// created at created, with contact data.
+func insertRequest(t *testing.T, db *sqlstore.DB, id, owner string, mode bokat.Mode, created time.Time) {
+	t.Helper()
+	r := followup.Record{ID: id, SessionID: "s_" + id, OwnerClientID: owner, Mode: mode, VerticalID: "vvs",
+		JobTypeID: "install_faucet", Status: followup.StatusReadyToSend, Description: "Kranen droppar",
+		CustomerJSON: []byte(`{"name":"Testa Testsson","phone":"+46700000000","email":"testa@example.se"}`),
+		LocationJSON: []byte(`{"postcode":"113 45"}`), Postcode: "113 45", TimingJSON: []byte(`{}`),
+		CustomerNextStep: followup.DefaultNextStep, Source: followup.DefaultSource, Locale: "sv-SE",
+		Timezone: "Europe/Stockholm", ConsentStatement: "ja", ConsentSource: "chat", ConsentCollectedAt: created, CreatedAt: created}
+	ctx := context.Background()
+	if err := db.InTx(ctx, func(tx *sqlstore.Tx) error { return tx.InsertFollowUpRequest(ctx, r) }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestSeedersStartingAtOnceAllSucceed: several serve processes starting at

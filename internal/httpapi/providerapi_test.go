@@ -278,3 +278,42 @@ func TestProviderAPILabourShare(t *testing.T) {
 		}
 	})
 }
+
+// TestProviderAPIBookingsArePaged lists more bookings than one answer
+// holds: has_more and next_after lead to the rest, the last page says no
+// more follow, and another provider's booking is no cursor.
+func TestProviderAPIBookingsArePaged(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newTestEnv(t, db).withDemoSupply()
+		own := e.providerToken(apiProviderA)
+		start := time.Now().Add(72 * time.Hour).Truncate(time.Hour)
+		for i := range 205 {
+			s := start.Add(time.Duration(i) * 2 * time.Hour)
+			sqlstoretest.InsertBookingEntry(t, db, apiProviderA, fmt.Sprintf("bk_page_%03d", i), s, s.Add(time.Hour))
+		}
+		sqlstoretest.InsertBookingEntry(t, db, apiProviderB, "bk_page_b", start, start.Add(time.Hour))
+		ids := func(res response) []string {
+			t.Helper()
+			list, _ := res.JSON["bookings"].([]any)
+			var out []string
+			for _, b := range list {
+				id, _ := b.(map[string]any)["booking_id"].(string)
+				out = append(out, id)
+			}
+			return out
+		}
+		first := e.do(request{Method: "GET", Path: "/v1/provider/bookings", Header: bearer(own)})
+		next, _ := first.JSON["next_after"].(string)
+		if got := ids(first); first.Status != 200 || len(got) != 200 || first.JSON["has_more"] != true || next != got[199] {
+			t.Fatalf("first page: %d, %d bookings, has_more %v, next_after %q", first.Status, len(got), first.JSON["has_more"], next)
+		}
+		second := e.do(request{Method: "GET", Path: "/v1/provider/bookings?after=" + next, Header: bearer(own)})
+		if got := ids(second); second.Status != 200 || len(got) != 5 || got[0] != "bk_page_200" || got[4] != "bk_page_204" ||
+			second.JSON["has_more"] != false || second.JSON["next_after"] != nil {
+			t.Errorf("second page: %d %v has_more %v next_after %v", second.Status, got, second.JSON["has_more"], second.JSON["next_after"])
+		}
+		if res := e.do(request{Method: "GET", Path: "/v1/provider/bookings?after=bk_page_b", Header: bearer(own)}); res.Status != http.StatusNotFound {
+			t.Errorf("another provider's booking as the cursor: %d %s", res.Status, res.Body)
+		}
+	})
+}

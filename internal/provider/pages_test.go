@@ -2,10 +2,13 @@ package provider_test
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -205,3 +208,60 @@ func pageHeader(t *testing.T, b *browser, path string) string {
 	resp.Body.Close()
 	return resp.Header.Get("Content-Security-Policy")
 }
+
+// TestBookingsPageLinksToLaterBookings: a provider with more upcoming
+// bookings than one page shows reaches every one of them by the page's
+// link to the later ones, in the page's language; the last page has no
+// such link, and another provider's booking as the cursor is not found.
+func TestBookingsPageLinksToLaterBookings(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t) // one upcoming booking of A
+		start := e.clock.Now().Add(72 * time.Hour)
+		for i := range 250 {
+			s := start.Add(time.Duration(i) * 3 * time.Hour)
+			sqlstoretest.InsertBookingEntry(t, db, providerA, fmt.Sprintf("bk_many_%03d", i), s, s.Add(2*time.Hour))
+		}
+		b := e.browser(t)
+		b.signIn(ownerA)
+		seen := map[string]bool{}
+		path := "/provider/bookings?lang=en"
+		for pages := 1; ; pages++ {
+			p := b.get(path)
+			if p.status != http.StatusOK {
+				t.Fatalf("page %d (%s): %d\n%s", pages, path, p.status, p.body)
+			}
+			for _, m := range bookingLinkRe.FindAllStringSubmatch(p.body, -1) {
+				if seen[m[1]] {
+					t.Errorf("page %d repeats %s", pages, m[1])
+				}
+				seen[m[1]] = true
+			}
+			more := moreLinkRe.FindStringSubmatch(p.body)
+			if more == nil {
+				if pages != 2 {
+					t.Errorf("%d pages, want 2 of at most 200 bookings", pages)
+				}
+				break
+			}
+			if pages == 2 {
+				t.Fatal("the last page links to later bookings")
+			}
+			path = html.UnescapeString(more[1])
+			if !strings.Contains(path, "lang=en") || !strings.Contains(p.body, "Later bookings") {
+				t.Errorf("the link to later bookings leaves English: %s", more[0])
+			}
+		}
+		if len(seen) != 251 || seen["bk_b_next"] {
+			t.Errorf("the pages showed %d bookings (B's among them: %v), want A's 251", len(seen), seen["bk_b_next"])
+		}
+		if p := b.get("/provider/bookings?after=bk_b_next"); p.status != http.StatusNotFound {
+			t.Errorf("another provider's booking as the cursor: %d, want 404", p.status)
+		}
+	})
+}
+
+var (
+	bookingLinkRe = regexp.MustCompile(`href="/provider/bookings/(bk_[a-z0-9_]+)`)
+	moreLinkRe    = regexp.MustCompile(`<p class="more"><a href="([^"]+)">`)
+)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/web"
@@ -265,3 +266,55 @@ var (
 	bookingLinkRe = regexp.MustCompile(`href="/provider/bookings/(bk_[a-z0-9_]+)`)
 	moreLinkRe    = regexp.MustCompile(`<p class="more"><a href="([^"]+)">`)
 )
+
+// TestSignInIsThrottled asks for sign-in codes until the provider door
+// refuses: five per address and connection an hour with the product's
+// limits (an address without an account reads the same), and, with the
+// limiter off, the store's bound of codes per address an hour. A refusal
+// sends nothing and says when to come back; an hour later codes go out
+// again.
+func TestSignInIsThrottled(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		limits  provider.Limits
+		email   string
+		allowed int
+		sent    bool
+	}{
+		{"per address", provider.DefaultLimits(), ownerA, 5, true},
+		{"per address without an account", provider.DefaultLimits(), "okand@example.se", 5, false},
+		{"the store's bound", provider.Limits{}, ownerA, web.SendLimit, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+				e := newPagesEnv(t, db, func(c *provider.PagesConfig) { c.Limits = tc.limits })
+				e.seed(t)
+				b := e.browser(t)
+				ask := func() page {
+					t.Helper()
+					return b.post("/provider/sign-in", url.Values{"email": {tc.email}})
+				}
+				for i := range tc.allowed {
+					if p := ask(); p.status != http.StatusSeeOther {
+						t.Fatalf("code %d: %d\n%s", i+1, p.status, p.body)
+					}
+				}
+				sent := e.sender.count()
+				if want := map[bool]int{true: tc.allowed, false: 0}[tc.sent]; sent != want {
+					t.Errorf("%d codes sent, want %d", sent, want)
+				}
+				p := ask()
+				if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "för många koder") {
+					t.Errorf("code %d: %d, want 429 saying too many codes\n%s", tc.allowed+1, p.status, p.body)
+				}
+				if n := e.sender.count(); n != sent {
+					t.Errorf("the refused request sent a code (%d, before %d)", n, sent)
+				}
+				e.clock.Advance(time.Hour + time.Second)
+				if p := ask(); p.status != http.StatusSeeOther {
+					t.Errorf("an hour later: %d\n%s", p.status, p.body)
+				}
+			})
+		})
+	}
+}

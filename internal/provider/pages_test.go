@@ -84,9 +84,9 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 	})
 }
 
-// TestPagesAuthorization: every provider page × (own provider, another
-// provider, a partner's API token, no credential) gives exactly the allowed
-// answer. The pages take no bearer credential at all: a partner token is
+// TestPagesAuthorization: every provider page and team form × (own
+// provider, another provider, a partner's API token, no credential) gives
+// exactly the allowed answer. The pages take no bearer credential at all: a partner token is
 // no session.
 func TestPagesAuthorization(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
@@ -99,6 +99,10 @@ func TestPagesAuthorization(t *testing.T) {
 		staff.signIn(staffA)
 		partner.header.Set("Authorization", "Bearer bkp_partnertokenpartnertokenpartnertoken00")
 		staffID := e.userID(t, providerA, staffA)
+		waiting, err := e.svc.Invite(t.Context(), nil, providerA, "vantar@vvs-ett.se", provider.Staff)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if p := staff.post("/provider/team/invitations", url.Values{"email": {"ny@example.se"}}); p.status != http.StatusForbidden {
 			t.Errorf("staff invites: %d", p.status)
 		}
@@ -135,6 +139,9 @@ func TestPagesAuthorization(t *testing.T) {
 			{"POST", "/provider/bookings/bk_a_next/cancel", url.Values{"reason": {"illness"}, "confirm": {"yes"}},
 				want{status: 303, location: "/provider/bookings/bk_a_next?done=cancelled_notice"}, want{status: 404}},
 			{"POST", "/provider/bookings/bk_a_next/acknowledge", nil, want{status: 409}, want{status: 404}},
+			{"POST", "/provider/team/invitations/" + waiting.ID + "/withdraw", nil,
+				want{status: 303, location: "/provider/team?done=withdrawn_notice"}, want{status: 404}},
+			{"POST", "/provider/team/invitations", url.Values{"email": {"ny@vvs.se"}}, want{status: 303}, want{status: 303}},
 		} {
 			for _, who := range []struct {
 				name string
@@ -186,6 +193,23 @@ func TestPagesAuthorization(t *testing.T) {
 				}
 				if types, _ := e.events(t, "bk_b_next"); len(types) != 0 {
 					t.Errorf("provider B's booking has events %v", types)
+				}
+			case strings.HasSuffix(tc.path, "/withdraw"):
+				if ok, err := e.svc.Admits(t.Context(), "vantar@vvs-ett.se"); err != nil || ok {
+					t.Errorf("the withdrawn invitation still admits its address: %v %v", ok, err)
+				}
+			case strings.HasSuffix(tc.path, "/invitations"):
+				// Each owner invited to its own provider: both invitations
+				// are open, each in its own team.
+				for _, c := range []struct{ b *browser }{{own}, {other}} {
+					if p := c.b.get("/provider/team"); !strings.Contains(p.body, "ny@vvs.se") {
+						t.Errorf("a team page lacks the invitation its owner made:\n%s", p.body)
+					}
+				}
+				var n int
+				if err := db.R().QueryRowContext(t.Context(), `SELECT COUNT(DISTINCT provider_id) FROM provider_invitations
+					WHERE invited_by <> 'operator' AND provider_id IN ($1, $2)`, providerA, providerB).Scan(&n); err != nil || n != 2 {
+					t.Errorf("providers with an owner's invitation: %d (%v), want A and B", n, err)
 				}
 			case strings.HasSuffix(tc.path, "/remove"):
 				if e.userID(t, providerA, staffA) != "" {

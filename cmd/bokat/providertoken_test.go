@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -36,6 +39,25 @@ func TestProviderTokenCreate(t *testing.T) {
 	}
 	if !strings.HasPrefix(got.TokenID, "pt_") || got.ProviderID != "prv_load_000" || !strings.HasPrefix(got.Token, "bkv_") {
 		t.Errorf("output %q", out)
+	}
+	// The store keeps a keyed hash of the token, never the token.
+	db, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var scopes, hash string
+	if err := db.QueryRow(`SELECT scopes, token_hash FROM provider_tokens WHERE id = $1`, got.TokenID).Scan(&scopes, &hash); err != nil {
+		t.Fatalf("the token is not stored: %v", err)
+	}
+	plain := sha256.Sum256([]byte(got.Token))
+	if scopes != "provider.bookings.read provider.calendar.write" || len(hash) != 64 || strings.Contains(hash, got.Token[4:]) ||
+		hash == hex.EncodeToString(plain[:]) {
+		t.Errorf("stored scopes %q and token_hash %q: want the scopes and a keyed hash of the token", scopes, hash)
+	}
+	var clear int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM provider_tokens WHERE token_hash = $1 OR name = $1`, got.Token).Scan(&clear); err != nil || clear != 0 {
+		t.Errorf("the token is stored in clear (%d rows, %v)", clear, err)
 	}
 	for name, args := range map[string][]string{
 		"unknown provider": {"prv_nobody", "--scopes", "all"},

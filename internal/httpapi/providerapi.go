@@ -277,15 +277,23 @@ func wireList[T, W any](list []T, f func(T) W) []W {
 	return out
 }
 
+// providerBookingsPage is the most bookings one answer lists.
+const providerBookingsPage = 200
+
+// handleProviderBookings lists a page of the provider's bookings; more
+// follow when has_more, from next_after passed back as after.
 func (s *Server) handleProviderBookings(w http.ResponseWriter, r *http.Request) error {
-	past := r.URL.Query().Get("view") == "past"
-	return providerRead(s, w, r, func(ctx context.Context, u provider.User) ([]provider.Booking, error) {
-		return s.providers.Service.Bookings(ctx, u, past, 200)
-	}, func(list []provider.Booking) any {
+	q := r.URL.Query()
+	past := q.Get("view") == "past"
+	return providerRead(s, w, r, func(ctx context.Context, u provider.User) (provider.BookingPage, error) {
+		return s.providers.Service.Bookings(ctx, u, past, q.Get("after"), providerBookingsPage)
+	}, func(page provider.BookingPage) any {
 		return struct {
-			OK       bool                  `json:"ok"`
-			Bookings []providerBookingWire `json:"bookings"`
-		}{true, wireList(list, providerBookingOf)}
+			OK        bool                  `json:"ok"`
+			Bookings  []providerBookingWire `json:"bookings"`
+			HasMore   bool                  `json:"has_more"`
+			NextAfter string                `json:"next_after,omitempty"`
+		}{true, wireList(page.Bookings, providerBookingOf), page.Next != "", page.Next}
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/ratelimit"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -277,4 +278,83 @@ func TestProviderAPILabourShare(t *testing.T) {
 			t.Fatalf("reading a price without a share: %s", res.Body)
 		}
 	})
+}
+
+// TestProviderAPIBookingsArePaged lists more bookings than one answer
+// holds: has_more and next_after lead to the rest, the last page says no
+// more follow, and another provider's booking is no cursor.
+func TestProviderAPIBookingsArePaged(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newTestEnv(t, db).withDemoSupply()
+		own := e.providerToken(apiProviderA)
+		start := time.Now().Add(72 * time.Hour).Truncate(time.Hour)
+		for i := range 205 {
+			s := start.Add(time.Duration(i) * 2 * time.Hour)
+			sqlstoretest.InsertBookingEntry(t, db, apiProviderA, fmt.Sprintf("bk_page_%03d", i), s, s.Add(time.Hour))
+		}
+		sqlstoretest.InsertBookingEntry(t, db, apiProviderB, "bk_page_b", start, start.Add(time.Hour))
+		ids := func(res response) []string {
+			t.Helper()
+			list, _ := res.JSON["bookings"].([]any)
+			var out []string
+			for _, b := range list {
+				id, _ := b.(map[string]any)["booking_id"].(string)
+				out = append(out, id)
+			}
+			return out
+		}
+		first := e.do(request{Method: "GET", Path: "/v1/provider/bookings", Header: bearer(own)})
+		next, _ := first.JSON["next_after"].(string)
+		if got := ids(first); first.Status != 200 || len(got) != 200 || first.JSON["has_more"] != true || next != got[199] {
+			t.Fatalf("first page: %d, %d bookings, has_more %v, next_after %q", first.Status, len(got), first.JSON["has_more"], next)
+		}
+		second := e.do(request{Method: "GET", Path: "/v1/provider/bookings?after=" + next, Header: bearer(own)})
+		if got := ids(second); second.Status != 200 || len(got) != 5 || got[0] != "bk_page_200" || got[4] != "bk_page_204" ||
+			second.JSON["has_more"] != false || second.JSON["next_after"] != nil {
+			t.Errorf("second page: %d %v has_more %v next_after %v", second.Status, got, second.JSON["has_more"], second.JSON["next_after"])
+		}
+		if res := e.do(request{Method: "GET", Path: "/v1/provider/bookings?after=bk_page_b", Header: bearer(own)}); res.Status != http.StatusNotFound {
+			t.Errorf("another provider's booking as the cursor: %d %s", res.Status, res.Body)
+		}
+	})
+}
+
+// TestProviderAPIIsRateLimited spends a provider token's read and write
+// quotas: the next request of each class is 429 with the API's Problem and
+// writes nothing, while another provider's token from the same address (two
+// providers on one booking system's server) keeps its own quota.
+func TestProviderAPIIsRateLimited(t *testing.T) {
+	t.Parallel()
+	clk := newTestClock()
+	e := sqliteEnv(t, withLimits(ratelimit.NewMemory(ratelimit.MemoryOptions{Now: clk.Now}), smallLimits(10, 2, 2))).withDemoSupply()
+	own, other := e.providerToken(apiProviderA), e.providerToken(apiProviderB)
+	read := func(token string) response {
+		return e.do(request{Method: "GET", Path: "/v1/provider/hours", Header: bearer(token)})
+	}
+	write := func(token, key string) response {
+		h := bearer(token)
+		h["Idempotency-Key"] = key
+		return e.do(request{Method: "PUT", Path: "/v1/provider/postcodes", Header: h, Body: map[string]any{"postcodes": []string{"11" + key[len(key)-1:]}}})
+	}
+	for i := range 2 {
+		if r := read(own); r.Status != 200 || r.Header.Get("RateLimit-Policy") != `"reads";q=2;w=60` {
+			t.Fatalf("read %d: %d %q", i+1, r.Status, r.Header.Get("RateLimit-Policy"))
+		}
+		if r := write(own, fmt.Sprintf("w%d", i+1)); r.Status != 200 || r.Header.Get("RateLimit-Policy") != `"writes";q=2;w=60` {
+			t.Fatalf("write %d: %d %q %s", i+1, r.Status, r.Header.Get("RateLimit-Policy"), r.Body)
+		}
+	}
+	checkRateLimited(t, read(own), "/v1/provider/hours", bokat.BookingsContractVersion)
+	checkRateLimited(t, write(own, "w3"), "/v1/provider/postcodes", bokat.BookingsContractVersion)
+	var writes int
+	if err := e.db.R().QueryRowContext(context.Background(), `SELECT COUNT(*) FROM provider_audit
+		WHERE provider_id = $1 AND action = 'supply.postcodes'`, apiProviderA).Scan(&writes); err != nil || writes != 2 {
+		t.Errorf("postcode changes of A: %d (%v), want the two allowed", writes, err)
+	}
+	if r := read(other); r.Status != 200 {
+		t.Errorf("another provider's token after A's quota is spent: %d", r.Status)
+	}
+	if r := write(other, "b1"); r.Status != 200 {
+		t.Errorf("another provider's write after A's quota is spent: %d %s", r.Status, r.Body)
+	}
 }

@@ -151,9 +151,10 @@ func windowLabel(d time.Duration) string {
 }
 
 // rateKey names whose quota a request spends: an authenticated principal's
-// owner key, or for anonymous callers their client IP (IPv6: the /64).
+// owner key (a partner or OAuth client, a provider token), or for anonymous
+// callers their client IP (IPv6: the /64).
 func (s *Server) rateKey(r *http.Request, p bokat.Principal) string {
-	if p.Kind == bokat.PrincipalPartner || p.Kind == bokat.PrincipalOAuth {
+	if p.Kind == bokat.PrincipalPartner || p.Kind == bokat.PrincipalOAuth || p.Kind == bokat.PrincipalProvider {
 		return "principal:" + string(p.Kind) + ":" + p.OwnerKey()
 	}
 	ip := s.clientIP(r)

@@ -17,8 +17,9 @@ import (
 )
 
 // TestSupplyPagesInABrowser drives the supply pages in headless Chromium
-// with scripts disabled, on each engine: a block refused over a booking and
-// one accepted, weekly hours, a price and the postcodes. Each write is
+// with scripts disabled, on each engine: a block refused over a booking, one
+// accepted and removed, weekly hours, a closed date, a pause and its end, a
+// price and the postcodes. Each write is
 // checked in the store and in the next search; each page with axe-core,
 // and photographed at phone and desktop width.
 func TestSupplyPagesInABrowser(t *testing.T) {
@@ -73,6 +74,15 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		if s.offered(t, providerA, "113 45", "2026-03-05") || s.offered(t, providerA, "113 45", "2026-03-12") {
 			t.Error("search: A is offered on a blocked day")
 		}
+		webtest.Do(t, ctx, "remove the block", chromedp.Click(chromedp.CSS(`form[action$="/remove"] button`)),
+			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "borttagen")]`)))
+		check("blocks-removed", "Blockeringen är borttagen.", "Ingen tid är blockerad.")
+		if list, err := s.sup.Blocks(context.Background(), owner); err != nil || len(list) != 0 {
+			t.Errorf("store: blocks after the removal: %+v %v", list, err)
+		}
+		if !s.offered(t, providerA, "113 45", "2026-03-05") || !s.offered(t, providerA, "113 45", "2026-03-12") {
+			t.Error("search: A is not offered on the days a removed block held")
+		}
 
 		webtest.Do(t, ctx, "open the hours", chromedp.Navigate(base+"/provider/hours"), chromedp.WaitVisible(chromedp.ID("hours-submit")))
 		check("hours", "Veckans arbetstider", "Måndag", "08:00-17:00", "Enskilda dagar", "Paus")
@@ -99,6 +109,30 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "refused hours", chromedp.SetValue(chromedp.ID("hours_friday"), "17:00-08:00"),
 			chromedp.Click(chromedp.ID("hours-submit")), chromedp.WaitVisible(chromedp.CSS("p.error")))
 		check("hours-refused", "Ändringen sparades inte.", "17:00-08:00")
+
+		webtest.Do(t, ctx, "close a single date", chromedp.Navigate(base+"/provider/hours"), chromedp.WaitVisible(chromedp.ID("day-submit")),
+			chromedp.SetValue(chromedp.ID("day-date"), "2026-03-09"), chromedp.Click(chromedp.ID("day-closed")),
+			chromedp.Click(chromedp.ID("day-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
+		check("hours-day-closed", "Dagen är sparad.")
+		if days := stored().DayHours; len(days) != 1 || days[0].Day != "2026-03-09" || !days[0].Closed() {
+			t.Errorf("store: single dates %+v, want 2026-03-09 closed", days)
+		}
+		if s.offered(t, providerA, "113 45", "2026-03-09") {
+			t.Error("search: A is offered on the date it closed")
+		}
+		webtest.Do(t, ctx, "pause", chromedp.SetValue(chromedp.ID("until"), "2026-03-07"),
+			chromedp.Click(chromedp.ID("pause-submit")), chromedp.WaitVisible(chromedp.ID("resume-submit")))
+		check("hours-paused", "Pausen är sparad.")
+		if until := stored().PausedUntil; until.IsZero() || s.offered(t, providerA, "113 45", "2026-03-05") {
+			t.Errorf("store: paused until %v; search offers A during the pause: %v", until, s.offered(t, providerA, "113 45", "2026-03-05"))
+		}
+		// The pause's notice is on the page already: wait for the resume
+		// button to go, as it does once no pause is stored.
+		webtest.Do(t, ctx, "resume", chromedp.Click(chromedp.ID("resume-submit")),
+			chromedp.WaitNotPresent(chromedp.ID("resume-submit")))
+		if until := stored().PausedUntil; !until.IsZero() || !s.offered(t, providerA, "113 45", "2026-03-05") {
+			t.Errorf("store: paused until %v after resuming; search offers A: %v", until, s.offered(t, providerA, "113 45", "2026-03-05"))
+		}
 
 		webtest.Do(t, ctx, "open the prices", chromedp.Navigate(base+"/provider/prices?lang=en"), chromedp.WaitVisible(chromedp.ID("prices-submit")))
 		check("prices-en", "Prices", "Price (SEK)", "Faucet installation, standard", "Labour share (%)",
@@ -132,7 +166,8 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 			t.Error("search: A's postcodes after the change")
 		}
 		got := e.audit(t, providerA)
-		for _, want := range []string{"block.added block", "supply.hours provider", "supply.prices provider", "supply.postcodes provider"} {
+		for _, want := range []string{"block.added block", "block.removed block", "supply.hours provider", "supply.day_hours provider",
+			"supply.pause provider", "supply.prices provider", "supply.postcodes provider"} {
 			if !contains(got, want) {
 				t.Errorf("store: no audit %q in %v", want, got)
 			}

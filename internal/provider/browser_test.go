@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // Chromium with page scripts disabled, on each engine: sign-in with the
 // e-mailed code, the bookings lists, a booking's page, acknowledge, the
 // language switch, inviting and removing staff, sign-out. Each write is
-// checked in the store; each page is checked with axe-core and
+// checked in the store (and the cancel in the next search, which offers
+// the freed time again); each page is checked with axe-core and
 // photographed at phone and desktop width.
 func TestPagesInABrowser(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
@@ -24,6 +26,7 @@ func TestPagesInABrowser(t *testing.T) {
 		e := newPagesEnv(t, db)
 		e.seed(t)
 		e.browser(t).signIn(staffA) // the staff member's invitation becomes an account
+		s := wireSupply(t, e.env, db)
 		base := e.srv.URL
 		check := func(name string) string {
 			t.Helper()
@@ -84,6 +87,10 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Errorf("store: audit after the flag: %+v %v", entries, err)
 		}
 
+		starts, _ := s.slots(t, providerA, "113 45", "2026-03-04")
+		if slices.Contains(starts, "2026-03-04 09:00") {
+			t.Fatalf("search offers the booked time: %v", starts)
+		}
 		webtest.Do(t, ctx, "cancel", chromedp.SetValue(chromedp.ID("reason"), "cannot_do_job"),
 			chromedp.SendKeys(chromedp.ID("cancel-notes"), "Reservdelen finns inte."),
 			chromedp.Click(chromedp.ID("cancel-confirm")), chromedp.Click(chromedp.ID("cancel-submit")),
@@ -96,6 +103,9 @@ func TestPagesInABrowser(t *testing.T) {
 		if types, payloads := e.events(t, "bk_a_next"); len(types) != 2 || types[1] != "booking.cancelled" ||
 			!strings.Contains(payloads[1], `"reason":"provider_cancelled"`) {
 			t.Errorf("store: events after the cancel: %v %v", types, payloads)
+		}
+		if starts, _ := s.slots(t, providerA, "113 45", "2026-03-04"); !slices.Contains(starts, "2026-03-04 09:00") {
+			t.Errorf("search: the cancelled booking's time is not offered again: %v", starts)
 		}
 
 		webtest.Do(t, ctx, "switch to English", chromedp.Click(chromedp.CSS("p.lang a")),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -226,24 +227,36 @@ func row(b Booking, pg web.Page, now time.Time) bookingRow {
 	return out
 }
 
+// bookingsPage is the data of a bookings list: a page of rows and, when
+// more follow, the address of the next page and its link's text key.
+type bookingsPage struct {
+	Rows             []bookingRow
+	MoreURL, MoreKey string
+}
+
 func (p *Pages) bookings(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	past := r.URL.Query().Get("view") == "past"
-	list, err := p.svc.Bookings(r.Context(), u, past, listLimit)
-	if err != nil {
-		p.fail(w, r, "list bookings", err)
+	list, err := p.svc.Bookings(r.Context(), u, past, r.URL.Query().Get("after"), listLimit)
+	if p.refused(w, r, "list bookings", err) {
 		return
 	}
 	pg.Title = pg.T["upcoming_title"]
 	pg.MarkCurrent(Prefix + "/bookings")
+	data := bookingsPage{Rows: make([]bookingRow, 0, len(list.Bookings)), MoreKey: "more_upcoming"}
+	next := url.Values{"after": {list.Next}}
 	if past {
 		pg.Title = pg.T["past_title"]
 		pg.MarkCurrent(Prefix + "/bookings?view=past")
+		data.MoreKey = "more_past"
+		next.Set("view", "past")
 	}
-	rows := make([]bookingRow, 0, len(list))
-	for _, b := range list {
-		rows = append(rows, row(b, pg, p.svc.now()))
+	for _, b := range list.Bookings {
+		data.Rows = append(data.Rows, row(b, pg, p.svc.now()))
 	}
-	pg.Data = rows
+	if list.Next != "" {
+		data.MoreURL = Prefix + "/bookings?" + next.Encode()
+	}
+	pg.Data = data
 	p.site.Layout.Render(w, r, http.StatusOK, "bookings", pg)
 }
 

@@ -16,8 +16,9 @@ import (
 
 // BenchmarkBookingsPage500 renders the upcoming bookings page of a provider
 // with 500 upcoming bookings through the pages' real handler and store,
-// signed in, and reports the page's size (bytes/page) and rows shown
-// besides the server time (ns/op). It measures, for the figures;
+// signed in (its first page: 200 rows and the link to the later ones), and
+// reports the page's size (bytes/page) and rows shown besides the server
+// time (ns/op). It measures, for the figures;
 // it asserts no timing.
 //
 //	go test -run '^$' -bench BookingsPage500 ./internal/provider/

@@ -2,11 +2,15 @@ package provider_test
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/web"
@@ -80,9 +84,9 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 	})
 }
 
-// TestPagesAuthorization: every provider page × (own provider, another
-// provider, a partner's API token, no credential) gives exactly the allowed
-// answer. The pages take no bearer credential at all: a partner token is
+// TestPagesAuthorization: every provider page and team form × (own
+// provider, another provider, a partner's API token, no credential) gives
+// exactly the allowed answer. The pages take no bearer credential at all: a partner token is
 // no session.
 func TestPagesAuthorization(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
@@ -95,6 +99,10 @@ func TestPagesAuthorization(t *testing.T) {
 		staff.signIn(staffA)
 		partner.header.Set("Authorization", "Bearer bkp_partnertokenpartnertokenpartnertoken00")
 		staffID := e.userID(t, providerA, staffA)
+		waiting, err := e.svc.Invite(t.Context(), nil, providerA, "vantar@vvs-ett.se", provider.Staff)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if p := staff.post("/provider/team/invitations", url.Values{"email": {"ny@example.se"}}); p.status != http.StatusForbidden {
 			t.Errorf("staff invites: %d", p.status)
 		}
@@ -131,6 +139,9 @@ func TestPagesAuthorization(t *testing.T) {
 			{"POST", "/provider/bookings/bk_a_next/cancel", url.Values{"reason": {"illness"}, "confirm": {"yes"}},
 				want{status: 303, location: "/provider/bookings/bk_a_next?done=cancelled_notice"}, want{status: 404}},
 			{"POST", "/provider/bookings/bk_a_next/acknowledge", nil, want{status: 409}, want{status: 404}},
+			{"POST", "/provider/team/invitations/" + waiting.ID + "/withdraw", nil,
+				want{status: 303, location: "/provider/team?done=withdrawn_notice"}, want{status: 404}},
+			{"POST", "/provider/team/invitations", url.Values{"email": {"ny@vvs.se"}}, want{status: 303}, want{status: 303}},
 		} {
 			for _, who := range []struct {
 				name string
@@ -183,6 +194,23 @@ func TestPagesAuthorization(t *testing.T) {
 				if types, _ := e.events(t, "bk_b_next"); len(types) != 0 {
 					t.Errorf("provider B's booking has events %v", types)
 				}
+			case strings.HasSuffix(tc.path, "/withdraw"):
+				if ok, err := e.svc.Admits(t.Context(), "vantar@vvs-ett.se"); err != nil || ok {
+					t.Errorf("the withdrawn invitation still admits its address: %v %v", ok, err)
+				}
+			case strings.HasSuffix(tc.path, "/invitations"):
+				// Each owner invited to its own provider: both invitations
+				// are open, each in its own team.
+				for _, c := range []struct{ b *browser }{{own}, {other}} {
+					if p := c.b.get("/provider/team"); !strings.Contains(p.body, "ny@vvs.se") {
+						t.Errorf("a team page lacks the invitation its owner made:\n%s", p.body)
+					}
+				}
+				var n int
+				if err := db.R().QueryRowContext(t.Context(), `SELECT COUNT(DISTINCT provider_id) FROM provider_invitations
+					WHERE invited_by <> 'operator' AND provider_id IN ($1, $2)`, providerA, providerB).Scan(&n); err != nil || n != 2 {
+					t.Errorf("providers with an owner's invitation: %d (%v), want A and B", n, err)
+				}
 			case strings.HasSuffix(tc.path, "/remove"):
 				if e.userID(t, providerA, staffA) != "" {
 					t.Error("the staff member was not removed")
@@ -204,4 +232,113 @@ func pageHeader(t *testing.T, b *browser, path string) string {
 	}
 	resp.Body.Close()
 	return resp.Header.Get("Content-Security-Policy")
+}
+
+// TestBookingsPageLinksToLaterBookings: a provider with more upcoming
+// bookings than one page shows reaches every one of them by the page's
+// link to the later ones, in the page's language; the last page has no
+// such link, and another provider's booking as the cursor is not found.
+func TestBookingsPageLinksToLaterBookings(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t) // one upcoming booking of A
+		start := e.clock.Now().Add(72 * time.Hour)
+		for i := range 250 {
+			s := start.Add(time.Duration(i) * 3 * time.Hour)
+			sqlstoretest.InsertBookingEntry(t, db, providerA, fmt.Sprintf("bk_many_%03d", i), s, s.Add(2*time.Hour))
+		}
+		b := e.browser(t)
+		b.signIn(ownerA)
+		seen := map[string]bool{}
+		path := "/provider/bookings?lang=en"
+		for pages := 1; ; pages++ {
+			p := b.get(path)
+			if p.status != http.StatusOK {
+				t.Fatalf("page %d (%s): %d\n%s", pages, path, p.status, p.body)
+			}
+			for _, m := range bookingLinkRe.FindAllStringSubmatch(p.body, -1) {
+				if seen[m[1]] {
+					t.Errorf("page %d repeats %s", pages, m[1])
+				}
+				seen[m[1]] = true
+			}
+			more := moreLinkRe.FindStringSubmatch(p.body)
+			if more == nil {
+				if pages != 2 {
+					t.Errorf("%d pages, want 2 of at most 200 bookings", pages)
+				}
+				break
+			}
+			if pages == 2 {
+				t.Fatal("the last page links to later bookings")
+			}
+			path = html.UnescapeString(more[1])
+			if !strings.Contains(path, "lang=en") || !strings.Contains(p.body, "Later bookings") {
+				t.Errorf("the link to later bookings leaves English: %s", more[0])
+			}
+		}
+		if len(seen) != 251 || seen["bk_b_next"] {
+			t.Errorf("the pages showed %d bookings (B's among them: %v), want A's 251", len(seen), seen["bk_b_next"])
+		}
+		if p := b.get("/provider/bookings?after=bk_b_next"); p.status != http.StatusNotFound {
+			t.Errorf("another provider's booking as the cursor: %d, want 404", p.status)
+		}
+	})
+}
+
+var (
+	bookingLinkRe = regexp.MustCompile(`href="/provider/bookings/(bk_[a-z0-9_]+)`)
+	moreLinkRe    = regexp.MustCompile(`<p class="more"><a href="([^"]+)">`)
+)
+
+// TestSignInIsThrottled asks for sign-in codes until the provider door
+// refuses: five per address and connection an hour with the product's
+// limits (an address without an account reads the same), and, with the
+// limiter off, the store's bound of codes per address an hour. A refusal
+// sends nothing and says when to come back; an hour later codes go out
+// again.
+func TestSignInIsThrottled(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		limits  provider.Limits
+		email   string
+		allowed int
+		sent    bool
+	}{
+		{"per address", provider.DefaultLimits(), ownerA, 5, true},
+		{"per address without an account", provider.DefaultLimits(), "okand@example.se", 5, false},
+		{"the store's bound", provider.Limits{}, ownerA, web.SendLimit, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+				e := newPagesEnv(t, db, func(c *provider.PagesConfig) { c.Limits = tc.limits })
+				e.seed(t)
+				b := e.browser(t)
+				ask := func() page {
+					t.Helper()
+					return b.post("/provider/sign-in", url.Values{"email": {tc.email}})
+				}
+				for i := range tc.allowed {
+					if p := ask(); p.status != http.StatusSeeOther {
+						t.Fatalf("code %d: %d\n%s", i+1, p.status, p.body)
+					}
+				}
+				sent := e.sender.count()
+				if want := map[bool]int{true: tc.allowed, false: 0}[tc.sent]; sent != want {
+					t.Errorf("%d codes sent, want %d", sent, want)
+				}
+				p := ask()
+				if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "för många koder") {
+					t.Errorf("code %d: %d, want 429 saying too many codes\n%s", tc.allowed+1, p.status, p.body)
+				}
+				if n := e.sender.count(); n != sent {
+					t.Errorf("the refused request sent a code (%d, before %d)", n, sent)
+				}
+				e.clock.Advance(time.Hour + time.Second)
+				if p := ask(); p.status != http.StatusSeeOther {
+					t.Errorf("an hour later: %d\n%s", p.status, p.body)
+				}
+			})
+		})
+	}
 }

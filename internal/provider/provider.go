@@ -326,9 +326,28 @@ func (s *Service) EndSession(ctx context.Context, sessionHash string) error {
 	return s.store.DeleteProviderSession(ctx, sessionHash)
 }
 
-// Bookings lists the user's provider's upcoming or past bookings.
-func (s *Service) Bookings(ctx context.Context, u User, past bool, limit int) ([]Booking, error) {
-	return s.store.ProviderBookingList(ctx, u.ProviderID, s.now(), past, limit)
+// BookingPage is one page of a provider's bookings.
+type BookingPage struct {
+	Bookings []Booking
+	// Next is the cursor of the following page (the id of this page's last
+	// booking), empty on the last page.
+	Next string
+}
+
+// Bookings lists a page of at most limit of the user's provider's upcoming
+// (by start) or past (latest first) bookings, after the booking whose id
+// is after (empty: from the first). An after that is not the provider's
+// booking is bokat.ErrNotFound.
+func (s *Service) Bookings(ctx context.Context, u User, past bool, after string, limit int) (BookingPage, error) {
+	list, err := s.store.ProviderBookingList(ctx, u.ProviderID, s.now(), past, after, limit+1)
+	if err != nil {
+		return BookingPage{}, err
+	}
+	if len(list) <= limit {
+		return BookingPage{Bookings: list}, nil
+	}
+	list = list[:limit]
+	return BookingPage{Bookings: list, Next: list[limit-1].ID}, nil
 }
 
 // BookingView is one booking with, for a confirmed booking, the customer's

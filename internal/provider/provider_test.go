@@ -3,6 +3,7 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -220,9 +221,9 @@ func TestProviderSeesOnlyItsOwnBookings(t *testing.T) {
 			past bool
 			want []string
 		}{{false, []string{"bk_a_next"}}, {true, []string{"bk_a_past"}}} {
-			list, err := e.svc.Bookings(ctx, staff, tc.past, 100)
+			list, err := e.svc.Bookings(ctx, staff, tc.past, "", 100)
 			var got []string
-			for _, b := range list {
+			for _, b := range list.Bookings {
 				got = append(got, b.ID)
 			}
 			if err != nil || !equal(got, tc.want) {
@@ -402,6 +403,69 @@ func TestCancelGoesThroughTheBookingLifecycle(t *testing.T) {
 		entries, err := sqlstore.Bind[provider.Tx](db).ProviderAudit(ctx, providerA, 1)
 		if err != nil || len(entries) != 1 || entries[0].Action != provider.ActionCancelled || entries[0].Note != "reason=illness" {
 			t.Errorf("audit: %+v %v", entries, err)
+		}
+	})
+}
+
+// TestBookingsArePagedToTheEnd walks the upcoming and the past bookings a
+// page at a time: every booking of the provider comes once, in order, the
+// last page says no more follow, and another provider's booking is no
+// cursor.
+func TestBookingsArePagedToTheEnd(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		now := e.clock.Now()
+		var upcoming, past []string
+		for i := range 7 {
+			id, start := fmt.Sprintf("bk_next_%d", i), now.Add(time.Duration(24+3*i)*time.Hour)
+			sqlstoretest.InsertBookingEntry(t, db, providerA, id, start, start.Add(time.Hour))
+			upcoming = append(upcoming, id)
+		}
+		for i := range 5 {
+			id, start := fmt.Sprintf("bk_past_%d", i), now.Add(-time.Duration(24+3*i)*time.Hour)
+			sqlstoretest.InsertBookingEntry(t, db, providerA, id, start, start.Add(time.Hour))
+			past = append(past, id) // latest first
+		}
+		sqlstoretest.InsertBookingEntry(t, db, providerB, "bk_b", now.Add(30*time.Hour), now.Add(31*time.Hour))
+		owner, _ := e.signIn(t, nil, providerA, "agare@vvs-ett.se", provider.Owner)
+
+		for _, tc := range []struct {
+			name string
+			past bool
+			want []string
+		}{{"upcoming", false, upcoming}, {"past", true, past}} {
+			t.Run(tc.name, func(t *testing.T) {
+				var got []string
+				after := ""
+				for pages := 0; ; pages++ {
+					if pages > len(tc.want) {
+						t.Fatalf("more pages than bookings: %v", got)
+					}
+					page, err := e.svc.Bookings(ctx, owner, tc.past, after, 3)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(page.Bookings) > 3 {
+						t.Fatalf("a page of %d bookings, want at most 3", len(page.Bookings))
+					}
+					for _, b := range page.Bookings {
+						got = append(got, b.ID)
+					}
+					if page.Next == "" {
+						break
+					}
+					after = page.Next
+				}
+				if !equal(got, tc.want) {
+					t.Errorf("bookings page by page: %v, want %v", got, tc.want)
+				}
+			})
+		}
+		for _, after := range []string{"bk_b", "bk_none"} {
+			if _, err := e.svc.Bookings(ctx, owner, false, after, 3); !errors.Is(err, bokat.ErrNotFound) {
+				t.Errorf("bookings after %s: %v, want not found", after, err)
+			}
 		}
 	})
 }

@@ -26,8 +26,10 @@ type Store interface {
 	ProviderName(ctx context.Context, providerID string) (string, error)
 	// ProviderBookingList returns at most limit bookings of the provider
 	// (confirmed and cancelled): upcoming ones (slot ending after now) by
-	// slot start, or, when past, the others latest first.
-	ProviderBookingList(ctx context.Context, providerID string, now time.Time, past bool, limit int) ([]Booking, error)
+	// slot start, or, when past, the others latest first; with after, only
+	// those that come after that booking in the same order (a booking of
+	// another provider or none is bokat.ErrNotFound).
+	ProviderBookingList(ctx context.Context, providerID string, now time.Time, past bool, after string, limit int) ([]Booking, error)
 	// ProviderUsers returns the provider's active users by creation, with
 	// their addresses opened.
 	ProviderUsers(ctx context.Context, providerID string) ([]User, error)

@@ -3,14 +3,14 @@ package provider
 // pageTemplates are the provider pages' contents; the layout (package web)
 // wraps each.
 var pageTemplates = map[string]string{
-	"bookings": `{{define "content"}}{{if .Data}}<table class="bookings stack">
+	"bookings": `{{define "content"}}{{if .Data.Rows}}<table class="bookings stack">
 <thead><tr><th scope="col">{{index .T "col_when"}}</th><th scope="col">{{index .T "col_service"}}</th><th scope="col">{{index .T "col_postcode"}}</th><th scope="col">{{index .T "col_status"}}</th></tr></thead>
-<tbody>{{range .Data}}<tr>
+<tbody>{{range .Data.Rows}}<tr>
 <td data-label="{{index $.T "col_when"}}"><a href="{{$.Link .URL}}">{{.When}}</a></td>
 <td data-label="{{index $.T "col_service"}}">{{.Service}}</td>
 <td data-label="{{index $.T "col_postcode"}}">{{.Postcode}}</td>
 <td data-label="{{index $.T "col_status"}}"><span class="status {{.StatusClass}}">{{.Status}}</span></td>
-</tr>{{end}}</tbody></table>{{else}}<p>{{index .T "no_bookings"}}</p>{{end}}{{end}}`,
+</tr>{{end}}</tbody></table>{{with .Data.MoreURL}}<p class="more"><a href="{{$.Link .}}">{{index $.T $.Data.MoreKey}}</a></p>{{end}}{{else}}<p>{{index .T "no_bookings"}}</p>{{end}}{{end}}`,
 
 	"booking": `{{define "content"}}{{with .Data}}<section class="card" aria-labelledby="facts">
 <h2 id="facts">{{index $.T "facts_heading"}}</h2>

@@ -135,15 +135,28 @@ func scanProviderBooking(row rowScanner) (provider.Booking, error) {
 }
 
 // ProviderBookingList returns at most limit of the provider's upcoming
-// (slot ending after now, by start) or past (latest first) bookings.
-func (db *DB) ProviderBookingList(ctx context.Context, providerID string, now time.Time, past bool, limit int) ([]provider.Booking, error) {
-	q := `SELECT ` + providerBookingColumns + ` FROM bookings WHERE provider_id = $1 AND slot_end_at > $2
-		ORDER BY slot_start_at, id LIMIT $3`
+// (slot ending after now, by start) or past (latest first) bookings that
+// come after the booking after in that order (empty: from the first); an
+// after that is not a booking of the provider is bokat.ErrNotFound.
+func (db *DB) ProviderBookingList(ctx context.Context, providerID string, now time.Time, past bool, after string,
+	limit int) ([]provider.Booking, error) {
+	where, order, beyond := `slot_end_at > $2`, `slot_start_at, id`, `(slot_start_at > $4 OR (slot_start_at = $4 AND id > $5))`
 	if past {
-		q = `SELECT ` + providerBookingColumns + ` FROM bookings WHERE provider_id = $1 AND slot_end_at <= $2
-		ORDER BY slot_start_at DESC, id DESC LIMIT $3`
+		where, order, beyond = `slot_end_at <= $2`, `slot_start_at DESC, id DESC`, `(slot_start_at < $4 OR (slot_start_at = $4 AND id < $5))`
 	}
-	rows, err := db.read.QueryContext(ctx, q, providerID, Millis(now), limit)
+	q := `SELECT ` + providerBookingColumns + ` FROM bookings WHERE provider_id = $1 AND ` + where
+	args := []any{providerID, Millis(now), limit}
+	if after != "" {
+		var start int64
+		err := db.read.QueryRowContext(ctx, `SELECT slot_start_at FROM bookings WHERE id = $1 AND provider_id = $2`,
+			after, providerID).Scan(&start)
+		if err != nil {
+			return nil, translate(err)
+		}
+		q += ` AND ` + beyond
+		args = append(args, start, after)
+	}
+	rows, err := db.read.QueryContext(ctx, q+` ORDER BY `+order+` LIMIT $3`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -521,20 +521,22 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	// In valid UTF-8 the only multi-byte runes escaped are U+2028 and
 	// U+2029 (E2 80 A8, E2 80 A9), so the bytes of other runes need no
-	// decoding: a continuation byte is never E2.
+	// decoding: a continuation byte is never E2. Invalid text takes the
+	// rune-by-rune path from its first byte that needs a look.
 	valid := utf8.ValidString(s)
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf {
+		switch jsonByte[c] {
+		case plainByte:
 			i++
 			continue
-		}
-		if valid && c >= utf8.RuneSelf && (c != 0xe2 || i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xa8) {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
+		case leadByte:
+			if valid && (c != 0xe2 || i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xa8) {
+				i++
+				continue
+			}
+		case escapedByte:
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -569,6 +571,28 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// The classes of bytes in appendJSONString: written as they are, escaped
+// (control characters, quote, backslash and the HTML characters), or the
+// first byte of a multi-byte rune (or not UTF-8 at all).
+const (
+	plainByte = iota
+	escapedByte
+	leadByte
+)
+
+// jsonByte is the class of every byte value.
+var jsonByte = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&':
+			t[c] = escapedByte
+		case c >= utf8.RuneSelf:
+			t[c] = leadByte
+		}
+	}
+	return t
+}()
 
 func (s *Server) searchWire(res booking.Result) searchResponseWire {
 	out := searchResponseWire{

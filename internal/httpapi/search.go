@@ -14,6 +14,7 @@ import (
 	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
+	"bokat/internal/taxdeduction"
 )
 
 // Wire types of booking option search (SearchRequest, SearchResponse).
@@ -92,6 +93,9 @@ type optionWire struct {
 	Price           optionPriceWire    `json:"price"`
 	// TaxReductionEstimate is the preliminary ROT/RUT estimate, or nil.
 	TaxReductionEstimate *booking.TaxEstimateWire `json:"tax_reduction_estimate,omitempty"`
+	// taxConditions, when set, are the estimate's conditions encoded once
+	// per rules (taxConditionsFor), written in place of its Conditions.
+	taxConditions []byte
 	// texts are the scope and terms of the service, encoded once per
 	// server and spliced in by encodeSearch (members "scope" and "terms").
 	texts serviceTexts
@@ -456,7 +460,7 @@ func appendOption(b []byte, o optionWire) []byte {
 	b = append(b, '}')
 	if o.TaxReductionEstimate != nil {
 		b = append(b, `,"tax_reduction_estimate":`...)
-		b = appendTaxEstimate(b, o.TaxReductionEstimate)
+		b = appendTaxEstimate(b, o.TaxReductionEstimate, o.taxConditions)
 	}
 	b = append(b, `,"scope":`...)
 	b = append(b, o.texts.scope...)
@@ -467,8 +471,10 @@ func appendOption(b []byte, o optionWire) []byte {
 
 // appendTaxEstimate writes a tax reduction estimate as json.Marshal would
 // (tests compare the two), without reflection: most options of the demo
-// supply carry one, and encoding/json cost a tenth of a search.
-func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire) []byte {
+// supply carry one, and encoding/json cost a tenth of a search. conditions,
+// when not nil, are the estimate's conditions already encoded (the texts of
+// the kind, the same in every estimate), written instead of e.Conditions.
+func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire, conditions []byte) []byte {
 	appendBool := func(name string, v bool) {
 		b = append(b, name...)
 		b = strconv.AppendBool(b, v)
@@ -496,22 +502,65 @@ func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire) []byte {
 	appendInt(`,"kind_yearly_cap_sek":`, e.KindYearlyCapSEK)
 	appendBool(`,"caps_applied":`, e.CapsApplied)
 	b = append(b, `,"conditions":`...)
-	if e.Conditions == nil {
-		b = append(b, "null"...)
+	if conditions != nil {
+		b = append(b, conditions...)
 	} else {
-		b = append(b, '[')
-		for i, c := range e.Conditions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			appendStr(`{"id":`, c.ID)
-			appendStr(`,"sv":`, c.SV)
-			appendStr(`,"en":`, c.EN)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendTaxConditions(b, e.Conditions)
 	}
 	return append(b, '}')
+}
+
+// appendTaxConditions writes the conditions of an estimate as json.Marshal
+// would.
+func appendTaxConditions(b []byte, conditions []booking.TaxConditionWire) []byte {
+	if conditions == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, c := range conditions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, c.ID)
+		b = append(b, `,"sv":`...)
+		b = appendJSONString(b, c.SV)
+		b = append(b, `,"en":`...)
+		b = appendJSONString(b, c.EN)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// encodedConditions holds the conditions of each kind of estimate, encoded,
+// by rules: the rules are loaded once per process and never change, so
+// every server of a process shares one encoding.
+var encodedConditions struct {
+	sync.Mutex
+	byRules map[*taxdeduction.Rules]map[string][]byte
+}
+
+// taxConditionsFor returns the encoded conditions of ROT and RUT estimates
+// under rules (nil for no rules); the map is shared and read only.
+func taxConditionsFor(rules *taxdeduction.Rules) map[string][]byte {
+	if rules == nil {
+		return nil
+	}
+	e := &encodedConditions
+	e.Lock()
+	defer e.Unlock()
+	if m, ok := e.byRules[rules]; ok {
+		return m
+	}
+	m := map[string][]byte{}
+	for _, kind := range []taxdeduction.Kind{taxdeduction.ROT, taxdeduction.RUT} {
+		m[string(kind)] = appendTaxConditions(nil, booking.TaxConditionsWireOf(rules, string(kind)))
+	}
+	if e.byRules == nil {
+		e.byRules = map[*taxdeduction.Rules]map[string][]byte{}
+	}
+	e.byRules[rules] = m
+	return m
 }
 
 // appendJSONString writes s as a JSON string, escaping as json.Marshal
@@ -624,8 +673,13 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 			Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
 			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
 				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
-			texts:                texts,
-			TaxReductionEstimate: booking.TaxEstimateWireOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK),
+			texts: texts,
+		}
+		if e, ok := booking.TaxEstimateFiguresOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK); ok {
+			ow.TaxReductionEstimate = &e
+			if ow.taxConditions = s.taxConditions[e.Kind]; ow.taxConditions == nil {
+				ow.TaxReductionEstimate.Conditions = booking.TaxConditionsWireOf(s.catalog.TaxRules, e.Kind)
+			}
 		}
 		if o.Price.PricingModel.PerUnit() {
 			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity

@@ -231,29 +231,27 @@ func absoluteURL(baseURL, u string) string {
 // The vertical and job type are checked before the schema, so that an
 // unknown or not-yet-bookable vertical answers 422 unsupported_vertical (the
 // contract's status) rather than a 400 for failing the vertical_id enum.
+// A body the schema accepts has both as strings, so the job type is read
+// again only when the schema refused the body.
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	body, err := readJSONBody(r)
 	if err != nil {
 		return err
 	}
-	var peek struct {
-		VerticalID any `json:"vertical_id"`
-		JobTypeID  any `json:"job_type_id"`
-	}
-	if json.Unmarshal(body, &peek) == nil {
-		if vertical, ok := peek.VerticalID.(string); ok {
-			if _, known := s.catalog.Vertical(vertical); !known {
-				return s.search.CheckJobType(vertical, "")
-			}
-			if jobType, ok := peek.JobTypeID.(string); ok {
-				if err := s.search.CheckJobType(vertical, jobType); err != nil {
-					return err
-				}
-			}
-		}
-	}
 	var req searchRequestWire
 	if err := s.decodeBody(r, body, &req); err != nil {
+		var peek struct {
+			VerticalID any `json:"vertical_id"`
+			JobTypeID  any `json:"job_type_id"`
+		}
+		if json.Unmarshal(body, &peek) == nil {
+			if jobErr := s.checkSearchJob(peek.VerticalID, peek.JobTypeID); jobErr != nil {
+				return jobErr
+			}
+		}
+		return err
+	}
+	if err := s.checkSearchJob(req.VerticalID, req.JobTypeID); err != nil {
 		return err
 	}
 	q := booking.Query{
@@ -269,6 +267,23 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.writeSearch(w, r, res)
+}
+
+// checkSearchJob answers unsupported_vertical or unsupported_job_type for
+// a vertical, and then a job type, that are strings the catalog does not
+// offer; values of another JSON type are left to the schema.
+func (s *Server) checkSearchJob(vertical, jobType any) error {
+	v, ok := vertical.(string)
+	if !ok {
+		return nil
+	}
+	if _, known := s.catalog.Vertical(v); !known {
+		return s.search.CheckJobType(v, "")
+	}
+	if j, ok := jobType.(string); ok {
+		return s.search.CheckJobType(v, j)
+	}
+	return nil
 }
 
 // bookingOptionsRequestWire is the body of POST

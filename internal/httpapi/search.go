@@ -51,8 +51,7 @@ type searchResponseWire struct {
 	BookingCreated         bool   `json:"booking_created"`
 	DirectBookingAvailable bool   `json:"direct_booking_available"`
 	OptionCount            int    `json:"option_count"`
-	// Options are spliced in by encodeSearch (member "options").
-	Options             []optionWire    `json:"-"`
+	// The options are written by encodeSearch (member "options").
 	RequestedTimeWindow *readWindowWire `json:"requested_time_window,omitempty"`
 	// NextAvailable lists, for an empty window, the earliest free times
 	// after it: times only, no option, provider or price.
@@ -329,7 +328,7 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 	// same buffer, its opening brace turned into the separator.
 	*buf = s.appendMeta((*buf)[:0], r)
 	open := len(*buf)
-	*buf = encodeSearch(*buf, s.searchWire(res))
+	*buf = s.encodeSearch(*buf, res)
 	(*buf)[open] = ','
 	s.writeResponse(w, http.StatusOK, append(*buf, '\n'))
 	return nil
@@ -338,21 +337,28 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 // encodeSearch encodes a search response. The scope and terms of each
 // option (several kilobytes of catalog text) were encoded once per server
 // and are copied in as they are: encoding them again would be most of the
-// cost of a search.
+// cost of a search. Options are converted to their wire form one at a
+// time, in place, and written at once.
 // The body is appended to buf, which may be reused from an earlier search.
-func encodeSearch(buf []byte, out searchResponseWire) []byte {
+func (s *Server) encodeSearch(buf []byte, res booking.Result) []byte {
 	size := 1024
-	for _, o := range out.Options {
-		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
+	for _, o := range res.Options {
+		texts := s.serviceTexts[o.Service.ID]
+		size += 512 + len(o.ID) + len(texts.scope) + len(texts.terms)
 	}
 	buf = slices.Grow(buf, size)
-	buf = appendSearchHead(buf, out)
+	buf = appendSearchHead(buf, s.searchWire(res))
 	buf = append(buf, `,"options":[`...)
-	for i, o := range out.Options {
+	var (
+		ow       optionWire
+		estimate booking.TaxEstimateWire
+	)
+	for i, o := range res.Options {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendOption(buf, o)
+		s.optionWireOf(&ow, &estimate, o)
+		buf = appendOption(buf, ow)
 	}
 	return append(buf, "]}"...)
 }
@@ -658,11 +664,11 @@ var jsonByte = func() (t [256]uint8) {
 	return t
 }()
 
+// searchWire returns the members of a search answer but its options.
 func (s *Server) searchWire(res booking.Result) searchResponseWire {
 	out := searchResponseWire{
 		OK: true, SpecVersion: bokat.BookingsContractVersion, AvailabilityChecked: true,
 		DirectBookingAvailable: len(res.Options) > 0, OptionCount: len(res.Options),
-		Options:      make([]optionWire, 0, len(res.Options)),
 		SafeNextStep: res.SafeNextStep,
 		RequestedTimeWindow: &readWindowWire{timeWindowWire: timeWindowWire{
 			StartAt: booking.WireTime(res.Window.Start), EndAt: booking.WireTime(res.Window.End), Label: res.Window.Label,
@@ -677,36 +683,38 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 			out.LastBookableDate = res.LastBookableDate.String()
 		}
 	}
-	for _, o := range res.Options {
-		texts := s.serviceTexts[o.Service.ID]
-		ow := optionWire{
-			BookingOptionID: o.ID,
-			ExpiresAt:       booking.WireTime(o.ExpiresAt),
-			Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
-			Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
-				LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},
-			Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
-			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
-				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
-			texts: texts,
-		}
-		if e, ok := booking.TaxEstimateFiguresOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK); ok {
-			ow.TaxReductionEstimate = &e
-			if ow.taxConditions = s.taxConditions[e.Kind]; ow.taxConditions == nil {
-				ow.TaxReductionEstimate.Conditions = booking.TaxConditionsWireOf(s.catalog.TaxRules, e.Kind)
-			}
-		}
-		if o.Price.PricingModel.PerUnit() {
-			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity
-			ow.Price.UnitPriceSEK, ow.Price.Quantity, ow.Price.Unit = &unitPrice, &quantity, o.Price.Unit
-			if o.Price.MinimumChargeSEK > 0 {
-				minimum := o.Price.MinimumChargeSEK
-				ow.Price.MinimumChargeSEK = &minimum
-			}
-		}
-		out.Options = append(out.Options, ow)
-	}
 	return out
+}
+
+// optionWireOf sets *ow to the wire form of o; an estimate, when o has one,
+// is written to *estimate, which ow then points to.
+func (s *Server) optionWireOf(ow *optionWire, estimate *booking.TaxEstimateWire, o booking.Option) {
+	*ow = optionWire{
+		BookingOptionID: o.ID,
+		ExpiresAt:       booking.WireTime(o.ExpiresAt),
+		Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
+		Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
+			LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},
+		Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
+		Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
+			PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
+		texts: s.serviceTexts[o.Service.ID],
+	}
+	if e, ok := booking.TaxEstimateFiguresOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK); ok {
+		*estimate = e
+		ow.TaxReductionEstimate = estimate
+		if ow.taxConditions = s.taxConditions[e.Kind]; ow.taxConditions == nil {
+			estimate.Conditions = booking.TaxConditionsWireOf(s.catalog.TaxRules, e.Kind)
+		}
+	}
+	if o.Price.PricingModel.PerUnit() {
+		unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity
+		ow.Price.UnitPriceSEK, ow.Price.Quantity, ow.Price.Unit = &unitPrice, &quantity, o.Price.Unit
+		if o.Price.MinimumChargeSEK > 0 {
+			minimum := o.Price.MinimumChargeSEK
+			ow.Price.MinimumChargeSEK = &minimum
+		}
+	}
 }
 
 var termsPage = template.Must(template.New("terms").Parse(`<!doctype html>

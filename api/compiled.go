@@ -240,6 +240,9 @@ func (co *compiledOperation) validate(col *collector, r *http.Request, pathParam
 // accepts reports whether the Content-Type header names a declared media
 // type, parameters (charset) aside.
 func (b *compiledBody) accepts(contentType string) bool {
+	if contentType == "application/json" { // what nearly every client sends
+		return slices.Contains(b.mediaTypes, contentType)
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt = strings.TrimSpace(contentType)

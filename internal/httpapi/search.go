@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"bokat"
@@ -352,12 +353,19 @@ func (s *Server) encodeSearch(buf []byte, res booking.Result) []byte {
 	var (
 		ow       optionWire
 		estimate booking.TaxEstimateWire
+		// The options of a search expire together: their expiry is
+		// formatted once.
+		expires     time.Time
+		expiresWire string
 	)
 	for i, o := range res.Options {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		s.optionWireOf(&ow, &estimate, o)
+		if i == 0 || !o.ExpiresAt.Equal(expires) {
+			expires, expiresWire = o.ExpiresAt, booking.WireTime(o.ExpiresAt)
+		}
+		s.optionWireOf(&ow, &estimate, o, expiresWire)
 		buf = appendOption(buf, ow)
 	}
 	return append(buf, "]}"...)
@@ -686,12 +694,13 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 	return out
 }
 
-// optionWireOf sets *ow to the wire form of o; an estimate, when o has one,
-// is written to *estimate, which ow then points to.
-func (s *Server) optionWireOf(ow *optionWire, estimate *booking.TaxEstimateWire, o booking.Option) {
+// optionWireOf sets *ow to the wire form of o, whose expiry is expiresAt
+// (booking.WireTime of o.ExpiresAt); an estimate, when o has one, is
+// written to *estimate, which ow then points to.
+func (s *Server) optionWireOf(ow *optionWire, estimate *booking.TaxEstimateWire, o booking.Option, expiresAt string) {
 	*ow = optionWire{
 		BookingOptionID: o.ID,
-		ExpiresAt:       booking.WireTime(o.ExpiresAt),
+		ExpiresAt:       expiresAt,
 		Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
 		Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
 			LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},

@@ -70,6 +70,16 @@ func (s *server) PeakRSS() (int64, error) {
 	return peakRSS(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 }
 
+// CPU returns the CPU time the server's child process has used; false for
+// a server in this process.
+func (s *server) CPU() (time.Duration, bool) {
+	if s.cmd == nil {
+		return 0, false
+	}
+	cpu, err := procCPU(s.cmd.Process.Pid)
+	return cpu, err == nil
+}
+
 // Close stops the server and, for a child, waits for it to exit.
 func (s *server) Close() error {
 	if s.cmd == nil {

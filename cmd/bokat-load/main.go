@@ -124,14 +124,21 @@ type measurement struct {
 	Max        time.Duration `json:"max_ns"`
 	Success    float64       `json:"success_ratio"`
 	Requests   uint64        `json:"requests"`
+	// ServerCPU is the CPU time (user and system) the server's process
+	// spent per request during the attack; zero for a server in this
+	// process, whose CPU time the load generator shares.
+	ServerCPU time.Duration `json:"server_cpu_per_request_ns,omitempty"`
 }
 
 type report struct {
-	BodyBytes      int           `json:"response_bytes"`
-	Runs           []measurement `json:"runs"`
-	SearchMax      float64       `json:"search_max_rps"`
-	BareMax        float64       `json:"bare_max_rps"`
-	Ratio          float64       `json:"ratio"`
+	BodyBytes int           `json:"response_bytes"`
+	Runs      []measurement `json:"runs"`
+	SearchMax float64       `json:"search_max_rps"`
+	BareMax   float64       `json:"bare_max_rps"`
+	Ratio     float64       `json:"ratio"`
+	// CPURatio is the bare server's CPU time per request over the search
+	// server's, in the maximum-throughput attacks (0 without children).
+	CPURatio       float64       `json:"cpu_ratio,omitempty"`
 	HalfLoadP99    time.Duration `json:"half_load_p99_ns"`
 	HalfLoadTarget float64       `json:"half_load_rps"`
 	TargetsMet     bool          `json:"targets_met"`
@@ -231,11 +238,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return nil
 	}
-	cmp, err := compare(ctx, c, bareURL, "bare", searchURL, "search")
+	cmp, err := compare(ctx, c, bare, "bare", search, "search")
 	if err != nil {
 		return err
 	}
 	rep.Runs, rep.BareMax, rep.SearchMax, rep.Ratio = cmp.runs, cmp.refMax, cmp.subjectMax, cmp.ratio
+	rep.CPURatio = cmp.cpuRatio
 	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
 
 	return emit(out, c, rep, rep.TargetsMet, "ratio", func() { printReport(out, rep, c) })
@@ -275,9 +283,12 @@ func emit(out io.Writer, c config, rep any, met bool, ratioName string, print fu
 type comparison struct {
 	runs                      []measurement
 	refMax, subjectMax, ratio float64
-	halfTarget                float64
-	halfP99                   time.Duration
-	met                       bool
+	// cpuRatio is the reference's server CPU time per request over the
+	// subject's (0 when the servers run in this process).
+	cpuRatio   float64
+	halfTarget float64
+	halfP99    time.Duration
+	met        bool
 }
 
 // compare warms both servers, runs c.rounds alternating maximum-throughput
@@ -285,26 +296,36 @@ type comparison struct {
 // half its mean maximum rate. The targets: the subject reaches at least half
 // the reference's rate, and its p99 at half load is under 10 ms with every
 // request answered.
-func compare(ctx context.Context, c config, refURL, refName, subjectURL, subjectName string) (comparison, error) {
+//
+// On a shared machine the rates swing with what else runs; the servers'
+// CPU time per request (each in a process of its own) does much less, so
+// the comparison also gives the ratio of those.
+func compare(ctx context.Context, c config, ref *server, refName string, subject *server, subjectName string) (comparison, error) {
 	warm := min(time.Second, c.duration)
-	attackMax(subjectURL, subjectName, c.workers, warm)
-	attackMax(refURL, refName, c.workers, warm)
+	attackMax(subject, subjectName, c.workers, warm)
+	attackMax(ref, refName, c.workers, warm)
 	var cmp comparison
 	var refSum, subjectSum float64
+	var refCPU, subjectCPU time.Duration
 	for round := 0; round < c.rounds; round++ {
 		if ctx.Err() != nil {
 			return cmp, ctx.Err()
 		}
-		r := attackMax(refURL, refName, c.workers, c.duration)
-		s := attackMax(subjectURL, subjectName, c.workers, c.duration)
+		r := attackMax(ref, refName, c.workers, c.duration)
+		s := attackMax(subject, subjectName, c.workers, c.duration)
 		cmp.runs = append(cmp.runs, r, s)
 		refSum += r.Throughput
 		subjectSum += s.Throughput
+		refCPU += r.ServerCPU
+		subjectCPU += s.ServerCPU
 	}
 	cmp.refMax, cmp.subjectMax = refSum/float64(c.rounds), subjectSum/float64(c.rounds)
 	cmp.ratio = cmp.subjectMax / cmp.refMax
+	if refCPU > 0 && subjectCPU > 0 {
+		cmp.cpuRatio = float64(refCPU) / float64(subjectCPU)
+	}
 	cmp.halfTarget = cmp.subjectMax / 2
-	half := attackRate(subjectURL, subjectName, cmp.halfTarget, c.duration)
+	half := attackRate(subject.URL, subjectName, cmp.halfTarget, c.duration)
 	cmp.runs = append(cmp.runs, half)
 	cmp.halfP99 = half.P99
 	cmp.met = cmp.ratio >= 0.5 && cmp.halfP99 < 10*time.Millisecond && half.Success >= 0.999
@@ -313,14 +334,18 @@ func compare(ctx context.Context, c config, refURL, refName, subjectURL, subject
 
 // printRuns prints the table of runs, rates with the given decimals.
 func printRuns(w io.Writer, runs []measurement, decimals int) {
-	fmt.Fprintf(w, "%-7s %-18s %10s %10s %10s %9s\n", "server", "mode", "req/s", "p50", "p99", "success")
+	fmt.Fprintf(w, "%-7s %-18s %10s %10s %10s %9s %9s\n", "server", "mode", "req/s", "p50", "p99", "success", "cpu/req")
 	for _, m := range runs {
 		mode := m.Mode
 		if m.Rate > 0 {
 			mode = fmt.Sprintf("%s %.*f/s", m.Mode, decimals+1, m.Rate)
 		}
-		fmt.Fprintf(w, "%-7s %-18s %10.*f %10s %10s %8.2f%%\n", m.Server, mode, decimals, m.Throughput,
-			m.P50.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond), m.Success*100)
+		cpu := "-"
+		if m.ServerCPU > 0 {
+			cpu = m.ServerCPU.Round(time.Microsecond).String()
+		}
+		fmt.Fprintf(w, "%-7s %-18s %10.*f %10s %10s %8.2f%% %9s\n", m.Server, mode, decimals, m.Throughput,
+			m.P50.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond), m.Success*100, cpu)
 	}
 }
 
@@ -332,6 +357,9 @@ func printReport(w io.Writer, rep report, c config) {
 		verdict = "MISSED"
 	}
 	fmt.Fprintf(w, "\nsearch %.0f req/s / bare %.0f req/s = ratio %.2f (target >= 0.50)\n", rep.SearchMax, rep.BareMax, rep.Ratio)
+	if rep.CPURatio > 0 {
+		fmt.Fprintf(w, "server CPU per request, bare / search = %.2f (load average %s)\n", rep.CPURatio, loadAvg())
+	}
 	fmt.Fprintf(w, "search p99 at %.0f req/s (half its maximum): %s (target < 10ms)\ntargets %s\n",
 		rep.HalfLoadTarget, rep.HalfLoadP99.Round(10*time.Microsecond), verdict)
 }
@@ -347,10 +375,15 @@ func newAttacker(workers int) *vegeta.Attacker {
 		vegeta.KeepAlive(true), vegeta.Connections(workers), vegeta.MaxBody(0), vegeta.Timeout(10*time.Second))
 }
 
-// attackMax sends requests as fast as the workers get answers.
-func attackMax(url, name string, workers int, d time.Duration) measurement {
+// attackMax sends requests to srv as fast as the workers get answers.
+func attackMax(srv *server, name string, workers int, d time.Duration) measurement {
 	a := newAttacker(workers)
-	return collect(a.Attack(target(url), vegeta.Rate{Freq: 0}, d, name), name, "max", 0)
+	cpu0, cpuOK := srv.CPU()
+	m := collect(a.Attack(target(srv.URL), vegeta.Rate{Freq: 0}, d, name), name, "max", 0)
+	if cpu1, ok := srv.CPU(); cpuOK && ok && m.Requests > 0 {
+		m.ServerCPU = (cpu1 - cpu0) / time.Duration(m.Requests)
+	}
+	return m
 }
 
 // attackRate sends requests at a constant rate, whatever the answers take.

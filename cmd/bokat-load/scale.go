@@ -64,7 +64,7 @@ func runScale(ctx context.Context, c config, out io.Writer) error {
 	defer large.Close()
 	rep := scaleReport{Providers: c.large, ImportSeconds: time.Since(started).Seconds()}
 
-	cmp, err := compare(ctx, c, demo.URL, "demo", large.URL, "large")
+	cmp, err := compare(ctx, c, demo, "demo", large, "large")
 	if err != nil {
 		return err
 	}

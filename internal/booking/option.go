@@ -225,10 +225,17 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 	sg := k.signers.Get().(*signer)
 	defer k.signers.Put(sg)
 	if c.Nonce == "" {
-		if _, err := io.ReadFull(k.random, sg.nonce[:]); err != nil {
-			return "", fmt.Errorf("option signing: nonce: %w", err)
+		// Random bits are read for several nonces at a time (a search
+		// signs several options); each byte is used once.
+		if sg.unused < nonceSize {
+			if _, err := io.ReadFull(k.random, sg.entropy[:]); err != nil {
+				return "", fmt.Errorf("option signing: nonce: %w", err)
+			}
+			sg.unused = len(sg.entropy)
 		}
-		c.Nonce = base64.RawURLEncoding.EncodeToString(sg.nonce[:])
+		at := len(sg.entropy) - sg.unused
+		sg.unused -= nonceSize
+		c.Nonce = base64.RawURLEncoding.EncodeToString(sg.entropy[at : at+nonceSize])
 	}
 	sg.raw = appendPayload(sg.raw[:0], c)
 	token := append(sg.token[:0], tokenPrefix...)
@@ -248,11 +255,17 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 // signer is the scratch state of one Sign: the signing key's HMAC and
 // buffers kept between uses.
 type signer struct {
-	mac        hash.Hash
-	nonce      [16]byte
+	mac hash.Hash
+	// entropy holds random bits for the nonces of the next signatures, of
+	// which the last unused bytes are still to be used.
+	entropy    [8 * nonceSize]byte
+	unused     int
 	sum        [sha256.Size]byte
 	raw, token []byte
 }
+
+// nonceSize is the length of an option's nonce: 128 random bits.
+const nonceSize = 16
 
 // appendPayload writes the payload of c as compact JSON, in the member
 // order of the payload type, without reflection: search signs every option

@@ -298,3 +298,44 @@ func TestVerifyRefusesNonCanonicalBase64(t *testing.T) {
 		})
 	}
 }
+
+// TestSignUsesEachRandomByteOnce: nonces are read for several signatures
+// at a time, and every nonce is 128 bits of the random stream that no other
+// nonce used (a pooled signer the collector drops leaves its unused bytes
+// unused).
+func TestSignUsesEachRandomByteOnce(t *testing.T) {
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	k := mustKeyring(t, key("k1", 1))
+	var stream bytes.Buffer
+	for i := range 1 << 12 {
+		stream.WriteByte(byte(i*7 + i>>8))
+	}
+	random := bytes.Clone(stream.Bytes())
+	k.random = &stream
+	used := map[int]bool{}
+	for range 3*len(signer{}.entropy)/nonceSize + 5 {
+		token, err := k.Sign(sampleClaims(now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := k.Verify(token, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonce, err := base64.RawURLEncoding.DecodeString(c.Nonce)
+		if err != nil || len(nonce) != nonceSize {
+			t.Fatalf("nonce %q: %v", c.Nonce, err)
+		}
+		at := -1
+		for i := 0; i+nonceSize <= len(random); i += nonceSize {
+			if bytes.Equal(random[i:i+nonceSize], nonce) && !used[i] {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			t.Fatalf("nonce %x is not 16 bytes of the random stream unused so far", nonce)
+		}
+		used[at] = true
+	}
+}

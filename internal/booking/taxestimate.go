@@ -41,25 +41,44 @@ type TaxConditionWire struct {
 // estimate's rules version; a version the rules no longer hold (they never
 // drop one) falls back to the kind's conditions without caps.
 func TaxEstimateWireOf(rules *taxdeduction.Rules, e *bokat.TaxReductionEstimate, amountSEK int64) *TaxEstimateWire {
-	if e == nil || rules == nil {
+	w, ok := TaxEstimateFiguresOf(rules, e, amountSEK)
+	if !ok {
 		return nil
 	}
-	w := &TaxEstimateWire{
+	w.Conditions = TaxConditionsWireOf(rules, e.Kind)
+	return &w
+}
+
+// TaxEstimateFiguresOf is TaxEstimateWireOf without the conditions
+// (Conditions is nil), for encoders that write the conditions of the kind
+// from a copy encoded once; false for no estimate.
+func TaxEstimateFiguresOf(rules *taxdeduction.Rules, e *bokat.TaxReductionEstimate, amountSEK int64) (TaxEstimateWire, bool) {
+	if e == nil || rules == nil {
+		return TaxEstimateWire{}, false
+	}
+	w := TaxEstimateWire{
 		Preliminary: true, LabelSV: rules.LabelSV, LabelEN: rules.LabelEN,
 		Kind: e.Kind, RatePercent: e.RatePercent, LabourPercent: e.LabourPercent,
 		LabourAmountSEK: e.LabourSEK, EstimatedReductionSEK: e.ReductionSEK,
 		PriceAfterReductionSEK: max(amountSEK-e.ReductionSEK, 0), Currency: "SEK", RulesVersion: e.RulesVersion,
-		Conditions: []TaxConditionWire{},
 	}
 	if rule, ok := rules.Version(e.RulesVersion); ok {
 		w.YearlyCapSEK, w.KindYearlyCapSEK = rule.YearlyCapSEK, rule.KindYearlyCapSEK
 	}
-	if info, ok := rules.Kind(taxdeduction.Kind(e.Kind)); ok {
+	return w, true
+}
+
+// TaxConditionsWireOf returns the conditions an estimate of the kind
+// carries: the kind's conditions in the rules, or an empty list for a kind
+// the rules do not describe. The list is the caller's.
+func TaxConditionsWireOf(rules *taxdeduction.Rules, kind string) []TaxConditionWire {
+	out := []TaxConditionWire{}
+	if info, ok := rules.Kind(taxdeduction.Kind(kind)); ok {
 		for _, c := range info.Conditions {
-			w.Conditions = append(w.Conditions, TaxConditionWire{ID: c.ID, SV: c.SV, EN: c.EN})
+			out = append(out, TaxConditionWire{ID: c.ID, SV: c.SV, EN: c.EN})
 		}
 	}
-	return w
+	return out
 }
 
 // estimateOf returns the preliminary ROT/RUT estimate of an option from

@@ -68,3 +68,18 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	w.n += len(p)
 	return len(p), nil
 }
+
+// BenchmarkAppendJSONString is the string encoder of every hand-written
+// response encoder on a condition text of a tax estimate (mostly ASCII,
+// some Swedish letters): six options of a search carry several each.
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := "Arbetet ska utföras i en bostad som du äger eller hyr och där du bor, eller i ett fritidshus du äger. " +
+		"Du måste ha betalat arbetet elektroniskt."
+	buf := make([]byte, 0, 1024)
+	b.SetBytes(int64(len(s)))
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		buf = appendJSONString(buf[:0], s)
+	}
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}

@@ -34,13 +34,15 @@ func (s *Server) decode(r *http.Request, dst any) error {
 // before schema validation (consent first, taxonomy errors as 422) call it,
 // then decodeBody.
 func readJSONBody(r *http.Request) ([]byte, error) {
-	ct := r.Header.Get("Content-Type")
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
-		return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "Content-Type must be application/json.")
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "JSON bodies must be UTF-8; a charset parameter, when sent, must be utf-8.")
+	// What nearly every client sends is accepted without parsing it.
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		mt, params, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "Content-Type must be application/json.")
+		}
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			return nil, bokat.Errorf(bokat.CodeUnsupportedMediaType, "JSON bodies must be UTF-8; a charset parameter, when sent, must be utf-8.")
+		}
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -202,3 +202,38 @@ func TestAppendSearchHeadWritesWhatJSONMarshalWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestTaxConditionsEncodedOnceWriteWhatJSONMarshalWrites keeps the
+// estimates of search answers, whose conditions are encoded once per rules,
+// byte-for-byte equal to json.Marshal of the whole estimate.
+func TestTaxConditionsEncodedOnceWriteWhatJSONMarshalWrites(t *testing.T) {
+	t.Parallel()
+	rules, err := taxdeduction.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded := taxConditionsFor(rules)
+	if again := taxConditionsFor(rules); reflect.ValueOf(again).UnsafePointer() != reflect.ValueOf(encoded).UnsafePointer() {
+		t.Error("the conditions of the same rules were encoded again")
+	}
+	for name, e := range map[string]bokat.TaxReductionEstimate{
+		"ROT":                       {Kind: "rot", RatePercent: 30, LabourPercent: 80, LabourSEK: 1512, ReductionSEK: 453, RulesVersion: "rot_2026-01-01"},
+		"RUT, unknown rules":        {Kind: "rut", RatePercent: 50, LabourPercent: 100, LabourSEK: 2813, ReductionSEK: 1406, RulesVersion: "no such version"},
+		"reduction above the price": {Kind: "rot", RatePercent: 30, LabourPercent: 100, LabourSEK: 900, ReductionSEK: 5000, RulesVersion: "rot_2026-01-01"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want, err := json.Marshal(booking.TaxEstimateWireOf(rules, &e, 1890))
+			if err != nil {
+				t.Fatal(err)
+			}
+			figures, ok := booking.TaxEstimateFiguresOf(rules, &e, 1890)
+			if !ok || figures.Conditions != nil || encoded[e.Kind] == nil {
+				t.Fatalf("figures %+v, %v; encoded conditions %s", figures, ok, encoded[e.Kind])
+			}
+			if got := appendTaxEstimate(nil, &figures, encoded[e.Kind]); string(got) != string(want) {
+				t.Errorf("appendTaxEstimate =\n%s\njson.Marshal =\n%s", got, want)
+			}
+		})
+	}
+}

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"bokat"
 	"bokat/internal/auth"
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
+	"bokat/internal/taxdeduction"
 )
 
 // Wire types of booking option search (SearchRequest, SearchResponse).
@@ -50,8 +52,7 @@ type searchResponseWire struct {
 	BookingCreated         bool   `json:"booking_created"`
 	DirectBookingAvailable bool   `json:"direct_booking_available"`
 	OptionCount            int    `json:"option_count"`
-	// Options are spliced in by encodeSearch (member "options").
-	Options             []optionWire    `json:"-"`
+	// The options are written by encodeSearch (member "options").
 	RequestedTimeWindow *readWindowWire `json:"requested_time_window,omitempty"`
 	// NextAvailable lists, for an empty window, the earliest free times
 	// after it: times only, no option, provider or price.
@@ -92,6 +93,9 @@ type optionWire struct {
 	Price           optionPriceWire    `json:"price"`
 	// TaxReductionEstimate is the preliminary ROT/RUT estimate, or nil.
 	TaxReductionEstimate *booking.TaxEstimateWire `json:"tax_reduction_estimate,omitempty"`
+	// taxConditions, when set, are the estimate's conditions encoded once
+	// per rules (taxConditionsFor), written in place of its Conditions.
+	taxConditions []byte
 	// texts are the scope and terms of the service, encoded once per
 	// server and spliced in by encodeSearch (members "scope" and "terms").
 	texts serviceTexts
@@ -227,29 +231,27 @@ func absoluteURL(baseURL, u string) string {
 // The vertical and job type are checked before the schema, so that an
 // unknown or not-yet-bookable vertical answers 422 unsupported_vertical (the
 // contract's status) rather than a 400 for failing the vertical_id enum.
+// A body the schema accepts has both as strings, so the job type is read
+// again only when the schema refused the body.
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	body, err := readJSONBody(r)
 	if err != nil {
 		return err
 	}
-	var peek struct {
-		VerticalID any `json:"vertical_id"`
-		JobTypeID  any `json:"job_type_id"`
-	}
-	if json.Unmarshal(body, &peek) == nil {
-		if vertical, ok := peek.VerticalID.(string); ok {
-			if _, known := s.catalog.Vertical(vertical); !known {
-				return s.search.CheckJobType(vertical, "")
-			}
-			if jobType, ok := peek.JobTypeID.(string); ok {
-				if err := s.search.CheckJobType(vertical, jobType); err != nil {
-					return err
-				}
-			}
-		}
-	}
 	var req searchRequestWire
 	if err := s.decodeBody(r, body, &req); err != nil {
+		var peek struct {
+			VerticalID any `json:"vertical_id"`
+			JobTypeID  any `json:"job_type_id"`
+		}
+		if json.Unmarshal(body, &peek) == nil {
+			if jobErr := s.checkSearchJob(peek.VerticalID, peek.JobTypeID); jobErr != nil {
+				return jobErr
+			}
+		}
+		return err
+	}
+	if err := s.checkSearchJob(req.VerticalID, req.JobTypeID); err != nil {
 		return err
 	}
 	q := booking.Query{
@@ -265,6 +267,23 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.writeSearch(w, r, res)
+}
+
+// checkSearchJob answers unsupported_vertical or unsupported_job_type for
+// a vertical, and then a job type, that are strings the catalog does not
+// offer; values of another JSON type are left to the schema.
+func (s *Server) checkSearchJob(vertical, jobType any) error {
+	v, ok := vertical.(string)
+	if !ok {
+		return nil
+	}
+	if _, known := s.catalog.Vertical(v); !known {
+		return s.search.CheckJobType(v, "")
+	}
+	if j, ok := jobType.(string); ok {
+		return s.search.CheckJobType(v, j)
+	}
+	return nil
 }
 
 // bookingOptionsRequestWire is the body of POST
@@ -310,7 +329,7 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 	// same buffer, its opening brace turned into the separator.
 	*buf = s.appendMeta((*buf)[:0], r)
 	open := len(*buf)
-	*buf = encodeSearch(*buf, s.searchWire(res))
+	*buf = s.encodeSearch(*buf, res)
 	(*buf)[open] = ','
 	s.writeResponse(w, http.StatusOK, append(*buf, '\n'))
 	return nil
@@ -319,21 +338,35 @@ func (s *Server) writeSearch(w http.ResponseWriter, r *http.Request, res booking
 // encodeSearch encodes a search response. The scope and terms of each
 // option (several kilobytes of catalog text) were encoded once per server
 // and are copied in as they are: encoding them again would be most of the
-// cost of a search.
+// cost of a search. Options are converted to their wire form one at a
+// time, in place, and written at once.
 // The body is appended to buf, which may be reused from an earlier search.
-func encodeSearch(buf []byte, out searchResponseWire) []byte {
+func (s *Server) encodeSearch(buf []byte, res booking.Result) []byte {
 	size := 1024
-	for _, o := range out.Options {
-		size += 512 + len(o.BookingOptionID) + len(o.texts.scope) + len(o.texts.terms)
+	for _, o := range res.Options {
+		texts := s.serviceTexts[o.Service.ID]
+		size += 512 + len(o.ID) + len(texts.scope) + len(texts.terms)
 	}
 	buf = slices.Grow(buf, size)
-	buf = appendSearchHead(buf, out)
+	buf = appendSearchHead(buf, s.searchWire(res))
 	buf = append(buf, `,"options":[`...)
-	for i, o := range out.Options {
+	var (
+		ow       optionWire
+		estimate booking.TaxEstimateWire
+		// The options of a search expire together: their expiry is
+		// formatted once.
+		expires     time.Time
+		expiresWire string
+	)
+	for i, o := range res.Options {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendOption(buf, o)
+		if i == 0 || !o.ExpiresAt.Equal(expires) {
+			expires, expiresWire = o.ExpiresAt, booking.WireTime(o.ExpiresAt)
+		}
+		s.optionWireOf(&ow, &estimate, o, expiresWire)
+		buf = appendOption(buf, ow)
 	}
 	return append(buf, "]}"...)
 }
@@ -456,7 +489,7 @@ func appendOption(b []byte, o optionWire) []byte {
 	b = append(b, '}')
 	if o.TaxReductionEstimate != nil {
 		b = append(b, `,"tax_reduction_estimate":`...)
-		b = appendTaxEstimate(b, o.TaxReductionEstimate)
+		b = appendTaxEstimate(b, o.TaxReductionEstimate, o.taxConditions)
 	}
 	b = append(b, `,"scope":`...)
 	b = append(b, o.texts.scope...)
@@ -467,8 +500,10 @@ func appendOption(b []byte, o optionWire) []byte {
 
 // appendTaxEstimate writes a tax reduction estimate as json.Marshal would
 // (tests compare the two), without reflection: most options of the demo
-// supply carry one, and encoding/json cost a tenth of a search.
-func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire) []byte {
+// supply carry one, and encoding/json cost a tenth of a search. conditions,
+// when not nil, are the estimate's conditions already encoded (the texts of
+// the kind, the same in every estimate), written instead of e.Conditions.
+func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire, conditions []byte) []byte {
 	appendBool := func(name string, v bool) {
 		b = append(b, name...)
 		b = strconv.AppendBool(b, v)
@@ -496,22 +531,65 @@ func appendTaxEstimate(b []byte, e *booking.TaxEstimateWire) []byte {
 	appendInt(`,"kind_yearly_cap_sek":`, e.KindYearlyCapSEK)
 	appendBool(`,"caps_applied":`, e.CapsApplied)
 	b = append(b, `,"conditions":`...)
-	if e.Conditions == nil {
-		b = append(b, "null"...)
+	if conditions != nil {
+		b = append(b, conditions...)
 	} else {
-		b = append(b, '[')
-		for i, c := range e.Conditions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			appendStr(`{"id":`, c.ID)
-			appendStr(`,"sv":`, c.SV)
-			appendStr(`,"en":`, c.EN)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = appendTaxConditions(b, e.Conditions)
 	}
 	return append(b, '}')
+}
+
+// appendTaxConditions writes the conditions of an estimate as json.Marshal
+// would.
+func appendTaxConditions(b []byte, conditions []booking.TaxConditionWire) []byte {
+	if conditions == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, c := range conditions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, c.ID)
+		b = append(b, `,"sv":`...)
+		b = appendJSONString(b, c.SV)
+		b = append(b, `,"en":`...)
+		b = appendJSONString(b, c.EN)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// encodedConditions holds the conditions of each kind of estimate, encoded,
+// by rules: the rules are loaded once per process and never change, so
+// every server of a process shares one encoding.
+var encodedConditions struct {
+	sync.Mutex
+	byRules map[*taxdeduction.Rules]map[string][]byte
+}
+
+// taxConditionsFor returns the encoded conditions of ROT and RUT estimates
+// under rules (nil for no rules); the map is shared and read only.
+func taxConditionsFor(rules *taxdeduction.Rules) map[string][]byte {
+	if rules == nil {
+		return nil
+	}
+	e := &encodedConditions
+	e.Lock()
+	defer e.Unlock()
+	if m, ok := e.byRules[rules]; ok {
+		return m
+	}
+	m := map[string][]byte{}
+	for _, kind := range []taxdeduction.Kind{taxdeduction.ROT, taxdeduction.RUT} {
+		m[string(kind)] = appendTaxConditions(nil, booking.TaxConditionsWireOf(rules, string(kind)))
+	}
+	if e.byRules == nil {
+		e.byRules = map[*taxdeduction.Rules]map[string][]byte{}
+	}
+	e.byRules[rules] = m
+	return m
 }
 
 // appendJSONString writes s as a JSON string, escaping as json.Marshal
@@ -521,20 +599,22 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	// In valid UTF-8 the only multi-byte runes escaped are U+2028 and
 	// U+2029 (E2 80 A8, E2 80 A9), so the bytes of other runes need no
-	// decoding: a continuation byte is never E2.
+	// decoding: a continuation byte is never E2. Invalid text takes the
+	// rune-by-rune path from its first byte that needs a look.
 	valid := utf8.ValidString(s)
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < utf8.RuneSelf {
+		switch jsonByte[c] {
+		case plainByte:
 			i++
 			continue
-		}
-		if valid && c >= utf8.RuneSelf && (c != 0xe2 || i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xa8) {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
+		case leadByte:
+			if valid && (c != 0xe2 || i+2 >= len(s) || s[i+1] != 0x80 || s[i+2]&^1 != 0xa8) {
+				i++
+				continue
+			}
+		case escapedByte:
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -570,11 +650,33 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// The classes of bytes in appendJSONString: written as they are, escaped
+// (control characters, quote, backslash and the HTML characters), or the
+// first byte of a multi-byte rune (or not UTF-8 at all).
+const (
+	plainByte = iota
+	escapedByte
+	leadByte
+)
+
+// jsonByte is the class of every byte value.
+var jsonByte = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&':
+			t[c] = escapedByte
+		case c >= utf8.RuneSelf:
+			t[c] = leadByte
+		}
+	}
+	return t
+}()
+
+// searchWire returns the members of a search answer but its options.
 func (s *Server) searchWire(res booking.Result) searchResponseWire {
 	out := searchResponseWire{
 		OK: true, SpecVersion: bokat.BookingsContractVersion, AvailabilityChecked: true,
 		DirectBookingAvailable: len(res.Options) > 0, OptionCount: len(res.Options),
-		Options:      make([]optionWire, 0, len(res.Options)),
 		SafeNextStep: res.SafeNextStep,
 		RequestedTimeWindow: &readWindowWire{timeWindowWire: timeWindowWire{
 			StartAt: booking.WireTime(res.Window.Start), EndAt: booking.WireTime(res.Window.End), Label: res.Window.Label,
@@ -589,31 +691,39 @@ func (s *Server) searchWire(res booking.Result) searchResponseWire {
 			out.LastBookableDate = res.LastBookableDate.String()
 		}
 	}
-	for _, o := range res.Options {
-		texts := s.serviceTexts[o.Service.ID]
-		ow := optionWire{
-			BookingOptionID: o.ID,
-			ExpiresAt:       booking.WireTime(o.ExpiresAt),
-			Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
-			Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
-				LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},
-			Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
-			Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
-				PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
-			texts:                texts,
-			TaxReductionEstimate: booking.TaxEstimateWireOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK),
-		}
-		if o.Price.PricingModel.PerUnit() {
-			unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity
-			ow.Price.UnitPriceSEK, ow.Price.Quantity, ow.Price.Unit = &unitPrice, &quantity, o.Price.Unit
-			if o.Price.MinimumChargeSEK > 0 {
-				minimum := o.Price.MinimumChargeSEK
-				ow.Price.MinimumChargeSEK = &minimum
-			}
-		}
-		out.Options = append(out.Options, ow)
-	}
 	return out
+}
+
+// optionWireOf sets *ow to the wire form of o, whose expiry is expiresAt
+// (booking.WireTime of o.ExpiresAt); an estimate, when o has one, is
+// written to *estimate, which ow then points to.
+func (s *Server) optionWireOf(ow *optionWire, estimate *booking.TaxEstimateWire, o booking.Option, expiresAt string) {
+	*ow = optionWire{
+		BookingOptionID: o.ID,
+		ExpiresAt:       expiresAt,
+		Provider:        optionProviderWire{ID: o.Provider.ID, Name: o.Provider.Name, City: o.Provider.City, RatingLabel: o.Provider.RatingLabel},
+		Service: optionServiceWire{ServiceID: o.Service.ID, VerticalID: o.Service.VerticalID, JobTypeID: o.Service.JobTypeID,
+			LabelSV: o.Service.LabelSV, LabelEN: o.Service.LabelEN},
+		Slot: timeWindowWire{StartAt: booking.WireTime(o.Slot.Start), EndAt: booking.WireTime(o.Slot.End), Label: o.SlotLabel},
+		Price: optionPriceWire{AmountSEK: o.Price.AmountSEK, Currency: catalog.Currency,
+			PricingModel: string(o.Price.PricingModel), PriceType: string(o.Price.PriceType)},
+		texts: s.serviceTexts[o.Service.ID],
+	}
+	if e, ok := booking.TaxEstimateFiguresOf(s.catalog.TaxRules, o.TaxReduction, o.Price.AmountSEK); ok {
+		*estimate = e
+		ow.TaxReductionEstimate = estimate
+		if ow.taxConditions = s.taxConditions[e.Kind]; ow.taxConditions == nil {
+			estimate.Conditions = booking.TaxConditionsWireOf(s.catalog.TaxRules, e.Kind)
+		}
+	}
+	if o.Price.PricingModel.PerUnit() {
+		unitPrice, quantity := o.Price.UnitPriceSEK, o.Price.Quantity
+		ow.Price.UnitPriceSEK, ow.Price.Quantity, ow.Price.Unit = &unitPrice, &quantity, o.Price.Unit
+		if o.Price.MinimumChargeSEK > 0 {
+			minimum := o.Price.MinimumChargeSEK
+			ow.Price.MinimumChargeSEK = &minimum
+		}
+	}
 }
 
 var termsPage = template.Must(template.New("terms").Parse(`<!doctype html>

@@ -143,6 +143,9 @@ type Server struct {
 	bookings     *booking.Lifecycle
 	feed         *calfeed.Feed
 	serviceTexts map[string]serviceTexts
+	// taxConditions are the conditions of each kind of tax reduction
+	// estimate, encoded once per rules.
+	taxConditions map[string][]byte
 	// openapiJSON is the contract document as served: servers names
 	// baseURL.
 	openapiJSON []byte
@@ -222,6 +225,7 @@ func newServer(cfg Config, extra func(s *Server) []route) (*Server, error) {
 		return nil, fmt.Errorf("httpapi: rendering service terms: %w", err)
 	}
 	s.serviceTexts = texts
+	s.taxConditions = taxConditionsFor(cfg.Catalog.TaxRules)
 	if cfg.RateLimits != nil {
 		s.limits = *cfg.RateLimits
 	}

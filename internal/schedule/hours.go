@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -39,7 +40,22 @@ func (r ClockRange) intersect(o ClockRange) (ClockRange, bool) {
 func (r ClockRange) String() string { return clock(r.Start) + "–" + clock(r.End) }
 
 // clock formats minutes after midnight as HH:MM; 1440 is "24:00".
-func clock(minute int) string { return fmt.Sprintf("%02d:%02d", minute/60, minute%60) }
+func clock(minute int) string { return string(appendClock(make([]byte, 0, 5), minute)) }
+
+// appendClock appends what clock returns, as fmt's "%02d:%02d" of the hour
+// and minute writes it (a test compares the two).
+func appendClock(b []byte, minute int) []byte {
+	if minute < 0 {
+		return fmt.Appendf(b, "%02d:%02d", minute/60, minute%60)
+	}
+	h, m := minute/60, minute%60
+	if h < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, int64(h), 10)
+	b = append(b, ':', byte('0'+m/10), byte('0'+m%10))
+	return b
+}
 
 // WeeklyHours holds working hours per weekday, indexed by time.Weekday
 // (time.Sunday is 0). Each day has zero or more ranges, in ascending order and

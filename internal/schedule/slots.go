@@ -170,16 +170,24 @@ func SlotLabel(iv Interval, locale string) string {
 	if ed == sd.AddDays(1) && endMin == 0 && end.Second() == 0 && sd != ed {
 		ed, endMin = sd, MinutesPerDay
 	}
-	if sd == ed {
-		if l == english {
-			return longDate(sd, l) + ", " + clock(startMin) + "–" + clock(endMin)
-		}
-		return longDate(sd, l) + " kl. " + clock(startMin) + "–" + clock(endMin)
-	}
+	// A search labels every option it returns: the label is built in one
+	// buffer, long enough for the longest, and copied once.
+	var buf [96]byte
+	at := " kl. "
 	if l == english {
-		return longDate(sd, l) + ", " + clock(startMin) + " – " + longDate(ed, l) + ", " + clock(endMin)
+		at = ", "
 	}
-	return longDate(sd, l) + " kl. " + clock(startMin) + " – " + longDate(ed, l) + " kl. " + clock(endMin)
+	b := appendLongDate(buf[:0], sd, l)
+	b = append(b, at...)
+	b = appendClock(b, startMin)
+	if sd == ed {
+		b = append(b, "–"...)
+	} else {
+		b = append(b, " – "...)
+		b = appendLongDate(b, ed, l)
+		b = append(b, at...)
+	}
+	return string(appendClock(b, endMin))
 }
 
 // lang is the language of labels.
@@ -220,6 +228,17 @@ func monthName(m time.Month, l lang) string {
 // longDate formats d as "tisdag 24 november 2026" or "Tuesday 24 November 2026".
 func longDate(d Date, l lang) string {
 	return dayMonth(d, l) + " " + strconv.Itoa(d.Year)
+}
+
+// appendLongDate appends what longDate returns.
+func appendLongDate(b []byte, d Date, l lang) []byte {
+	b = append(b, weekdayName(d.Weekday(), l)...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(d.Day), 10)
+	b = append(b, ' ')
+	b = append(b, monthName(d.Month, l)...)
+	b = append(b, ' ')
+	return strconv.AppendInt(b, int64(d.Year), 10)
 }
 
 // dayMonth formats d without its year: "tisdag 24 november".

@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +367,24 @@ func TestSlotLabel(t *testing.T) {
 				t.Errorf("SlotLabel() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLabelPartsWriteWhatFmtWrites keeps the append-style clock and date
+// writers of SlotLabel equal to the fmt and string forms they replaced.
+func TestLabelPartsWriteWhatFmtWrites(t *testing.T) {
+	t.Parallel()
+	for minute := -130; minute <= 200*60; minute++ {
+		if got, want := clock(minute), fmt.Sprintf("%02d:%02d", minute/60, minute%60); got != want {
+			t.Fatalf("clock(%d) = %q, want %q", minute, got, want)
+		}
+	}
+	for _, l := range []lang{swedish, english} {
+		for d := NewDate(2025, time.December, 20); d.Before(NewDate(2028, time.January, 10)); d = d.AddDays(1) {
+			want := weekdayName(d.Weekday(), l) + " " + strconv.Itoa(d.Day) + " " + monthName(d.Month, l) + " " + strconv.Itoa(d.Year)
+			if got := string(appendLongDate([]byte("x"), d, l)); got != "x"+want {
+				t.Fatalf("appendLongDate(%v, %d) = %q, want %q", d, l, got, "x"+want)
+			}
+		}
 	}
 }

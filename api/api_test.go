@@ -429,7 +429,7 @@ func TestDocumentDeclarations(t *testing.T) {
 		"legacyConfirmBooking":          {"200", "201", "400", "401", "409", "429", "503"},
 		"legacyGetBookingStatus":        {"200", "401"},
 		"legacyCreateRequest":           {"201", "400", "401", "429", "503"},
-		"listProviderBookings":          {"200", "400", "401", "403"},
+		"listProviderBookings":          {"200", "400", "401", "403", "404"},
 		"getProviderBooking":            {"200", "401", "403", "404"},
 		"acknowledgeProviderBooking":    {"200", "400", "401", "403", "404", "409", "429"},
 		"flagProviderBooking":           {"200", "400", "401", "403", "404", "409", "429"},

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,29 +64,6 @@ func repoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
-}
-
-// TestEnvironmentFileNamesEverySetting: deploy/bokat.env (with the
-// per-instance files) names every environment variable serve reads.
-func TestEnvironmentFileNamesEverySetting(t *testing.T) {
-	out, _ := exec.Command(bokat(t), "serve", "-h").CombinedOutput()
-	names := regexp.MustCompile(`\[\$(BOKAT_[A-Z0-9_]+)\]`).FindAllStringSubmatch(string(out), -1)
-	if len(names) < 30 {
-		t.Fatalf("serve -h lists %d settings:\n%s", len(names), out)
-	}
-	var files []byte
-	for _, f := range []string{"bokat.env", "instance-a.env", "instance-b.env"} {
-		raw, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, raw...)
-	}
-	for _, n := range names {
-		if !regexp.MustCompile(`(?m)^#?` + n[1] + `=`).Match(files) {
-			t.Errorf("deploy/bokat.env does not document %s", n[1])
-		}
-	}
 }
 
 // freePorts returns n loopback ports that are free, each with its port +

@@ -17,6 +17,7 @@ import (
 // served document, every in-page link lands on an element of the page, and
 // the browser asks for nothing but the page itself.
 func TestDocsPageRendersOfflineInABrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newChromium(t)
 	e := sqliteEnv(t)
 	var mu sync.Mutex

@@ -29,6 +29,7 @@ func newChromium(t *testing.T) context.Context { return webtest.Chromium(t) }
 // real headless Chromium with page scripts disabled (the pages need none),
 // then lets x/oauth2 redeem the code the browser delivered to the client.
 func TestSignInAndConsentInABrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newChromium(t)
 	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
 
@@ -158,6 +159,7 @@ func TestSignInAndConsentInABrowser(t *testing.T) {
 // form, marks the name of a well-known assistant, and shows the name
 // without the right-to-left override it was registered with.
 func TestSelfRegisteredClientWarningsInABrowser(t *testing.T) {
+	t.Parallel()
 	ctx := newChromium(t)
 	e := newOAuthEnv(t, sqliteDB(t), oauthSetup{})
 	// The host's second letter is a Cyrillic а; the name hides a bidi override.

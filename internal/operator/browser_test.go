@@ -23,6 +23,7 @@ import (
 // page is checked with axe-core and photographed at phone and desktop
 // width.
 func TestConsoleInABrowser(t *testing.T) {
+	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := webtest.Chromium(t)
 		e := newEnv(t, db)

@@ -138,6 +138,7 @@ func actions(a []operator.AuditEntry) string {
 // audit row with the operator as actor. Every page is checked with
 // axe-core and photographed; the token is never in the log.
 func TestCredentialLifecycleInABrowser(t *testing.T) {
+	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		bg := context.Background()
 		e := newAppEnv(t, db)
@@ -385,6 +386,7 @@ func TestCredentialFormsOverHTTP(t *testing.T) {
 // confirmation page: the next call with it is refused, the audit row has
 // the operator as actor.
 func TestProviderTokensInABrowser(t *testing.T) {
+	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		bg := context.Background()
 		e := newAppEnv(t, db)

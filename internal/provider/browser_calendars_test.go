@@ -96,6 +96,7 @@ func withCalendars(t testing.TB, db *sqlstore.DB) func(*provider.PagesConfig) {
 // store and the audit; each page with axe-core, photographed at phone and
 // desktop width.
 func TestCalendarsPageInABrowser(t *testing.T) {
+	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := webtest.Chromium(t)
 		e := newPagesEnv(t, db, withCalendars(t, db))

@@ -23,6 +23,7 @@ import (
 // checked in the store and in the next search; each page with axe-core,
 // and photographed at phone and desktop width.
 func TestSupplyPagesInABrowser(t *testing.T) {
+	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := webtest.Chromium(t)
 		e := newPagesEnv(t, db)

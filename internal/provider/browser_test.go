@@ -21,6 +21,7 @@ import (
 // the freed time again); each page is checked with axe-core and
 // photographed at phone and desktop width.
 func TestPagesInABrowser(t *testing.T) {
+	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := webtest.Chromium(t)
 		e := newPagesEnv(t, db)

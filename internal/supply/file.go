@@ -94,18 +94,25 @@ func (e *Errors) Line(p Problem) string {
 // provider (see scan); any other is read whole (parseWhole), with the same
 // answer.
 func Parse(name string, data []byte, cat *catalog.Catalog) ([]bokat.ProviderSupply, error) {
-	var out []bokat.ProviderSupply
-	err := scan(name, bytes.NewReader(data), cat, func(p bokat.ProviderSupply) error {
+	out, _, err := parse(name, data, cat)
+	return out, err
+}
+
+// parse is Parse, also telling whether it read the file provider by
+// provider (inParts) or as one node tree.
+func parse(name string, data []byte, cat *catalog.Catalog) (out []bokat.ProviderSupply, inParts bool, err error) {
+	err = scan(name, bytes.NewReader(data), cat, func(p bokat.ProviderSupply) error {
 		out = append(out, p)
 		return nil
 	})
 	switch {
 	case errors.Is(err, errWhole):
-		return parseWhole(name, data, cat)
+		out, err = parseWhole(name, data, cat)
+		return out, false, err
 	case err != nil:
-		return nil, err
+		return nil, true, err
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // parseWhole is Parse of the file's whole YAML node tree at once.

@@ -22,14 +22,16 @@ import (
 
 // sameAsWhole fails unless Parse, reading the file provider by provider
 // where it can, answers exactly as reading its whole node tree does: the
-// same providers, or the same problems at the same places.
-func sameAsWhole(t *testing.T, c *catalog.Catalog, data []byte) {
+// same providers, or the same problems at the same places. It returns
+// whether Parse read the file in parts.
+func sameAsWhole(t *testing.T, c *catalog.Catalog, data []byte) (inParts bool) {
 	t.Helper()
-	got, err := supply.Parse("x.yaml", data, c)
+	got, inParts, err := supply.ParseTellingParts("x.yaml", data, c)
 	want, wantErr := supply.ParseWhole("x.yaml", data, c)
 	if !reflect.DeepEqual(got, want) || errText(err) != errText(wantErr) {
 		t.Fatalf("file:\n%s\nin parts: %d providers, %v\nwhole: %d providers, %v", data, len(got), err, len(want), wantErr)
 	}
+	return inParts
 }
 
 // badBlockFile is a block-style file with problems in several providers,
@@ -100,10 +102,9 @@ func TestParseInPartsAnswersAsTheWholeFile(t *testing.T) {
 	files := map[string]string{"valid": validFile, "bad": badBlockFile, "national": national.String(), "indentless": indentless,
 		"crlf": strings.ReplaceAll(validFile, "\n", "\r\n")}
 	for name, file := range files {
-		if !supply.ReadsInParts([]byte(file), c) {
+		if !sameAsWhole(t, c, []byte(file)) {
 			t.Errorf("%s file is not read in parts", name)
 		}
-		sameAsWhole(t, c, []byte(file))
 		lines := strings.SplitAfter(file, "\n")
 		for i := range lines {
 			for _, edit := range []func(string) string{
@@ -148,10 +149,10 @@ func TestNationalGenerateSpreadsProvidersOverSweden(t *testing.T) {
 	if err := supply.Generate(&b, c, o); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatalf("the same options gave different files (%v)", err)
 	}
-	if !supply.ReadsInParts(a.Bytes(), c) {
+	ps, inParts, err := supply.ParseTellingParts("national.yaml", a.Bytes(), c)
+	if !inParts {
 		t.Fatal("a generated national file is not read in parts")
 	}
-	ps, err := supply.Parse("national.yaml", a.Bytes(), c)
 	if err != nil || len(ps) != 3000 {
 		t.Fatalf("parse: %d providers, %v", len(ps), err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +30,8 @@ func (r *recorder) Errorf(format string, args ...any) { r.Error(fmt.Sprintf(form
 
 // TestAxeAndWidthChecksFail proves the checks can fail: a page with an
 // unlabelled field, an image without text and a fixed width wider than a
-// phone is reported by both.
+// phone is reported by both, whether screenshots are asked for or not; and
+// screenshots are saved only when asked for.
 func TestAxeAndWidthChecksFail(t *testing.T) {
 	ctx := Chromium(t)
 	if axeScript(t) == "" {
@@ -43,13 +46,33 @@ func TestAxeAndWidthChecksFail(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	Do(t, ctx, "open the bad page", chromedp.Navigate(srv.URL), chromedp.WaitVisible(chromedp.CSS("h1")))
-	rec := &recorder{TB: t}
-	Axe(rec, ctx, "bad")
-	Screenshots(rec, ctx, "webtest-bad")
-	all := strings.Join(rec.errors, "\n")
-	for _, want := range []string{"axe-core label (critical)", "axe-core button-name (critical)", "scrolls sideways"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("the checks did not report %q; they reported:\n%s", want, all)
+	for _, asked := range []bool{false, true} {
+		dir := t.TempDir()
+		t.Setenv("CI", "")
+		t.Setenv(ScreenshotsEnv, "")
+		if asked {
+			t.Setenv(ScreenshotsEnv, dir)
+		}
+		rec := &recorder{TB: t}
+		Axe(rec, ctx, "bad")
+		shots := Screenshots(rec, ctx, "webtest-bad")
+		all := strings.Join(rec.errors, "\n")
+		for _, want := range []string{"axe-core label (critical)", "axe-core button-name (critical)", "scrolls sideways"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("screenshots asked for %v: the checks did not report %q; they reported:\n%s", asked, want, all)
+			}
+		}
+		saved, err := filepath.Glob(filepath.Join(dir, "*.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 0, true: len(Widths)}[asked]; len(shots) != want || len(saved) != want {
+			t.Errorf("screenshots asked for %v: returned %v, saved %v; want %d", asked, shots, saved, want)
+		}
+		for _, path := range shots {
+			if raw, err := os.ReadFile(path); err != nil || !strings.HasPrefix(string(raw), "\x89PNG") {
+				t.Errorf("%s is not a PNG (%v)", path, err)
+			}
 		}
 	}
 }

@@ -326,7 +326,7 @@ func (s *Search) walkJob(ctx context.Context, res Result, job jobSpec, q Query, 
 	if cands == nil || len(cands.providers) == 0 {
 		return noCoverage.of(res), nil
 	}
-	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job,
+	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job, svcNum: ix.snap.number(job.svc.ID),
 		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
 	picks := rankOptions(walk, len(walk.days), s.maxOptions, maxPer, s.maxOptions)
 	if len(picks) == 0 {
@@ -462,7 +462,7 @@ func (s *Search) issue(walk *searchWalk, picks []rankPick, q Query, where search
 		price := PriceOf(*svc, pl.offer, quantity)
 		c := OptionClaims{
 			IssuedAt: now, ExpiresAt: expires,
-			ProviderID: pl.p.supply.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
+			ProviderID: pl.p.provider.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
 			SlotStart: slot.Start, SlotEnd: slot.End,
 			AmountSEK: price.AmountSEK, PricingModel: string(price.PricingModel), PriceType: string(price.PriceType),
 			UnitPriceSEK: price.UnitPriceSEK, Quantity: price.Quantity, Unit: price.Unit, MinimumChargeSEK: price.MinimumChargeSEK,
@@ -475,7 +475,7 @@ func (s *Search) issue(walk *searchWalk, picks []rankPick, q Query, where search
 			return nil, err
 		}
 		options = append(options, Option{
-			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: slot,
+			ID: id, ExpiresAt: expires, Provider: pl.p.provider, Service: svc, Slot: slot,
 			SlotLabel: schedule.SlotLabel(slot, locale), Price: price, Claims: c, TaxReduction: estimate,
 		})
 	}

@@ -71,6 +71,10 @@ func (s *Search) Warm(ctx context.Context) error {
 	return err
 }
 
+// Warmed reports whether the availability index has been built: until
+// then, a search waits for the build.
+func (s *Search) Warmed() bool { return s.idx.Load() != nil }
+
 // currentIndex returns an index at the store's current revisions, at one
 // small read when nothing changed.
 func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, error) {

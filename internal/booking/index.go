@@ -98,8 +98,36 @@ func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, 
 	if supplyRev == ix.snap.revision && calRev == ix.calRev {
 		return ix, nil
 	}
+	if supplyRev != ix.snap.revision && ix.snap.providers > s.waitReload {
+		// A large supply changed (an import): reading it takes seconds,
+		// which no search waits for. It is read beside, and until it
+		// replaces this index searches answer from this one, calendar
+		// included; a confirm checks every fact again in its transaction.
+		s.reloadBeside(supplyRev, calRev, now)
+		return ix, nil
+	}
 	return s.refreshIndex(ctx, supplyRev, calRev, now)
 }
+
+// reloadBeside brings the index to the revisions given in a goroutine of
+// its own, unless one is doing so already. A failed reload is tried again
+// by the next search that finds the supply moved.
+func (s *Search) reloadBeside(supplyRev, calRev int64, now time.Time) {
+	if !s.reloading.CompareAndSwap(false, true) {
+		return
+	}
+	s.reloads.Add(1)
+	go func() {
+		defer s.reloads.Done()
+		defer s.reloading.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+		defer cancel()
+		_, _ = s.refreshIndex(ctx, supplyRev, calRev, now)
+	}()
+}
+
+// reloadTimeout bounds a reload beside the index in use.
+const reloadTimeout = 10 * time.Minute
 
 // buildIndex builds the index in full, unless a concurrent call built a
 // usable one while this one waited; fresh says whether this call built it.

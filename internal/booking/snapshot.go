@@ -15,6 +15,8 @@ import (
 // modified once built, except for its memo of candidate lists.
 type snapshot struct {
 	revision int64
+	// providers counts the active providers.
+	providers int
 	// byService lists, per service id, the active providers offering it,
 	// sorted by provider id.
 	byService map[string][]*providerEntry
@@ -201,6 +203,7 @@ func newSnapshot(s Supply) *snapshot {
 			snap.byService[svc.ServiceID] = append(snap.byService[svc.ServiceID], e)
 		}
 	}
+	snap.providers = len(entries)
 	for id, list := range snap.byService {
 		snap.byService[id] = slices.Clip(list)
 	}

@@ -55,6 +55,20 @@ func fetch(t *testing.T, url string) got {
 	return got{resp.StatusCode, resp.Header, string(b)}
 }
 
+// waitReady returns serve's /readyz answer once the search index is built:
+// until then only that check may fail, as warming up.
+func waitReady(t *testing.T, base string) got {
+	t.Helper()
+	r := fetch(t, base+"/readyz")
+	for deadline := time.Now().Add(10 * time.Second); r.status == 503 && time.Now().Before(deadline); r = fetch(t, base+"/readyz") {
+		if !strings.Contains(r.body, `"failing":["search_index"]`) || !strings.Contains(r.body, `"reason":"warming up"`) {
+			t.Fatalf("/readyz before the index is built: %d %s", r.status, r.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r
+}
+
 func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	t.Parallel()
 	dbURL := migratedSQLite(t)
@@ -67,15 +81,7 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	if r := fetch(t, base+"/healthz"); r.status != 200 || !strings.Contains(r.body, `"status":"ok"`) {
 		t.Fatalf("/healthz: %d %s", r.status, r.body)
 	}
-	// Ready once the search index is built: until then only that check
-	// fails.
-	r := fetch(t, base+"/readyz")
-	for deadline := time.Now().Add(10 * time.Second); r.status == 503 && time.Now().Before(deadline); r = fetch(t, base+"/readyz") {
-		if !strings.Contains(r.body, `"failing":["search_index"]`) || !strings.Contains(r.body, `"reason":"warming up"`) {
-			t.Fatalf("/readyz before the index is built: %d %s", r.status, r.body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	r := waitReady(t, base)
 	var rep struct {
 		Status string `json:"status"`
 		Checks []struct{ Name, Status string }
@@ -242,7 +248,7 @@ func TestServeReadinessFailsWhenPostgresIsDropped(t *testing.T) {
 	}
 	dbURL := sqlstoretest.URL(t, sqlstore.Postgres)
 	base, _, _, _ := startServe(t, []string{"--database", dbURL, "--mail-dir", t.TempDir()}, nil)
-	if r := fetch(t, base+"/readyz"); r.status != 200 {
+	if r := waitReady(t, base); r.status != 200 {
 		t.Fatalf("/readyz: %d %s", r.status, r.body)
 	}
 	admin, err := sql.Open("pgx", os.Getenv(sqlstoretest.PostgresURLEnv))

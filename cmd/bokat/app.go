@@ -22,6 +22,7 @@ import (
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/telemetry"
 	"bokat/internal/testrealm"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
@@ -116,6 +117,12 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 		return nil, err
 	}
 	a.search = uc.Search
+	a.op.health.Add(telemetry.Check{Name: "search_index", Run: func(context.Context) error {
+		if !a.search.Warmed() {
+			return telemetry.Failed("warming up", nil)
+		}
+		return nil
+	}})
 	if err := a.serveAPI(ctx, b, o, &uc, c.Demo); err != nil {
 		return nil, err
 	}
@@ -306,9 +313,16 @@ func (a *app) Run(ctx context.Context) error {
 		})
 	}
 	g.Go(func() error { // the first searches wait for it rather than each reading the calendar
-		if err := a.search.Warm(gctx); err != nil && gctx.Err() == nil {
-			a.log.Warn("building the search index failed; the first search retries", "error", err)
+		start := time.Now()
+		if err := a.search.Warm(gctx); err != nil {
+			if gctx.Err() == nil {
+				a.log.Warn("building the search index failed; the first search retries", "error", err)
+			}
+			return nil
 		}
+		d := time.Since(start)
+		a.op.metrics.SearchIndexWarm(d)
+		a.log.Info("search index built", "duration_ms", d.Milliseconds())
 		return nil
 	})
 	if a.op.metricsServer != nil {

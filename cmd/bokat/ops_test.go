@@ -55,6 +55,20 @@ func fetch(t *testing.T, url string) got {
 	return got{resp.StatusCode, resp.Header, string(b)}
 }
 
+// waitReady returns serve's /readyz answer once the search index is built:
+// until then only that check may fail, as warming up.
+func waitReady(t *testing.T, base string) got {
+	t.Helper()
+	r := fetch(t, base+"/readyz")
+	for deadline := time.Now().Add(10 * time.Second); r.status == 503 && time.Now().Before(deadline); r = fetch(t, base+"/readyz") {
+		if !strings.Contains(r.body, `"failing":["search_index"]`) || !strings.Contains(r.body, `"reason":"warming up"`) {
+			t.Fatalf("/readyz before the index is built: %d %s", r.status, r.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r
+}
+
 func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	t.Parallel()
 	dbURL := migratedSQLite(t)
@@ -67,15 +81,15 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	if r := fetch(t, base+"/healthz"); r.status != 200 || !strings.Contains(r.body, `"status":"ok"`) {
 		t.Fatalf("/healthz: %d %s", r.status, r.body)
 	}
-	r := fetch(t, base+"/readyz")
+	r := waitReady(t, base)
 	var rep struct {
 		Status string `json:"status"`
 		Checks []struct{ Name, Status string }
 	}
-	if err := json.Unmarshal([]byte(r.body), &rep); err != nil || r.status != 200 || rep.Status != "ok" || len(rep.Checks) != 3 {
+	if err := json.Unmarshal([]byte(r.body), &rep); err != nil || r.status != 200 || rep.Status != "ok" || len(rep.Checks) != 4 {
 		t.Fatalf("/readyz: %d %s", r.status, r.body)
 	}
-	for i, name := range []string{"database", "schema", "workers"} {
+	for i, name := range []string{"database", "schema", "workers", "search_index"} {
 		if rep.Checks[i].Name != name || rep.Checks[i].Status != "ok" {
 			t.Errorf("check %d = %+v, want %s ok", i, rep.Checks[i], name)
 		}
@@ -109,6 +123,7 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 		`bokat_calendar_sync_polls_total{result="failed"} 0`,
 		"bokat_calendar_sync_rows_total 0",
 		"bokat_calendar_sync_rounds_total",
+		"bokat_search_index_warmup_seconds ",
 		"go_goroutines",
 	} {
 		if !strings.Contains(m.body, want) {
@@ -117,6 +132,9 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("stop: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"search index built","duration_ms":`) {
+		t.Errorf("no warm-up time logged:\n%s", logs.String())
 	}
 	if strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Errorf("errors logged:\n%s", logs.String())
@@ -230,7 +248,7 @@ func TestServeReadinessFailsWhenPostgresIsDropped(t *testing.T) {
 	}
 	dbURL := sqlstoretest.URL(t, sqlstore.Postgres)
 	base, _, _, _ := startServe(t, []string{"--database", dbURL, "--mail-dir", t.TempDir()}, nil)
-	if r := fetch(t, base+"/readyz"); r.status != 200 {
+	if r := waitReady(t, base); r.status != 200 {
 		t.Fatalf("/readyz: %d %s", r.status, r.body)
 	}
 	admin, err := sql.Open("pgx", os.Getenv(sqlstoretest.PostgresURLEnv))

@@ -101,3 +101,6 @@ func Index(s *Search) *IndexView {
 	}
 	return v
 }
+
+// SettleReloads waits for the reloads of s beside its index in use.
+func SettleReloads(s *Search) { s.reloads.Wait() }

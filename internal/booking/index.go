@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -45,17 +46,15 @@ type availIndex struct {
 
 // providerBusy is one provider's busy intervals, sorted by start, as Unix
 // milliseconds: pointer-free, so the garbage collector does not scan the
-// hundreds of thousands of intervals a large supply holds.
+// millions of intervals a national supply holds. The slices are the ones
+// the store read (runs of one array per read), never modified.
 type providerBusy struct {
-	spans   []span
+	spans   []BusySpan
 	booking []bool // whether spans[i] is a booking (else blocked)
 	// maxLen is the longest span: a span overlapping an instant starts at
 	// most maxLen before it.
 	maxLen int64
 }
-
-// span is [start, end) in Unix milliseconds.
-type span struct{ start, end int64 }
 
 // indexRetention is how far before the instant of a full build the index
 // keeps entries, and indexRebuild how long an index keeps past entries
@@ -71,6 +70,10 @@ func (s *Search) Warm(ctx context.Context) error {
 	_, err := s.currentIndex(ctx, s.now())
 	return err
 }
+
+// Warmed reports whether the availability index has been built: until
+// then, a search waits for the build.
+func (s *Search) Warmed() bool { return s.idx.Load() != nil }
 
 // currentIndex returns an index at the store's current revisions, at one
 // small read when nothing changed.
@@ -95,8 +98,36 @@ func (s *Search) currentIndex(ctx context.Context, now time.Time) (*availIndex, 
 	if supplyRev == ix.snap.revision && calRev == ix.calRev {
 		return ix, nil
 	}
+	if supplyRev != ix.snap.revision && ix.snap.providers > s.waitReload {
+		// A large supply changed (an import): reading it takes seconds,
+		// which no search waits for. It is read beside, and until it
+		// replaces this index searches answer from this one, calendar
+		// included; a confirm checks every fact again in its transaction.
+		s.reloadBeside(supplyRev, calRev, now)
+		return ix, nil
+	}
 	return s.refreshIndex(ctx, supplyRev, calRev, now)
 }
+
+// reloadBeside brings the index to the revisions given in a goroutine of
+// its own, unless one is doing so already. A failed reload is tried again
+// by the next search that finds the supply moved.
+func (s *Search) reloadBeside(supplyRev, calRev int64, now time.Time) {
+	if !s.reloading.CompareAndSwap(false, true) {
+		return
+	}
+	s.reloads.Add(1)
+	go func() {
+		defer s.reloads.Done()
+		defer s.reloading.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
+		defer cancel()
+		_, _ = s.refreshIndex(ctx, supplyRev, calRev, now)
+	}()
+}
+
+// reloadTimeout bounds a reload beside the index in use.
+const reloadTimeout = 10 * time.Minute
 
 // buildIndex builds the index in full, unless a concurrent call built a
 // usable one while this one waited; fresh says whether this call built it.
@@ -147,13 +178,8 @@ func (s *Search) refreshLocked(ctx context.Context, supplyRev, calRev int64, now
 			delete(ix.busy, id)
 		}
 	}
-	for i := 0; i < len(a.Entries); {
-		j := i
-		for j < len(a.Entries) && a.Entries[j].ProviderID == a.Entries[i].ProviderID {
-			j++
-		}
-		ix.busy[a.Entries[i].ProviderID] = newProviderBusy(a.Entries[i:j])
-		i = j
+	for _, c := range a.Calendars {
+		ix.busy[c.ProviderID] = newProviderBusy(c)
 	}
 	s.idx.Store(ix)
 	return ix, nil
@@ -165,31 +191,34 @@ func (ix *availIndex) stale(now time.Time) bool {
 	return now.Before(ix.cutoff) || now.Sub(ix.cutoff) > indexRebuild
 }
 
-func newProviderBusy(entries []BusyEntry) *providerBusy {
-	idx := make([]int, len(entries))
-	for i := range idx {
-		idx[i] = i
+// newProviderBusy keeps c's intervals as they are when they come ordered by
+// start (as the store reads them), else a sorted copy.
+func newProviderBusy(c ProviderCalendar) *providerBusy {
+	b := &providerBusy{spans: c.Spans, booking: c.Booking}
+	if !slices.IsSortedFunc(c.Spans, func(x, y BusySpan) int { return cmp.Compare(x.Start, y.Start) }) {
+		idx := make([]int, len(c.Spans))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(c.Spans[x].Start, c.Spans[y].Start) })
+		b.spans, b.booking = make([]BusySpan, len(idx)), make([]bool, len(idx))
+		for k, i := range idx {
+			b.spans[k], b.booking[k] = c.Spans[i], c.Booking[i]
+		}
 	}
-	// Entries come ordered by start already; keep the order whatever the
-	// reader did.
-	slices.SortStableFunc(idx, func(x, y int) int { return entries[x].Start.Compare(entries[y].Start) })
-	b := &providerBusy{spans: make([]span, len(entries)), booking: make([]bool, len(entries))}
-	for k, i := range idx {
-		e := entries[i]
-		b.spans[k] = span{e.Start.UnixMilli(), e.End.UnixMilli()}
-		b.booking[k] = e.Booking
-		b.maxLen = max(b.maxLen, b.spans[k].end-b.spans[k].start)
+	for _, sp := range b.spans {
+		b.maxLen = max(b.maxLen, sp.End-sp.Start)
 	}
 	return b
 }
 
 // within returns the spans that may overlap [from, to) (milliseconds).
-func (b *providerBusy) within(from, to int64) []span {
+func (b *providerBusy) within(from, to int64) []BusySpan {
 	if b == nil {
 		return nil
 	}
-	lo := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].start >= from-b.maxLen })
-	hi := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].start >= to })
+	lo := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].Start >= from-b.maxLen })
+	hi := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].Start >= to })
 	if lo >= hi {
 		return nil
 	}
@@ -204,7 +233,7 @@ func (b *providerBusy) bookingsIn(w schedule.Interval) int {
 	from, to := w.Start.UnixMilli(), w.End.UnixMilli()
 	n := 0
 	for i, sp := range b.spans {
-		if b.booking[i] && sp.start < to && from < sp.end {
+		if b.booking[i] && sp.Start < to && from < sp.End {
 			n++
 		}
 	}
@@ -228,10 +257,12 @@ type plan struct {
 // implements rankInput, computing each candidate's slots a day at a time
 // only when the ranking asks for them.
 type searchWalk struct {
-	s      *Search
-	ix     *availIndex
-	cands  *candidateList
-	job    jobSpec
+	s     *Search
+	ix    *availIndex
+	cands *candidateList
+	job   jobSpec
+	// svcNum is the job's service's number in the index's snapshot.
+	svcNum int
 	window schedule.Window
 	days   []schedule.Date
 	// state of the candidates looked at, by walk position; the states
@@ -250,10 +281,10 @@ type searchWalk struct {
 // plan returns how candidate p is searched for the job in the window.
 func (w *searchWalk) plan(p *providerEntry) plan {
 	job := w.job
-	offer, _ := p.supply.Service(job.svc.ID)
+	offer, _ := p.service(job.svc.ID, w.svcNum)
 	pl := plan{p: p, offer: offer, duration: JobDuration(*job.svc, offer, job.quantity),
-		earliest: maxTime(job.now.Add(time.Duration(p.supply.MinNoticeMinutes)*time.Minute), p.supply.PausedUntil),
-		horizon:  w.horizon(p.supply.HorizonDays)}
+		earliest: maxTime(job.now.Add(time.Duration(p.provider.MinNoticeMinutes)*time.Minute), p.pausedUntil),
+		horizon:  w.horizon(p.provider.HorizonDays)}
 	pl.from, pl.to = w.window.Start, minTime(w.window.End, pl.horizon)
 	return pl
 }
@@ -311,7 +342,7 @@ func (w *searchWalk) at(i int) *walkState {
 		// A new chunk, twice the last; earlier chunks stay where they are.
 		w.slab = make([]walkState, 0, min(max(2*cap(w.slab), 4), 64))
 	}
-	w.slab = append(w.slab, walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]})
+	w.slab = append(w.slab, walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]})
 	st := &w.slab[len(w.slab)-1]
 	w.state[i] = st
 	return st
@@ -330,10 +361,10 @@ func (w *searchWalk) free(i, days int) bool {
 		return false
 	}
 	p := w.cands.providers[i]
-	if !w.window.Start.Before(w.horizon(p.supply.HorizonDays)) {
+	if !w.window.Start.Before(w.horizon(p.provider.HorizonDays)) {
 		return false // the window starts after its horizon
 	}
-	st := walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]}
+	st := walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]}
 	if !st.plan.from.Before(st.plan.to) {
 		return false
 	}
@@ -401,10 +432,10 @@ func appendDaySlots(dst []rankSlot, st *walkState, t *dayTemplate) []rankSlot {
 		}
 		free := true
 		for _, b := range busy {
-			if b.start >= sp.end {
+			if b.Start >= sp.end {
 				break
 			}
-			if sp.start < b.end {
+			if sp.start < b.End {
 				free = false
 				break
 			}
@@ -502,7 +533,7 @@ func (w *searchWalk) nextFrom() time.Time {
 func (w *searchWalk) beyondHorizons() (schedule.Date, bool) {
 	var latest time.Time
 	for _, p := range w.cands.providers {
-		h := w.horizon(p.supply.HorizonDays)
+		h := w.horizon(p.provider.HorizonDays)
 		if w.window.Start.Before(h) {
 			return schedule.Date{}, false
 		}
@@ -522,10 +553,10 @@ func (w *searchWalk) nextAvailable() []schedule.Interval {
 	// over one whose horizon ends before the start before its plan, and
 	// takes a candidate's slots from the day templates, as the ranking does.
 	for _, p := range w.cands.providers {
-		if !start.Before(w.horizon(p.supply.HorizonDays)) {
+		if !start.Before(w.horizon(p.provider.HorizonDays)) {
 			continue
 		}
-		st := walkState{plan: w.plan(p), busy: w.ix.busy[p.supply.ID]}
+		st := walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]}
 		pl := &st.plan
 		from, to := start, pl.horizon
 		if len(best) == maxNextAvailable {

@@ -45,7 +45,16 @@ type Config struct {
 	// SlotStep is the distance between slot starts on the wall clock,
 	// counted from the start of each working range (default one hour).
 	SlotStep time.Duration
+	// WaitReloadProviders is the largest supply (active providers) whose
+	// change a search waits to see: a larger one is reloaded beside the
+	// index in use, which searches keep using until the new one replaces
+	// it (default DefaultWaitReloadProviders; negative: never wait).
+	WaitReloadProviders int
 }
+
+// DefaultWaitReloadProviders is the default of Config.WaitReloadProviders:
+// reading a supply this size takes a fraction of a second.
+const DefaultWaitReloadProviders = 5000
 
 // Search finds booking options. It is safe for concurrent use.
 type Search struct {
@@ -68,6 +77,11 @@ type Search struct {
 	// refresh at a time (loadMu). See index.go.
 	idx    atomic.Pointer[availIndex]
 	loadMu sync.Mutex
+	// waitReload is Config.WaitReloadProviders; reloading is set while a
+	// reload beside the index in use runs, reloads counts them.
+	waitReload int
+	reloading  atomic.Bool
+	reloads    sync.WaitGroup
 	// templates memoises day templates (see dayTemplate).
 	tmplMu    sync.Mutex
 	templates map[templateKey]*dayTemplate
@@ -80,7 +94,7 @@ func NewSearch(cfg Config) (*Search, error) {
 	}
 	s := &Search{
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
-		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep,
+		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep, waitReload: cfg.WaitReloadProviders,
 		timing: schedule.NewTimingReader(0), templates: map[templateKey]*dayTemplate{},
 		services: make(map[string]*catalog.Service, len(cfg.Catalog.Services)),
 	}
@@ -101,6 +115,9 @@ func NewSearch(cfg Config) (*Search, error) {
 	}
 	if s.step <= 0 {
 		s.step = DefaultSlotStep
+	}
+	if s.waitReload == 0 {
+		s.waitReload = DefaultWaitReloadProviders
 	}
 	return s, nil
 }
@@ -326,7 +343,7 @@ func (s *Search) walkJob(ctx context.Context, res Result, job jobSpec, q Query, 
 	if cands == nil || len(cands.providers) == 0 {
 		return noCoverage.of(res), nil
 	}
-	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job,
+	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job, svcNum: ix.snap.number(job.svc.ID),
 		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
 	picks := rankOptions(walk, len(walk.days), s.maxOptions, maxPer, s.maxOptions)
 	if len(picks) == 0 {
@@ -462,7 +479,7 @@ func (s *Search) issue(walk *searchWalk, picks []rankPick, q Query, where search
 		price := PriceOf(*svc, pl.offer, quantity)
 		c := OptionClaims{
 			IssuedAt: now, ExpiresAt: expires,
-			ProviderID: pl.p.supply.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
+			ProviderID: pl.p.provider.ID, ServiceID: svc.ID, VerticalID: q.VerticalID, JobTypeID: q.JobTypeID,
 			SlotStart: slot.Start, SlotEnd: slot.End,
 			AmountSEK: price.AmountSEK, PricingModel: string(price.PricingModel), PriceType: string(price.PriceType),
 			UnitPriceSEK: price.UnitPriceSEK, Quantity: price.Quantity, Unit: price.Unit, MinimumChargeSEK: price.MinimumChargeSEK,
@@ -475,7 +492,7 @@ func (s *Search) issue(walk *searchWalk, picks []rankPick, q Query, where search
 			return nil, err
 		}
 		options = append(options, Option{
-			ID: id, ExpiresAt: expires, Provider: pl.p.supply.Provider, Service: svc, Slot: slot,
+			ID: id, ExpiresAt: expires, Provider: pl.p.provider, Service: svc, Slot: slot,
 			SlotLabel: schedule.SlotLabel(slot, locale), Price: price, Claims: c, TaxReduction: estimate,
 		})
 	}

@@ -718,3 +718,29 @@ func TestConcurrentSearchesDuringImports(t *testing.T) {
 		t.Errorf("after the last import: %+v", o)
 	}
 }
+
+// A supply past Config.WaitReloadProviders is reloaded beside the index in
+// use: the search that finds it changed answers at once from the index it
+// holds, and the reload replaces that index.
+func TestSearchAnswersFromTheHeldIndexWhileALargeSupplyReloads(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		now := local(2026, 11, 23, 9, 0)
+		f := newFixture(t, db, oneProvider, now, func(c *booking.Config) { c.WaitReloadProviders = -1 })
+		q := query("vvs", "install_faucet", "11345", "i morgon")
+		if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
+			t.Fatalf("before: %+v", o)
+		}
+		changed := strings.Replace(oneProvider, "price_sek: 1890", "price_sek: 2090", 1)
+		if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(changed), now); err != nil {
+			t.Fatal(err)
+		}
+		if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
+			t.Errorf("the search that found the supply changed: %+v, want the held price 1890", o)
+		}
+		booking.SettleReloads(f.search)
+		if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 2090 {
+			t.Errorf("after the reload: %+v, want 2090", o)
+		}
+	})
+}

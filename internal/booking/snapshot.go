@@ -15,23 +15,104 @@ import (
 // modified once built, except for its memo of candidate lists.
 type snapshot struct {
 	revision int64
+	// providers counts the active providers.
+	providers int
 	// byService lists, per service id, the active providers offering it,
 	// sorted by provider id.
 	byService map[string][]*providerEntry
+	// serviceNum numbers the service ids of the providers' offers.
+	serviceNum map[string]int
 
 	memoMu sync.Mutex
 	memo   map[candidateKey]*candidateList
 }
 
+// providerEntry is one active provider as search keeps it: what a search
+// reads of it, compactly (a national supply has 50,000 providers and over
+// a million offers).
 type providerEntry struct {
-	supply bokat.ProviderSupply
-	hours  schedule.WeeklyHours
-	// hoursKey identifies the working hours: providers with equal hours
-	// share their day templates (see Search.dayTemplate).
+	provider    bokat.Provider
+	postcodes   []bokat.PostcodeRange
+	pausedUntil time.Time
+	// offers are the provider's services; wide holds them as the supply
+	// has them instead when one does not fit an offer.
+	offers []offer
+	wide   []bokat.ProviderService
+	// hours are the weekly working hours, shared by every provider with
+	// the same hours; hoursKey identifies them: providers with equal hours
+	// also share their day templates (see Search.dayTemplate).
+	hours    *schedule.WeeklyHours
 	hoursKey string
 	// days holds the hours of single dates that replace the weekly hours
 	// (nil for most providers).
 	days map[schedule.Date]dayHours
+}
+
+// offer is a bokat.ProviderService in 28 bytes instead of 80: the service
+// as its number in the snapshot's services, amounts and minutes as int32
+// (the supply format bounds them far below), labour as a percent or -1
+// when not stated.
+type offer struct {
+	service                         uint16
+	labour                          int8
+	price, unitPrice, minimumCharge int32
+	fixed, perUnit, minimum         int32
+}
+
+// newOffer returns s as an offer of service number n, and whether it
+// holds s exactly.
+func newOffer(s bokat.ProviderService, n int) (offer, bool) {
+	o := offer{service: uint16(n), labour: -1, price: int32(s.PriceSEK), unitPrice: int32(s.UnitPriceSEK),
+		minimumCharge: int32(s.MinimumChargeSEK), fixed: int32(s.Duration.FixedMinutes),
+		perUnit: int32(s.Duration.MinutesPerUnit), minimum: int32(s.Duration.MinimumMinutes)}
+	if s.Labour.Stated {
+		o.labour = int8(s.Labour.Percent)
+	}
+	return o, int(o.service) == n && o.providerService(s.ServiceID) == s
+}
+
+// providerService returns o as the offer of service id.
+func (o offer) providerService(id string) bokat.ProviderService {
+	s := bokat.ProviderService{ServiceID: id, PriceSEK: int64(o.price), UnitPriceSEK: int64(o.unitPrice),
+		MinimumChargeSEK: int64(o.minimumCharge), Duration: bokat.DurationOverride{FixedMinutes: int(o.fixed),
+			MinutesPerUnit: int(o.perUnit), MinimumMinutes: int(o.minimum)}}
+	if o.labour >= 0 {
+		s.Labour = bokat.StatedLabour(int(o.labour))
+	}
+	return s
+}
+
+// number returns the number of service id in the snapshot, or -1 when no
+// provider offers it.
+func (snap *snapshot) number(id string) int {
+	if n, ok := snap.serviceNum[id]; ok {
+		return n
+	}
+	return -1
+}
+
+// covers reports whether the provider serves the postcode.
+func (e *providerEntry) covers(postcode int) bool {
+	for _, r := range e.postcodes {
+		if r.Contains(postcode) {
+			return true
+		}
+	}
+	return false
+}
+
+// service returns the provider's offer of the service id, numbered n in
+// the snapshot (-1 when no provider offers it).
+func (e *providerEntry) service(id string, n int) (bokat.ProviderService, bool) {
+	if e.wide != nil {
+		return bokat.ProviderSupply{Services: e.wide}.Service(id)
+	}
+	for _, o := range e.offers {
+		if int(o.service) == n {
+			return o.providerService(id), true
+		}
+	}
+	return bokat.ProviderService{}, false
 }
 
 // dayHours is a provider's hours of one date, as weekly hours with only
@@ -80,19 +161,51 @@ func (e *providerEntry) hoursOn(d schedule.Date) (schedule.WeeklyHours, string) 
 	if o, ok := e.days[d]; ok {
 		return o.hours, o.key
 	}
-	return e.hours, e.hoursKey
+	return *e.hours, e.hoursKey
 }
 
+// newSnapshot indexes the active providers of s. What repeats across
+// providers is kept once: weekly hours and their keys, service ids (as
+// their numbers in snap.services).
 func newSnapshot(s Supply) *snapshot {
-	snap := &snapshot{revision: s.Revision, byService: map[string][]*providerEntry{}, memo: map[candidateKey]*candidateList{}}
+	snap := &snapshot{revision: s.Revision, byService: map[string][]*providerEntry{}, memo: map[candidateKey]*candidateList{},
+		serviceNum: map[string]int{}}
+	type hours struct {
+		key   string
+		hours *schedule.WeeklyHours
+	}
+	byHours := map[string]hours{}
+	entries := make([]providerEntry, 0, len(s.Providers))
 	for _, p := range s.Providers {
 		if !p.Active {
 			continue
 		}
-		e := &providerEntry{supply: p, hours: weeklyHours(p.Hours), hoursKey: hoursKey(p.Hours), days: dayOverrides(p.DayHours)}
-		for _, svc := range p.Services {
+		key := hoursKey(p.Hours)
+		h, ok := byHours[key]
+		if !ok {
+			w := weeklyHours(p.Hours)
+			h = hours{key: key, hours: &w}
+			byHours[key] = h
+		}
+		entries = append(entries, providerEntry{provider: p.Provider, postcodes: p.Postcodes, pausedUntil: p.PausedUntil,
+			hours: h.hours, hoursKey: h.key, days: dayOverrides(p.DayHours)})
+		e := &entries[len(entries)-1]
+		e.offers = make([]offer, len(p.Services))
+		for i, svc := range p.Services {
+			n, ok := snap.serviceNum[svc.ServiceID]
+			if !ok {
+				n = len(snap.serviceNum)
+				snap.serviceNum[svc.ServiceID] = n
+			}
+			if e.offers[i], ok = newOffer(svc, n); !ok {
+				e.offers, e.wide = nil, slices.Clone(p.Services)
+			}
 			snap.byService[svc.ServiceID] = append(snap.byService[svc.ServiceID], e)
 		}
+	}
+	snap.providers = len(entries)
+	for id, list := range snap.byService {
+		snap.byService[id] = slices.Clip(list)
 	}
 	return snap
 }
@@ -146,7 +259,7 @@ func (c *candidateList) only(providerID string) *candidateList {
 		return nil
 	}
 	for i, p := range c.providers {
-		if p.supply.ID == providerID {
+		if p.provider.ID == providerID {
 			return &candidateList{providers: c.providers[i : i+1 : i+1], hashes: c.hashes[i : i+1 : i+1]}
 		}
 	}
@@ -184,13 +297,13 @@ func (snap *snapshot) computeCandidates(k candidateKey) *candidateList {
 	}
 	var rs []ranked
 	for _, p := range snap.byService[k.service] {
-		if p.supply.Mode.Or() != k.mode || p.supply.ID == bokat.TestProviderFollowUpOnly || !p.supply.Covers(k.postcode) || (k.destination >= 0 && !p.supply.Covers(k.destination)) {
+		if p.provider.Mode.Or() != k.mode || p.provider.ID == bokat.TestProviderFollowUpOnly || !p.covers(k.postcode) || (k.destination >= 0 && !p.covers(k.destination)) {
 			continue
 		}
-		rs = append(rs, ranked{p, rotationHash(p.supply.ID, k.period, pc)})
+		rs = append(rs, ranked{p, rotationHash(p.provider.ID, k.period, pc)})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
-		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.p.supply.ID, b.p.supply.ID))
+		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.p.provider.ID, b.p.provider.ID))
 	})
 	c := &candidateList{providers: make([]*providerEntry, len(rs)), hashes: make([]uint64, len(rs))}
 	for i, r := range rs {

@@ -113,12 +113,17 @@ type Supply struct {
 	Providers []bokat.ProviderSupply
 }
 
-// BusyEntry is an active calendar entry as search keeps it: who is busy
-// when, and whether it is a booking (else a blocked period).
-type BusyEntry struct {
+// BusySpan is a busy interval [Start, End) in Unix milliseconds.
+type BusySpan struct{ Start, End int64 }
+
+// ProviderCalendar is one provider's active calendar entries as search
+// keeps them: when it is busy, ordered by start, and whether each entry is
+// a booking (else a blocked period). Spans and Booking have one element per
+// entry; search keeps both as they are, read-only.
+type ProviderCalendar struct {
 	ProviderID string
-	Booking    bool
-	Start, End time.Time
+	Spans      []BusySpan
+	Booking    []bool
 }
 
 // Availability is one consistent read of what search keeps in memory: the
@@ -135,7 +140,16 @@ type Availability struct {
 	// Changed lists the providers whose calendar changed after the
 	// calendar revision the caller holds (when not Full).
 	Changed []string
-	// Entries are the active calendar entries ending after the asked
-	// instant, ordered by provider and start.
-	Entries []BusyEntry
+	// Calendars hold the active calendar entries ending after the asked
+	// instant, one per provider that has any, ordered by provider id.
+	Calendars []ProviderCalendar
+}
+
+// EntryCount returns the number of calendar entries in a.
+func (a Availability) EntryCount() int {
+	n := 0
+	for _, c := range a.Calendars {
+		n += len(c.Spans)
+	}
+	return n
 }

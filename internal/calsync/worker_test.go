@@ -223,9 +223,11 @@ func (e *syncEnv) busy(t *testing.T) ([]calsync.Interval, int64) {
 		t.Fatal(err)
 	}
 	var out []calsync.Interval
-	for _, en := range a.Entries {
-		if en.ProviderID == providerID && !en.Booking {
-			out = append(out, calsync.Interval{Start: en.Start, End: en.End})
+	for _, c := range a.Calendars {
+		for i, sp := range c.Spans {
+			if c.ProviderID == providerID && !c.Booking[i] {
+				out = append(out, calsync.Interval{Start: time.UnixMilli(sp.Start).UTC(), End: time.UnixMilli(sp.End).UTC()})
+			}
 		}
 	}
 	return out, a.CalendarRevision

@@ -74,11 +74,10 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 			a.Full, a.Changed = true, nil
 		}
 	}
-	// The entries are counted first and read into a slice of that size:
-	// a full read holds hundreds of thousands, and growing the slice by
-	// appending would allocate several times what it keeps. Provider ids
-	// come in order and are shared by their entries; kinds are compared
-	// without a string each.
+	// The entries are counted first and read into two slices of that
+	// size, each provider's calendar a run of them: a full read holds
+	// millions, which search keeps as read, so nothing is allocated twice
+	// and nothing per entry. Kinds are compared without a string each.
 	var where string
 	var args []any
 	switch {
@@ -99,21 +98,29 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 		return booking.Availability{}, translate(err)
 	}
 	defer rows.Close()
-	a.Entries = make([]booking.BusyEntry, 0, n)
-	var provider string
+	spans, kinds := make([]booking.BusySpan, 0, n), make([]bool, 0, n)
+	from := 0
+	flush := func() {
+		if last := len(a.Calendars) - 1; last >= 0 {
+			k := len(spans)
+			a.Calendars[last].Spans, a.Calendars[last].Booking = spans[from:k:k], kinds[from:k:k]
+			from = k
+		}
+	}
+	var (
+		id, kind   sql.RawBytes
+		start, end int64
+	)
 	for rows.Next() {
-		var (
-			id, kind   sql.RawBytes
-			start, end int64
-		)
 		if err := rows.Scan(&id, &kind, &start, &end); err != nil {
 			return booking.Availability{}, translate(err)
 		}
-		if string(id) != provider {
-			provider = string(id)
+		if last := len(a.Calendars) - 1; last < 0 || string(id) != a.Calendars[last].ProviderID {
+			flush()
+			a.Calendars = append(a.Calendars, booking.ProviderCalendar{ProviderID: string(id)})
 		}
-		a.Entries = append(a.Entries, booking.BusyEntry{ProviderID: provider, Booking: string(kind) == "booking",
-			Start: FromMillis(start), End: FromMillis(end)})
+		spans, kinds = append(spans, booking.BusySpan{Start: start, End: end}), append(kinds, string(kind) == "booking")
 	}
+	flush()
 	return a, translate(rows.Err())
 }

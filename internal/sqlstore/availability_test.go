@@ -55,8 +55,8 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Full || !slices.Equal(a.Changed, []string{"prv_a"}) || a.CalendarRevision != rev1 || len(a.Entries) != 1 ||
-			!a.Entries[0].Booking || !a.Entries[0].Start.Equal(t0) {
+		if a.Full || !slices.Equal(a.Changed, []string{"prv_a"}) || a.CalendarRevision != rev1 || a.EntryCount() != 1 ||
+			!a.Calendars[0].Booking[0] || a.Calendars[0].Spans[0].Start != t0.UnixMilli() {
 			t.Errorf("delta after a booking: %+v", a)
 		}
 		if a.Supply == nil || a.SupplyRevision == 0 || len(a.Supply.Providers) != 2 {
@@ -81,7 +81,7 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Supply != nil || !slices.Equal(a.Changed, []string{"prv_b"}) || len(a.Entries) != 1 || a.Entries[0].Booking {
+		if a.Supply != nil || !slices.Equal(a.Changed, []string{"prv_b"}) || a.EntryCount() != 1 || a.Calendars[0].Booking[0] {
 			t.Errorf("delta after a blocked period: %+v", a)
 		}
 
@@ -124,7 +124,7 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(a.Changed, []string{s.provider}) || len(a.Entries) > 1 {
+			if !slices.Equal(a.Changed, []string{s.provider}) || a.EntryCount() > 1 {
 				t.Errorf("%s: delta %+v, want %s only", s.name, a, s.provider)
 			}
 			prev = rev
@@ -150,7 +150,7 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if multi <= prev || !slices.Equal(a.Changed, []string{"prv_a", "prv_b"}) || len(a.Entries) != 4 {
+		if multi <= prev || !slices.Equal(a.Changed, []string{"prv_a", "prv_b"}) || a.EntryCount() != 4 || len(a.Calendars) != 2 {
 			t.Errorf("one transaction over two providers: revision %d → %d, delta %+v", prev, multi, a)
 		}
 		if db.Engine() == sqlstore.Postgres && multi != prev+1 {
@@ -170,7 +170,7 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !a.Full || len(a.Entries) != 0 || a.CalendarRevision != prev {
+		if !a.Full || len(a.Calendars) != 0 || a.CalendarRevision != prev {
 			t.Errorf("full read at the end: %+v", a)
 		}
 	})

@@ -27,20 +27,11 @@ var (
 
 // readProviderDayHours adds the provider_day_hours rows to their providers.
 func readProviderDayHours(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
-	return eachRow(ctx, q, `SELECT provider_id, day, start_minute, end_minute FROM provider_day_hours`+f.byProvider+
-		` ORDER BY provider_id, day, start_minute`, f.args, func(scan func(...any) error) error {
-		var (
-			pid string
-			d   bokat.DayHours
-		)
-		if err := scan(&pid, &d.Day, &d.StartMinute, &d.EndMinute); err != nil {
-			return err
-		}
-		if p := byID[pid]; p != nil {
-			p.DayHours = append(p.DayHours, d)
-		}
-		return nil
-	})
+	return readRuns(ctx, q, "provider_day_hours", "day, start_minute, end_minute", "day, start_minute", f, byID,
+		func(scan func(...any) error, pid *sql.RawBytes, d *bokat.DayHours) error {
+			return scan(pid, &d.Day, &d.StartMinute, &d.EndMinute)
+		},
+		func(p *bokat.ProviderSupply, run []bokat.DayHours) { p.DayHours = run })
 }
 
 // ReadProviderSupply reads one provider's supply, blocked periods aside,

@@ -110,7 +110,11 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 
 // loadProvidersIn reads the providers of ids (every provider when ids is
 // nil) with their postcodes, services and hours, sorted by id: one query
-// per table, each adding its rows to the providers read first.
+// per table, each adding its rows to the providers read first. The rows of
+// each table land in one slice of exactly their count, and each provider's
+// list is its run of it (capacity-limited, so an append to one list never
+// writes into the next): a search keeps the whole supply while it is
+// current, and a national one has over a million service rows.
 func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.ProviderSupply, error) {
 	f := newProviderFilter(ids)
 	byID, order, err := readProviders(ctx, q, f)
@@ -126,12 +130,7 @@ func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.Provi
 	}
 	out := make([]bokat.ProviderSupply, 0, len(order))
 	for _, id := range order {
-		p := byID[id]
-		// Lists built by append hold up to twice their length; a search
-		// keeps the supply for as long as it is current.
-		p.Postcodes, p.Services, p.Hours = slices.Clone(p.Postcodes), slices.Clone(p.Services), slices.Clone(p.Hours)
-		p.DayHours = slices.Clone(p.DayHours)
-		out = append(out, *p)
+		out = append(out, *byID[id])
 	}
 	return out, nil
 }
@@ -169,11 +168,71 @@ func eachRow(ctx context.Context, q Reader, query string, args []any, row func(s
 	return translate(rows.Err())
 }
 
+// readRuns reads the rows of a per-provider table (columns: provider_id,
+// then cols; ordered by provider_id, then order) into one slice sized by a
+// count of the rows first, and hands each provider of byID its run of it
+// through set. scan reads a row's columns after provider_id into a value.
+// scan is called with the same pid and value pointers for every row (it
+// may keep them). Rows of providers not in byID are skipped. The count only sizes the
+// slice: should rows appear between it and the read, the slice grows.
+func readRuns[T any](ctx context.Context, q Reader, table, cols, order string, f providerFilter,
+	byID map[string]*bokat.ProviderSupply, scan func(scan func(...any) error, pid *sql.RawBytes, v *T) error,
+	set func(p *bokat.ProviderSupply, run []T)) error {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+f.byProvider, f.args...).Scan(&n); err != nil {
+		return translate(err)
+	}
+	all := make([]T, 0, n)
+	var (
+		cur   *bokat.ProviderSupply
+		curID string
+		from  int
+	)
+	flush := func() {
+		if cur != nil && len(all) > from {
+			set(cur, all[from:len(all):len(all)])
+		}
+	}
+	var (
+		pid sql.RawBytes
+		v   T
+	)
+	err := eachRow(ctx, q, `SELECT provider_id, `+cols+` FROM `+table+f.byProvider+` ORDER BY provider_id, `+order, f.args,
+		func(s func(...any) error) error {
+			v = *new(T)
+			if err := scan(s, &pid, &v); err != nil {
+				return err
+			}
+			if cur == nil || string(pid) != curID {
+				flush()
+				cur, from = byID[string(pid)], len(all)
+				if cur != nil {
+					curID = cur.ID
+				}
+			}
+			if cur != nil {
+				all = append(all, v)
+			}
+			return nil
+		})
+	flush()
+	return err
+}
+
 // readProviders reads the providers table: the providers by id, and their
-// ids in order.
+// ids in order. Cities, rating labels and modes repeat across providers:
+// each distinct one is kept once.
 func readProviders(ctx context.Context, q Reader, f providerFilter) (map[string]*bokat.ProviderSupply, []string, error) {
 	byID := map[string]*bokat.ProviderSupply{}
 	var order []string
+	intern := map[string]string{}
+	once := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		intern[s] = s
+		return s
+	}
 	err := eachRow(ctx, q, `SELECT id, name, city, rating_label, email, phone, active, min_notice_minutes,
 		horizon_days, paused_until, mode FROM providers`+f.byID+` ORDER BY id`, f.args, func(scan func(...any) error) error {
 		var (
@@ -187,6 +246,7 @@ func readProviders(ctx context.Context, q Reader, f providerFilter) (map[string]
 		if paused != 0 {
 			p.PausedUntil = FromMillis(paused)
 		}
+		p.City, p.RatingLabel, p.Mode = once(p.City), once(p.RatingLabel), bokat.Mode(once(string(p.Mode)))
 		byID[p.ID] = &p
 		order = append(order, p.ID)
 		return nil
@@ -196,73 +256,58 @@ func readProviders(ctx context.Context, q Reader, f providerFilter) (map[string]
 
 // readProviderPostcodes adds the provider_postcodes rows to their providers.
 func readProviderPostcodes(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
-	return eachRow(ctx, q, `SELECT provider_id, postcode_from, postcode_to FROM provider_postcodes`+f.byProvider+
-		` ORDER BY provider_id, postcode_from, postcode_to`, f.args, func(scan func(...any) error) error {
-		var (
-			pid string
-			r   bokat.PostcodeRange
-		)
-		if err := scan(&pid, &r.From, &r.To); err != nil {
-			return err
-		}
-		if p := byID[pid]; p != nil {
-			p.Postcodes = append(p.Postcodes, r)
-		}
-		return nil
-	})
+	return readRuns(ctx, q, "provider_postcodes", "postcode_from, postcode_to", "postcode_from, postcode_to", f, byID,
+		func(scan func(...any) error, pid *sql.RawBytes, r *bokat.PostcodeRange) error {
+			return scan(pid, &r.From, &r.To)
+		},
+		func(p *bokat.ProviderSupply, run []bokat.PostcodeRange) { p.Postcodes = run })
 }
 
 // readProviderServices adds the provider_services rows to their providers.
 func readProviderServices(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
-	// Service ids repeat across providers: the supply a search holds keeps
-	// one string per id, which also spares the collector 40 objects per
-	// provider in a large supply.
+	// Service ids repeat across providers: the supply keeps one string per
+	// id, read without a string per row.
 	serviceIDs := map[string]string{}
-	return eachRow(ctx, q, `SELECT provider_id, service_id, price_sek, unit_price_sek, minimum_charge_sek,
-		fixed_minutes, minutes_per_unit, minimum_minutes, labour_percent FROM provider_services`+f.byProvider+` ORDER BY provider_id, service_id`,
-		f.args, func(scan func(...any) error) error {
-			var (
-				pid    string
-				s      bokat.ProviderService
-				labour sql.NullInt64
-			)
-			if err := scan(&pid, &s.ServiceID, &s.PriceSEK, &s.UnitPriceSEK, &s.MinimumChargeSEK,
-				&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes, &labour); err != nil {
+	var (
+		id     sql.RawBytes
+		labour sql.NullInt64
+		dest   []any
+	)
+	return readRuns(ctx, q, "provider_services", `service_id, price_sek, unit_price_sek, minimum_charge_sek,
+		fixed_minutes, minutes_per_unit, minimum_minutes, labour_percent`, "service_id", f, byID,
+		func(scan func(...any) error, pid *sql.RawBytes, s *bokat.ProviderService) error {
+			if dest == nil { // pid and s are the same for every row
+				dest = []any{pid, &id, &s.PriceSEK, &s.UnitPriceSEK, &s.MinimumChargeSEK,
+					&s.Duration.FixedMinutes, &s.Duration.MinutesPerUnit, &s.Duration.MinimumMinutes, &labour}
+			}
+			if err := scan(dest...); err != nil {
 				return err
 			}
 			if labour.Valid {
 				s.Labour = bokat.StatedLabour(int(labour.Int64))
 			}
-			if id, ok := serviceIDs[s.ServiceID]; ok {
-				s.ServiceID = id
-			} else {
+			var ok bool
+			if s.ServiceID, ok = serviceIDs[string(id)]; !ok {
+				s.ServiceID = string(id)
 				serviceIDs[s.ServiceID] = s.ServiceID
 			}
-			if p := byID[pid]; p != nil {
-				p.Services = append(p.Services, s)
-			}
 			return nil
-		})
+		},
+		func(p *bokat.ProviderSupply, run []bokat.ProviderService) { p.Services = run })
 }
 
 // readProviderHours adds the provider_hours rows to their providers.
 func readProviderHours(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply) error {
-	return eachRow(ctx, q, `SELECT provider_id, weekday, start_minute, end_minute FROM provider_hours`+f.byProvider+
-		` ORDER BY provider_id, weekday, start_minute`, f.args, func(scan func(...any) error) error {
-		var (
-			pid string
-			h   bokat.WorkingRange
-			wd  int
-		)
-		if err := scan(&pid, &wd, &h.StartMinute, &h.EndMinute); err != nil {
-			return err
-		}
-		h.Weekday = time.Weekday(wd)
-		if p := byID[pid]; p != nil {
-			p.Hours = append(p.Hours, h)
-		}
-		return nil
-	})
+	var wd int
+	return readRuns(ctx, q, "provider_hours", "weekday, start_minute, end_minute", "weekday, start_minute", f, byID,
+		func(scan func(...any) error, pid *sql.RawBytes, h *bokat.WorkingRange) error {
+			if err := scan(pid, &wd, &h.StartMinute, &h.EndMinute); err != nil {
+				return err
+			}
+			h.Weekday = time.Weekday(wd)
+			return nil
+		},
+		func(p *bokat.ProviderSupply, run []bokat.WorkingRange) { p.Hours = run })
 }
 
 // BusyEntries returns the active calendar entries of the providers that

@@ -53,6 +53,12 @@ func NewHealth(log *slog.Logger, checks ...Check) *Health {
 	return &Health{log: log, checks: checks, timeout: 2 * time.Second}
 }
 
+// Add adds a check; call it before serving.
+func (h *Health) Add(c Check) *Health {
+	h.checks = append(h.checks, c)
+	return h
+}
+
 // WithTimeout sets how long each check may run (2 s by default).
 func (h *Health) WithTimeout(d time.Duration) *Health {
 	h.timeout = d

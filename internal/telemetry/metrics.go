@@ -55,6 +55,7 @@ type Metrics struct {
 	notifications *prometheus.CounterVec
 	rateLimited   *prometheus.CounterVec
 	limiterErrors prometheus.Counter
+	searchWarmup  prometheus.Gauge
 	// series caches the request counter and duration histogram of each
 	// method, route and status seen, so that a request looks them up in
 	// one map read instead of hashing its labels twice (see ObserveRequest).
@@ -122,11 +123,15 @@ func NewMetrics(now func() time.Time) *Metrics {
 			Name: "bokat_rate_limit_backend_errors_total",
 			Help: "Requests let through unchecked because the rate-limit backend (Redis) failed.",
 		}),
+		searchWarmup: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "bokat_search_index_warmup_seconds",
+			Help: "Time the search index took to build at start-up (0 until it is built).",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.duration, m.toolResults, m.bookings, m.webhooks, m.notifications, m.rateLimited, m.limiterErrors,
+		m.requests, m.duration, m.toolResults, m.bookings, m.webhooks, m.notifications, m.rateLimited, m.limiterErrors, m.searchWarmup,
 	)
 	// Known series exist from the start, at zero, so rates and alerts work
 	// before the first event.
@@ -249,6 +254,15 @@ func (m *Metrics) RateLimitBackendError() {
 		return
 	}
 	m.limiterErrors.Inc()
+}
+
+// SearchIndexWarm records how long the search index took to build at
+// start-up.
+func (m *Metrics) SearchIndexWarm(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.searchWarmup.Set(d.Seconds())
 }
 
 func oneOf(v string, allowed []string) string {

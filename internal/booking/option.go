@@ -383,7 +383,9 @@ func optionalClaims(c OptionClaims) uint64 {
 	set(hasQuantity, math.Float64bits(c.Quantity) != math.Float64bits(1))
 	set(hasUnit, c.Unit != "")
 	set(hasMinimum, c.MinimumChargeSEK != 0)
-	set(hasTerms, c.TermsVersion != catalog.TermsVersionPrefix+c.ServiceID)
+	// Compared in parts: the joined version would be allocated.
+	own, ok := strings.CutPrefix(c.TermsVersion, catalog.TermsVersionPrefix)
+	set(hasTerms, !ok || own != c.ServiceID)
 	return f
 }
 

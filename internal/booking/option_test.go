@@ -74,6 +74,19 @@ func TestSignAndVerifyRoundTrip(t *testing.T) {
 	if got != c {
 		t.Errorf("claims =\n%+v\nwant\n%+v", got, c)
 	}
+	// A terms version other than the service's own is carried, whatever
+	// it shares with the own one.
+	for _, terms := range []string{"fixed_price_terms_v1:vvs_install_faucet", "fixed_price_terms_v0:vvs_install_faucet_standard", ""} {
+		c := sampleClaims(now)
+		c.TermsVersion = terms
+		token, err := k.Sign(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := k.Verify(token, now); err != nil || got.TermsVersion != terms {
+			t.Errorf("terms %q read back as %q (%v)", terms, got.TermsVersion, err)
+		}
+	}
 	// A labour share not stated stays not stated (not 0 %).
 	plain, _ := k.Sign(sampleClaims(now))
 	if got, err := k.Verify(plain, now); err != nil || got.Labour.Stated || got.TaxRulesVersion != "" {

@@ -26,7 +26,7 @@ const (
 	WebhookEndpointIDPrefix = "whe_"
 	SigningKeyIDPrefix      = "whk_" // names one version of a webhook signing secret
 	SecretKeyIDPrefix       = "sk_"  // names a server sealing key (a hash of it)
-	BookingOptionIDPrefix   = "bo2." // a signed, public booking option ("bo1." before issue 27)
+	BookingOptionIDPrefix   = "bo2." // a signed, public booking option ("bo1." before issue 27, still verified)
 	// A provider's people, their invitations and the audit of what they did.
 	ProviderUserIDPrefix       = "pu_"
 	ProviderInvitationIDPrefix = "pi_"

@@ -87,7 +87,7 @@ func TestServeDemoSearchesTheDemoSupply(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || !got.DirectBookingAvailable || len(got.Options) != 3 {
 		t.Fatalf("search: status %d, err %v, %+v", resp.StatusCode, err, got)
 	}
-	if got.Options[0].Provider.ID != "prv_malmo_stad" || !strings.HasPrefix(got.Options[0].ID, "bo1.dev.") ||
+	if got.Options[0].Provider.ID != "prv_malmo_stad" || !strings.HasPrefix(got.Options[0].ID, "bo2.dev.") ||
 		got.Options[0].Terms.URL != baseURL+"/terms/cleaning_window_per_window" {
 		t.Errorf("option = %+v", got.Options[0])
 	}
@@ -161,7 +161,7 @@ func TestOptionSigningKeysFlag(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&got)
 	resp.Body.Close()
-	if len(got.Options) == 0 || !strings.HasPrefix(got.Options[0].ID, "bo1.prod2.") {
+	if len(got.Options) == 0 || !strings.HasPrefix(got.Options[0].ID, "bo2.prod2.") {
 		t.Errorf("options %+v, want ids signed with prod2", got.Options)
 	}
 	stop()

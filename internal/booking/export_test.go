@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"testing"
 	"time"
 
 	"bokat/internal/schedule"
@@ -19,6 +20,9 @@ var (
 	MustKeyring = mustKeyring
 	WantCode    = wantCode
 )
+
+// SignV1 returns the bo1 id of c, as the releases before bo2 issued it.
+func SignV1(k *Keyring, tb testing.TB, c OptionClaims) string { return k.signV1(tb, c) }
 
 var (
 	WindowDays     = windowDays

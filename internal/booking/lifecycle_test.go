@@ -86,6 +86,62 @@ func TestLifecycleConfirmsInTheSearchLocale(t *testing.T) {
 	})
 }
 
+// TestLifecycleConfirmsABo1OptionIssuedBefore: an option id of the earlier
+// format, issued before the release, confirms while it lives, and its
+// claims are still revalidated against the current supply.
+func TestLifecycleConfirmsABo1OptionIssuedBefore(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		now := local(2026, 11, 23, 6, 0)
+		f := newFixture(t, db, oneProvider, now)
+		l, err := f.lifecycle(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := f.run(t, query("vvs", "install_faucet", "113 45", "i morgon")).Options[0]
+		if !strings.HasPrefix(o.ID, "bo2.") {
+			t.Fatalf("search issued %q, want a bo2 id", o.ID)
+		}
+		cheaper := o.Claims
+		cheaper.AmountSEK--
+		in := confirmInput(o)
+		in.OptionID = booking.SignV1(f.keys, t, cheaper)
+		key := idem.Key{Owner: testPrincipal.OwnerKey(), Operation: booking.OpConfirm, Key: "k-cheaper"}
+		if _, _, err := l.Confirm(context.Background(), testPrincipal, in, key, "fp", stored); bokat.ErrorCode(err) != bokat.CodeBookingOptionChanged {
+			t.Errorf("a bo1 id of a price the provider no longer asks: %v, want booking_option_changed", err)
+		}
+
+		in.OptionID = booking.SignV1(f.keys, t, o.Claims)
+		key.Key = "k-bo1"
+		out, replay, err := l.Confirm(context.Background(), testPrincipal, in, key, "fp", stored)
+		if err != nil || replay {
+			t.Fatalf("confirm of a bo1 id: %v (replay %v)", err, replay)
+		}
+		var rec booking.Record
+		if err := json.Unmarshal(out.Body, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.ProviderID != o.Claims.ProviderID || rec.SlotStartAt != booking.WireTime(o.Slot.Start) {
+			t.Errorf("booked %+v, want the option's provider and slot", rec)
+		}
+		// A bo2 id names no vertical or job type: the booking has its
+		// service's, as the bo1 one has those it carries.
+		second := confirmInput(f.run(t, query("vvs", "install_faucet", "113 45", "i morgon")).Options[0])
+		key.Key = "k-bo2"
+		out2, _, err := l.Confirm(context.Background(), testPrincipal, second, key, "fp", stored)
+		if err != nil {
+			t.Fatalf("confirm of a bo2 id: %v", err)
+		}
+		for _, id := range []string{out.ResourceID, out2.ResourceID} {
+			var vertical, jobType string
+			err := db.R().QueryRowContext(context.Background(), `SELECT vertical_id, job_type_id FROM bookings WHERE id = $1`, id).Scan(&vertical, &jobType)
+			if err != nil || vertical != "vvs" || jobType != "install_faucet" {
+				t.Errorf("booking %s is of %q/%q (%v), want vvs/install_faucet", id, vertical, jobType, err)
+			}
+		}
+	})
+}
+
 func TestLifecycleChecksBeforeWriting(t *testing.T) {
 	t.Parallel()
 	now := local(2026, 11, 23, 6, 0)

@@ -8,13 +8,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,11 +72,24 @@ type OptionClaims struct {
 	Locale string
 }
 
-// tokenPrefix starts every booking_option_id and names its format: version
-// 1, "bo1.<key id>.<payload>.<signature>", the payload being compact JSON in
-// unpadded base64url and the signature HMAC-SHA256 over everything before
-// the last dot.
-const tokenPrefix = "bo1"
+// tokenPrefix starts every booking_option_id issued now and names its
+// format, version 2: "bo2.<key id>.<payload>.<tag>", the payload being the
+// positional binary form of appendClaims and the tag the first 16 bytes of
+// HMAC-SHA256 over everything before the last dot, both in unpadded
+// base64url. tokenPrefixV1 names the format issued before,
+// "bo1.<key id>.<payload>.<signature>" with a compact JSON payload and the
+// whole HMAC-SHA256: Verify accepts both until the last bo1 id has expired.
+const (
+	tokenPrefix   = "bo2"
+	tokenPrefixV1 = "bo1"
+)
+
+// tagBytes is the length of a bo2 id's tag: HMAC-SHA256 truncated to 128
+// bits. nonceBytes is that of its nonce.
+const (
+	tagBytes   = 16
+	nonceBytes = 12
+)
 
 // tokenEncoding encodes the payload and signature of an option id. Decoding
 // is strict: a base64url text whose unused low bits of the last character
@@ -104,6 +118,8 @@ type Keyring struct {
 	signing Key
 	verify  map[string][]byte
 	random  io.Reader
+	// cat gives the vertical and job type of a bo2 id's service.
+	cat *catalog.Catalog
 	// signers holds *signer values: keyed HMAC states of the signing key
 	// with scratch buffers, reset between uses.
 	signers sync.Pool
@@ -116,7 +132,11 @@ func NewKeyring(keys ...Key) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("option signing: no key given")
 	}
-	k := &Keyring{signing: keys[0], verify: make(map[string][]byte, len(keys)), random: rand.Reader}
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, fmt.Errorf("option signing: %w", err)
+	}
+	k := &Keyring{signing: keys[0], verify: make(map[string][]byte, len(keys)), random: rand.Reader, cat: cat}
 	secret := bytes.Clone(keys[0].Secret)
 	k.signers.New = func() any { return &signer{mac: hmac.New(sha256.New, secret)} }
 	for _, key := range keys {
@@ -177,41 +197,13 @@ func (k *Keyring) SigningKeyID() string {
 	return k.signing.ID
 }
 
-// payload is the signed form of OptionClaims: short names keep the token
-// compact; instants are Unix milliseconds.
-type payload struct {
-	// KeyID repeats the id's key part; ids issued now leave it out.
-	KeyID        string  `json:"k,omitempty"`
-	IssuedAt     int64   `json:"iat"`
-	ExpiresAt    int64   `json:"exp"`
-	Nonce        string  `json:"n"`
-	Provider     string  `json:"p"`
-	Service      string  `json:"s"`
-	Vertical     string  `json:"v"`
-	JobType      string  `json:"j"`
-	SlotStart    int64   `json:"ss"`
-	SlotEnd      int64   `json:"se"`
-	Amount       int64   `json:"a"`
-	PricingModel string  `json:"pm"`
-	PriceType    string  `json:"pt"`
-	UnitPrice    int64   `json:"up,omitempty"`
-	Quantity     float64 `json:"q"`
-	Unit         string  `json:"u,omitempty"`
-	Minimum      int64   `json:"min,omitempty"`
-	// Terms is absent when it is the service's own version
-	// (catalog.TermsVersionPrefix + the service id), as for every option
-	// issued now; ids issued before carry it.
-	Terms       *string `json:"t,omitempty"`
-	Postcode    string  `json:"pc"`
-	Destination string  `json:"dpc,omitempty"`
-	Locale      string  `json:"l,omitempty"`
-	Labour      *int    `json:"lp,omitempty"`
-	TaxRules    string  `json:"tv,omitempty"`
-}
-
-// Sign returns the booking_option_id of c: the claims with the signing
-// key's id and, when c.Nonce is empty, 128 random bits. IssuedAt and
-// ExpiresAt must be set.
+// Sign returns the booking_option_id of c in the current format (bo2): the
+// claims with the signing key's id and, when c.Nonce is empty, 96 random
+// bits. IssuedAt and ExpiresAt must be set; instants are kept to the
+// millisecond. A given Nonce must be what Verify returned (12 bytes in
+// unpadded base64url); VerticalID and JobTypeID must be those the catalog
+// gives the service (empty for a service it does not know), PricingModel
+// and PriceType values the catalog knows.
 func (k *Keyring) Sign(c OptionClaims) (string, error) {
 	if k == nil {
 		return "", SigningNotConfigured()
@@ -219,25 +211,27 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 	if c.IssuedAt.IsZero() || c.ExpiresAt.IsZero() || !c.ExpiresAt.After(c.IssuedAt) {
 		return "", errors.New("option signing: IssuedAt and ExpiresAt must be set, ExpiresAt after IssuedAt")
 	}
+	if v, j := k.jobOf(c.ServiceID); c.VerticalID != v || c.JobTypeID != j {
+		return "", fmt.Errorf("option signing: service %q is of %q/%q in the catalog, not %q/%q", c.ServiceID, v, j, c.VerticalID, c.JobTypeID)
+	}
 	c.KeyID = k.signing.ID
 	// Search signs every option it returns: the nonce, payload and token
 	// are built in pooled buffers, and the id is the one allocation left.
 	sg := k.signers.Get().(*signer)
 	defer k.signers.Put(sg)
 	if c.Nonce == "" {
-		// Random bits are read for several nonces at a time (a search
-		// signs several options); each byte is used once.
-		if sg.unused < nonceSize {
-			if _, err := io.ReadFull(k.random, sg.entropy[:]); err != nil {
-				return "", fmt.Errorf("option signing: nonce: %w", err)
-			}
-			sg.unused = len(sg.entropy)
+		if _, err := io.ReadFull(k.random, sg.nonce[:]); err != nil {
+			return "", fmt.Errorf("option signing: nonce: %w", err)
 		}
-		at := len(sg.entropy) - sg.unused
-		sg.unused -= nonceSize
-		c.Nonce = base64.RawURLEncoding.EncodeToString(sg.entropy[at : at+nonceSize])
+	} else if n, err := tokenEncoding.DecodeString(c.Nonce); err != nil || len(n) != nonceBytes {
+		return "", errors.New("option signing: a given nonce must be 12 bytes in unpadded base64url")
+	} else {
+		copy(sg.nonce[:], n)
 	}
-	sg.raw = appendPayload(sg.raw[:0], c)
+	var err error
+	if sg.raw, err = appendClaims(sg.raw[:0], c, sg.nonce[:]); err != nil {
+		return "", err
+	}
 	token := append(sg.token[:0], tokenPrefix...)
 	token = append(token, '.')
 	token = append(token, c.KeyID...)
@@ -245,9 +239,9 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 	token = tokenEncoding.AppendEncode(token, sg.raw)
 	sg.mac.Reset()
 	sg.mac.Write(token)
-	sig := sg.mac.Sum(sg.sum[:0])
+	tag := sg.mac.Sum(sg.sum[:0])[:tagBytes]
 	token = append(token, '.')
-	token = tokenEncoding.AppendEncode(token, sig)
+	token = tokenEncoding.AppendEncode(token, tag)
 	sg.token = token
 	return string(token), nil
 }
@@ -255,119 +249,274 @@ func (k *Keyring) Sign(c OptionClaims) (string, error) {
 // signer is the scratch state of one Sign: the signing key's HMAC and
 // buffers kept between uses.
 type signer struct {
-	mac hash.Hash
-	// entropy holds random bits for the nonces of the next signatures, of
-	// which the last unused bytes are still to be used.
-	entropy    [8 * nonceSize]byte
-	unused     int
+	mac        hash.Hash
+	nonce      [nonceBytes]byte
 	sum        [sha256.Size]byte
 	raw, token []byte
 }
 
-// nonceSize is the length of an option's nonce: 128 random bits.
-const nonceSize = 16
-
-// appendPayload writes the payload of c as compact JSON, in the member
-// order of the payload type, without reflection: search signs every option
-// it returns.
-func appendPayload(b []byte, c OptionClaims) []byte {
-	str := func(name, v string) {
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, `":`...)
-		b = appendJSONString(b, v)
-		b = append(b, ',')
+// jobOf returns the vertical and job type whose fixed-price seed is the
+// service, or "" and "" when the catalog does not know it.
+func (k *Keyring) jobOf(serviceID string) (vertical, jobType string) {
+	svc, ok := k.cat.Service(serviceID)
+	if !ok {
+		return "", ""
 	}
-	num := func(name string, v int64) {
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, `":`...)
-		b = strconv.AppendInt(b, v, 10)
-		b = append(b, ',')
-	}
-	b = append(b, '{')
-	// The key id is the token's second part; the payload does not repeat it.
-	num("iat", c.IssuedAt.UnixMilli())
-	num("exp", c.ExpiresAt.UnixMilli())
-	str("n", c.Nonce)
-	str("p", c.ProviderID)
-	str("s", c.ServiceID)
-	str("v", c.VerticalID)
-	str("j", c.JobTypeID)
-	num("ss", c.SlotStart.UnixMilli())
-	num("se", c.SlotEnd.UnixMilli())
-	num("a", c.AmountSEK)
-	str("pm", c.PricingModel)
-	str("pt", c.PriceType)
-	// The per-unit facts and the destination are left out when zero, as
-	// for most options (the ids are most of a model's compact text).
-	if c.UnitPriceSEK != 0 {
-		num("up", c.UnitPriceSEK)
-	}
-	b = append(b, `"q":`...)
-	b = strconv.AppendFloat(b, c.Quantity, 'g', -1, 64)
-	b = append(b, ',')
-	if c.Unit != "" {
-		str("u", c.Unit)
-	}
-	if c.MinimumChargeSEK != 0 {
-		num("min", c.MinimumChargeSEK)
-	}
-	if c.TermsVersion != catalog.TermsVersionPrefix+c.ServiceID {
-		str("t", c.TermsVersion)
-	}
-	str("pc", c.Postcode)
-	if c.DestinationPostcode != "" {
-		str("dpc", c.DestinationPostcode)
-	}
-	if c.Locale != "" {
-		str("l", c.Locale)
-	}
-	if c.Labour.Stated {
-		num("lp", int64(c.Labour.Percent))
-	}
-	if c.TaxRulesVersion != "" {
-		str("tv", c.TaxRulesVersion)
-	}
-	b[len(b)-1] = '}'
-	return b
+	return svc.VerticalID, svc.JobTypeID
 }
 
-// appendJSONString writes s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
+// pricingModels and priceTypes are the codes of a bo2 payload: a value's
+// code is its index. Both lists only grow, at their ends, so an id keeps
+// its meaning across releases.
+var (
+	pricingModels = [...]catalog.PricingModel{catalog.PricingFlat, catalog.PricingPerItem, catalog.PricingPerHour,
+		catalog.PricingPerSqm, catalog.PricingPerWindow, catalog.PricingStartingPrice}
+	priceTypes = [...]catalog.PriceType{catalog.PriceAvgFixed, catalog.PriceAvgUnit, catalog.PriceAvgRecurring,
+		catalog.PriceStartingPrice}
+)
+
+// The flags of a bo2 payload name the optional claims it carries, in this
+// order after the postcode; a claim not carried has its zero value (one for
+// Quantity, the service's own version for TermsVersion). The claims of most
+// options come first, so their flags fit one byte.
+const (
+	hasLocale = 1 << iota
+	hasLabour
+	hasTaxRules
+	hasDestination
+	hasUnitPrice
+	hasQuantity
+	hasUnit
+	hasMinimum
+	hasTerms
+	knownFlags = hasTerms<<1 - 1
+)
+
+// appendClaims writes the bo2 payload of c with the nonce: positional, in
+// this order, integers as (zigzag) varints, texts as a varint length and
+// their bytes:
+//
+//	issued at (Unix ms), expiry − issued at (ms), nonce (12 bytes),
+//	provider, service, slot start − issued at (ms), slot end − slot start (ms),
+//	amount, pricing model code (1 byte), price type code (1 byte), flags,
+//	postcode, then what the flags name: locale, labour percent (1 byte),
+//	tax rules version, destination postcode, unit price, quantity
+//	(IEEE 754 binary64, big-endian), unit, minimum charge, terms version.
+//
+// The vertical and job type are not written: the service's catalog entry
+// names them. Every claim has one form, so Verify can demand that a payload
+// is exactly what this function writes for the claims it reads.
+func appendClaims(b []byte, c OptionClaims, nonce []byte) ([]byte, error) {
+	pm := slices.Index(pricingModels[:], catalog.PricingModel(c.PricingModel))
+	pt := slices.Index(priceTypes[:], catalog.PriceType(c.PriceType))
+	if pm < 0 || pt < 0 {
+		return b, fmt.Errorf("option signing: pricing model %q or price type %q has no code", c.PricingModel, c.PriceType)
+	}
+	if c.Labour.Stated && (c.Labour.Percent < 0 || c.Labour.Percent > 100) {
+		return b, fmt.Errorf("option signing: labour share %d %% is not 0 to 100", c.Labour.Percent)
+	}
+	if math.IsNaN(c.Quantity) || math.IsInf(c.Quantity, 0) {
+		return b, errors.New("option signing: quantity is not finite")
+	}
+	text := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	issued := c.IssuedAt.UnixMilli()
+	b = binary.AppendVarint(b, issued)
+	b = binary.AppendUvarint(b, uint64(c.ExpiresAt.UnixMilli()-issued))
+	b = append(b, nonce...)
+	text(c.ProviderID)
+	text(c.ServiceID)
+	start := c.SlotStart.UnixMilli()
+	b = binary.AppendVarint(b, start-issued)
+	b = binary.AppendUvarint(b, uint64(c.SlotEnd.UnixMilli()-start))
+	b = binary.AppendVarint(b, c.AmountSEK)
+	b = append(b, byte(pm), byte(pt))
+	flags := optionalClaims(c)
+	b = binary.AppendUvarint(b, flags)
+	text(c.Postcode)
+	if flags&hasLocale != 0 {
+		text(c.Locale)
+	}
+	if flags&hasLabour != 0 {
+		b = append(b, byte(c.Labour.Percent))
+	}
+	if flags&hasTaxRules != 0 {
+		text(c.TaxRulesVersion)
+	}
+	if flags&hasDestination != 0 {
+		text(c.DestinationPostcode)
+	}
+	if flags&hasUnitPrice != 0 {
+		b = binary.AppendVarint(b, c.UnitPriceSEK)
+	}
+	if flags&hasQuantity != 0 {
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.Quantity))
+	}
+	if flags&hasUnit != 0 {
+		text(c.Unit)
+	}
+	if flags&hasMinimum != 0 {
+		b = binary.AppendVarint(b, c.MinimumChargeSEK)
+	}
+	if flags&hasTerms != 0 {
+		text(c.TermsVersion)
+	}
+	return b, nil
+}
+
+// optionalClaims returns the flags of the optional claims c carries.
+func optionalClaims(c OptionClaims) uint64 {
+	var f uint64
+	set := func(flag uint64, carried bool) {
+		if carried {
+			f |= flag
 		}
 	}
-	return append(b, '"')
+	set(hasLocale, c.Locale != "")
+	set(hasLabour, c.Labour.Stated)
+	set(hasTaxRules, c.TaxRulesVersion != "")
+	set(hasDestination, c.DestinationPostcode != "")
+	set(hasUnitPrice, c.UnitPriceSEK != 0)
+	// Bits, not ==: -0 is not 1 either, and must keep its sign.
+	set(hasQuantity, math.Float64bits(c.Quantity) != math.Float64bits(1))
+	set(hasUnit, c.Unit != "")
+	set(hasMinimum, c.MinimumChargeSEK != 0)
+	// Compared in parts: the joined version would be allocated.
+	own, ok := strings.CutPrefix(c.TermsVersion, catalog.TermsVersionPrefix)
+	set(hasTerms, !ok || own != c.ServiceID)
+	return f
 }
 
-func mac(key []byte, signed string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(signed))
-	return m.Sum(nil)
+// claimsReader reads a bo2 payload; the first malformed read sets bad and
+// every later one returns zero values.
+type claimsReader struct {
+	b   []byte
+	bad bool
 }
 
-// Verify checks a booking_option_id and returns its claims. It answers
-// booking_option_invalid (400) for anything this service did not issue
-// unchanged — malformed, altered, or signed with a key it does not hold —
-// and booking_option_expired (409, option refresh required) once now has
+func (r *claimsReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.bad, r.b = true, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *claimsReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.bad, r.b = true, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *claimsReader) bytes(n uint64) []byte {
+	if uint64(len(r.b)) < n {
+		r.bad, r.b = true, nil
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *claimsReader) text() string { return string(r.bytes(r.uvarint())) }
+
+func (r *claimsReader) code(n int) int {
+	c := r.bytes(1)
+	if r.bad || int(c[0]) >= n {
+		r.bad = true
+		return 0
+	}
+	return int(c[0])
+}
+
+// readClaims reads the claims of a bo2 payload and its nonce. It refuses
+// (ok false) a payload that is not exactly what appendClaims writes for
+// the claims read — overlong varints, flags of claims with their zero
+// value, unknown flags or codes, bytes left over — and claims Sign would
+// not issue.
+func (k *Keyring) readClaims(raw []byte) (c OptionClaims, ok bool) {
+	r := &claimsReader{b: raw}
+	issued := r.varint()
+	expires := issued + int64(r.uvarint())
+	nonce := r.bytes(nonceBytes)
+	c.ProviderID, c.ServiceID = r.text(), r.text()
+	start := issued + r.varint()
+	end := start + int64(r.uvarint())
+	c.AmountSEK = r.varint()
+	c.PricingModel = string(pricingModels[r.code(len(pricingModels))])
+	c.PriceType = string(priceTypes[r.code(len(priceTypes))])
+	flags := r.uvarint()
+	c.Postcode = r.text()
+	c.Quantity, c.TermsVersion = 1, catalog.TermsVersionPrefix+c.ServiceID
+	if flags&hasLocale != 0 {
+		c.Locale = r.text()
+	}
+	if flags&hasLabour != 0 {
+		if p := r.code(101); !r.bad {
+			c.Labour = bokat.StatedLabour(p)
+		}
+	}
+	if flags&hasTaxRules != 0 {
+		c.TaxRulesVersion = r.text()
+	}
+	if flags&hasDestination != 0 {
+		c.DestinationPostcode = r.text()
+	}
+	if flags&hasUnitPrice != 0 {
+		c.UnitPriceSEK = r.varint()
+	}
+	if flags&hasQuantity != 0 {
+		if q := r.bytes(8); !r.bad {
+			c.Quantity = math.Float64frombits(binary.BigEndian.Uint64(q))
+		}
+	}
+	if flags&hasUnit != 0 {
+		c.Unit = r.text()
+	}
+	if flags&hasMinimum != 0 {
+		c.MinimumChargeSEK = r.varint()
+	}
+	if flags&hasTerms != 0 {
+		c.TermsVersion = r.text()
+	}
+	if r.bad || len(r.b) != 0 || flags&^knownFlags != 0 || c.ProviderID == "" || c.ServiceID == "" ||
+		expires <= issued || end <= start {
+		return OptionClaims{}, false
+	}
+	c.IssuedAt, c.ExpiresAt = time.UnixMilli(issued).UTC(), time.UnixMilli(expires).UTC()
+	c.SlotStart, c.SlotEnd = time.UnixMilli(start).UTC(), time.UnixMilli(end).UTC()
+	c.Nonce = base64.RawURLEncoding.EncodeToString(nonce)
+	c.VerticalID, c.JobTypeID = k.jobOf(c.ServiceID)
+	again, err := appendClaims(make([]byte, 0, len(raw)), c, nonce)
+	if err != nil || !bytes.Equal(again, raw) {
+		return OptionClaims{}, false
+	}
+	return c, true
+}
+
+// Verify checks a booking_option_id, of either format, and returns its
+// claims. It answers booking_option_invalid (400) for anything this service
+// did not issue unchanged — malformed, altered, in another spelling of the
+// same bytes, or signed with a key it does not hold — and
+// booking_option_expired (409, option refresh required) once now has
 // reached the option's expiry. Verify does not look at current supply; see
-// Search.Revalidate.
+// Search.Revalidate. The vertical and job type of a bo2 id are those of its
+// service in the catalog, empty when the catalog no longer has it (which
+// revalidation refuses).
 func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 	if k == nil {
 		return OptionClaims{}, SigningNotConfigured()
 	}
 	parts := strings.Split(token, ".")
-	if len(parts) != 4 || parts[0] != tokenPrefix {
+	if len(parts) != 4 || parts[0] != tokenPrefix && parts[0] != tokenPrefixV1 {
 		return OptionClaims{}, optionInvalid("it is not in the format this service issues")
 	}
 	secret, ok := k.verify[parts[1]]
@@ -378,39 +527,27 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 	if err != nil {
 		return OptionClaims{}, optionInvalid("its signature is malformed")
 	}
-	signed := token[:len(token)-len(parts[3])-1]
-	if subtle.ConstantTimeCompare(sig, mac(secret, signed)) != 1 {
+	want := mac(secret, token[:len(token)-len(parts[3])-1])
+	if parts[0] == tokenPrefix {
+		want = want[:tagBytes]
+	}
+	if subtle.ConstantTimeCompare(sig, want) != 1 {
 		return OptionClaims{}, optionInvalid("its signature does not match its content")
 	}
 	raw, err := tokenEncoding.DecodeString(parts[2])
 	if err != nil {
 		return OptionClaims{}, optionInvalid("its content is malformed")
 	}
-	var p payload
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if p.KeyID == "" {
-		p.KeyID = parts[1]
+	var c OptionClaims
+	if parts[0] == tokenPrefix {
+		c, ok = k.readClaims(raw)
+	} else {
+		c, ok = readClaimsV1(raw, parts[1])
 	}
-	if err := dec.Decode(&p); err != nil || p.KeyID != parts[1] || p.Provider == "" || p.Service == "" ||
-		p.ExpiresAt <= p.IssuedAt || p.SlotEnd <= p.SlotStart || p.Labour != nil && (*p.Labour < 0 || *p.Labour > 100) {
+	if !ok {
 		return OptionClaims{}, optionInvalid("its content is malformed")
 	}
-	c := OptionClaims{
-		KeyID: p.KeyID, IssuedAt: time.UnixMilli(p.IssuedAt).UTC(), ExpiresAt: time.UnixMilli(p.ExpiresAt).UTC(), Nonce: p.Nonce,
-		ProviderID: p.Provider, ServiceID: p.Service, VerticalID: p.Vertical, JobTypeID: p.JobType,
-		SlotStart: time.UnixMilli(p.SlotStart).UTC(), SlotEnd: time.UnixMilli(p.SlotEnd).UTC(),
-		AmountSEK: p.Amount, PricingModel: p.PricingModel, PriceType: p.PriceType, UnitPriceSEK: p.UnitPrice,
-		Quantity: p.Quantity, Unit: p.Unit, MinimumChargeSEK: p.Minimum,
-		TermsVersion: catalog.TermsVersionPrefix + p.Service, Postcode: p.Postcode, DestinationPostcode: p.Destination, Locale: p.Locale,
-		TaxRulesVersion: p.TaxRules,
-	}
-	if p.Terms != nil {
-		c.TermsVersion = *p.Terms
-	}
-	if p.Labour != nil {
-		c.Labour = bokat.StatedLabour(*p.Labour)
-	}
+	c.KeyID = parts[1]
 	if !now.Before(c.ExpiresAt) {
 		return c, &bokat.Error{
 			Code:                  bokat.CodeBookingOptionExpired,
@@ -420,6 +557,12 @@ func (k *Keyring) Verify(token string, now time.Time) (OptionClaims, error) {
 		}
 	}
 	return c, nil
+}
+
+func mac(key []byte, signed string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(signed))
+	return m.Sum(nil)
 }
 
 // safeNextStepRefresh is the recovery of every error that needs a fresh search.

@@ -151,6 +151,41 @@ func TestMCPSearchTextIsCompact(t *testing.T) {
 	}
 }
 
+// TestMCPSearchTextOfFourPlumbersIsUnder8000Bytes checks the largest
+// compact text a search gives for one job — four plumbers with ROT
+// estimates, 10 options — against 8,000 bytes: the option ids (bo2) are at
+// most 200 bytes each, which is what brings it under.
+func TestMCPSearchTextOfFourPlumbersIsUnder8000Bytes(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.withSupply(fourPlumbers)
+	timing := map[string]any{"preferred_time_text": "inom två veckor när lönen kommit"}
+	args := with(faucetSearch(), func(m map[string]any) { m["timing"] = timing })
+	s := e.mcpConnect(t, mcpEras[0], e.token)
+	res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_booking_options", Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %v", err, res)
+	}
+	options := res.StructuredContent.(map[string]any)["options"].([]any)
+	if len(options) != 10 {
+		t.Fatalf("%d options, want 10 to measure", len(options))
+	}
+	for _, o := range options {
+		o := o.(map[string]any)
+		if id, _ := o["booking_option_id"].(string); !strings.HasPrefix(id, "bo2.") || len(id) > 200 {
+			t.Errorf("option id %q (%d bytes): want bo2, at most 200 bytes", id, len(id))
+		}
+		if o["tax_reduction_estimate"] == nil {
+			t.Errorf("option of %v has no ROT estimate to carry", o["provider"])
+		}
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; len(text) >= 8000 {
+		t.Errorf("the text of 10 options of four plumbers is %d bytes, want under 8,000", len(text))
+	} else {
+		t.Logf("the text of 10 options of four plumbers: %d bytes; an option id: %d bytes", len(text), len(options[0].(map[string]any)["booking_option_id"].(string)))
+	}
+}
+
 // fourPlumbers is a supply of four plumbers in 113 45, each stating its
 // labour share: a search of them fills its 10 options (3 per provider) and
 // every provider carries a ROT estimate, the largest compact text a

@@ -126,6 +126,9 @@ func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now fu
 		log.Info("expired contact data erased", "bookings", len(e.Bookings), "requests", len(e.Requests),
 			"dropped_notifications", e.DroppedNotifications, "removed_mail_files", e.Copies)
 	}
+	if e.IdempotencyKeys > 0 {
+		log.Info("expired idempotency keys deleted", "keys", e.IdempotencyKeys)
+	}
 }
 
 // privacyConfig is the configuration of `bokat privacy`: the store, and the

@@ -424,8 +424,9 @@ func (s *countingSender) Send(context.Context, notify.Message) error {
 // idempotency key kept) on its clock; its provider message, retried after
 // a failed attempt, comes due when that clock has passed the retry and is
 // captured at the clock's now; and its contact data and captured messages
-// go once the request retention has passed on that clock. Another test
-// partner's request and a live one do not move.
+// go once the request retention has passed on that clock, as its key, which
+// then makes a new request. Another test partner's request and a live one
+// do not move.
 func TestFollowUpRequestsRunOnTheirOwnersClock(t *testing.T) {
 	t.Parallel()
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
@@ -556,6 +557,23 @@ func TestFollowUpRequestsRunOnTheirOwnersClock(t *testing.T) {
 		}
 		if n := len(messages(a)); n != 0 {
 			t.Errorf("a's erased request left %d captured messages", n)
+		}
+
+		// a's key expired 30 days after its first use on a's clock: the
+		// same request with it is a new request. b's and the live key,
+		// on clocks that did not move, replay.
+		for name, token := range map[string]string{"a": a, "b": b, "live": e.token} {
+			r := e.do(request{Method: "POST", Path: "/v1/requests", Header: bearer(token),
+				Body: set(set(validRequestBody(), "job_type_id", "install_faucet"), "idempotency_key", "req-"+name)})
+			if r.Status != 201 {
+				t.Fatalf("create %s again: %d %s", name, r.Status, r.Body)
+			}
+			id := r.JSON["request"].(map[string]any)["id"].(string)
+			replayed := r.Header.Get("Idempotent-Replayed") == "true"
+			if wantNew := name == "a"; (id != ids[name]) != wantNew || replayed == wantNew {
+				t.Errorf("%s's key used again: request %s (first %s), replayed %v; want a new request %v",
+					name, id, ids[name], replayed, wantNew)
+			}
 		}
 		if !e.clk.Now().Equal(start) {
 			t.Fatal("the server's clock moved")

@@ -127,13 +127,17 @@ type Expired struct {
 	// Copies counts the copies outside the database removed with the
 	// erased rows, as the copies function reported them.
 	Copies int
+	// IdempotencyKeys counts the expired idempotency keys deleted.
+	IdempotencyKeys int
 }
 
 // EraseExpired runs the retention job once: EraseExpiredContacts, at a
 // fresh now() with the cutoffs r gives, batch after batch until none is
 // left or ctx ends. copies, when not nil, is EraseExpiredContacts' copies
-// that also says how many copies it removed. It returns what it erased,
-// with the error that stopped it early, if any.
+// that also says how many copies it removed. Then it deletes the expired
+// idempotency keys (request keys are kept 30 days), in transactions of at
+// most retentionBatch keys. It returns what it erased, with the error that
+// stopped it early, if any.
 func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Retention,
 	copies func(ids []string) (int, error)) (Expired, error) {
 	var total Expired
@@ -158,6 +162,16 @@ func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Rete
 		total.DroppedNotifications += e.DroppedNotifications
 		total.Copies += removed
 		if len(e.Bookings) == 0 && len(e.Requests) == 0 {
+			break
+		}
+	}
+	for ctx.Err() == nil {
+		n, err := s.store.DeleteExpiredIdempotencyKeys(ctx, now(), retentionBatch)
+		if err != nil {
+			return total, fmt.Errorf("delete expired idempotency keys: %w", err)
+		}
+		total.IdempotencyKeys += n
+		if n < retentionBatch {
 			break
 		}
 	}

@@ -33,6 +33,10 @@ type Store interface {
 	// is in plain text (written before sealing) or sealed with a key other
 	// than the sealing key.
 	ContactsToReseal(ctx context.Context, t Table, after string, limit int) ([]string, error)
+	// DeleteExpiredIdempotencyKeys deletes, in one transaction, up to
+	// limit idempotency keys whose expiry is at or before now, and returns
+	// how many it deleted.
+	DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
 // Tx is a write transaction as the privacy use cases use it. It is a

@@ -25,7 +25,9 @@ var errKeyClaimed = errors.New("idempotency key claimed concurrently")
 // first one's commit (PostgreSQL) or run after it (SQLite's single writer),
 // and then replay its outcome instead of racing it on the effect. An empty
 // key runs fn without a record. expiresAt zero keeps the key as long as its
-// resource.
+// resource; a key whose expiry is at or before now is absent: it is
+// removed in the transaction and the request is a new one. now and
+// expiresAt are on the same clock (a test owner's for a test key).
 func (db *DB) InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string, now, expiresAt time.Time,
 	fn func(tx *Tx) (idem.Outcome, error)) (out idem.Outcome, replay bool, err error) {
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
@@ -33,6 +35,12 @@ func (db *DB) InIdempotentTx(ctx context.Context, k idem.Key, fingerprint string
 			out, replay = idem.Outcome{}, false
 			if k.Key != "" {
 				rec, err := tx.modeIdempotencyRecord(ctx, k.Mode.Or(), k.Owner, k.Operation, k.Key)
+				if err == nil && rec.expired(now) {
+					err = tx.dropExpiredIdempotencyRecord(ctx, rec, now)
+					if err == nil {
+						err = bokat.ErrNotFound
+					}
+				}
 				switch {
 				case err == nil:
 					if rec.Fingerprint != fingerprint {
@@ -118,6 +126,42 @@ func (tx *Tx) modeIdempotencyRecord(ctx context.Context, mode bokat.Mode, owner,
 	r.CreatedAt = FromMillis(created)
 	r.ExpiresAt = FromNullMillis(expires)
 	return r, nil
+}
+
+// expired reports whether the record's expiry is at or before now.
+func (r IdempotencyRecord) expired(now time.Time) bool {
+	return !r.ExpiresAt.IsZero() && !now.Before(r.ExpiresAt)
+}
+
+// dropExpiredIdempotencyRecord deletes the record if it is still expired
+// at now, so that its key can be claimed again in this transaction.
+func (tx *Tx) dropExpiredIdempotencyRecord(ctx context.Context, r IdempotencyRecord, now time.Time) error {
+	_, err := tx.tx.ExecContext(ctx,
+		`DELETE FROM idempotency_keys WHERE owner_key = $1 AND operation = $2 AND idem_key = $3
+		    AND expires_at IS NOT NULL AND expires_at <= $4`,
+		r.OwnerKey, r.Operation, r.Key, Millis(now))
+	return translate(err)
+}
+
+// DeleteExpiredIdempotencyKeys deletes, in one transaction, up to limit
+// idempotency keys of either realm whose expiry is at or before now (the
+// server's clock: a test owner's clock is never behind it), and returns
+// how many it deleted. Keys without an expiry are kept.
+func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := db.InTx(ctx, func(tx *Tx) error {
+		res, err := tx.tx.ExecContext(ctx,
+			`DELETE FROM idempotency_keys WHERE (owner_key, operation, idem_key) IN (
+			   SELECT owner_key, operation, idem_key FROM idempotency_keys
+			    WHERE expires_at IS NOT NULL AND expires_at <= $1 LIMIT $2)`,
+			Millis(now), limit)
+		if err != nil {
+			return translate(err)
+		}
+		n, err = res.RowsAffected()
+		return translate(err)
+	})
+	return int(n), err
 }
 
 // PutIdempotencyRecord stores the outcome of a keyed write in the same

@@ -219,24 +219,26 @@ func (db *DB) NotificationJobState(ctx context.Context, id string) (notify.JobSt
 	return s, nil
 }
 
-// OldestUnrelayedOutboxEvent returns the creation time of the oldest outbox
-// event not yet relayed; ok is false when none waits.
+// OldestUnrelayedOutboxEvent returns the creation time of the oldest live
+// outbox event not yet relayed; ok is false when none waits. Test events
+// never count in live metrics.
 func (db *DB) OldestUnrelayedOutboxEvent(ctx context.Context) (time.Time, bool, error) {
 	var oldest sql.NullInt64
 	err := db.read.QueryRowContext(ctx,
-		`SELECT MIN(created_at) FROM outbox_events WHERE relayed_at IS NULL`).Scan(&oldest)
+		`SELECT MIN(created_at) FROM outbox_events WHERE relayed_at IS NULL AND mode = 'live'`).Scan(&oldest)
 	if err != nil {
 		return time.Time{}, false, translate(err)
 	}
 	return FromNullMillis(oldest), oldest.Valid, nil
 }
 
-// OldestDueNotification returns when the longest-waiting pending
+// OldestDueNotification returns when the longest-waiting pending live
 // notification job became due (at or before now); ok is false when none is.
+// Test jobs never count in live metrics.
 func (db *DB) OldestDueNotification(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var oldest sql.NullInt64
 	err := db.read.QueryRowContext(ctx,
-		`SELECT MIN(next_attempt_at) FROM notification_jobs WHERE status = 'pending' AND next_attempt_at <= $1`,
+		`SELECT MIN(next_attempt_at) FROM notification_jobs WHERE status = 'pending' AND next_attempt_at <= $1 AND mode = 'live'`,
 		Millis(now)).Scan(&oldest)
 	if err != nil {
 		return time.Time{}, false, translate(err)

@@ -274,7 +274,8 @@ func oneOf(v string, allowed []string) string {
 	return "other"
 }
 
-// BacklogSource reports the oldest waiting work, for the lag gauges.
+// BacklogSource reports the oldest waiting live work, for the lag gauges:
+// test-mode events and jobs never count in them.
 type BacklogSource interface {
 	// OldestUnrelayedOutboxEvent returns the creation time of the oldest
 	// outbox event not yet relayed; ok is false when none waits.
@@ -301,9 +302,9 @@ type backlogCollector struct {
 
 var (
 	outboxLagDesc = prometheus.NewDesc("bokat_outbox_lag_seconds",
-		"Age of the oldest outbox event not yet relayed (0 when none waits).", nil, nil)
+		"Age of the oldest live outbox event not yet relayed (0 when none waits; test events never count).", nil, nil)
 	notificationLagDesc = prometheus.NewDesc("bokat_notification_lag_seconds",
-		"How long the longest-waiting due notification job has waited (0 when none is due).", nil, nil)
+		"How long the longest-waiting due live notification job has waited (0 when none is due; test jobs never count).", nil, nil)
 )
 
 func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -1,0 +1,114 @@
+package sqlstore_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"bokat"
+	"bokat/internal/idem"
+	"bokat/internal/privacy"
+	"bokat/internal/sqlstore"
+	"bokat/internal/sqlstore/sqlstoretest"
+)
+
+// A key past its expiry is absent: the request runs again as a new one; an
+// unexpired key replays. now is the caller's clock (a test owner's clock
+// for a test key), the same clock its expiry was written on.
+func TestExpiredIdempotencyKeyIsANewRequest(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		created := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+		ttl := 30 * 24 * time.Hour
+		for _, mode := range []bokat.Mode{bokat.ModeLive, bokat.ModeTest} {
+			t.Run(string(mode), func(t *testing.T) {
+				k := idem.Key{Owner: "owner-" + string(mode), Operation: "requests.create", Key: "k1", Mode: mode}
+				runs := 0
+				call := func(now time.Time) (idem.Outcome, bool) {
+					t.Helper()
+					out, replay, err := db.InIdempotentTx(ctx, k, "fp", now, now.Add(ttl), func(tx *sqlstore.Tx) (idem.Outcome, error) {
+						runs++
+						return idem.Outcome{Body: []byte(`{}`), ResourceID: "req_" + string(rune('0'+runs))}, nil
+					})
+					if err != nil {
+						t.Fatalf("InIdempotentTx at %s: %v", now, err)
+					}
+					return out, replay
+				}
+				first, _ := call(created)
+				if out, replay := call(created.Add(ttl - time.Millisecond)); !replay || out.ResourceID != first.ResourceID {
+					t.Fatalf("just before expiry: replay=%v resource %s, want a replay of %s", replay, out.ResourceID, first.ResourceID)
+				}
+				out, replay := call(created.Add(ttl))
+				if replay || out.ResourceID == first.ResourceID || runs != 2 {
+					t.Fatalf("at expiry: replay=%v resource %s runs %d, want a new request", replay, out.ResourceID, runs)
+				}
+				if again, replay := call(created.Add(ttl + time.Minute)); !replay || again.ResourceID != out.ResourceID {
+					t.Fatalf("retry of the new request: replay=%v resource %s, want a replay of %s", replay, again.ResourceID, out.ResourceID)
+				}
+			})
+		}
+	})
+}
+
+// The retention pass deletes expired keys, in batches, and keeps the
+// others and those kept as long as their resource.
+func TestRetentionDeletesOnlyExpiredIdempotencyKeys(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+		put := func(key string, mode bokat.Mode, expires time.Time) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				return tx.PutIdempotencyRecord(ctx, sqlstore.IdempotencyRecord{OwnerKey: "o", Operation: "op", Key: key,
+					Fingerprint: "fp", CreatedAt: now.Add(-40 * 24 * time.Hour), ExpiresAt: expires, Mode: mode})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const expired = 450 // more than two batches
+		for i := 0; i < expired; i++ {
+			mode := bokat.ModeLive
+			if i%2 == 1 {
+				mode = bokat.ModeTest
+			}
+			put("old-"+strconv.Itoa(i), mode, now.Add(-time.Duration(i+1)*time.Minute))
+		}
+		put("at-now", bokat.ModeLive, now)
+		put("later", bokat.ModeLive, now.Add(time.Millisecond))
+		put("later-test", bokat.ModeTest, now.Add(24*time.Hour))
+		put("forever", bokat.ModeLive, time.Time{})
+
+		got, err := privacy.New(sqlstore.Bind[privacy.Tx](db)).EraseExpired(ctx, func() time.Time { return now },
+			privacy.Retention{Bookings: privacy.DefaultRetainBookings, Requests: privacy.DefaultRetainRequests}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.IdempotencyKeys != expired+1 {
+			t.Errorf("deleted %d keys, want %d", got.IdempotencyKeys, expired+1)
+		}
+		var left []string
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			rows, err := tx.Q().QueryContext(ctx, `SELECT idem_key FROM idempotency_keys ORDER BY idem_key`)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var k string
+				if err := rows.Scan(&k); err != nil {
+					return err
+				}
+				left = append(left, k)
+			}
+			return rows.Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"forever", "later", "later-test"}; !slices.Equal(left, want) {
+			t.Errorf("kept %v, want %v", left, want)
+		}
+	})
+}

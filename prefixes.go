@@ -31,6 +31,8 @@ const (
 	ProviderUserIDPrefix       = "pu_"
 	ProviderInvitationIDPrefix = "pi_"
 	ProviderAuditIDPrefix      = "pa_"
+	ProviderTokenIDPrefix      = "pt_"  // names a provider API token (the token is ProviderTokenPrefix)
+	ProviderBlockIDPrefix      = "pb_"  // a block of time a provider added
 	CalendarFeedIDPrefix       = "cfd_" // a provider's subscribed calendar
 	// The people who run the marketplace, and the audit of what they did.
 	OperatorIDPrefix      = "op_"
@@ -89,12 +91,13 @@ func IDPrefixes() []string {
 		FollowUpRequestIDPrefix, FollowUpSessionIDPrefix, BlockedPeriodIDPrefix, PartnerClientIDPrefix,
 		OAuthClientIDPrefix, UserIDPrefix, WebhookEndpointIDPrefix, SigningKeyIDPrefix, SecretKeyIDPrefix,
 		BookingOptionIDPrefix, ProviderUserIDPrefix, ProviderInvitationIDPrefix, ProviderAuditIDPrefix,
-		CalendarFeedIDPrefix, OperatorIDPrefix, OperatorAuditIDPrefix}
+		ProviderTokenIDPrefix, ProviderBlockIDPrefix, CalendarFeedIDPrefix, OperatorIDPrefix, OperatorAuditIDPrefix}
 }
 
 // SecretPrefixes returns the prefix of every secret issued now (not the
 // legacy refresh token prefix, which only verification still accepts).
 func SecretPrefixes() []string {
-	return []string{PartnerTokenPrefix, PartnerTestTokenPrefix, AccessTokenPrefix, AccessTestTokenPrefix, AuthorizationCodePrefix,
-		ClientSecretPrefix, ClientSecretTestPrefix, RefreshTokenPrefix, RefreshTestTokenPrefix, WebhookSecretPrefix}
+	return []string{PartnerTokenPrefix, PartnerTestTokenPrefix, ProviderTokenPrefix, AccessTokenPrefix, AccessTestTokenPrefix,
+		AuthorizationCodePrefix, ClientSecretPrefix, ClientSecretTestPrefix, RefreshTokenPrefix, RefreshTestTokenPrefix,
+		WebhookSecretPrefix}
 }

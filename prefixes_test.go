@@ -1,7 +1,11 @@
 package bokat_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,5 +61,55 @@ func TestTestSecretPrefixesAreTheirKinds(t *testing.T) {
 				t.Errorf("%q is not in the secret prefix table", p)
 			}
 		}
+	}
+}
+
+// TestEveryDeclaredPrefixIsInItsTable keeps the tables the test above
+// checks complete: every prefix constant of prefixes.go is in IDPrefixes
+// (a name ending in IDPrefix) or SecretPrefixes (every other, but the
+// legacy refresh token prefix, which is only still accepted), so a kind
+// added later cannot start like another unnoticed.
+func TestEveryDeclaredPrefixIsInItsTable(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "prefixes.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, secrets := bokat.IDPrefixes(), bokat.SecretPrefixes()
+	declared := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		for i, name := range spec.Names {
+			lit, ok := spec.Values[i].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING || !strings.HasSuffix(name.Name, "Prefix") {
+				continue
+			}
+			value, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			declared++
+			switch {
+			case name.Name == "LegacyRefreshTokenPrefix":
+				if slices.Contains(secrets, value) {
+					t.Errorf("%s (%q) is issued again", name.Name, value)
+				}
+			case strings.HasSuffix(name.Name, "IDPrefix"):
+				if !slices.Contains(ids, value) {
+					t.Errorf("id prefix %s (%q) is not in IDPrefixes", name.Name, value)
+				}
+			default:
+				if !slices.Contains(secrets, value) {
+					t.Errorf("secret prefix %s (%q) is not in SecretPrefixes", name.Name, value)
+				}
+			}
+		}
+		return false
+	})
+	if want := len(ids) + len(secrets) + 1; declared != want {
+		t.Errorf("prefixes.go declares %d prefixes, the tables hold %d and the legacy one", declared, want-1)
 	}
 }

@@ -132,7 +132,7 @@ func (a *Authenticator) CreateProviderToken(ctx context.Context, providerID, nam
 	if err != nil {
 		return "", "", err
 	}
-	id = "pt_" + strings.ReplaceAll(u.String(), "-", "")
+	id = bokat.ProviderTokenIDPrefix + strings.ReplaceAll(u.String(), "-", "")
 	token = NewSecret(ProviderTokenPrefix)
 	t := ProviderToken{ID: id, ProviderID: providerID, Name: name, Scopes: scopes, CreatedAt: now}
 	if err := a.providers.CreateProviderToken(ctx, t, a.hasher.Hash(providerTokenHashDomain, token)); err != nil {

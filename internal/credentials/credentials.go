@@ -418,7 +418,7 @@ func AppendAudit(ctx context.Context, tx AuditTx, r AuditRecord) error {
 		if err != nil {
 			return err
 		}
-		r.ID = "oa_" + strings.ReplaceAll(u.String(), "-", "")
+		r.ID = bokat.OperatorAuditIDPrefix + strings.ReplaceAll(u.String(), "-", "")
 	}
 	return tx.InsertOperatorAudit(ctx, r)
 }

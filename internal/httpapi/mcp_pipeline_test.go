@@ -210,7 +210,8 @@ func TestMCPControlMessagesSpendTheControlQuota(t *testing.T) {
 		problem["code"] != string(bokat.CodeRateLimited) {
 		t.Fatalf("past the quota: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), raw)
 	}
-	// A batch is charged per message: two messages with one unit left.
+	// A batch is charged per message: five messages from a fresh address
+	// spend more than its four units.
 	if resp, _ := post("192.0.2.2", "", `[`+ping+`,`+ping+`,`+ping+`,`+ping+`,`+ping+`]`); resp.StatusCode != 429 {
 		t.Errorf("a batch of five messages with a quota of four: %d", resp.StatusCode)
 	}

@@ -170,3 +170,47 @@ func TestInviteRefusesABadOrTakenAddress(t *testing.T) {
 		}
 	})
 }
+
+// TestConsoleRefusesControlCharactersInPathValues: an id in a console
+// page's path passes the text check the page's parameters pass, so a NUL
+// or DEL is 400 on both engines before it reaches the store (on PostgreSQL
+// a NUL would be an internal error), and nothing is written.
+func TestConsoleRefusesControlCharactersInPathValues(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		e.invite(t, operatorEmail)
+		id := e.book(t, "one")
+		c := newClient(t, e.srv.URL)
+		c.signIn(e.sender, operatorEmail)
+		for _, bad := range []string{id + "%00", "x%7Fy"} {
+			for _, tc := range []struct {
+				method, path string
+				form         url.Values
+			}{
+				{"GET", "/operator/bookings/" + bad, nil},
+				{"GET", "/operator/bookings/" + bad + "/move", nil},
+				{"POST", "/operator/bookings/" + bad + "/cancel", url.Values{"reason": {"other"}, "confirm": {"yes"}}},
+				{"GET", "/operator/providers/" + bad, nil},
+				{"POST", "/operator/providers/" + bad + "/pause", nil},
+				{"POST", "/operator/providers/prv_sthlm_vvs_1/tokens/" + bad + "/revoke", url.Values{"confirm": {"yes"}}},
+				{"POST", "/operator/follow-ups/" + bad + "/note", url.Values{"note": {"Ringt"}}},
+				{"POST", "/operator/partners/" + bad + "/rotate", nil},
+				{"POST", "/operator/partners/" + bad + "/revoke", url.Values{"confirm": {"yes"}}},
+				{"POST", "/operator/oauth-clients/" + bad + "/revoke", url.Values{"confirm": {"yes"}}},
+			} {
+				var p page
+				if tc.method == "GET" {
+					p = c.do("GET", tc.path, nil)
+				} else {
+					p = c.post("/operator", tc.path, tc.form)
+				}
+				if p.status != http.StatusBadRequest {
+					t.Errorf("%s %s: %d, want 400", tc.method, tc.path, p.status)
+				}
+			}
+		}
+		if types, _ := e.events(t, id); len(types) != 1 {
+			t.Errorf("events of %s: %v, want only its confirmation", id, types)
+		}
+	})
+}

@@ -342,3 +342,41 @@ func TestSignInIsThrottled(t *testing.T) {
 		})
 	}
 }
+// TestPagesRefuseControlCharactersInPathValues: an id in a page's path
+// passes the same text check as the page's parameters, so a NUL or DEL is
+// 400 on both engines before it reaches the store (on PostgreSQL a NUL
+// would be an internal error), as the API answers such a path value.
+func TestPagesRefuseControlCharactersInPathValues(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newPagesEnv(t, db)
+		e.seed(t)
+		own := e.browser(t)
+		own.signIn(ownerA)
+		for _, id := range []string{"bk_a_next%00", "bk%7Fa"} {
+			for _, tc := range []struct {
+				method, path string
+				form         url.Values
+			}{
+				{"GET", "/provider/bookings/" + id, nil},
+				{"POST", "/provider/bookings/" + id + "/flag", url.Values{"note": {"Fel adress"}}},
+				{"POST", "/provider/bookings/" + id + "/acknowledge", nil},
+				{"POST", "/provider/bookings/" + id + "/cancel", url.Values{"reason": {"illness"}, "confirm": {"yes"}}},
+				{"POST", "/provider/team/users/" + id + "/remove", nil},
+				{"POST", "/provider/team/invitations/" + id + "/withdraw", nil},
+			} {
+				var p page
+				if tc.method == "GET" {
+					p = own.get(tc.path)
+				} else {
+					p = own.post(tc.path, tc.form)
+				}
+				if p.status != http.StatusBadRequest {
+					t.Errorf("%s %s: %d, want 400\n%s", tc.method, tc.path, p.status, p.body)
+				}
+			}
+		}
+		if types, _ := e.events(t, "bk_a_next"); len(types) != 0 {
+			t.Errorf("events of bk_a_next: %v, want none", types)
+		}
+	})
+}

@@ -51,7 +51,7 @@ const (
 	// may lie.
 	MaxAheadDays = 400
 	// blockIDPrefix prefixes the ids of blocks a provider adds.
-	blockIDPrefix = "pb_"
+	blockIDPrefix = bokat.ProviderBlockIDPrefix
 )
 
 // Block is blocked time: one added by the provider (once, or the same

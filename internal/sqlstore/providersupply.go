@@ -137,7 +137,7 @@ func (tx *Tx) InsertProviderBlock(ctx context.Context, b provider.Block, occurre
 // file. Another provider's block is bokat.ErrNotFound.
 func (tx *Tx) DeleteProviderBlock(ctx context.Context, providerID, blockID string) error {
 	what := "block " + blockID
-	if strings.HasPrefix(blockID, "pb_") {
+	if strings.HasPrefix(blockID, bokat.ProviderBlockIDPrefix) {
 		res, err := tx.tx.ExecContext(ctx, `DELETE FROM provider_blocks WHERE id = $1 AND provider_id = $2`, blockID, providerID)
 		if err := named(what, affectedOne(res, err)); err != nil {
 			return err
@@ -246,7 +246,7 @@ func (tx *Tx) AuditImport(ctx context.Context, providerIDs []string, file string
 			return err
 		}
 		note := strings.TrimSpace("file=" + filepath.Base(file) + " " + notes[id])
-		rows = append(rows, "pa_"+strings.ReplaceAll(u.String(), "-", ""), id, provider.OperatorActor, Millis(now),
+		rows = append(rows, bokat.ProviderAuditIDPrefix+strings.ReplaceAll(u.String(), "-", ""), id, provider.OperatorActor, Millis(now),
 			"supply.imported", "provider", id, note)
 	}
 	return tx.insertRows(ctx, `INSERT INTO provider_audit (id, provider_id, actor, at, action, object_type, object_id, note) VALUES `,

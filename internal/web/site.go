@@ -83,8 +83,8 @@ func (s *Site[T]) Protect(h http.Handler) http.Handler { return s.cop.Handler(h)
 
 // Form admits a page request and reads its parameters: the query of a GET,
 // or the CSRF-checked form of a POST. It spends the caller's page budget
-// first (429 when spent), and refuses any parameter that is not clean text
-// with 400 before anything reaches the store. It answers the request itself
+// first (429 when spent), and refuses any parameter or path value that is
+// not clean text with 400 before anything reaches the store. It answers the request itself
 // and returns false when it cannot go on.
 func (s *Site[T]) Form(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
@@ -98,7 +98,7 @@ func (s *Site[T]) Form(w http.ResponseWriter, r *http.Request) (url.Values, bool
 		return nil, false
 	}
 	query := r.URL.Query()
-	if !CleanParams(query) {
+	if !CleanParams(query) || !CleanPathValues(r) {
 		s.Layout.RenderError(w, r, http.StatusBadRequest, "err_request", "invalid_request")
 		return nil, false
 	}

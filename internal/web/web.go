@@ -14,8 +14,10 @@
 package web
 
 import (
+	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"bokat"
 )
@@ -37,4 +39,27 @@ func CleanParams(v url.Values, multiline ...string) bool {
 		}
 	}
 	return true
+}
+
+// CleanPathValues reports whether every wildcard of the pattern r was
+// routed by ({name} or {name...}) holds clean, single-line text, as
+// CleanParams asks of parameters: an id in a page's path reaches the store
+// as a parameter's value does.
+func CleanPathValues(r *http.Request) bool {
+	rest := r.Pattern
+	for {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			return true
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return true
+		}
+		name := strings.TrimSuffix(rest[open+1:open+end], "...")
+		if name != "$" && bokat.CheckText(r.PathValue(name), false) != "" {
+			return false
+		}
+		rest = rest[open+end+1:]
+	}
 }

@@ -342,6 +342,7 @@ func TestSignInIsThrottled(t *testing.T) {
 		})
 	}
 }
+
 // TestPagesRefuseControlCharactersInPathValues: an id in a page's path
 // passes the same text check as the page's parameters, so a NUL or DEL is
 // 400 on both engines before it reaches the store (on PostgreSQL a NUL

@@ -64,6 +64,16 @@ func jsonTime(t time.Time) *string {
 	return &s
 }
 
+// noArgs checks that a command was given no positional argument.
+func noArgs(usage string) func([]string) error {
+	return func(positional []string) error {
+		if len(positional) != 0 {
+			return fmt.Errorf("%w: %s", errUsage, usage)
+		}
+		return nil
+	}
+}
+
 func oneID(usage string) func([]string) error {
 	return func(positional []string) error {
 		if len(positional) != 1 || strings.TrimSpace(positional[0]) == "" {
@@ -77,12 +87,7 @@ func oneID(usage string) func([]string) error {
 // created, last used, state. Never a token or its hash.
 func runPartnerList(ctx context.Context, args []string, e env) error {
 	c := newCredentialCommand("partner list", e, true)
-	if _, err := c.parse(args, func(p []string) error {
-		if len(p) != 0 {
-			return fmt.Errorf("%w: bokat partner list [--json]", errUsage)
-		}
-		return nil
-	}); err != nil {
+	if _, err := c.parse(args, noArgs("bokat partner list [--json]")); err != nil {
 		return err
 	}
 	svc, db, err := c.service(ctx, e)
@@ -218,12 +223,7 @@ func runPartnerRevoke(ctx context.Context, args []string, e env) error {
 // registered, mode, type, created, last used, state. Never a secret.
 func runOAuthClientList(ctx context.Context, args []string, e env) error {
 	c := newCredentialCommand("oauth-client list", e, true)
-	if _, err := c.parse(args, func(p []string) error {
-		if len(p) != 0 {
-			return fmt.Errorf("%w: bokat oauth-client list [--json]", errUsage)
-		}
-		return nil
-	}); err != nil {
+	if _, err := c.parse(args, noArgs("bokat oauth-client list [--json]")); err != nil {
 		return err
 	}
 	svc, db, err := c.service(ctx, e)
@@ -306,12 +306,7 @@ func runOAuthClientPurge(ctx context.Context, args []string, e env) error {
 	c.fs.Text(new(string), "unused-for", "", "90d",
 		"purge dynamically registered clients unused for this long (whole days or a Go duration, at least 1d)",
 		retentionSetter(&unusedFor))
-	if _, err := c.parse(args, func(p []string) error {
-		if len(p) != 0 {
-			return fmt.Errorf("%w: bokat oauth-client purge [--unused-for 90d]", errUsage)
-		}
-		return nil
-	}); err != nil {
+	if _, err := c.parse(args, noArgs("bokat oauth-client purge [--unused-for 90d]")); err != nil {
 		return err
 	}
 	svc, db, err := c.service(ctx, e)

@@ -80,12 +80,6 @@ func runProviderTokenList(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	state := func(t credentials.ProviderToken) string {
-		if !t.RevokedAt.IsZero() {
-			return credentials.StateRevoked
-		}
-		return credentials.StateActive
-	}
 	if c.json {
 		type row struct {
 			TokenID    string   `json:"token_id"`
@@ -100,14 +94,14 @@ func runProviderTokenList(ctx context.Context, args []string, e env) error {
 		rows := make([]row, 0, len(tokens))
 		for _, t := range tokens {
 			rows = append(rows, row{TokenID: t.ID, ProviderID: t.ProviderID, Name: t.Name, Scopes: scopeStrings(t.Scopes),
-				State: state(t), CreatedAt: jsonTime(t.CreatedAt), LastUsedAt: jsonTime(t.LastUsedAt), RevokedAt: jsonTime(t.RevokedAt)})
+				State: t.State(), CreatedAt: jsonTime(t.CreatedAt), LastUsedAt: jsonTime(t.LastUsedAt), RevokedAt: jsonTime(t.RevokedAt)})
 		}
 		return printJSON(e.stdout, rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tLAST USED\tSTATE")
 	for _, t := range tokens {
-		st := state(t)
+		st := t.State()
 		if st == credentials.StateRevoked {
 			st += " " + stamp(t.RevokedAt)
 		}

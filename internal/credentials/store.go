@@ -84,6 +84,14 @@ type ProviderToken struct {
 	RevokedAt  time.Time
 }
 
+// State is StateRevoked or StateActive.
+func (t ProviderToken) State() string {
+	if !t.RevokedAt.IsZero() {
+		return StateRevoked
+	}
+	return StateActive
+}
+
 // Partner is a partner credential as operators see it. It holds no token
 // and no hash of one: nothing listed can be used to call the API.
 type Partner struct {

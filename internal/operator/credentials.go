@@ -82,12 +82,12 @@ type credentialsPage struct {
 func (p *Pages) credentials(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	partners, err := p.creds.Partners(r.Context())
 	if err != nil {
-		p.fail(w, r, "read partners", err)
+		p.site.Fail(w, r, "read partners", err)
 		return
 	}
 	clients, err := p.creds.OAuthClients(r.Context())
 	if err != nil {
-		p.fail(w, r, "read OAuth clients", err)
+		p.site.Fail(w, r, "read OAuth clients", err)
 		return
 	}
 	pg.Title = pg.T["partners_title"]
@@ -205,7 +205,7 @@ func (p *Pages) revokePartner(w http.ResponseWriter, r *http.Request, op Operato
 	if r.PostForm.Get("confirm") != "yes" {
 		list, err := p.creds.Partners(r.Context())
 		if err != nil {
-			p.fail(w, r, "read partners", err)
+			p.site.Fail(w, r, "read partners", err)
 			return
 		}
 		for _, c := range list {
@@ -230,7 +230,7 @@ func (p *Pages) revokeClient(w http.ResponseWriter, r *http.Request, op Operator
 	if r.PostForm.Get("confirm") != "yes" {
 		list, err := p.creds.OAuthClients(r.Context())
 		if err != nil {
-			p.fail(w, r, "read OAuth clients", err)
+			p.site.Fail(w, r, "read OAuth clients", err)
 			return
 		}
 		for _, c := range list {
@@ -288,7 +288,7 @@ func (p *Pages) credentialRefused(w http.ResponseWriter, r *http.Request, what s
 	case errors.As(err, &be) && be.Code == bokat.CodeValidationFailed:
 		p.site.Layout.RenderError(w, r, http.StatusConflict, "err_credential_state", "credential_state")
 	default:
-		return p.refused(w, r, what, err)
+		return p.site.Refused(w, r, what, err)
 	}
 	return true
 }
@@ -317,7 +317,7 @@ func (p *Pages) revokeProviderToken(w http.ResponseWriter, r *http.Request, op O
 	providerID, id := r.PathValue("provider_id"), r.PathValue("token_id")
 	tokens, err := p.creds.ProviderTokens(r.Context(), providerID)
 	if err != nil {
-		p.fail(w, r, "read provider tokens", err)
+		p.site.Fail(w, r, "read provider tokens", err)
 		return
 	}
 	var tok *credentials.ProviderToken

@@ -138,8 +138,8 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/webhooks", p.signedIn(p.webhooks))
 	m.Handle("GET "+Prefix+"/partners", p.signedIn(p.credentials))
 	m.Handle("POST "+Prefix+"/partners/{partner_id}/rotate", p.signedIn(p.rotatePartner))
-	m.Handle("POST "+Prefix+"/partners/{partner_id}/revoke", p.signedIn(p.revokePartner))
-	m.Handle("POST "+Prefix+"/oauth-clients/{client_id}/revoke", p.signedIn(p.revokeClient))
+	m.Handle("POST "+Prefix+"/partners/{partner_id}/revoke", p.signedIn(p.revokePartner()))
+	m.Handle("POST "+Prefix+"/oauth-clients/{client_id}/revoke", p.signedIn(p.revokeClient()))
 	m.Handle("POST "+Prefix+"/oauth-clients/purge", p.signedIn(p.purgeClients))
 	m.Handle("GET "+Prefix+"/audit", p.signedIn(p.audit))
 	m.Handle(Prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,6 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/clocktest"
 	"bokat/internal/credentials"
 	"bokat/internal/oauth"
 	"bokat/internal/sqlstore"
@@ -23,10 +22,8 @@ import (
 func TestEveryKindIsRevokedOnceWithItsAuditRecord(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
-		clock := clocktest.New(t0)
-		hasher, _ := auth.NewHasher(testPepper)
-		svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, clock.Now)
+		svc, hasher, clock := testService(t, db)
+		t0 := clock.Now()
 		partner, _, err := svc.CreatePartner(ctx, "cli:test", bokat.ModeLive, "Acme", bokat.AllScopes())
 		if err != nil {
 			t.Fatal(err)

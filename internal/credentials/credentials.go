@@ -356,8 +356,8 @@ func (s *Service) ProviderTokens(ctx context.Context, providerID string) ([]Prov
 // RevokeProviderToken revokes a provider API token at once: the next
 // request with it is refused.
 func (s *Service) RevokeProviderToken(ctx context.Context, actor, id string) (ProviderToken, error) {
-	return revoke(ctx, s, actor, id, revocation[ProviderToken]{kind: KindProviderToken, label: "provider token",
-		action: ActionProviderTokenRevoked, read: Tx.ProviderTokenCredential, revokedAt: func(t ProviderToken) time.Time { return t.RevokedAt },
+	return revoke(ctx, s, actor, id, revocation[ProviderToken]{kind: KindProviderToken, label: "provider token", action: ActionProviderTokenRevoked,
+		read: Tx.ProviderTokenCredential, revokedAt: func(t ProviderToken) time.Time { return t.RevokedAt },
 		revoke: func(ctx context.Context, tx Tx, id string, t ProviderToken, now time.Time) (map[string]string, error) {
 			return map[string]string{"provider_id": t.ProviderID, "name": t.Name}, tx.RevokeProviderToken(ctx, id, now)
 		}})

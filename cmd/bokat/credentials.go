@@ -201,8 +201,19 @@ func parseOverlap(s string) (time.Duration, error) {
 
 // runPartnerRevoke revokes a partner credential at once.
 func runPartnerRevoke(ctx context.Context, args []string, e env) error {
-	c := newCredentialCommand("partner revoke", e, false)
-	positional, err := c.parse(args, oneID("bokat partner revoke PARTNER_ID"))
+	return runRevoke(ctx, args, e, "partner revoke", "PARTNER_ID", (*credentials.Service).RevokePartner,
+		func(p credentials.Partner) string {
+			return fmt.Sprintf("partner %s revoked at %s", p.ID, stamp(p.RevokedAt))
+		})
+}
+
+// runRevoke runs a revoke command, `bokat NAME ID`: it revokes the
+// credential with the lifecycle's revoke, as this process's audit actor,
+// and prints the line done says of the revoked credential.
+func runRevoke[C any](ctx context.Context, args []string, e env, name, idName string,
+	revoke func(svc *credentials.Service, ctx context.Context, actor, id string) (C, error), done func(C) string) error {
+	c := newCredentialCommand(name, e, false)
+	positional, err := c.parse(args, oneID("bokat "+name+" "+idName))
 	if err != nil {
 		return err
 	}
@@ -211,11 +222,11 @@ func runPartnerRevoke(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	p, err := svc.RevokePartner(ctx, cliActor(e), positional[0])
+	revoked, err := revoke(svc, ctx, cliActor(e), positional[0])
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "partner %s revoked at %s\n", p.ID, stamp(p.RevokedAt))
+	fmt.Fprintln(e.stdout, done(revoked))
 	return nil
 }
 
@@ -279,22 +290,10 @@ func runOAuthClientList(ctx context.Context, args []string, e env) error {
 // runOAuthClientRevoke revokes an OAuth client with every grant and token
 // issued to it.
 func runOAuthClientRevoke(ctx context.Context, args []string, e env) error {
-	c := newCredentialCommand("oauth-client revoke", e, false)
-	positional, err := c.parse(args, oneID("bokat oauth-client revoke CLIENT_ID"))
-	if err != nil {
-		return err
-	}
-	svc, db, err := c.service(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	cl, err := svc.RevokeOAuthClient(ctx, cliActor(e), positional[0])
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "OAuth client %s revoked at %s, with its grants and tokens\n", cl.ID, stamp(cl.RevokedAt))
-	return nil
+	return runRevoke(ctx, args, e, "oauth-client revoke", "CLIENT_ID", (*credentials.Service).RevokeOAuthClient,
+		func(cl credentials.OAuthClient) string {
+			return fmt.Sprintf("OAuth client %s revoked at %s, with its grants and tokens", cl.ID, stamp(cl.RevokedAt))
+		})
 }
 
 // runOAuthClientPurge deletes the dynamically registered clients unused

@@ -114,20 +114,8 @@ func runProviderTokenList(ctx context.Context, args []string, e env) error {
 // runProviderTokenRevoke revokes a provider API token at once (audited).
 // `bokat provider token revoke TOKEN_ID`.
 func runProviderTokenRevoke(ctx context.Context, args []string, e env) error {
-	c := newCredentialCommand("provider token revoke", e, false)
-	positional, err := c.parse(args, oneID("bokat provider token revoke TOKEN_ID"))
-	if err != nil {
-		return err
-	}
-	svc, db, err := c.service(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	t, err := svc.RevokeProviderToken(ctx, cliActor(e), positional[0])
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "provider token %s revoked at %s\n", t.ID, stamp(t.RevokedAt))
-	return nil
+	return runRevoke(ctx, args, e, "provider token revoke", "TOKEN_ID", (*credentials.Service).RevokeProviderToken,
+		func(t credentials.ProviderToken) string {
+			return fmt.Sprintf("provider token %s revoked at %s", t.ID, stamp(t.RevokedAt))
+		})
 }

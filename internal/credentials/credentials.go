@@ -204,27 +204,50 @@ func (s *Service) rotatePartner(ctx context.Context, actor, id string, overlap t
 // RevokePartner revokes the partner credential at once: every token of it
 // (a rotation's replaced one too) is refused from the next request on.
 func (s *Service) RevokePartner(ctx context.Context, actor, id string) (Partner, error) {
+	return revoke(ctx, s, actor, id, revocation[Partner]{kind: KindPartner, label: "partner", action: ActionPartnerRevoked,
+		read: Tx.PartnerCredential, revokedAt: func(p Partner) time.Time { return p.RevokedAt },
+		revoke: func(ctx context.Context, tx Tx, id string, p Partner, now time.Time) (map[string]string, error) {
+			return map[string]string{"name": p.Name}, tx.RevokePartner(ctx, id, now)
+		}})
+}
+
+// revocation is what revoking one kind of credential C takes: its audit
+// kind and action, its label in errors, how a transaction reads it and
+// when it was revoked, and its revocation in a transaction, which returns
+// the audit record's details.
+type revocation[C any] struct {
+	kind, label, action string
+	read                func(tx Tx, ctx context.Context, id string) (C, error)
+	revokedAt           func(C) time.Time
+	revoke              func(ctx context.Context, tx Tx, id string, c C, now time.Time) (map[string]string, error)
+}
+
+// revoke revokes the credential of kind k with the id, with its audit
+// record, in one transaction, and returns it as revoked. An unknown id is
+// bokat.CodeNotFound, one already revoked bokat.CodeValidationFailed.
+func revoke[C any](ctx context.Context, s *Service, actor, id string, k revocation[C]) (C, error) {
 	now := s.now()
-	var out Partner
+	var out C
 	err := s.store.InTx(ctx, func(tx Tx) error {
-		p, err := tx.PartnerCredential(ctx, id)
+		c, err := k.read(tx, ctx, id)
 		if errors.Is(err, bokat.ErrNotFound) {
-			return notFound(KindPartner, id)
+			return notFound(k.kind, id)
 		}
 		if err != nil {
 			return err
 		}
-		if !p.RevokedAt.IsZero() {
-			return bokat.Errorf(bokat.CodeValidationFailed, "partner %s was already revoked at %s", id, p.RevokedAt.Format(time.RFC3339))
+		if at := k.revokedAt(c); !at.IsZero() {
+			return bokat.Errorf(bokat.CodeValidationFailed, "%s %s was already revoked at %s", k.label, id, at.Format(time.RFC3339))
 		}
-		if err := tx.RevokePartner(ctx, id, now); err != nil {
+		details, err := k.revoke(ctx, tx, id, c, now)
+		if err != nil {
 			return err
 		}
-		if err := AppendAudit(ctx, tx, AuditRecord{At: now, Actor: actor, Action: ActionPartnerRevoked, ObjectKind: KindPartner,
-			ObjectID: id, Details: map[string]string{"name": p.Name}}); err != nil {
+		if err := AppendAudit(ctx, tx, AuditRecord{At: now, Actor: actor, Action: k.action, ObjectKind: k.kind,
+			ObjectID: id, Details: details}); err != nil {
 			return err
 		}
-		out, err = tx.PartnerCredential(ctx, id)
+		out, err = k.read(tx, ctx, id)
 		return err
 	})
 	return out, err
@@ -263,32 +286,12 @@ func (s *Service) CreateOAuthClient(ctx context.Context, actor string, spec oaut
 // to it: its access tokens are refused from the next request on, its
 // refresh tokens and its client authentication at once.
 func (s *Service) RevokeOAuthClient(ctx context.Context, actor, id string) (OAuthClient, error) {
-	now := s.now()
-	var out OAuthClient
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		c, err := tx.OAuthClientCredential(ctx, id)
-		if errors.Is(err, bokat.ErrNotFound) {
-			return notFound(KindOAuthClient, id)
-		}
-		if err != nil {
-			return err
-		}
-		if !c.RevokedAt.IsZero() {
-			return bokat.Errorf(bokat.CodeValidationFailed, "OAuth client %s was already revoked at %s", id, c.RevokedAt.Format(time.RFC3339))
-		}
-		grants, err := tx.RevokeOAuthClient(ctx, id, now)
-		if err != nil {
-			return err
-		}
-		if err := AppendAudit(ctx, tx, AuditRecord{At: now, Actor: actor, Action: ActionOAuthClientRevoked, ObjectKind: KindOAuthClient,
-			ObjectID: id, Details: map[string]string{"name": c.Name, "registration": c.Registration,
-				"grants_revoked": fmt.Sprint(grants)}}); err != nil {
-			return err
-		}
-		out, err = tx.OAuthClientCredential(ctx, id)
-		return err
-	})
-	return out, err
+	return revoke(ctx, s, actor, id, revocation[OAuthClient]{kind: KindOAuthClient, label: "OAuth client", action: ActionOAuthClientRevoked,
+		read: Tx.OAuthClientCredential, revokedAt: func(c OAuthClient) time.Time { return c.RevokedAt },
+		revoke: func(ctx context.Context, tx Tx, id string, c OAuthClient, now time.Time) (map[string]string, error) {
+			grants, err := tx.RevokeOAuthClient(ctx, id, now)
+			return map[string]string{"name": c.Name, "registration": c.Registration, "grants_revoked": fmt.Sprint(grants)}, err
+		}})
 }
 
 // purgeBatch is how many clients one purge transaction deletes.
@@ -353,30 +356,11 @@ func (s *Service) ProviderTokens(ctx context.Context, providerID string) ([]Prov
 // RevokeProviderToken revokes a provider API token at once: the next
 // request with it is refused.
 func (s *Service) RevokeProviderToken(ctx context.Context, actor, id string) (ProviderToken, error) {
-	now := s.now()
-	var out ProviderToken
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		t, err := tx.ProviderTokenCredential(ctx, id)
-		if errors.Is(err, bokat.ErrNotFound) {
-			return notFound(KindProviderToken, id)
-		}
-		if err != nil {
-			return err
-		}
-		if !t.RevokedAt.IsZero() {
-			return bokat.Errorf(bokat.CodeValidationFailed, "provider token %s was already revoked at %s", id, t.RevokedAt.Format(time.RFC3339))
-		}
-		if err := tx.RevokeProviderToken(ctx, id, now); err != nil {
-			return err
-		}
-		if err := AppendAudit(ctx, tx, AuditRecord{At: now, Actor: actor, Action: ActionProviderTokenRevoked,
-			ObjectKind: KindProviderToken, ObjectID: id, Details: map[string]string{"provider_id": t.ProviderID, "name": t.Name}}); err != nil {
-			return err
-		}
-		out, err = tx.ProviderTokenCredential(ctx, id)
-		return err
-	})
-	return out, err
+	return revoke(ctx, s, actor, id, revocation[ProviderToken]{kind: KindProviderToken, label: "provider token", action: ActionProviderTokenRevoked,
+		read: Tx.ProviderTokenCredential, revokedAt: func(t ProviderToken) time.Time { return t.RevokedAt },
+		revoke: func(ctx context.Context, tx Tx, id string, t ProviderToken, now time.Time) (map[string]string, error) {
+			return map[string]string{"provider_id": t.ProviderID, "name": t.Name}, tx.RevokeProviderToken(ctx, id, now)
+		}})
 }
 
 // Audit returns operator audit records, newest first.

@@ -8,7 +8,6 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
-	"bokat/internal/clocktest"
 	"bokat/internal/credentials"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -20,10 +19,8 @@ import (
 func TestProviderTokenListAndRevoke(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
-		clock := clocktest.New(t0)
-		hasher, _ := auth.NewHasher(testPepper)
-		svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, clock.Now)
+		svc, hasher, clock := testService(t, db)
+		t0 := clock.Now()
 		sqlstoretest.WithProvider(t, db, "prv_tok")
 		authn := auth.NewAuthenticator(hasher, db, nil).WithProviderTokens(db).WithClock(clock.Now).WithUsage(auth.NewUsage(db, nil))
 		id, token, err := authn.CreateProviderToken(ctx, "prv_tok", "Kassan", bokat.ProviderScopes(), t0)

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"bokat"
-	"bokat/internal/auth"
-	"bokat/internal/clocktest"
 	"bokat/internal/credentials"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -21,9 +19,7 @@ import (
 func TestRotatePartnerSeenRotatesOnce(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		clock := clocktest.New(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
-		hasher, _ := auth.NewHasher(testPepper)
-		svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, clock.Now)
+		svc, _, clock := testService(t, db)
 		p, _, err := svc.CreatePartner(ctx, "cli:test", bokat.ModeLive, "Acme", bokat.AllScopes())
 		if err != nil {
 			t.Fatal(err)

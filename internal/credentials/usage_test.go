@@ -17,6 +17,18 @@ import (
 
 var testPepper = []byte("0123456789abcdef0123456789abcdef")
 
+// testService is the lifecycle on db, hashing with testPepper, on a test
+// clock at 2026-11-26 09:00 UTC.
+func testService(tb testing.TB, db *sqlstore.DB) (*credentials.Service, *auth.Hasher, *clocktest.Clock) {
+	tb.Helper()
+	hasher, err := auth.NewHasher(testPepper)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	clock := clocktest.New(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	return credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, clock.Now), hasher, clock
+}
+
 func lastUsed(t testing.TB, svc *credentials.Service, id string) time.Time {
 	t.Helper()
 	all, err := svc.Partners(context.Background())
@@ -38,9 +50,8 @@ func lastUsed(t testing.TB, svc *credentials.Service, id string) time.Time {
 func TestLastUseIsWrittenAtMostOnceAMinuteAcrossProcesses(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
-		t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
-		hasher, _ := auth.NewHasher(testPepper)
-		svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, func() time.Time { return t0 })
+		svc, _, clock := testService(t, db)
+		t0 := clock.Now()
 		p, _, err := svc.CreatePartner(ctx, "cli:test", bokat.ModeLive, "Acme", bokat.AllScopes())
 		if err != nil {
 			t.Fatal(err)
@@ -74,10 +85,7 @@ func TestLastUseIsWrittenAtMostOnceAMinuteAcrossProcesses(t *testing.T) {
 func BenchmarkAuthenticate(b *testing.B) {
 	db := sqlstoretest.Open(b, sqlstore.SQLite)
 	ctx := context.Background()
-	t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
-	clock := clocktest.New(t0)
-	hasher, _ := auth.NewHasher(testPepper)
-	svc := credentials.New(sqlstore.Bind[credentials.Tx](db), hasher, clock.Now)
+	svc, hasher, clock := testService(b, db)
 	_, token, err := svc.CreatePartner(ctx, "cli:bench", bokat.ModeLive, "Acme", bokat.AllScopes())
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -82,12 +83,12 @@ type credentialsPage struct {
 func (p *Pages) credentials(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	partners, err := p.creds.Partners(r.Context())
 	if err != nil {
-		p.fail(w, r, "read partners", err)
+		p.site.Fail(w, r, "read partners", err)
 		return
 	}
 	clients, err := p.creds.OAuthClients(r.Context())
 	if err != nil {
-		p.fail(w, r, "read OAuth clients", err)
+		p.site.Fail(w, r, "read OAuth clients", err)
 		return
 	}
 	pg.Title = pg.T["partners_title"]
@@ -200,54 +201,63 @@ type confirmPage struct {
 	Kind, ID, Name, Action, BackURL, Intro string
 }
 
-func (p *Pages) revokePartner(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
-	id := r.PathValue("partner_id")
-	if r.PostForm.Get("confirm") != "yes" {
-		list, err := p.creds.Partners(r.Context())
-		if err != nil {
-			p.fail(w, r, "read partners", err)
-			return
-		}
-		for _, c := range list {
-			if c.ID == id && c.RevokedAt.IsZero() {
-				p.renderConfirm(w, r, pg, confirmPage{Kind: "partner", ID: id, Name: c.Name,
-					Action: Prefix + "/partners/" + id + "/revoke", Intro: pg.T["revoke_partner_intro"]})
-				return
-			}
-		}
-		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
-		return
-	}
-	_, err := p.creds.RevokePartner(r.Context(), op.ID, id)
-	if p.credentialRefused(w, r, "revoke partner", err) {
-		return
-	}
-	web.RedirectNotice(w, r, pg.Lang, Prefix+"/partners", "partner_revoked_notice")
+// revocation is one kind of credential C the partners page revokes, after
+// a confirmation page: its form's address (Prefix+path+id+"/revoke", the
+// id in the wildcard param), the text keys of its confirmation and its
+// notice, what reading its list and revoking it are called in the log, and
+// its lifecycle calls, with of reading a credential's id, name and
+// revocation time.
+type revocation[C any] struct {
+	kind, param, path    string
+	intro, notice        string
+	listWhat, revokeWhat string
+	list                 func(ctx context.Context) ([]C, error)
+	revoke               func(ctx context.Context, actor, id string) (C, error)
+	of                   func(C) (id, name string, revokedAt time.Time)
 }
 
-func (p *Pages) revokeClient(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
-	id := r.PathValue("client_id")
-	if r.PostForm.Get("confirm") != "yes" {
-		list, err := p.creds.OAuthClients(r.Context())
-		if err != nil {
-			p.fail(w, r, "read OAuth clients", err)
-			return
-		}
-		for _, c := range list {
-			if c.ID == id && c.RevokedAt.IsZero() {
-				p.renderConfirm(w, r, pg, confirmPage{Kind: "client", ID: id, Name: c.Name,
-					Action: Prefix + "/oauth-clients/" + id + "/revoke", Intro: pg.T["revoke_client_intro"]})
+func (p *Pages) revokePartner() pageFunc {
+	return revoke(p, revocation[credentials.Partner]{kind: "partner", param: "partner_id", path: "/partners/",
+		intro: "revoke_partner_intro", notice: "partner_revoked_notice", listWhat: "read partners", revokeWhat: "revoke partner",
+		list: p.creds.Partners, revoke: p.creds.RevokePartner,
+		of: func(c credentials.Partner) (string, string, time.Time) { return c.ID, c.Name, c.RevokedAt }})
+}
+
+func (p *Pages) revokeClient() pageFunc {
+	return revoke(p, revocation[credentials.OAuthClient]{kind: "client", param: "client_id", path: "/oauth-clients/",
+		intro: "revoke_client_intro", notice: "client_revoked_notice", listWhat: "read OAuth clients", revokeWhat: "revoke OAuth client",
+		list: p.creds.OAuthClients, revoke: p.creds.RevokeOAuthClient,
+		of: func(c credentials.OAuthClient) (string, string, time.Time) { return c.ID, c.Name, c.RevokedAt }})
+}
+
+// revoke serves a revocation's form: without confirm=yes the confirmation
+// page of an unrevoked credential (404 for any other id), with it the
+// revocation, which leads back to the partners page with its notice.
+func revoke[C any](p *Pages, k revocation[C]) pageFunc {
+	return func(w http.ResponseWriter, r *http.Request, op Operator, pg web.Page) {
+		id := r.PathValue(k.param)
+		if r.PostForm.Get("confirm") != "yes" {
+			list, err := k.list(r.Context())
+			if err != nil {
+				p.site.Fail(w, r, k.listWhat, err)
 				return
 			}
+			for _, c := range list {
+				if cid, name, revokedAt := k.of(c); cid == id && revokedAt.IsZero() {
+					p.renderConfirm(w, r, pg, confirmPage{Kind: k.kind, ID: id, Name: name,
+						Action: Prefix + k.path + id + "/revoke", Intro: pg.T[k.intro]})
+					return
+				}
+			}
+			p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
+			return
 		}
-		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
-		return
+		_, err := k.revoke(r.Context(), op.ID, id)
+		if p.credentialRefused(w, r, k.revokeWhat, err) {
+			return
+		}
+		web.RedirectNotice(w, r, pg.Lang, Prefix+"/partners", k.notice)
 	}
-	_, err := p.creds.RevokeOAuthClient(r.Context(), op.ID, id)
-	if p.credentialRefused(w, r, "revoke OAuth client", err) {
-		return
-	}
-	web.RedirectNotice(w, r, pg.Lang, Prefix+"/partners", "client_revoked_notice")
 }
 
 func (p *Pages) renderConfirm(w http.ResponseWriter, r *http.Request, pg web.Page, d confirmPage) {
@@ -288,7 +298,7 @@ func (p *Pages) credentialRefused(w http.ResponseWriter, r *http.Request, what s
 	case errors.As(err, &be) && be.Code == bokat.CodeValidationFailed:
 		p.site.Layout.RenderError(w, r, http.StatusConflict, "err_credential_state", "credential_state")
 	default:
-		return p.refused(w, r, what, err)
+		return p.site.Refused(w, r, what, err)
 	}
 	return true
 }
@@ -317,7 +327,7 @@ func (p *Pages) revokeProviderToken(w http.ResponseWriter, r *http.Request, op O
 	providerID, id := r.PathValue("provider_id"), r.PathValue("token_id")
 	tokens, err := p.creds.ProviderTokens(r.Context(), providerID)
 	if err != nil {
-		p.fail(w, r, "read provider tokens", err)
+		p.site.Fail(w, r, "read provider tokens", err)
 		return
 	}
 	var tok *credentials.ProviderToken

@@ -69,7 +69,6 @@ type Pages struct {
 	mover *Mover
 	creds *credentials.Service
 	site  *web.Site[Tx]
-	log   *slog.Logger
 	mux   *http.ServeMux
 }
 
@@ -100,8 +99,13 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		End:         svc.EndSession,
 		SignInIntro: "signin_intro",
 		Multiline:   []string{"note"},
+		LogName:     "operator page",
+		Refusals: []web.Refusal{
+			{Err: bokat.ErrNotFound, Status: http.StatusNotFound, MessageKey: "err_not_found", Code: "not_found"},
+			{Err: ErrNotConfirmed, Status: http.StatusConflict, MessageKey: "err_not_confirmed", Code: "booking_not_confirmed"},
+		},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
-	p := &Pages{svc: svc, mover: cfg.Mover, creds: cfg.Credentials, site: site, log: cfg.Logger, mux: http.NewServeMux()}
+	p := &Pages{svc: svc, mover: cfg.Mover, creds: cfg.Credentials, site: site, mux: http.NewServeMux()}
 	p.routes()
 	return p, nil
 }
@@ -134,8 +138,8 @@ func (p *Pages) routes() {
 	m.Handle("GET "+Prefix+"/webhooks", p.signedIn(p.webhooks))
 	m.Handle("GET "+Prefix+"/partners", p.signedIn(p.credentials))
 	m.Handle("POST "+Prefix+"/partners/{partner_id}/rotate", p.signedIn(p.rotatePartner))
-	m.Handle("POST "+Prefix+"/partners/{partner_id}/revoke", p.signedIn(p.revokePartner))
-	m.Handle("POST "+Prefix+"/oauth-clients/{client_id}/revoke", p.signedIn(p.revokeClient))
+	m.Handle("POST "+Prefix+"/partners/{partner_id}/revoke", p.signedIn(p.revokePartner()))
+	m.Handle("POST "+Prefix+"/oauth-clients/{client_id}/revoke", p.signedIn(p.revokeClient()))
 	m.Handle("POST "+Prefix+"/oauth-clients/purge", p.signedIn(p.purgeClients))
 	m.Handle("GET "+Prefix+"/audit", p.signedIn(p.audit))
 	m.Handle(Prefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +174,7 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, op Operator, pg web.P
 // provider's session, a partner's or a provider's token is not looked at.
 func (p *Pages) signedIn(h pageFunc) http.Handler {
 	return p.site.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		op, pg, ok := web.SignedIn(p.site, w, r, p.svc.SessionOperator, func(err error) { p.fail(w, r, "read session", err) })
+		op, pg, ok := web.SignedIn(p.site, w, r, p.svc.SessionOperator)
 		if !ok {
 			return
 		}
@@ -185,26 +189,6 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 		}
 		h(w, r, op, pg)
 	}))
-}
-
-func (p *Pages) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
-	p.log.ErrorContext(r.Context(), "operator page: "+what, "error", err.Error())
-	p.site.Layout.RenderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
-}
-
-// refused renders a use case's refusal, or reports whether there was none.
-func (p *Pages) refused(w http.ResponseWriter, r *http.Request, what string, err error) bool {
-	switch {
-	case err == nil:
-		return false
-	case errors.Is(err, bokat.ErrNotFound):
-		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
-	case errors.Is(err, ErrNotConfirmed):
-		p.site.Layout.RenderError(w, r, http.StatusConflict, "err_not_confirmed", "booking_not_confirmed")
-	default:
-		p.fail(w, r, what, err)
-	}
-	return true
 }
 
 // stamp is an instant in Stockholm time ("" for zero).
@@ -268,7 +252,7 @@ func (p *Pages) bookings(w http.ResponseWriter, r *http.Request, _ Operator, pg 
 		case errors.Is(err, ErrInvalid):
 			pg.Error, status = pg.T["err_search"], http.StatusBadRequest
 		case err != nil:
-			p.fail(w, r, "find bookings", err)
+			p.site.Fail(w, r, "find bookings", err)
 			return
 		default:
 			d.Searched, d.Full = true, len(list) >= SearchLimit
@@ -315,7 +299,7 @@ func (p *Pages) booking(w http.ResponseWriter, r *http.Request, _ Operator, pg w
 
 func (p *Pages) renderBooking(w http.ResponseWriter, r *http.Request, pg web.Page, status int, in CancelInput) {
 	v, err := p.svc.Story(r.Context(), r.PathValue("booking_id"))
-	if p.refused(w, r, "read booking", err) {
+	if p.site.Refused(w, r, "read booking", err) {
 		return
 	}
 	b := v.Booking
@@ -410,7 +394,7 @@ func (p *Pages) cancel(w http.ResponseWriter, r *http.Request, op Operator, pg w
 		p.renderBooking(w, r, pg, http.StatusBadRequest, in)
 		return
 	}
-	if p.refused(w, r, "cancel", err) {
+	if p.site.Refused(w, r, "cancel", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
@@ -448,7 +432,7 @@ func (p *Pages) renderMove(w http.ResponseWriter, r *http.Request, pg web.Page, 
 	if errors.As(err, &be) {
 		pg.Error, err = be.Detail, nil
 	}
-	if p.refused(w, r, "move options", err) {
+	if p.site.Refused(w, r, "move options", err) {
 		return
 	}
 	pg.Title = fmt.Sprintf("%s %s", pg.T["move_title"], b.ID)
@@ -485,7 +469,7 @@ func (p *Pages) move(w http.ResponseWriter, r *http.Request, op Operator, pg web
 		pg.Error = pg.T["err_move_refused"] + " " + be.Detail
 		p.renderMove(w, r, pg, http.StatusConflict, in)
 		return
-	case p.refused(w, r, "move", err):
+	case p.site.Refused(w, r, "move", err):
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "moved_notice")
@@ -494,7 +478,7 @@ func (p *Pages) move(w http.ResponseWriter, r *http.Request, op Operator, pg web
 func (p *Pages) audit(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	entries, err := p.svc.AuditLog(r.Context(), "", "", 200)
 	if err != nil {
-		p.fail(w, r, "read audit", err)
+		p.site.Fail(w, r, "read audit", err)
 		return
 	}
 	pg.Title = pg.T["audit_title"]
@@ -602,7 +586,7 @@ type providersPage struct {
 func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	list, err := p.svc.Providers(r.Context())
 	if err != nil {
-		p.fail(w, r, "read providers", err)
+		p.site.Fail(w, r, "read providers", err)
 		return
 	}
 	pg.Title = pg.T["providers_title"]
@@ -638,7 +622,7 @@ func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Pa
 	id := r.PathValue("provider_id")
 	list, err := p.svc.Providers(r.Context())
 	if err != nil {
-		p.fail(w, r, "read providers", err)
+		p.site.Fail(w, r, "read providers", err)
 		return
 	}
 	found := false
@@ -656,7 +640,7 @@ func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Pa
 	pg.ShowNotice(r, "paused_notice", "unpaused_notice", "provider_invited_notice", "token_revoked_notice")
 	tokens, err := p.creds.ProviderTokens(r.Context(), id)
 	if err != nil {
-		p.fail(w, r, "read provider tokens", err)
+		p.site.Fail(w, r, "read provider tokens", err)
 		return
 	}
 	for _, t := range tokens {
@@ -683,7 +667,7 @@ func (p *Pages) pause(w http.ResponseWriter, r *http.Request, op Operator, pg we
 		p.renderProvider(w, r, pg, http.StatusBadRequest, providerPage{Until: r.PostForm.Get("until"), Note: r.PostForm.Get("note")})
 		return
 	}
-	if p.refused(w, r, "pause", err) {
+	if p.site.Refused(w, r, "pause", err) {
 		return
 	}
 	done := "paused_notice"
@@ -706,7 +690,7 @@ func (p *Pages) inviteProviderUser(w http.ResponseWriter, r *http.Request, op Op
 		pg.Error = pg.T["err_has_account"]
 		p.renderProvider(w, r, pg, http.StatusConflict, providerPage{Email: email, Role: role})
 		return
-	case p.refused(w, r, "invite", err):
+	case p.site.Refused(w, r, "invite", err):
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/providers/"+id, "provider_invited_notice")
@@ -740,7 +724,7 @@ func (p *Pages) renderFollowUps(w http.ResponseWriter, r *http.Request, pg web.P
 	uncovered := r.URL.Query().Get("uncovered") == "1"
 	list, err := p.svc.FollowUps(r.Context(), uncovered)
 	if err != nil {
-		p.fail(w, r, "read follow-ups", err)
+		p.site.Fail(w, r, "read follow-ups", err)
 		return
 	}
 	pg.Title = pg.T["followups_title"]
@@ -792,7 +776,7 @@ func (p *Pages) noteFollowUp(w http.ResponseWriter, r *http.Request, op Operator
 		p.renderFollowUps(w, r, pg, http.StatusBadRequest, id, note)
 		return
 	}
-	if p.refused(w, r, "note follow-up", err) {
+	if p.site.Refused(w, r, "note follow-up", err) {
 		return
 	}
 	target := Prefix + "/follow-ups"
@@ -811,7 +795,7 @@ type endpointRow struct {
 func (p *Pages) webhooks(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	list, err := p.svc.FailingEndpoints(r.Context())
 	if err != nil {
-		p.fail(w, r, "read webhook endpoints", err)
+		p.site.Fail(w, r, "read webhook endpoints", err)
 		return
 	}
 	pg.Title = pg.T["webhooks_title"]

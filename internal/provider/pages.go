@@ -110,6 +110,12 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		End:         svc.EndSession,
 		SignInIntro: "signin_intro",
 		Multiline:   []string{"note", "cancel_notes", "postcodes"},
+		LogName:     "provider page",
+		Refusals: []web.Refusal{
+			{Err: bokat.ErrNotFound, Status: http.StatusNotFound, MessageKey: "err_not_found", Code: "not_found"},
+			{Err: ErrForbidden, Status: http.StatusForbidden, MessageKey: "err_forbidden", Code: "forbidden"},
+			{Err: ErrNotConfirmed, Status: http.StatusConflict, MessageKey: "err_not_confirmed", Code: "booking_not_confirmed"},
+		},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
 	p := &Pages{svc: svc, supply: cfg.Supply, calendars: cfg.Calendars, site: site, log: cfg.Logger, mux: http.NewServeMux(), mail: cfg.Mail,
 		baseURL: strings.TrimRight(cfg.BaseURL, "/")}
@@ -156,7 +162,7 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, u User, pg web.Page)
 // leads to the sign-in page.
 func (p *Pages) signedIn(h pageFunc) http.Handler {
 	return p.site.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, pg, ok := web.SignedIn(p.site, w, r, p.svc.SessionUser, func(err error) { p.fail(w, r, "read session", err) })
+		u, pg, ok := web.SignedIn(p.site, w, r, p.svc.SessionUser)
 		if !ok {
 			return
 		}
@@ -174,28 +180,6 @@ func (p *Pages) signedIn(h pageFunc) http.Handler {
 		}
 		h(w, r, u, pg)
 	}))
-}
-
-func (p *Pages) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
-	p.log.ErrorContext(r.Context(), "provider page: "+what, "error", err.Error())
-	p.site.Layout.RenderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
-}
-
-// refused renders a use case's refusal, or reports whether there was none.
-func (p *Pages) refused(w http.ResponseWriter, r *http.Request, what string, err error) bool {
-	switch {
-	case err == nil:
-		return false
-	case errors.Is(err, bokat.ErrNotFound):
-		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
-	case errors.Is(err, ErrForbidden):
-		p.site.Layout.RenderError(w, r, http.StatusForbidden, "err_forbidden", "forbidden")
-	case errors.Is(err, ErrNotConfirmed):
-		p.site.Layout.RenderError(w, r, http.StatusConflict, "err_not_confirmed", "booking_not_confirmed")
-	default:
-		p.fail(w, r, what, err)
-	}
-	return true
 }
 
 func (p *Pages) home(w http.ResponseWriter, r *http.Request, _ User, pg web.Page) {
@@ -237,7 +221,7 @@ type bookingsPage struct {
 func (p *Pages) bookings(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	past := r.URL.Query().Get("view") == "past"
 	list, err := p.svc.Bookings(r.Context(), u, past, r.URL.Query().Get("after"), listLimit)
-	if p.refused(w, r, "list bookings", err) {
+	if p.site.Refused(w, r, "list bookings", err) {
 		return
 	}
 	pg.Title = pg.T["upcoming_title"]
@@ -284,7 +268,7 @@ func (p *Pages) booking(w http.ResponseWriter, r *http.Request, u User, pg web.P
 
 func (p *Pages) renderBooking(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, note string) {
 	v, err := p.svc.Booking(r.Context(), u, r.PathValue("booking_id"))
-	if p.refused(w, r, "open booking", err) {
+	if p.site.Refused(w, r, "open booking", err) {
 		return
 	}
 	b := v.Booking
@@ -335,7 +319,7 @@ func stamp(t time.Time, lang string) string {
 
 func (p *Pages) acknowledge(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	id := r.PathValue("booking_id")
-	if _, err := p.svc.Acknowledge(r.Context(), u, id); p.refused(w, r, "acknowledge", err) {
+	if _, err := p.svc.Acknowledge(r.Context(), u, id); p.site.Refused(w, r, "acknowledge", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "acked_notice")
@@ -349,7 +333,7 @@ func (p *Pages) flag(w http.ResponseWriter, r *http.Request, u User, pg web.Page
 		p.renderBooking(w, r, u, pg, http.StatusBadRequest, note)
 		return
 	}
-	if p.refused(w, r, "flag", err) {
+	if p.site.Refused(w, r, "flag", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "flagged_notice")
@@ -366,7 +350,7 @@ func (p *Pages) cancel(w http.ResponseWriter, r *http.Request, u User, pg web.Pa
 		p.renderBooking(w, r, u, pg, http.StatusBadRequest, "")
 		return
 	}
-	if p.refused(w, r, "cancel", err) {
+	if p.site.Refused(w, r, "cancel", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/bookings/"+id, "cancelled_notice")
@@ -397,7 +381,7 @@ func (p *Pages) team(w http.ResponseWriter, r *http.Request, u User, pg web.Page
 func (p *Pages) renderTeam(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, email string) {
 	users, invs, err := p.svc.Team(r.Context(), u)
 	if err != nil {
-		p.fail(w, r, "read team", err)
+		p.site.Fail(w, r, "read team", err)
 		return
 	}
 	pg.Title = pg.T["team_title"]
@@ -434,7 +418,7 @@ func (p *Pages) invite(w http.ResponseWriter, r *http.Request, u User, pg web.Pa
 		pg.Error = pg.T["err_has_account"]
 		p.renderTeam(w, r, u, pg, http.StatusConflict, email)
 		return
-	case p.refused(w, r, "invite", err):
+	case p.site.Refused(w, r, "invite", err):
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/team", p.mailInvitation(r.Context(), u, inv, pg.Lang))
@@ -458,14 +442,14 @@ func (p *Pages) mailInvitation(ctx context.Context, u User, inv Invitation, lang
 }
 
 func (p *Pages) withdraw(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
-	if err := p.svc.Withdraw(r.Context(), u, r.PathValue("invitation_id")); p.refused(w, r, "withdraw", err) {
+	if err := p.svc.Withdraw(r.Context(), u, r.PathValue("invitation_id")); p.site.Refused(w, r, "withdraw", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/team", "withdrawn_notice")
 }
 
 func (p *Pages) remove(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
-	if err := p.svc.RemoveStaff(r.Context(), u, r.PathValue("user_id")); p.refused(w, r, "remove", err) {
+	if err := p.svc.RemoveStaff(r.Context(), u, r.PathValue("user_id")); p.site.Refused(w, r, "remove", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/team", "removed_notice")

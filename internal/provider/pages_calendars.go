@@ -80,12 +80,12 @@ func (p *Pages) renderCalendars(w http.ResponseWriter, r *http.Request, u User, 
 	ctx := r.Context()
 	feeds, err := p.calendars.List(ctx, u)
 	if err != nil {
-		p.fail(w, r, "list calendars", err)
+		p.site.Fail(w, r, "list calendars", err)
 		return
 	}
 	conflicts, err := p.calendars.Conflicts(ctx, u)
 	if err != nil {
-		p.fail(w, r, "list calendar conflicts", err)
+		p.site.Fail(w, r, "list calendar conflicts", err)
 		return
 	}
 	pg.Title = pg.T["calendars_title"]
@@ -138,7 +138,7 @@ func (p *Pages) calendarRefused(w http.ResponseWriter, r *http.Request, u User, 
 		p.renderCalendars(w, r, u, pg, http.StatusBadRequest, rule)
 		return true
 	}
-	return p.refused(w, r, what, err)
+	return p.site.Refused(w, r, what, err)
 }
 
 func (p *Pages) addCalendar(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
@@ -162,7 +162,7 @@ func (p *Pages) setCalendarRule(w http.ResponseWriter, r *http.Request, u User, 
 }
 
 func (p *Pages) removeCalendar(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
-	if err := p.calendars.Remove(r.Context(), u, r.PathValue("feed_id")); p.refused(w, r, "remove calendar", err) {
+	if err := p.calendars.Remove(r.Context(), u, r.PathValue("feed_id")); p.site.Refused(w, r, "remove calendar", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/calendars", "calendar_removed")

@@ -63,7 +63,7 @@ func (p *Pages) supplyRefused(w http.ResponseWriter, r *http.Request, pg web.Pag
 		render(pg, http.StatusConflict)
 		return true
 	}
-	return p.refused(w, r, what, err)
+	return p.site.Refused(w, r, what, err)
 }
 
 // blockRow is one block as the blocks page shows it.
@@ -87,7 +87,7 @@ func (p *Pages) blocksPage(w http.ResponseWriter, r *http.Request, u User, pg we
 func (p *Pages) renderBlocks(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, d blocksPage) {
 	list, err := p.supply.Blocks(r.Context(), u)
 	if err != nil {
-		p.fail(w, r, "list blocks", err)
+		p.site.Fail(w, r, "list blocks", err)
 		return
 	}
 	pg.Title = pg.T["blocks_title"]
@@ -155,7 +155,7 @@ func (p *Pages) addBlock(w http.ResponseWriter, r *http.Request, u User, pg web.
 }
 
 func (p *Pages) removeBlock(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
-	if err := p.supply.RemoveBlock(r.Context(), u, r.PathValue("block_id")); p.refused(w, r, "remove block", err) {
+	if err := p.supply.RemoveBlock(r.Context(), u, r.PathValue("block_id")); p.site.Refused(w, r, "remove block", err) {
 		return
 	}
 	web.RedirectNotice(w, r, pg.Lang, Prefix+"/blocks", "block_removed")
@@ -190,7 +190,7 @@ func (p *Pages) hoursPage(w http.ResponseWriter, r *http.Request, u User, pg web
 // form's values to show again.
 func (p *Pages) renderHours(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, form map[string]string) {
 	s, err := p.supply.Supply(r.Context(), u)
-	if p.refused(w, r, "read hours", err) {
+	if p.site.Refused(w, r, "read hours", err) {
 		return
 	}
 	pg.Title = pg.T["hours_title"]
@@ -359,7 +359,7 @@ func (p *Pages) pricesPage(w http.ResponseWriter, r *http.Request, u User, pg we
 // provider's price; refused shows the posted values again.
 func (p *Pages) renderPrices(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, refused bool) {
 	s, err := p.supply.Supply(r.Context(), u)
-	if p.refused(w, r, "read prices", err) {
+	if p.site.Refused(w, r, "read prices", err) {
 		return
 	}
 	pg.Title = pg.T["prices_title"]
@@ -421,7 +421,7 @@ func priceNumber(s string) any {
 
 func (p *Pages) putPrices(w http.ResponseWriter, r *http.Request, u User, pg web.Page) {
 	s, err := p.supply.Supply(r.Context(), u)
-	if p.refused(w, r, "read prices", err) {
+	if p.site.Refused(w, r, "read prices", err) {
 		return
 	}
 	cat := p.supply.Catalog()
@@ -465,7 +465,7 @@ func (p *Pages) postcodesPage(w http.ResponseWriter, r *http.Request, u User, pg
 
 func (p *Pages) renderPostcodes(w http.ResponseWriter, r *http.Request, u User, pg web.Page, status int, value string, refused bool) {
 	s, err := p.supply.Supply(r.Context(), u)
-	if p.refused(w, r, "read postcodes", err) {
+	if p.site.Refused(w, r, "read postcodes", err) {
 		return
 	}
 	pg.Title = pg.T["postcodes_title"]

@@ -48,7 +48,13 @@ type Site[T CodeTx] struct {
 	// Multiline names the form fields (textareas) whose values may hold
 	// line breaks.
 	Multiline []string
-	cop       *http.CrossOriginProtection
+	// LogName names the pages in the log lines of their internal errors
+	// ("provider page").
+	LogName string
+	// Refusals are how the pages answer their use cases' refusals, first
+	// match first (Refused).
+	Refusals []Refusal
+	cop      *http.CrossOriginProtection
 }
 
 // NewSite returns a site with its sign-in cookies and session cookie set
@@ -231,8 +237,7 @@ func (s *Site[T]) SignInCode() http.Handler {
 		}
 		token, left, err := s.checkCode(r.Context(), handle, s.Browsers.ID(w, r), r.PostForm.Get("code"))
 		if err != nil {
-			s.Layout.log.ErrorContext(r.Context(), "check sign-in code", "error", err.Error())
-			s.Layout.RenderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+			s.fail(w, r, "check sign-in code", err)
 			return
 		}
 		switch {
@@ -283,8 +288,7 @@ func (s *Site[T]) SignOut() http.Handler {
 		}
 		if hash := s.Sessions.FromRequest(r); hash != "" {
 			if err := s.End(r.Context(), hash); err != nil {
-				s.Layout.log.ErrorContext(r.Context(), "end session", "error", err.Error())
-				s.Layout.RenderError(w, r, http.StatusServiceUnavailable, "err_internal", "server_error")
+				s.fail(w, r, "end session", err)
 				return
 			}
 		}
@@ -321,10 +325,11 @@ func SpendOn(l ratelimit.Limiter, log *slog.Logger) Spender {
 // SignedIn admits a page request (Form) and finds the person its session
 // belongs to with lookup (bokat.ErrNotFound: no such session); without a
 // valid session it leads to the sign-in page, and another error of lookup
-// goes to fail. It returns that person and the page with its form token,
-// or false when the request has been answered.
+// is an internal error (Site.Fail, "read session"). It returns that person
+// and the page with its form token, or false when the request has been
+// answered.
 func SignedIn[T CodeTx, U any](s *Site[T], w http.ResponseWriter, r *http.Request,
-	lookup func(ctx context.Context, sessionHash string) (U, error), fail func(error)) (U, Page, bool) {
+	lookup func(ctx context.Context, sessionHash string) (U, error)) (U, Page, bool) {
 	var who U
 	if _, ok := s.Form(w, r); !ok {
 		return who, Page{}, false
@@ -338,7 +343,7 @@ func SignedIn[T CodeTx, U any](s *Site[T], w http.ResponseWriter, r *http.Reques
 		return who, Page{}, false
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(w, r, "read session", err)
 		return who, Page{}, false
 	}
 	return who, s.Page(w, r, ""), true

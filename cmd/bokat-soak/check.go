@@ -352,9 +352,10 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "calendar feed (served by the soak, polled by calendar sync): fetched %d times, synced %v, last error %q\n",
 		rep.Calendar.Fetches, rep.Calendar.Synced, rep.Calendar.LastError)
 	fmt.Fprintf(w, "notifications: %v, lag p50 %s p99 %s\n", rep.Notifications.ByStatus, rep.Notifications.LagP50, rep.Notifications.LagP99)
-	fmt.Fprintf(w, "\n%-8s %-9s %8s %10s %11s %9s\n", "when", "instance", "pid", "RSS MiB", "goroutines", "PG conns")
+	fmt.Fprintf(w, "\n%-8s %-9s %8s %10s %14s %11s %9s  %s\n", "when", "instance", "pid", "RSS MiB", "Go heap MiB", "goroutines", "PG conns", "heap profile")
 	for _, p := range rep.Processes {
-		fmt.Fprintf(w, "%-8s %-9s %8d %10.1f %11d %9d\n", p.At, p.Instance, p.PID, float64(p.RSSKiB)/1024, p.Goroutines, p.PGConns)
+		fmt.Fprintf(w, "%-8s %-9s %8d %10.1f %14.1f %11d %9d  %s\n", p.At, p.Instance, p.PID, float64(p.RSSKiB)/1024, float64(p.HeapInuseKiB)/1024,
+			p.Goroutines, p.PGConns, p.HeapProfile)
 	}
 	fmt.Fprintf(w, "PostgreSQL connections (both instances), most seen: %d\n", rep.PGMax)
 	for _, n := range rep.Notes {

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -602,22 +604,68 @@ type snapshot struct {
 	PID        int    `json:"pid"`
 	RSSKiB     int64  `json:"rss_kib"`
 	Goroutines int    `json:"goroutines"`
-	PGConns    int    `json:"pg_connections"`
+	// HeapInuseKiB is the Go heap's spans in use (go_memstats_heap_inuse_bytes):
+	// what of the RSS the program's live and not yet collected data holds.
+	HeapInuseKiB int64 `json:"heap_inuse_kib"`
+	PGConns      int   `json:"pg_connections"`
+	// HeapProfile is the file of the instance's heap profile taken then,
+	// when it serves /debug/pprof on its metrics address (serve --pprof).
+	HeapProfile string `json:"heap_profile,omitempty"`
 }
 
 func (s *soak) snapshot(ctx context.Context, at string) {
 	pg := s.pgConnections(ctx)
 	for _, in := range s.d.Instances {
-		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, Goroutines: -1, PGConns: pg}
+		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, Goroutines: -1, HeapInuseKiB: -1, PGConns: pg}
 		if pid, err := readPID(in.PIDFile); err == nil {
 			sn.PID = pid
 			sn.RSSKiB = rssKiB(pid)
 		}
-		sn.Goroutines = goroutines(in.Metrics)
+		m := scrape(in.Metrics, "go_goroutines", "go_memstats_heap_inuse_bytes")
+		if v, ok := m["go_goroutines"]; ok {
+			sn.Goroutines = int(v)
+		}
+		if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
+			sn.HeapInuseKiB = int64(v) / 1024
+		}
+		sn.HeapProfile = s.heapProfile(ctx, in, at, sn.PID)
 		s.mu.Lock()
 		s.snaps = append(s.snaps, sn)
 		s.mu.Unlock()
 	}
+}
+
+// heapProfile saves the instance's heap profile (after a collection) into
+// the state directory's profiles folder and returns its path, or "" when
+// the instance serves no profiles.
+func (s *soak) heapProfile(ctx context.Context, in instance, at string, pid int) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+in.Metrics+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	dir := filepath.Join(s.c.state, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.note("heap profile of %s: %v", in.Name, err)
+		return ""
+	}
+	path := filepath.Join(dir, fmt.Sprintf("heap-%s-%s-%d.pb.gz", at, in.Name, pid))
+	raw, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(path, raw, 0o644)
+	}
+	if err != nil {
+		s.note("heap profile of %s: %v", in.Name, err)
+		return ""
+	}
+	return path
 }
 
 func rssKiB(pid int) int64 {
@@ -636,21 +684,34 @@ func rssKiB(pid int) int64 {
 	return -1
 }
 
-func goroutines(metricsAddr string) int {
+// scrape reads the named series (without labels) from an instance's
+// /metrics; a series it could not read is absent from the answer.
+func scrape(metricsAddr string, names ...string) map[string]float64 {
+	out := map[string]float64{}
 	resp, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
-		return -1
+		return out
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	return parseSeries(resp.Body, names...)
+}
+
+// parseSeries reads the named unlabelled series from a Prometheus text
+// exposition.
+func parseSeries(r io.Reader, names ...string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
-			f, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return int(f)
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			out[name] = f
 		}
 	}
-	return -1
+	return out
 }
 
 // pgConnections counts the deployment's connections to its database (the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +51,20 @@ func TestConfigRefusesNonsense(t *testing.T) {
 	c, err := parseConfig([]string{"-state", "x", "-duration", "30m"})
 	if err != nil || c.duration != 30*time.Minute || c.restart != "a" {
 		t.Errorf("%+v %v", c, err)
+	}
+}
+
+func TestParseSeriesReadsUnlabelledValues(t *testing.T) {
+	exposition := `# HELP go_goroutines Number of goroutines that currently exist.
+# TYPE go_goroutines gauge
+go_gc_duration_seconds{quantile="0"} 1.9704e-05
+go_goroutines 57
+go_goroutines_other 3
+go_memstats_heap_inuse_bytes 3.2382976e+07
+go_threads 11
+`
+	got := parseSeries(strings.NewReader(exposition), "go_goroutines", "go_memstats_heap_inuse_bytes", "go_gc_duration_seconds", "absent")
+	if len(got) != 2 || got["go_goroutines"] != 57 || got["go_memstats_heap_inuse_bytes"] != 32382976 {
+		t.Errorf("parseSeries = %v", got)
 	}
 }

@@ -352,10 +352,11 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "calendar feed (served by the soak, polled by calendar sync): fetched %d times, synced %v, last error %q\n",
 		rep.Calendar.Fetches, rep.Calendar.Synced, rep.Calendar.LastError)
 	fmt.Fprintf(w, "notifications: %v, lag p50 %s p99 %s\n", rep.Notifications.ByStatus, rep.Notifications.LagP50, rep.Notifications.LagP99)
-	fmt.Fprintf(w, "\n%-8s %-9s %8s %10s %14s %11s %9s  %s\n", "when", "instance", "pid", "RSS MiB", "Go heap MiB", "goroutines", "PG conns", "heap profile")
+	fmt.Fprintf(w, "\n%-8s %-9s %8s %8s %9s %9s %12s %11s %9s  %s\n", "when", "instance", "pid", "RSS MiB", "anon MiB", "peak MiB", "Go heap MiB", "goroutines", "PG conns", "heap profile")
+	mib := func(kib int64) float64 { return float64(kib) / 1024 }
 	for _, p := range rep.Processes {
-		fmt.Fprintf(w, "%-8s %-9s %8d %10.1f %14.1f %11d %9d  %s\n", p.At, p.Instance, p.PID, float64(p.RSSKiB)/1024, float64(p.HeapInuseKiB)/1024,
-			p.Goroutines, p.PGConns, p.HeapProfile)
+		fmt.Fprintf(w, "%-8s %-9s %8d %8.1f %9.1f %9.1f %12.1f %11d %9d  %s\n", p.At, p.Instance, p.PID, mib(p.RSSKiB), mib(p.AnonKiB), mib(p.PeakKiB),
+			mib(p.HeapInuseKiB), p.Goroutines, p.PGConns, p.HeapProfile)
 	}
 	fmt.Fprintf(w, "PostgreSQL connections (both instances), most seen: %d\n", rep.PGMax)
 	for _, n := range rep.Notes {

@@ -599,11 +599,17 @@ func readPID(path string) (int, error) {
 
 // snapshot is one instance's memory and goroutines at a moment.
 type snapshot struct {
-	At         string `json:"at"`
-	Instance   string `json:"instance"`
-	PID        int    `json:"pid"`
-	RSSKiB     int64  `json:"rss_kib"`
-	Goroutines int    `json:"goroutines"`
+	At       string `json:"at"`
+	Instance string `json:"instance"`
+	PID      int    `json:"pid"`
+	RSSKiB   int64  `json:"rss_kib"`
+	// AnonKiB is the RSS less the pages of files (the binary, shared by
+	// both instances): the process's own memory. PeakKiB is the most RSS
+	// the process had so far (VmHWM), which a sample between collections
+	// misses.
+	AnonKiB    int64 `json:"rss_anon_kib"`
+	PeakKiB    int64 `json:"rss_peak_kib"`
+	Goroutines int   `json:"goroutines"`
 	// HeapInuseKiB is the Go heap's spans in use (go_memstats_heap_inuse_bytes):
 	// what of the RSS the program's live and not yet collected data holds.
 	HeapInuseKiB int64 `json:"heap_inuse_kib"`
@@ -616,10 +622,11 @@ type snapshot struct {
 func (s *soak) snapshot(ctx context.Context, at string) {
 	pg := s.pgConnections(ctx)
 	for _, in := range s.d.Instances {
-		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, Goroutines: -1, HeapInuseKiB: -1, PGConns: pg}
+		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, AnonKiB: -1, PeakKiB: -1, Goroutines: -1, HeapInuseKiB: -1, PGConns: pg}
 		if pid, err := readPID(in.PIDFile); err == nil {
 			sn.PID = pid
-			sn.RSSKiB = rssKiB(pid)
+			m := procStatus(pid, "VmRSS", "RssAnon", "VmHWM")
+			sn.RSSKiB, sn.AnonKiB, sn.PeakKiB = m["VmRSS"], m["RssAnon"], m["VmHWM"]
 		}
 		m := scrape(in.Metrics, "go_goroutines", "go_memstats_heap_inuse_bytes")
 		if v, ok := m["go_goroutines"]; ok {
@@ -668,20 +675,27 @@ func (s *soak) heapProfile(ctx context.Context, in instance, at string, pid int)
 	return path
 }
 
-func rssKiB(pid int) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
+// procStatus reads the named kB fields of /proc/PID/status; a field it
+// could not read is -1.
+func procStatus(pid int, fields ...string) map[string]int64 {
+	out := map[string]int64{}
+	for _, f := range fields {
+		out[f] = -1
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return out
+	}
+	for line := range strings.Lines(string(raw)) {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(fields, name) {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
+			out[name] = n
 		}
 	}
-	return -1
+	return out
 }
 
 // scrape reads the named series (without labels) from an instance's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,15 @@ go_threads 11
 	got := parseSeries(strings.NewReader(exposition), "go_goroutines", "go_memstats_heap_inuse_bytes", "go_gc_duration_seconds", "absent")
 	if len(got) != 2 || got["go_goroutines"] != 57 || got["go_memstats_heap_inuse_bytes"] != 32382976 {
 		t.Errorf("parseSeries = %v", got)
+	}
+}
+
+func TestProcStatusReadsMemoryFields(t *testing.T) {
+	m := procStatus(os.Getpid(), "VmRSS", "RssAnon", "VmHWM", "NoSuchField")
+	if m["VmRSS"] <= 0 || m["RssAnon"] <= 0 || m["RssAnon"] > m["VmRSS"] || m["VmHWM"] < m["VmRSS"] || m["NoSuchField"] != -1 {
+		t.Errorf("procStatus = %v", m)
+	}
+	if m := procStatus(-1, "VmRSS"); m["VmRSS"] != -1 {
+		t.Errorf("procStatus of no process = %v", m)
 	}
 }

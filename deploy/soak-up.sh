@@ -19,7 +19,8 @@
 # (the instances, 18081 and 18082; metrics on the port + 1000),
 # SOAK_PG (server URL without a database, postgres://postgres@127.0.0.1:5432),
 # SOAK_REDIS (redis://127.0.0.1:6379/0), SOAK_DROP_DB=1 (drop the database
-# on exit).
+# on exit), SOAK_PPROF (true: each instance serves its runtime profiles
+# under /debug/pprof/ on its metrics address; false to leave them off).
 #
 # Exit status 3: nginx is not installed (nothing was started).
 set -euo pipefail
@@ -106,6 +107,7 @@ BOKAT_RATE_WRITES=${SOAK_RATE_WRITES:-100000/min}
 BOKAT_RATE_READS=${SOAK_RATE_READS:-100000/min}
 BOKAT_RATE_CONTROL=${SOAK_RATE_CONTROL:-100000/min}
 BOKAT_CALENDAR_SYNC_INTERVAL=${SOAK_CALENDAR_SYNC_INTERVAL:-10s}
+BOKAT_PPROF=${SOAK_PPROF:-true}
 EOF
 set -a
 # shellcheck disable=SC1091

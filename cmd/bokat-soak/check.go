@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -150,15 +152,17 @@ func (s *soak) check(ctx context.Context, start time.Time) (*report, error) {
 		time.Sleep(time.Second)
 	}
 
+	// The load's answers, before the checks below add their own reads.
 	s.mu.Lock()
-	rep.Statuses = s.statuses
-	for _, m := range s.statuses {
+	rep.Statuses = map[string]map[int]int{}
+	for op, m := range s.statuses {
+		rep.Statuses[op] = maps.Clone(m)
 		for st, n := range m {
 			rep.Totals[st] += n
 		}
 	}
-	rep.Restarts = s.windows
-	rep.Refusals = s.refusals
+	rep.Restarts = slices.Clone(s.windows)
+	rep.Refusals = maps.Clone(s.refusals)
 	for _, f := range s.failures {
 		in := false
 		for _, w := range s.windows {
@@ -190,9 +194,35 @@ func (s *soak) check(ctx context.Context, start time.Time) (*report, error) {
 	}
 	rows.Close()
 	rep.Bookings.StoredAtEnd = len(stored)
+	// Each booking's status through the API, as many at once as the load's
+	// clients (one at a time, 15,000 bookings took eight minutes).
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	todo := make(chan *booking)
+	for range s.c.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range todo {
+				_, res := s.call(ctx, "final_status", "GET", "/v1/bookings/"+b.id, s.d.Partner.Token, nil)
+				active, _ := res["current_confirmation_active"].(bool)
+				mu.Lock()
+				switch {
+				case res["found"] != true:
+					rep.Bookings.Missing++
+				case b.cancelUnknown:
+				case active == b.cancelled:
+					rep.Bookings.WrongState++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	for _, b := range created {
 		if !stored[b.id] {
+			mu.Lock()
 			rep.Bookings.Missing++
+			mu.Unlock()
 			continue
 		}
 		if b.cancelled {
@@ -201,16 +231,10 @@ func (s *soak) check(ctx context.Context, start time.Time) (*report, error) {
 		if b.cancelUnknown {
 			rep.Bookings.CancelUnknown++
 		}
-		_, res := s.call(ctx, "final_status", "GET", "/v1/bookings/"+b.id, s.d.Partner.Token, nil)
-		active, _ := res["current_confirmation_active"].(bool)
-		switch {
-		case res["found"] != true:
-			rep.Bookings.Missing++
-		case b.cancelUnknown:
-		case active == b.cancelled:
-			rep.Bookings.WrongState++
-		}
+		todo <- b
 	}
+	close(todo)
+	wg.Wait()
 	rep.Bookings.DoubleBooked = s.count(ctx, `SELECT COUNT(*) FROM calendar_entries a JOIN calendar_entries b
 		ON a.provider_id = b.provider_id AND a.id < b.id
 		WHERE a.active AND b.active AND a.kind = 'booking' AND b.kind = 'booking'
@@ -352,9 +376,11 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "calendar feed (served by the soak, polled by calendar sync): fetched %d times, synced %v, last error %q\n",
 		rep.Calendar.Fetches, rep.Calendar.Synced, rep.Calendar.LastError)
 	fmt.Fprintf(w, "notifications: %v, lag p50 %s p99 %s\n", rep.Notifications.ByStatus, rep.Notifications.LagP50, rep.Notifications.LagP99)
-	fmt.Fprintf(w, "\n%-8s %-9s %8s %10s %11s %9s\n", "when", "instance", "pid", "RSS MiB", "goroutines", "PG conns")
+	fmt.Fprintf(w, "\n%-8s %-9s %8s %8s %9s %9s %12s %11s %9s  %s\n", "when", "instance", "pid", "RSS MiB", "anon MiB", "peak MiB", "Go heap MiB", "goroutines", "PG conns", "heap profile")
+	mib := func(kib int64) float64 { return float64(kib) / 1024 }
 	for _, p := range rep.Processes {
-		fmt.Fprintf(w, "%-8s %-9s %8d %10.1f %11d %9d\n", p.At, p.Instance, p.PID, float64(p.RSSKiB)/1024, p.Goroutines, p.PGConns)
+		fmt.Fprintf(w, "%-8s %-9s %8d %8.1f %9.1f %9.1f %12.1f %11d %9d  %s\n", p.At, p.Instance, p.PID, mib(p.RSSKiB), mib(p.AnonKiB), mib(p.PeakKiB),
+			mib(p.HeapInuseKiB), p.Goroutines, p.PGConns, p.HeapProfile)
 	}
 	fmt.Fprintf(w, "PostgreSQL connections (both instances), most seen: %d\n", rep.PGMax)
 	for _, n := range rep.Notes {

@@ -195,9 +195,21 @@ func TestStartScriptBringsUpTheDeployment(t *testing.T) {
 		if !strings.HasPrefix(in.Addr, "127.0.0.1:") || !strings.HasPrefix(in.Metrics, "127.0.0.1:") {
 			t.Errorf("instance %s listens beyond loopback: %+v", in.Name, in)
 		}
-		if n := goroutines(in.Metrics); n <= 0 {
-			t.Errorf("instance %s: no go_goroutines at %s", in.Name, in.Metrics)
+		if m := scrape(in.Metrics, "go_goroutines", "go_memstats_heap_inuse_bytes"); m["go_goroutines"] <= 0 || m["go_memstats_heap_inuse_bytes"] <= 0 {
+			t.Errorf("instance %s: no go_goroutines or heap in use at %s: %v", in.Name, in.Metrics, m)
 		}
+		// The soak's instances serve their heap profiles on the metrics
+		// address, never through nginx.
+		if resp, err := http.Get("http://" + in.Metrics + "/debug/pprof/heap?debug=1"); err != nil || resp.StatusCode != 200 {
+			t.Errorf("instance %s: heap profile on its metrics address: %v %v", in.Name, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	if resp, err := http.Get(d.BaseURL + "/debug/pprof/heap"); err != nil || resp.StatusCode != 404 {
+		t.Errorf("/debug/pprof/heap through nginx: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	// An instance killed with SIGKILL is started again by its loop.
 	killed, err := readPID(d.Instances[0].PIDFile)

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -597,60 +599,133 @@ func readPID(path string) (int, error) {
 
 // snapshot is one instance's memory and goroutines at a moment.
 type snapshot struct {
-	At         string `json:"at"`
-	Instance   string `json:"instance"`
-	PID        int    `json:"pid"`
-	RSSKiB     int64  `json:"rss_kib"`
-	Goroutines int    `json:"goroutines"`
-	PGConns    int    `json:"pg_connections"`
+	At       string `json:"at"`
+	Instance string `json:"instance"`
+	PID      int    `json:"pid"`
+	RSSKiB   int64  `json:"rss_kib"`
+	// AnonKiB is the RSS less the pages of files (the binary, shared by
+	// both instances): the process's own memory. PeakKiB is the most RSS
+	// the process had so far (VmHWM), which a sample between collections
+	// misses.
+	AnonKiB    int64 `json:"rss_anon_kib"`
+	PeakKiB    int64 `json:"rss_peak_kib"`
+	Goroutines int   `json:"goroutines"`
+	// HeapInuseKiB is the Go heap's spans in use (go_memstats_heap_inuse_bytes):
+	// what of the RSS the program's live and not yet collected data holds.
+	HeapInuseKiB int64 `json:"heap_inuse_kib"`
+	PGConns      int   `json:"pg_connections"`
+	// HeapProfile is the file of the instance's heap profile taken then,
+	// when it serves /debug/pprof on its metrics address (serve --pprof).
+	HeapProfile string `json:"heap_profile,omitempty"`
 }
 
 func (s *soak) snapshot(ctx context.Context, at string) {
 	pg := s.pgConnections(ctx)
 	for _, in := range s.d.Instances {
-		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, Goroutines: -1, PGConns: pg}
+		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, AnonKiB: -1, PeakKiB: -1, Goroutines: -1, HeapInuseKiB: -1, PGConns: pg}
 		if pid, err := readPID(in.PIDFile); err == nil {
 			sn.PID = pid
-			sn.RSSKiB = rssKiB(pid)
+			m := procStatus(pid, "VmRSS", "RssAnon", "VmHWM")
+			sn.RSSKiB, sn.AnonKiB, sn.PeakKiB = m["VmRSS"], m["RssAnon"], m["VmHWM"]
 		}
-		sn.Goroutines = goroutines(in.Metrics)
+		m := scrape(in.Metrics, "go_goroutines", "go_memstats_heap_inuse_bytes")
+		if v, ok := m["go_goroutines"]; ok {
+			sn.Goroutines = int(v)
+		}
+		if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
+			sn.HeapInuseKiB = int64(v) / 1024
+		}
+		sn.HeapProfile = s.heapProfile(ctx, in, at, sn.PID)
 		s.mu.Lock()
 		s.snaps = append(s.snaps, sn)
 		s.mu.Unlock()
 	}
 }
 
-func rssKiB(pid int) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+// heapProfile saves the instance's heap profile (after a collection) into
+// the state directory's profiles folder and returns its path, or "" when
+// the instance serves no profiles.
+func (s *soak) heapProfile(ctx context.Context, in instance, at string, pid int) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+in.Metrics+"/debug/pprof/heap?gc=1", nil)
 	if err != nil {
-		return -1
+		return ""
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return n
-		}
-	}
-	return -1
-}
-
-func goroutines(metricsAddr string) int {
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	resp, err := s.client.Do(req)
 	if err != nil {
-		return -1
+		return ""
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
-			f, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return int(f)
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	dir := filepath.Join(s.c.state, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.note("heap profile of %s: %v", in.Name, err)
+		return ""
+	}
+	path := filepath.Join(dir, fmt.Sprintf("heap-%s-%s-%d.pb.gz", at, in.Name, pid))
+	raw, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(path, raw, 0o644)
+	}
+	if err != nil {
+		s.note("heap profile of %s: %v", in.Name, err)
+		return ""
+	}
+	return path
+}
+
+// procStatus reads the named kB fields of /proc/PID/status; a field it
+// could not read is -1.
+func procStatus(pid int, fields ...string) map[string]int64 {
+	out := map[string]int64{}
+	for _, f := range fields {
+		out[f] = -1
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return out
+	}
+	for line := range strings.Lines(string(raw)) {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(fields, name) {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
+			out[name] = n
 		}
 	}
-	return -1
+	return out
+}
+
+// scrape reads the named series (without labels) from an instance's
+// /metrics; a series it could not read is absent from the answer.
+func scrape(metricsAddr string, names ...string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	return parseSeries(resp.Body, names...)
+}
+
+// parseSeries reads the named unlabelled series from a Prometheus text
+// exposition.
+func parseSeries(r io.Reader, names ...string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			out[name] = f
+		}
+	}
+	return out
 }
 
 // pgConnections counts the deployment's connections to its database (the

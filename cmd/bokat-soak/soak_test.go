@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +52,30 @@ func TestConfigRefusesNonsense(t *testing.T) {
 	c, err := parseConfig([]string{"-state", "x", "-duration", "30m"})
 	if err != nil || c.duration != 30*time.Minute || c.restart != "a" {
 		t.Errorf("%+v %v", c, err)
+	}
+}
+
+func TestParseSeriesReadsUnlabelledValues(t *testing.T) {
+	exposition := `# HELP go_goroutines Number of goroutines that currently exist.
+# TYPE go_goroutines gauge
+go_gc_duration_seconds{quantile="0"} 1.9704e-05
+go_goroutines 57
+go_goroutines_other 3
+go_memstats_heap_inuse_bytes 3.2382976e+07
+go_threads 11
+`
+	got := parseSeries(strings.NewReader(exposition), "go_goroutines", "go_memstats_heap_inuse_bytes", "go_gc_duration_seconds", "absent")
+	if len(got) != 2 || got["go_goroutines"] != 57 || got["go_memstats_heap_inuse_bytes"] != 32382976 {
+		t.Errorf("parseSeries = %v", got)
+	}
+}
+
+func TestProcStatusReadsMemoryFields(t *testing.T) {
+	m := procStatus(os.Getpid(), "VmRSS", "RssAnon", "VmHWM", "NoSuchField")
+	if m["VmRSS"] <= 0 || m["RssAnon"] <= 0 || m["RssAnon"] > m["VmRSS"] || m["VmHWM"] < m["VmRSS"] || m["NoSuchField"] != -1 {
+		t.Errorf("procStatus = %v", m)
+	}
+	if m := procStatus(-1, "VmRSS"); m["VmRSS"] != -1 {
+		t.Errorf("procStatus of no process = %v", m)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -40,6 +41,10 @@ type opsConfig struct {
 	MailDir        string
 	MetricsAddr    string
 	MetricsPublic  bool
+	// Pprof serves the runtime profiles (net/http/pprof) under /debug/pprof/
+	// beside /metrics on MetricsAddr; it requires MetricsAddr, so profiles
+	// are never on the API address.
+	Pprof bool
 	// OAuth budgets (see oauth.Limits), in ParseRate form.
 	RateOAuthPages          string
 	RateOAuthToken          string
@@ -91,6 +96,7 @@ func (c *opsConfig) register(fs *flagSet) {
 		}
 		return checkListenAddr(s)
 	})
+	fs.Bool(&c.Pprof, "pprof", "BOKAT_PPROF", false, "serve the runtime profiles (heap, goroutines, CPU) under /debug/pprof/ on --metrics-addr; requires --metrics-addr")
 	fs.Bool(&c.MetricsPublic, "metrics-public", "BOKAT_METRICS_PUBLIC", false, "serve /metrics (no credential) on the API address in production too; production requires this or --metrics-addr")
 	d := oauth.DefaultLimits()
 	fs.Text(&c.RateOAuthPages, "rate-oauth-pages", "BOKAT_RATE_OAUTH_PAGES", rateFlag(d.Pages), "OAuth sign-in and consent page requests per client IP", checkRate)
@@ -176,6 +182,9 @@ func (c *opsConfig) validate(fs *flagSet, production bool) error {
 		if c.MetricsAddr == "" && !c.MetricsPublic {
 			return fmt.Errorf("%w: production requires --metrics-addr (BOKAT_METRICS_ADDR), a private address for /metrics, or --metrics-public (BOKAT_METRICS_PUBLIC) to serve it without a credential on the API address", errUsage)
 		}
+	}
+	if c.Pprof && c.MetricsAddr == "" {
+		return fmt.Errorf("%w: --pprof (BOKAT_PPROF) requires --metrics-addr (BOKAT_METRICS_ADDR): the profiles are served only on the private metrics address", errUsage)
 	}
 	if c.MetricsAddr != "" && c.MetricsPublic {
 		return fmt.Errorf("%w: --metrics-addr (BOKAT_METRICS_ADDR) and --metrics-public (BOKAT_METRICS_PUBLIC) exclude each other: /metrics is served on one address", errUsage)
@@ -271,6 +280,13 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", o.metrics.Handler(log))
+		if c.Pprof {
+			mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+			mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		}
 		o.metricsLn = ln
 		o.closers = append(o.closers, ln)
 		o.metricsServer = wire.NewHTTPServer(mux, log)

@@ -222,6 +222,8 @@ func TestServeRejectsBadOperationsSettings(t *testing.T) {
 		{"production smtp credentials without TLS", append(prod, "--smtp-url", "smtp://u:supersecretpw@mail.example?starttls=none", "--mail-from", "bokat@example.se", "--metrics-public"),
 			"--smtp-url: credentials with starttls=none can never authenticate"},
 		{"metrics on two addresses", []string{"--metrics-addr", "127.0.0.1:0", "--metrics-public"}, "exclude each other"},
+		{"profiles without a private address", []string{"--pprof"}, "--pprof (BOKAT_PPROF) requires --metrics-addr"},
+		{"profiles beside public metrics", []string{"--pprof", "--metrics-public"}, "--pprof (BOKAT_PPROF) requires --metrics-addr"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,6 +315,23 @@ func TestProductionMetricsPlacement(t *testing.T) {
 	}
 	if r := fetch(t, "http://"+metricsAddr+"/metrics"); r.status != 200 || !strings.Contains(r.body, bokatSeries) {
 		t.Errorf("/metrics on --metrics-addr = %d", r.status)
+	}
+	// Profiles are opt-in, and only ever on the private address.
+	for _, u := range []string{private, "http://" + metricsAddr} {
+		if r := fetch(t, u+"/debug/pprof/heap"); r.status != 404 {
+			t.Errorf("without --pprof: %s/debug/pprof/heap = %d, want 404", u, r.status)
+		}
+	}
+	profAddr := freeAddr(t)
+	profiled := start("--metrics-addr", profAddr, "--pprof")
+	if r := fetch(t, profiled+"/debug/pprof/heap"); r.status != 404 {
+		t.Errorf("--pprof: /debug/pprof/heap on the API address = %d, want 404", r.status)
+	}
+	if r := fetch(t, "http://"+profAddr+"/debug/pprof/heap?debug=1"); r.status != 200 || !strings.Contains(r.body, "heap profile:") {
+		t.Errorf("--pprof: /debug/pprof/heap on --metrics-addr = %d", r.status)
+	}
+	if r := fetch(t, "http://"+profAddr+"/debug/pprof/goroutine?debug=1"); r.status != 200 || !strings.Contains(r.body, "goroutine profile:") {
+		t.Errorf("--pprof: /debug/pprof/goroutine on --metrics-addr = %d", r.status)
 	}
 }
 

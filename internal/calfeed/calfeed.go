@@ -12,6 +12,7 @@
 package calfeed
 
 import (
+	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -19,6 +20,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -118,17 +120,33 @@ func UIDDomain(baseURL string) (string, error) {
 // UID returns the stable iCalendar UID of a booking.
 func (f *Feed) UID(bookingID string) string { return bookingID + "@" + f.uidDomain }
 
-// Render returns the provider's feed as iCalendar text, or an error
-// wrapping bokat.ErrNotFound for an unknown provider. The caller must have
-// verified the token.
-func (f *Feed) Render(ctx context.Context, providerID string) ([]byte, error) {
+// serialization is how the feed is written: the library's defaults (lines
+// folded at 75 octets) with CRLF line ends, as RFC 5545 requires.
+var serialization = ics.SerializationConfiguration{MaxLength: 75, PropertyMaxLength: 75, NewLine: string(ics.WithNewLineWindows)}
+
+// writeBuffer is the size of the buffer between the feed and its writer.
+const writeBuffer = 32 << 10
+
+// Render writes the provider's feed as iCalendar text to w, or returns an
+// error wrapping bokat.ErrNotFound for an unknown provider. The caller must
+// have verified the token. It reads the store before it writes anything,
+// so a store error (not found included) comes before the first byte; an
+// error after that is w's.
+//
+// The events are built and written one at a time: the memory a feed takes
+// while it is written is its bookings and one event, not the whole
+// calendar twice over (the library's tree of every event, then its text).
+// A provider's feed grows with every booking and cancellation of the
+// lookback and the horizon, and calendar applications fetch it again and
+// again.
+func (f *Feed) Render(ctx context.Context, providerID string, w io.Writer) error {
 	name, err := f.store.ProviderName(ctx, providerID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	bookings, err := f.store.ProviderBookings(ctx, providerID, f.now().Add(-Lookback))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cal := ics.NewCalendarFor("Bokat")
 	cal.SetProductId("-//Bokat//Leverantörskalender//SV")
@@ -139,40 +157,64 @@ func (f *Feed) Render(ctx context.Context, providerID string) ([]byte, error) {
 	cal.SetName("Bokat – " + name)
 	cal.SetXWRCalName("Bokat – " + name)
 	cal.SetRefreshInterval("PT15M")
-	for _, b := range bookings {
-		e := cal.AddEvent(f.UID(b.ID))
-		changed := lastChange(b)
-		e.SetDtStampTime(changed)
-		e.SetCreatedTime(b.ConfirmedAt)
-		e.SetLastModifiedAt(changed)
-		e.SetSequence(b.Sequence)
-		e.SetStartAt(b.SlotStart)
-		e.SetEndAt(b.SlotEnd)
-		status := ics.ObjectStatusConfirmed
-		summary := b.ServiceLabelSV
-		if !b.Active() {
-			status = ics.ObjectStatusCancelled
-			summary = "Avbokad: " + summary
-		}
-		e.SetStatus(status)
-		e.SetSummary(bokat.CleanText(summary, false))
-		postcode := b.Postcode
-		if n, ok := bokat.ParsePostcode(b.Postcode); ok {
-			postcode = bokat.FormatPostcode(n)
-		}
-		postcode = bokat.CleanText(postcode, false)
-		e.SetLocation(postcode)
-		desc := fmt.Sprintf("Bokning %s\nTjänst: %s\nPostnummer: %s\nPris: %d SEK (villkor %s)",
-			b.ID, b.ServiceLabelSV, postcode, b.PriceSEK, b.TermsVersion)
-		if b.DestinationPostcode != "" {
-			if n, ok := bokat.ParsePostcode(b.DestinationPostcode); ok {
-				desc += "\nTill postnummer: " + bokat.FormatPostcode(n)
-			}
-		}
-		desc += "\nKundens kontaktuppgifter och adress finns i bokningsbekräftelsen till er."
-		e.SetDescription(bokat.CleanText(desc, true))
+
+	bw := bufio.NewWriterSize(w, writeBuffer)
+	cfg := serialization
+	// What Calendar.SerializeTo writes, with the events made one by one.
+	if _, err := bw.WriteString("BEGIN:VCALENDAR" + cfg.NewLine); err != nil {
+		return err
 	}
-	return []byte(cal.Serialize(ics.WithNewLineWindows)), nil
+	for _, p := range cal.CalendarProperties {
+		if err := p.SerializeTo(bw, &cfg); err != nil {
+			return err
+		}
+	}
+	for i := range bookings {
+		if err := f.event(&bookings[i]).SerializeTo(bw, &cfg); err != nil {
+			return err
+		}
+		bookings[i] = bokat.Booking{} // written: let it go
+	}
+	if _, err := bw.WriteString("END:VCALENDAR" + cfg.NewLine); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// event is a booking's entry in its provider's feed.
+func (f *Feed) event(b *bokat.Booking) *ics.VEvent {
+	e := ics.NewEvent(f.UID(b.ID))
+	changed := lastChange(*b)
+	e.SetDtStampTime(changed)
+	e.SetCreatedTime(b.ConfirmedAt)
+	e.SetLastModifiedAt(changed)
+	e.SetSequence(b.Sequence)
+	e.SetStartAt(b.SlotStart)
+	e.SetEndAt(b.SlotEnd)
+	status := ics.ObjectStatusConfirmed
+	summary := b.ServiceLabelSV
+	if !b.Active() {
+		status = ics.ObjectStatusCancelled
+		summary = "Avbokad: " + summary
+	}
+	e.SetStatus(status)
+	e.SetSummary(bokat.CleanText(summary, false))
+	postcode := b.Postcode
+	if n, ok := bokat.ParsePostcode(b.Postcode); ok {
+		postcode = bokat.FormatPostcode(n)
+	}
+	postcode = bokat.CleanText(postcode, false)
+	e.SetLocation(postcode)
+	desc := fmt.Sprintf("Bokning %s\nTjänst: %s\nPostnummer: %s\nPris: %d SEK (villkor %s)",
+		b.ID, b.ServiceLabelSV, postcode, b.PriceSEK, b.TermsVersion)
+	if b.DestinationPostcode != "" {
+		if n, ok := bokat.ParsePostcode(b.DestinationPostcode); ok {
+			desc += "\nTill postnummer: " + bokat.FormatPostcode(n)
+		}
+	}
+	desc += "\nKundens kontaktuppgifter och adress finns i bokningsbekräftelsen till er."
+	e.SetDescription(bokat.CleanText(desc, true))
+	return e
 }
 
 // lastChange is the time of a booking's latest change.

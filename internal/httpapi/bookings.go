@@ -309,16 +309,34 @@ func (s *Server) handleCalendarFeed(w http.ResponseWriter, r *http.Request) erro
 	if !ok || !s.feed.Verify(providerID, token) {
 		return notFound
 	}
-	data, err := s.feed.Render(r.Context(), providerID)
+	fw := &feedWriter{w: w}
+	err := s.feed.Render(r.Context(), providerID, fw)
+	if fw.started {
+		// The feed is under way (the store was read before its first
+		// byte): an error now is the connection's, and no Problem answer
+		// can follow the calendar's first bytes.
+		return nil
+	}
 	if errors.Is(err, bokat.ErrNotFound) {
 		return notFound
 	}
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
-	w.Header().Set("Cache-Control", "private, max-age=300")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	_, err = w.Write(data)
 	return err
+}
+
+// feedWriter sets a calendar feed's headers at its first write, so that an
+// error before it (an unknown provider, the store) is answered as a
+// Problem without them.
+type feedWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (f *feedWriter) Write(p []byte) (int, error) {
+	if !f.started {
+		f.started = true
+		f.w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
+		f.w.Header().Set("Cache-Control", "private, max-age=300")
+		f.w.Header().Set("Referrer-Policy", "no-referrer")
+	}
+	return f.w.Write(p)
 }

@@ -54,6 +54,9 @@ func TestProviderCalendarFeed(t *testing.T) {
 		if f.Status != 200 || f.Header.Get("Content-Type") != "text/calendar; charset=utf-8" {
 			t.Fatalf("feed: %d %q", f.Status, f.Header.Get("Content-Type"))
 		}
+		if f.Header.Get("Cache-Control") != "private, max-age=300" || f.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("feed headers: %v", f.Header)
+		}
 		if !bytes.Contains(f.Body, []byte("\r\n")) {
 			t.Error("the feed does not use CRLF line ends")
 		}
@@ -111,8 +114,13 @@ func TestProviderCalendarFeed(t *testing.T) {
 			"no suffix":               "/calendar/" + provider + "/" + token,
 			"token of the wrong case": "/calendar/" + provider + "/" + strings.ToLower(token) + ".ics",
 		} {
-			if r := e.do(request{Method: "GET", Path: path, NoValidate: true}); r.Status != 404 || r.JSON["code"] != "not_found" {
+			r := e.do(request{Method: "GET", Path: path, NoValidate: true})
+			if r.Status != 404 || r.JSON["code"] != "not_found" {
 				t.Errorf("%s: %d %s", name, r.Status, r.Body)
+			}
+			// The feed's headers come with its first byte, never on an error.
+			if r.Header.Get("Cache-Control") == f.Header.Get("Cache-Control") || strings.HasPrefix(r.Header.Get("Content-Type"), "text/calendar") {
+				t.Errorf("%s: the 404 has the feed's headers: %v", name, r.Header)
 			}
 		}
 	})

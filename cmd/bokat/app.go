@@ -254,7 +254,7 @@ func (a *app) serveAPI(ctx context.Context, b wire.Base, o wire.Options, uc *wir
 // handed to providers).
 func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *notify.Waker, h hooks) ([]worker, error) {
 	notifications, err := a.op.notificationWorker(b.Store, a.log, a.baseURL, bookingSource{db: b.Store, baseURL: a.baseURL},
-		uc.Followups, providerFollowUp{uc.Bookings}, wake, b.Now)
+		uc.Followups, providerFollowUp{uc.Bookings}, wake, b.Now, h.notifyPoll)
 	if err != nil {
 		return nil, err
 	}

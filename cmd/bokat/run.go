@@ -41,6 +41,12 @@ type hooks struct {
 	// due feeds (calsync.Config.Tick); zero keeps its default, a tenth of
 	// the sync interval between one and thirty seconds.
 	calendarTick time.Duration
+	// notifyPoll is how long serve's idle notification worker waits
+	// before it looks for due jobs again (notify.WorkerConfig.Poll); zero
+	// keeps its default, a second. Jobs serve's own writes queue wake it
+	// at once either way; a test shortens the wait for jobs another
+	// process queued (the command line's erasure).
+	notifyPoll time.Duration
 }
 
 // run executes one bokat command. Tests call it directly.

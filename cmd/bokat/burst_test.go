@@ -31,7 +31,6 @@ func TestServeProcessesDeliverABookingBurstExactlyOnce(t *testing.T) {
 	t.Parallel()
 	for _, engine := range sqlstoretest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
 			const bookings = 200
 			dbURL := sqlstoretest.URL(t, engine)
 			token := prepareStore(t, dbURL, manyProviders(20))

@@ -214,7 +214,6 @@ func TestConfirmationsSurviveSIGKILL(t *testing.T) {
 	t.Parallel()
 	for _, engine := range sqlstoretest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
 			dbURL := sqlstoretest.URL(t, engine)
 			token := prepareStore(t, dbURL, manyProviders(12))
 			srv := startProcess(t, dbURL)

@@ -126,7 +126,7 @@ func newApp(ctx context.Context, c serveConfig, e env) (_ *app, err error) {
 	if err := a.serveAPI(ctx, b, o, &uc, c.Demo); err != nil {
 		return nil, err
 	}
-	if a.workers, err = a.newWorkers(b, c, &uc, notifyWake); err != nil {
+	if a.workers, err = a.newWorkers(b, c, &uc, notifyWake, e.hooks); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -252,13 +252,13 @@ func (a *app) serveAPI(ctx context.Context, b wire.Base, o wire.Options, uc *wir
 // the notifications
 // (customer and provider messages about bookings, and follow-up requests
 // handed to providers).
-func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *notify.Waker) ([]worker, error) {
+func (a *app) newWorkers(b wire.Base, c serveConfig, uc *wire.UseCases, wake *notify.Waker, h hooks) ([]worker, error) {
 	notifications, err := a.op.notificationWorker(b.Store, a.log, a.baseURL, bookingSource{db: b.Store, baseURL: a.baseURL},
-		uc.Followups, providerFollowUp{uc.Bookings}, wake, b.Now)
+		uc.Followups, providerFollowUp{uc.Bookings}, wake, b.Now, h.notifyPoll)
 	if err != nil {
 		return nil, err
 	}
-	calendars, err := calendarSyncWorker(b, c, uc, a.op, a.log, a.baseURL)
+	calendars, err := calendarSyncWorker(b, c, uc, a.op, a.log, a.baseURL, h.calendarTick)
 	if err != nil {
 		return nil, err
 	}

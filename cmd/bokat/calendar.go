@@ -294,8 +294,10 @@ func (p *calendarPolls) CalendarPoll(result string, rows int) {
 // calendarSyncWorker is serve's calendar sync loop: providers' feeds
 // through the webhook guard (opened by --webhook-allow-private), conflicts
 // raised by the booking lifecycle, stale feeds told by the mailer. It
-// reports to readiness (heartbeat "calendar-sync") and to the metrics.
-func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, op *ops, log *slog.Logger, baseURL string) (worker, error) {
+// reports to readiness (heartbeat "calendar-sync") and to the metrics. It
+// looks for due feeds every tick, the worker's default when zero (always,
+// outside tests).
+func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, op *ops, log *slog.Logger, baseURL string, tick time.Duration) (worker, error) {
 	domain, err := calfeed.UIDDomain(baseURL)
 	if err != nil {
 		return worker{}, err
@@ -309,6 +311,7 @@ func calendarSyncWorker(b wire.Base, c serveConfig, uc *wire.UseCases, op *ops, 
 		FollowUp:     uc.Bookings,
 		Mail:         op.mailer,
 		Observer:     newCalendarPolls(op.metrics.Registry()),
+		Tick:         tick,
 		Now:          b.Now,
 		Log:          log.With("worker", "calendar-sync"),
 	}

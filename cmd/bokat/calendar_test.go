@@ -107,7 +107,9 @@ func TestProviderCalendarCommands(t *testing.T) {
 // TestServeSyncsProviderCalendars runs the real program with a 1 s sync
 // interval in development: a calendar added from the command line while
 // serve runs is polled by serve's worker, through --webhook-allow-private,
-// and its busy times land in the provider's calendar.
+// and its busy times land in the provider's calendar. The worker looks for
+// due feeds every calendarTestTick rather than every second, so the test
+// does not wait for the next tick in real time.
 func TestServeSyncsProviderCalendars(t *testing.T) {
 	t.Parallel()
 	polled := make(chan struct{}, 100)
@@ -122,7 +124,8 @@ func TestServeSyncsProviderCalendars(t *testing.T) {
 	}))
 	t.Cleanup(feed.Close)
 	dbURL := migratedSQLite(t)
-	_, _, logs, stop := startServe(t, []string{"--demo", "--database", dbURL, "--calendar-sync-interval", "1s", "--webhook-allow-private"}, nil)
+	_, _, logs, stop := startServeHooked(t, time.Now, hooks{calendarTick: calendarTestTick},
+		[]string{"--demo", "--database", dbURL, "--calendar-sync-interval", "1s", "--webhook-allow-private"}, nil)
 	defer stop()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"provider", "calendar", "add", "prv_sthlm_vvs_1", feed.URL + "/jobb.ics",
@@ -150,12 +153,20 @@ func TestServeSyncsProviderCalendars(t *testing.T) {
 	}
 }
 
+// calendarTestTick is how often the calendar worker of a test's serve
+// looks for due feeds (the hook calendarTick): the default at the 1 s
+// development interval is a second of real time, which a test would only
+// wait out. Whether a feed is due is decided on the program's clock, so
+// more frequent rounds can only add chances to poll a feed twice.
+const calendarTestTick = 50 * time.Millisecond
+
 // TestTwoServesShareCalendarFeeds runs two serve programs (each its own
 // store connections, worker and lease token) on one database and one
 // injected clock at the 1 s development interval: in each interval every
 // feed is polled exactly once, by one of them, however many rounds both
 // make. On PostgreSQL, where claims skip each other's locked rows; on
-// SQLite too, where the single writer orders them.
+// SQLite too, where the single writer orders them. Their workers make a
+// round every calendarTestTick of real time.
 func TestTwoServesShareCalendarFeeds(t *testing.T) {
 	t.Parallel()
 	for _, engine := range sqlstoretest.Engines() {
@@ -207,7 +218,7 @@ func TestTwoServesShareCalendarFeeds(t *testing.T) {
 			args := []string{"--database", dbURL, "--calendar-sync-interval", "1s", "--webhook-allow-private", "--rate-control", "off"}
 			var bases []string
 			for range 2 {
-				base, _, _, _ := startServeOn(t, clock.Now, args, env)
+				base, _, _, _ := startServeHooked(t, clock.Now, hooks{calendarTick: calendarTestTick}, args, env)
 				bases = append(bases, base)
 			}
 			counter := func(base, name string) int {

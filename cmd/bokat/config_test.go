@@ -149,10 +149,12 @@ func TestEnvironmentSettingsTakeEffect(t *testing.T) {
 
 // In development --option-ttl goes down to 1s, so an integrator can see an
 // option expire: a confirmation after its expires_at answers 409
-// booking_option_expired.
+// booking_option_expired. The program runs on the test's clock, which the
+// test moves past the expiry rather than sleeping until it.
 func TestShortOptionTTLLetsDevelopmentExerciseExpiry(t *testing.T) {
 	t.Parallel()
-	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", migratedSQLite(t), "--option-ttl", "1s"}, nil)
+	clock := clocktest.New(time.Now())
+	baseURL, token, _, stop := startServeOn(t, clock.Now, []string{"--demo", "--database", migratedSQLite(t), "--option-ttl", "1s"}, nil)
 	defer stop()
 	status, res, err := call(http.DefaultClient, "POST", baseURL+"/v1/booking-options", token, crashSearch)
 	if err != nil || status != 200 {
@@ -164,10 +166,10 @@ func TestShortOptionTTLLetsDevelopmentExerciseExpiry(t *testing.T) {
 	}
 	option := options[0].(map[string]any)
 	expires, err := time.Parse(time.RFC3339, option["expires_at"].(string))
-	if err != nil || time.Until(expires) > 2*time.Second {
+	if err != nil || expires.Sub(clock.Now()) > 2*time.Second {
 		t.Fatalf("expires_at %v (%v), want within 1s of now", option["expires_at"], err)
 	}
-	time.Sleep(time.Until(expires) + 1100*time.Millisecond)
+	clock.Set(expires.Add(1100 * time.Millisecond))
 	status, res, err = call(http.DefaultClient, "POST", baseURL+"/v1/bookings", token, crashConfirm(option, "ttl-1s"))
 	if err != nil || status != 409 || res["code"] != "booking_option_expired" {
 		t.Fatalf("confirm after expiry: %d %v %v, want 409 booking_option_expired", status, res, err)

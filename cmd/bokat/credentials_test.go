@@ -21,8 +21,10 @@ import (
 // each engine, with one injected clock for both: what the commands change
 // is what serve answers next.
 func TestCredentialCommandsOnServe(t *testing.T) {
+	t.Parallel()
 	for _, engine := range sqlstoretest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
 			dbURL := sqlstoretest.URL(t, engine)
 			t0 := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 			clock := clocktest.New(t0)

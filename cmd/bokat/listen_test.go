@@ -95,10 +95,14 @@ func TestListenForwardsRealEventsThatStandardWebhooksVerifies(t *testing.T) {
 		return len(verified) > 0 || len(failures) > 0
 	})
 	mu.Lock()
-	defer mu.Unlock()
 	if len(failures) > 0 || len(verified) != 1 || verified[0] != "booking.confirmed" {
+		defer mu.Unlock()
 		t.Fatalf("verified %v, failures %v\n%s", verified, failures, listenOut.String())
 	}
+	mu.Unlock()
+	// listen prints an attempt's line once the receiver's answer reached
+	// it, after the receiver counted the delivery: wait for that line.
+	waitFor(t, "listen's line of the second attempt", func() bool { return strings.Contains(listenOut.String(), "attempt 2  ") })
 	text := listenOut.String()
 	if !strings.Contains(text, "attempt 1  500") || !strings.Contains(text, "attempt 2  204") {
 		t.Errorf("listen did not print each attempt's status:\n%s", text)

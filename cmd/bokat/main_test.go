@@ -184,14 +184,20 @@ func startServe(t *testing.T, args []string, env map[string]string) (baseURL, to
 // startServeOn is startServe with the program on the clock now.
 func startServeOn(t *testing.T, now func() time.Time, args []string, env map[string]string) (baseURL, token string, logs *logtest.Buffer, stop func() error) {
 	t.Helper()
+	return startServeHooked(t, now, hooks{}, args, env)
+}
+
+// startServeHooked is startServeOn with the test hooks h.
+func startServeHooked(t *testing.T, now func() time.Time, h hooks, args []string, vars map[string]string) (baseURL, token string, logs *logtest.Buffer, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	logs = &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		// Mail goes to a folder of the test, never into the source tree.
-		err := runOn(ctx, now, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
-			getenvFrom(env), pw, logs)
+		err := runIn(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--mail-dir", filepath.Join(t.TempDir(), "mail")}, args...),
+			env{getenv: getenvFrom(vars), stdout: pw, stderr: logs, now: now, hooks: h})
 		pw.Close()
 		done <- err
 	}()

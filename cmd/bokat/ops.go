@@ -300,9 +300,10 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 // raises booking.provider_action_required when a provider message fails for
 // good. Invitation UIDs are qualified by the host of baseURL, as the
 // provider calendar feed's are. wake wakes the worker once jobs were
-// committed.
+// committed; otherwise it looks again after poll (its default when zero,
+// always outside tests).
 func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL string, bookings notify.BookingSource,
-	requests notify.RequestSource, followUp notify.ProviderFollowUp, wake *notify.Waker, now func() time.Time) (worker, error) {
+	requests notify.RequestSource, followUp notify.ProviderFollowUp, wake *notify.Waker, now func() time.Time, poll time.Duration) (worker, error) {
 	uidDomain, err := calfeed.UIDDomain(baseURL)
 	if err != nil {
 		return worker{}, err
@@ -310,7 +311,7 @@ func (o *ops) notificationWorker(db *sqlstore.DB, log *slog.Logger, baseURL stri
 	hb := o.heartbeats.Register("notify", 2*time.Minute)
 	w, err := notify.NewWorker(notify.WorkerConfig{
 		Store: sqlstore.Bind[notify.Tx](db), Bookings: bookings, Requests: requests, FollowUp: followUp, Sender: o.mailer, Capture: db, Organizer: o.mailer.FromAddress(),
-		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake, Now: now,
+		UIDDomain: uidDomain, Logger: log.With("worker", "notify"), Outcomes: o.metrics, Heartbeat: hb, Waker: wake, Now: now, Poll: poll,
 	})
 	if err != nil {
 		return worker{}, err

@@ -284,12 +284,16 @@ func providerEmail(t *testing.T, id string) string {
 // TestEraseClearsTheDevelopmentMailFolder: in development serve writes
 // messages as .eml files; an erasure removes the person's, and what serve
 // writes afterwards (the provider's cancellation) carries none of their data.
+// The erasure runs outside serve, so nothing wakes serve's notification
+// worker for the cancellation: it polls every 50 ms rather than every
+// second, so the test does not wait out its poll in real time.
 func TestEraseClearsTheDevelopmentMailFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mailDir := filepath.Join(dir, "mail")
 	dbURL := "sqlite:" + filepath.Join(dir, "bokat.db")
-	baseURL, token, _, stop := startServe(t, []string{"--demo", "--database", dbURL, "--mail-dir", mailDir}, nil)
+	baseURL, token, _, stop := startServeHooked(t, time.Now, hooks{notifyPoll: 50 * time.Millisecond},
+		[]string{"--demo", "--database", dbURL, "--mail-dir", mailDir}, nil)
 	defer stop()
 	f := &e2eFlow{t: t, baseURL: baseURL, token: token, client: &http.Client{Timeout: time.Minute}}
 	c := e2eCustomer{"Rasmine Fjällbrink", "+46 70 444 19 08", "rasmine.fj.1908@kund.example", "Krukmakargatan 3"}

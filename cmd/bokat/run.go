@@ -29,6 +29,24 @@ type env struct {
 	// now is the clock of every command: whatever decides by the time
 	// (expiry, due times, retention) reads this one.
 	now func() time.Time
+	// hooks are what only tests set; their zero value is production's.
+	hooks hooks
+}
+
+// hooks are settings no flag or environment variable reaches: tests set
+// them (through runIn) to see background work make rounds without waiting
+// on real time. The zero value leaves every default.
+type hooks struct {
+	// calendarTick is how often serve's calendar sync worker looks for
+	// due feeds (calsync.Config.Tick); zero keeps its default, a tenth of
+	// the sync interval between one and thirty seconds.
+	calendarTick time.Duration
+	// notifyPoll is how long serve's idle notification worker waits
+	// before it looks for due jobs again (notify.WorkerConfig.Poll); zero
+	// keeps its default, a second. Jobs serve's own writes queue wake it
+	// at once either way; a test shortens the wait for jobs another
+	// process queued (the command line's erasure).
+	notifyPoll time.Duration
 }
 
 // run executes one bokat command. Tests call it directly.
@@ -39,9 +57,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // runOn is run on the clock now: tests that count quotas or expiry against
 // the program stop or move its time.
 func runOn(ctx context.Context, now func() time.Time, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr, now: now}
+	return runIn(ctx, args, env{getenv: getenv, stdout: stdout, stderr: stderr, now: now})
+}
+
+// runIn is run in the environment e, its hooks included.
+func runIn(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(e.stderr, usage)
 		return fmt.Errorf("%w: no command given", errUsage)
 	}
 	cmd, rest := args[0], args[1:]
@@ -122,13 +144,13 @@ func runOn(ctx context.Context, now func() time.Time, args []string, getenv func
 		}
 		return fmt.Errorf("%w: bokat privacy export|erase|correct --email ADDRESS [--phone NUMBER] [--cancel-future] [--set-email ...]", errUsage)
 	case "version", "--version":
-		fmt.Fprintln(stdout, versionString())
+		fmt.Fprintln(e.stdout, versionString())
 		return nil
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(e.stdout, usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	fmt.Fprint(e.stderr, usage)
 	return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 }
 

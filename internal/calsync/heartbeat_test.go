@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"bokat/internal/calsync"
+	"bokat/internal/clocktest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/telemetry"
@@ -116,5 +117,44 @@ func TestHeartbeatTellsReadiness(t *testing.T) {
 	}
 	if err := ready(); err == nil || !strings.Contains(err.Error(), "calendar-sync stopped") {
 		t.Fatalf("readiness after Run ended = %v, want calendar-sync stopped", err)
+	}
+}
+
+// TestRunRoundsEveryTick: Run makes a round at start and then one every
+// Tick, polling a feed that is due on the worker's clock and, while the
+// clock stands, never again; MaxSilence follows the tick. Run ends
+// without error when its ctx does.
+func TestRunRoundsEveryTick(t *testing.T) {
+	t.Parallel()
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	e := newSyncEnv(t, db)
+	e.server.set("/cal.ics", readFeed(t, "outlook.ics"))
+	e.add(t, "/cal.ics", "")
+	obs := &polls{}
+	cfg := calsync.Config{Store: sqlstore.Bind[calsync.Tx](db), Fetch: e.server.fetchConfig(), Now: e.clock.Now,
+		Observer: obs, Tick: time.Millisecond}
+	if got, want := cfg.MaxSilence(), 3*(time.Millisecond+calsync.DefaultFetchTimeout); got != want {
+		t.Errorf("MaxSilence with a 1 ms tick = %s, want %s", got, want)
+	}
+	w, err := calsync.NewWorker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	clocktest.Wait(t, "five rounds of Run", func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.rounds >= 5
+	})
+	cancel()
+	if err := clocktest.Receive(t, "Run's end", done); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.counts["changed"] != 1 || obs.counts["unchanged"] != 0 || obs.counts["failed"] != 0 {
+		t.Errorf("polls in %d rounds on a standing clock = %v, want the due feed polled once", obs.rounds, obs.counts)
 	}
 }

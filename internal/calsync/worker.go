@@ -80,8 +80,13 @@ type Config struct {
 	Heartbeat Heartbeat
 	// Observer, when set, is told each poll's outcome.
 	Observer Observer
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Tick is how often Run looks for due feeds; zero is the default, a
+	// tenth of the interval between one and thirty seconds. Serve always
+	// keeps the default: a shorter tick lets a test on an injected clock
+	// see rounds without waiting for them.
+	Tick time.Duration
+	Now  func() time.Time
+	Log  *slog.Logger
 }
 
 // Worker polls feeds and keeps their busy times in the calendar.
@@ -145,9 +150,16 @@ type Round struct {
 // older key.
 const resealEvery = time.Hour
 
-// tick is how often Run looks for due feeds: a tenth of the interval,
-// between one and thirty seconds.
-func tick(interval time.Duration) time.Duration {
+// tick is how often Run looks for due feeds: Tick when set, else a
+// tenth of the interval, between one and thirty seconds.
+func (c Config) tick() time.Duration {
+	if c.Tick > 0 {
+		return c.Tick
+	}
+	interval := c.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
 	return min(max(interval/10, time.Second), 30*time.Second)
 }
 
@@ -155,27 +167,24 @@ func tick(interval time.Duration) time.Duration {
 // without a heartbeat: three times the longest gap between two claims,
 // which is a tick (between two rounds) plus a poll's time-out and its
 // write (while every slot holds a slow feed). It is three times (a tenth
-// of the interval, within 1–30 s, + the time-out): 150 s by default, 63 s
-// at the 1 s development interval.
+// of the interval, within 1–30 s, or Tick, + the time-out): 150 s by
+// default, 63 s at the 1 s development interval.
 func (c Config) MaxSilence() time.Duration {
-	interval, timeout := c.Interval, c.Fetch.Timeout
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
+	timeout := c.Fetch.Timeout
 	if timeout <= 0 {
 		timeout = DefaultFetchTimeout
 	}
-	return 3 * (tick(interval) + timeout)
+	return 3 * (c.tick() + timeout)
 }
 
 // Run polls due feeds until ctx ends, looking for them every tick (a
-// tenth of the interval, between one and thirty seconds); every hour, and
+// tenth of the interval, between one and thirty seconds, or Tick); every hour, and
 // at start, it re-seals feed addresses after a key rotation.
 func (w *Worker) Run(ctx context.Context) error {
 	if w.cfg.Heartbeat != nil {
 		defer w.cfg.Heartbeat.Stop()
 	}
-	t := time.NewTicker(tick(w.cfg.Interval))
+	t := time.NewTicker(w.cfg.tick())
 	defer t.Stop()
 	var resealed time.Time
 	for {

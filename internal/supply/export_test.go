@@ -1,7 +1,9 @@
 package supply
 
 import (
+	"context"
 	"strconv"
+	"time"
 )
 
 // Limits of the file format, for the external tests.
@@ -33,3 +35,16 @@ var ParseWhole = parseWhole
 // provider by provider (inParts) or as one node tree: one reading answers
 // both.
 var ParseTellingParts = parse
+
+// ImportFileInBatches is ImportFile storing size providers at a time
+// (ImportFile: ImportBatch), so that a test crosses batches with a file of
+// a few providers.
+func ImportFileInBatches(ctx context.Context, st Store, f *File, now time.Time, size int) (Result, error) {
+	return importEach(ctx, st, f.Name, f.Each, now, size)
+}
+
+const (
+	ImportBatch = importBatch
+	// PartsAhead bounds the providers a scan reads ahead of the one taken.
+	PartsAhead = partsAhead
+)

@@ -62,26 +62,27 @@ func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.
 			}
 		}
 		return nil
-	}, now)
+	}, now, importBatch)
 }
 
 // ImportFile is Import of a file checked by Check: it reads the file again,
 // provider by provider, and stores it in one transaction, a batch of
 // providers at a time, so that its memory does not grow with the file.
 func ImportFile(ctx context.Context, st Store, f *File, now time.Time) (Result, error) {
-	return importEach(ctx, st, f.Name, f.Each, now)
+	return importEach(ctx, st, f.Name, f.Each, now, importBatch)
 }
 
 // importBatch is the number of providers an import reads from the store,
 // and writes, at a time.
 const importBatch = 1000
 
-// importEach stores the providers each gives, in one transaction.
-func importEach(ctx context.Context, st Store, name string, each func(func(bokat.ProviderSupply) error) error, now time.Time) (Result, error) {
+// importEach stores the providers each gives, in one transaction, size
+// providers at a time.
+func importEach(ctx context.Context, st Store, name string, each func(func(bokat.ProviderSupply) error) error, now time.Time, size int) (Result, error) {
 	var res Result
 	err := st.InTx(ctx, func(tx Tx) error {
 		res = Result{}
-		batch := make([]bokat.ProviderSupply, 0, importBatch)
+		batch := make([]bokat.ProviderSupply, 0, size)
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
@@ -92,7 +93,7 @@ func importEach(ctx context.Context, st Store, name string, each func(func(bokat
 			return err
 		}
 		err := each(func(p bokat.ProviderSupply) error {
-			if batch = append(batch, p); len(batch) == importBatch {
+			if batch = append(batch, p); len(batch) == size {
 				return flush()
 			}
 			return nil

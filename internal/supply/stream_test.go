@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -90,13 +91,27 @@ version: 2
 // variation of them by one line deleted, repeated or replaced, provider by
 // provider and whole, and compares the answers; the files as written are
 // read in parts.
+//
+// The national file's providers offer three services, one of each form a
+// generated service line takes (a fixed price; a unit price with a minimum
+// charge; one without): every line of a national file with every service
+// has the shape of a line of this one, and provider 2 works Saturdays too.
+// More services would only repeat the same edits on lines of the same
+// shape, at a cost that grows with the square of the file's length.
 func TestParseInPartsAnswersAsTheWholeFile(t *testing.T) {
 	t.Parallel()
 	c := cat(t)
 	var national bytes.Buffer
 	if err := supply.Generate(&national, c, supply.GenerateOptions{Providers: 3, Seed: 1, From: schedule.NewDate(2026, 11, 24),
-		BusyHours: 3, National: true}); err != nil {
+		BusyHours: 3, National: true,
+		Services: []string{"vvs_install_faucet_standard", "cleaning_window_per_window", "cleaning_home_recurring_hourly"}}); err != nil {
 		t.Fatal(err)
+	}
+	for _, line := range []string{`, price_sek: \d+\}\n`, `unit_price_sek: \d+, minimum_charge_sek: \d+\}\n`, `unit_price_sek: \d+\}\n`,
+		`\n      saturday: \[`, `\n      - \{start: "`} {
+		if !regexp.MustCompile(line).MatchString(national.String()) {
+			t.Fatalf("the national file has no line matching %q:\n%s", line, national.String())
+		}
 	}
 	indentless := strings.ReplaceAll(strings.ReplaceAll(validFile, "\n  - id:", "\n- id:"), "\n    ", "\n  ")
 	files := map[string]string{"valid": validFile, "bad": badBlockFile, "national": national.String(), "indentless": indentless,
@@ -191,22 +206,34 @@ func TestNationalGenerateSpreadsProvidersOverSweden(t *testing.T) {
 // TestImportFileReadsTheCheckedFile imports a file checked by Check, in
 // batches within one transaction; a file changed after the check is
 // refused and nothing of it is written.
+//
+// The file has 100 providers, imported 40 at a time (two full batches and
+// a part, as 2500 at ImportFile's 1000 would be): the batching and the
+// one transaction around the batches do not depend on the batch's size.
+// It is still more providers than a scan reads ahead and more bytes than
+// its reader's buffer. The last import is ImportFile's own, at its batch
+// size.
 func TestImportFileReadsTheCheckedFile(t *testing.T) {
 	t.Parallel()
+	const providers, batch = 100, 40
 	c := cat(t)
 	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	var buf bytes.Buffer
-	if err := supply.Generate(&buf, c, supply.GenerateOptions{Providers: 2500, Seed: 4, From: schedule.NewDate(2026, 11, 24),
+	if err := supply.Generate(&buf, c, supply.GenerateOptions{Providers: providers, Seed: 4, From: schedule.NewDate(2026, 11, 24),
 		BusyHours: 2, National: true}); err != nil {
 		t.Fatal(err)
 	}
 	content := buf.Bytes()
+	if providers <= 2*batch || providers%batch == 0 || providers <= supply.PartsAhead || len(content) <= 1<<16 {
+		t.Fatalf("%d providers (%d bytes) in batches of %d: want two full batches and a part, more than %d providers and 64 KiB",
+			providers, len(content), batch, supply.PartsAhead)
+	}
 	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		st := sqlstore.Bind[supply.Tx](db)
 		f, err := supply.Check("national.yaml", open, c)
-		if err != nil || f.Providers != 2500 || len(f.Calendars) != 2500 {
+		if err != nil || f.Providers != providers || len(f.Calendars) != providers {
 			t.Fatalf("check: %v, %d providers, %d with their calendars", err, f.Providers, len(f.Calendars))
 		}
 		for _, p := range f.Calendars {
@@ -217,7 +244,7 @@ func TestImportFileReadsTheCheckedFile(t *testing.T) {
 		// The file changes between the check and the import: one price.
 		original := content
 		content = bytes.Replace(content, []byte("price_sek: "), []byte("price_sek: 1"), 1)
-		_, err = supply.ImportFile(ctx, st, f, now)
+		_, err = supply.ImportFileInBatches(ctx, st, f, now, batch)
 		content = original
 		if err == nil || !strings.Contains(err.Error(), "changed while it was imported") {
 			t.Fatalf("import of a changed file: %v", err)
@@ -225,21 +252,21 @@ func TestImportFileReadsTheCheckedFile(t *testing.T) {
 		if _, err := storedSupply(ctx, db, "prv_gen_00001"); !errors.Is(err, bokat.ErrNotFound) {
 			t.Fatalf("a refused import wrote providers: %v", err)
 		}
-		res, err := supply.ImportFile(ctx, st, f, now)
-		if err != nil || len(res.Created) != 2500 || res.Created[2499] != "prv_gen_02500" {
+		res, err := supply.ImportFileInBatches(ctx, st, f, now, batch)
+		if err != nil || len(res.Created) != providers || res.Created[providers-1] != fmt.Sprintf("prv_gen_%05d", providers) {
 			t.Fatalf("import: %v, %s", err, res)
 		}
 		want, err := supply.Parse("national.yaml", content, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, i := range []int{0, 999, 1000, 2499} {
+		for _, i := range []int{0, batch - 1, batch, providers - 1} {
 			got, err := storedSupply(ctx, db, want[i].ID)
 			if err != nil || !slices.Equal(got.Postcodes, want[i].Postcodes) || len(got.Blocked) != 2 || len(got.Services) != len(want[i].Services) {
 				t.Fatalf("stored %s = %+v, %v", want[i].ID, got, err)
 			}
 		}
-		if res, err := supply.ImportFile(ctx, st, f, now); err != nil || len(res.Unchanged) != 2500 {
+		if res, err := supply.ImportFile(ctx, st, f, now); err != nil || len(res.Unchanged) != providers {
 			t.Fatalf("second import: %v, %s", err, res)
 		}
 	})

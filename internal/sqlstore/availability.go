@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"bokat"
 	"bokat/internal/booking"
 )
 
@@ -21,16 +22,20 @@ func (db *DB) Revisions(ctx context.Context) (supply, calendar int64, err error)
 	return supply, calendar, translate(err)
 }
 
-// maxChangedProviders bounds a delta read: when more providers changed than
-// this, reading every entry once is cheaper than a long list.
-const maxChangedProviders = 2000
+// supplyRun is how many providers ReadAvailability hands its caller at a
+// time.
+const supplyRun = 2000
 
 // ReadAvailability reads, in one read-only transaction (one snapshot on
 // PostgreSQL: REPEATABLE READ), the current revisions; the supply when its
-// revision is past supplyRev; and the active calendar entries ending after
+// revision is not supplyRev, handed to supply in runs of at most supplyRun
+// providers ordered by id (not read when supply is nil); and the active calendar entries ending after
 // endAfter: of every provider when full is set or calendarRev is negative,
-// else of the providers whose calendar changed after calendarRev.
-func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (booking.Availability, error) {
+// else of the providers whose calendar changed after calendarRev, however
+// many they are (a delta read costs what changed; at worst, every
+// provider, what a full read costs).
+func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time,
+	supply func([]bokat.ProviderSupply) error) (booking.Availability, error) {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.engine == Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -45,12 +50,11 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 		 WHERE s.id = 1 AND c.id = 1`).Scan(&a.SupplyRevision, &a.CalendarRevision); err != nil {
 		return booking.Availability{}, translate(err)
 	}
-	if a.SupplyRevision != supplyRev {
-		s := booking.Supply{Revision: a.SupplyRevision}
-		if s.Providers, err = loadProviders(ctx, tx, ""); err != nil {
+	if a.SupplyRevision != supplyRev && supply != nil {
+		a.SupplyRead = true
+		if err := loadProviderRuns(ctx, tx, supplyRun, supply); err != nil {
 			return booking.Availability{}, err
 		}
-		a.Supply = &s
 	}
 	a.Full = full || calendarRev < 0
 	if !a.Full && a.CalendarRevision != calendarRev {
@@ -69,9 +73,6 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return booking.Availability{}, translate(err)
-		}
-		if len(a.Changed) > maxChangedProviders {
-			a.Full, a.Changed = true, nil
 		}
 	}
 	// The entries are counted first and read into two slices of that
@@ -93,7 +94,10 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) `+where, args...).Scan(&n); err != nil {
 		return booking.Availability{}, translate(err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT c.provider_id, c.kind, c.start_at, c.end_at `+where+` ORDER BY c.provider_id, c.start_at, c.id`, args...)
+	// The kind is read as a truth value: a string per entry is garbage
+	// (a national calendar has millions) that the collector must keep room
+	// for while a reload holds two indexes.
+	rows, err := tx.QueryContext(ctx, `SELECT c.provider_id, c.kind = 'booking', c.start_at, c.end_at `+where+` ORDER BY c.provider_id, c.start_at, c.id`, args...)
 	if err != nil {
 		return booking.Availability{}, translate(err)
 	}
@@ -108,18 +112,19 @@ func (db *DB) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64
 		}
 	}
 	var (
-		id, kind   sql.RawBytes
+		id         sql.RawBytes
+		isBooking  bool
 		start, end int64
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &kind, &start, &end); err != nil {
+		if err := rows.Scan(&id, &isBooking, &start, &end); err != nil {
 			return booking.Availability{}, translate(err)
 		}
 		if last := len(a.Calendars) - 1; last < 0 || string(id) != a.Calendars[last].ProviderID {
 			flush()
 			a.Calendars = append(a.Calendars, booking.ProviderCalendar{ProviderID: string(id)})
 		}
-		spans, kinds = append(spans, booking.BusySpan{Start: start, End: end}), append(kinds, string(kind) == "booking")
+		spans, kinds = append(spans, booking.BusySpan{Start: start, End: end}), append(kinds, isBooking)
 	}
 	flush()
 	return a, translate(rows.Err())

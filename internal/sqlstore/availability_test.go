@@ -237,6 +237,29 @@ func TestSupplyIsReadInRunsOfProviders(t *testing.T) {
 				t.Errorf("provider %d in runs %+v, in one read %+v", i, p, w)
 			}
 		}
+		// A build reads the supply on a second snapshot beside the calendar:
+		// the same providers; a snapshot at other revisions reads nothing.
+		var built []bokat.ProviderSupply
+		a, err := db.ReadAvailability(ctx, -1, -1, true, t0.Add(-24*time.Hour), func(run []bokat.ProviderSupply) error {
+			built = append(built, run...)
+			return nil
+		})
+		if err != nil || !a.SupplyRead || a.SupplyRevision != whole.Revision || len(built) != len(whole.Providers) {
+			t.Errorf("a build read %d providers at revision %d (%v), want %d at %d", len(built), a.SupplyRevision, err,
+				len(whole.Providers), whole.Revision)
+		}
+		for i := range built {
+			if built[i].ID != whole.Providers[i].ID || !slices.Equal(built[i].Services, whole.Providers[i].Services) {
+				t.Errorf("a build's provider %d: %+v, want %+v", i, built[i], whole.Providers[i])
+			}
+		}
+		err = db.SupplyBeside(ctx, a.SupplyRevision, a.CalendarRevision-1, func([]bokat.ProviderSupply) error {
+			t.Error("a supply handed from a snapshot at other revisions")
+			return nil
+		})
+		if !errors.Is(err, sqlstore.ErrSnapshotMoved) {
+			t.Errorf("a snapshot at other revisions: %v", err)
+		}
 		stop := errors.New("stop")
 		if err := db.ProviderRuns(ctx, 2, func([]bokat.ProviderSupply) error { return stop }); !errors.Is(err, stop) {
 			t.Errorf("an error of the caller: got %v", err)

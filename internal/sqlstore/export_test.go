@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 
 	"bokat"
 )
@@ -29,3 +30,12 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) error {
 func (db *DB) ProviderRuns(ctx context.Context, n int, fn func([]bokat.ProviderSupply) error) error {
 	return loadProviderRuns(ctx, db.read, n, fn)
 }
+
+// SupplyBeside reads the supply in a snapshot of its own that must be at
+// the revisions given, as a full ReadAvailability does beside its calendar
+// read; ErrSnapshotMoved when it is not.
+func (db *DB) SupplyBeside(ctx context.Context, supplyRev, calendarRev int64, fn func([]bokat.ProviderSupply) error) error {
+	return db.readSupplyBeside(ctx, &sql.TxOptions{ReadOnly: true}, supplyRev, calendarRev, fn)
+}
+
+var ErrSnapshotMoved = errSnapshotMoved

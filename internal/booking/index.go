@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"time"
@@ -126,9 +127,11 @@ func (s *Search) reloadBeside(supplyRev, calRev int64, now time.Time) {
 		s.log.Info("search index reloading beside the index in use", "supply_revision", supplyRev,
 			"held_supply_revision", held.snap.revision, "calendar_revision", calRev, "held_calendar_revision", held.calRev)
 		start := time.Now()
+		restore := tightenGC()
 		s.loadMu.Lock()
 		ix, r, err := s.refreshLocked(ctx, supplyRev, calRev, now)
 		s.loadMu.Unlock()
+		restore()
 		took := time.Since(start)
 		if err != nil {
 			s.log.Error("search index reload failed; searches keep the index in use, the next one to find the supply moved tries again",
@@ -142,6 +145,25 @@ func (s *Search) reloadBeside(supplyRev, calRev int64, now time.Time) {
 			s.reloaded(took, err)
 		}
 	}()
+}
+
+// reloadGCPercent is the collector's heap growth (GOGC) while a reload
+// beside the index in use runs.
+const reloadGCPercent = 50
+
+// tightenGC lowers the collector's heap growth to reloadGCPercent, unless
+// the process runs with less (or without a collector target), and returns
+// what restores it. The heap may grow past what was live at the last
+// collection by GOGC percent: while a reload holds two indexes, the default
+// 100 lets it reach twice both. Reloads run one at a time and nothing else
+// in the process sets the growth.
+func tightenGC() (restore func()) {
+	prev := debug.SetGCPercent(reloadGCPercent)
+	if prev <= reloadGCPercent { // lower already, or off (-1)
+		debug.SetGCPercent(prev)
+		return func() {}
+	}
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // reloadTimeout bounds a reload beside the index in use.

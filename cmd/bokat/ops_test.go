@@ -124,6 +124,9 @@ func TestServeOperatorEndpointsAndRateLimits(t *testing.T) {
 		"bokat_calendar_sync_rows_total 0",
 		"bokat_calendar_sync_rounds_total",
 		"bokat_search_index_warmup_seconds ",
+		`bokat_search_index_reloads_total{result="failed"} 0`,
+		`bokat_search_index_reloads_total{result="replaced"} 0`,
+		"bokat_search_index_reload_seconds 0",
 		"go_goroutines",
 	} {
 		if !strings.Contains(m.body, want) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"time"
@@ -122,8 +123,47 @@ func (s *Search) reloadBeside(supplyRev, calRev int64, now time.Time) {
 		defer s.reloading.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), reloadTimeout)
 		defer cancel()
-		_, _ = s.refreshIndex(ctx, supplyRev, calRev, now)
+		held := s.idx.Load()
+		s.log.Info("search index reloading beside the index in use", "supply_revision", supplyRev,
+			"held_supply_revision", held.snap.revision, "calendar_revision", calRev, "held_calendar_revision", held.calRev)
+		start := time.Now()
+		restore := tightenGC()
+		s.loadMu.Lock()
+		ix, r, err := s.refreshLocked(ctx, supplyRev, calRev, now)
+		s.loadMu.Unlock()
+		restore()
+		took := time.Since(start)
+		if err != nil {
+			s.log.Error("search index reload failed; searches keep the index in use, the next one to find the supply moved tries again",
+				"error", err.Error(), "duration_ms", took.Milliseconds())
+		} else {
+			s.log.Info("search index reloaded", "supply_revision", ix.snap.revision, "calendar_revision", ix.calRev,
+				"providers", ix.snap.providers, "providers_kept", r.kept, "calendar_providers_read", r.calendars,
+				"calendar_entries_read", r.entries, "duration_ms", took.Milliseconds())
+		}
+		if s.reloaded != nil {
+			s.reloaded(took, err)
+		}
 	}()
+}
+
+// reloadGCPercent is the collector's heap growth (GOGC) while a reload
+// beside the index in use runs.
+const reloadGCPercent = 50
+
+// tightenGC lowers the collector's heap growth to reloadGCPercent, unless
+// the process runs with less (or without a collector target), and returns
+// what restores it. The heap may grow past what was live at the last
+// collection by GOGC percent: while a reload holds two indexes, the default
+// 100 lets it reach twice both. Reloads run one at a time and nothing else
+// in the process sets the growth.
+func tightenGC() (restore func()) {
+	prev := debug.SetGCPercent(reloadGCPercent)
+	if prev <= reloadGCPercent { // lower already, or off (-1)
+		debug.SetGCPercent(prev)
+		return func() {}
+	}
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // reloadTimeout bounds a reload beside the index in use.
@@ -137,7 +177,7 @@ func (s *Search) buildIndex(ctx context.Context, now time.Time) (ix *availIndex,
 	if old := s.idx.Load(); old != nil && !old.stale(now) {
 		return old, false, nil
 	}
-	ix, err = s.refreshLocked(ctx, -1, -1, now)
+	ix, _, err = s.refreshLocked(ctx, -1, -1, now)
 	return ix, true, err
 }
 
@@ -146,27 +186,45 @@ func (s *Search) buildIndex(ctx context.Context, now time.Time) (ix *availIndex,
 func (s *Search) refreshIndex(ctx context.Context, supplyRev, calRev int64, now time.Time) (*availIndex, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	return s.refreshLocked(ctx, supplyRev, calRev, now)
+	ix, _, err := s.refreshLocked(ctx, supplyRev, calRev, now)
+	return ix, err
+}
+
+// refreshReport is what a refresh read: the providers whose entries it
+// kept from the index it replaced, the providers whose calendar it read,
+// and their calendar entries.
+type refreshReport struct {
+	kept, calendars, entries int
 }
 
 // refreshLocked is refreshIndex with loadMu held.
-func (s *Search) refreshLocked(ctx context.Context, supplyRev, calRev int64, now time.Time) (*availIndex, error) {
+func (s *Search) refreshLocked(ctx context.Context, supplyRev, calRev int64, now time.Time) (*availIndex, refreshReport, error) {
 	old := s.idx.Load()
 	full := old == nil || supplyRev < 0 || calRev < 0 || old.stale(now)
 	if !full && old.snap.revision >= supplyRev && old.calRev >= calRev {
-		return old, nil
+		return old, refreshReport{}, nil
 	}
 	haveSupply, haveCal, cutoff := int64(-1), int64(-1), now.Add(-indexRetention)
 	if !full {
 		haveSupply, haveCal, cutoff = old.snap.revision, old.calRev, old.cutoff
 	}
-	a, err := s.store.ReadAvailability(ctx, haveSupply, haveCal, full, cutoff)
+	// The supply is indexed run by run as the store reads it, keeping the
+	// held index's entries of the providers that did not change.
+	var prev *snapshot
+	if old != nil {
+		prev = old.snap
+	}
+	b := newSnapshotBuilder(prev)
+	a, err := s.store.ReadAvailability(ctx, haveSupply, haveCal, full, cutoff, func(run []bokat.ProviderSupply) error {
+		b.add(run)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read availability: %w", err)
+		return nil, refreshReport{}, fmt.Errorf("read availability: %w", err)
 	}
 	ix := &availIndex{calRev: a.CalendarRevision, cutoff: cutoff}
-	if a.Supply != nil {
-		ix.snap = newSnapshot(*a.Supply)
+	if a.SupplyRead {
+		ix.snap = b.done(a.SupplyRevision)
 	} else {
 		ix.snap = old.snap
 	}
@@ -182,7 +240,7 @@ func (s *Search) refreshLocked(ctx context.Context, supplyRev, calRev int64, now
 		ix.busy[c.ProviderID] = newProviderBusy(c)
 	}
 	s.idx.Store(ix)
-	return ix, nil
+	return ix, refreshReport{kept: b.kept, calendars: len(a.Calendars), entries: a.EntryCount()}, nil
 }
 
 // stale reports whether the index must be built again at now: the clock

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"bokat"
 	"bokat/internal/booking"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -65,12 +66,13 @@ type countingStore struct {
 	full atomic.Int32
 }
 
-func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (booking.Availability, error) {
+func (c *countingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time,
+	supply func([]bokat.ProviderSupply) error) (booking.Availability, error) {
 	if full {
 		c.full.Add(1)
 		time.Sleep(50 * time.Millisecond) // a build takes a while: let the others queue behind it
 	}
-	return c.DB.ReadAvailability(ctx, supplyRev, calendarRev, full, endAfter)
+	return c.DB.ReadAvailability(ctx, supplyRev, calendarRev, full, endAfter, supply)
 }
 
 // Searches that arrive while the index is being built (at start, during the

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,12 @@ type Config struct {
 	// index in use, which searches keep using until the new one replaces
 	// it (default DefaultWaitReloadProviders; negative: never wait).
 	WaitReloadProviders int
+	// Log receives the reloads beside the index in use: their start, end
+	// and failure (default: discarded).
+	Log *slog.Logger
+	// Reloaded, when set, is told of every reload beside the index in use
+	// once it ended: how long it took, and nil or why it failed.
+	Reloaded func(took time.Duration, err error)
 }
 
 // DefaultWaitReloadProviders is the default of Config.WaitReloadProviders:
@@ -82,6 +89,8 @@ type Search struct {
 	waitReload int
 	reloading  atomic.Bool
 	reloads    sync.WaitGroup
+	log        *slog.Logger
+	reloaded   func(time.Duration, error)
 	// templates memoises day templates (see dayTemplate).
 	tmplMu    sync.Mutex
 	templates map[templateKey]*dayTemplate
@@ -95,7 +104,7 @@ func NewSearch(cfg Config) (*Search, error) {
 	s := &Search{
 		cat: cfg.Catalog, store: cfg.Store, keys: cfg.Keys, ttl: cfg.OptionTTL, now: cfg.Now,
 		maxPerProvider: cfg.MaxPerProvider, maxOptions: cfg.MaxOptions, step: cfg.SlotStep, waitReload: cfg.WaitReloadProviders,
-		timing: schedule.NewTimingReader(0), templates: map[templateKey]*dayTemplate{},
+		timing: schedule.NewTimingReader(0), templates: map[templateKey]*dayTemplate{}, log: cfg.Log, reloaded: cfg.Reloaded,
 		services: make(map[string]*catalog.Service, len(cfg.Catalog.Services)),
 	}
 	for id, svc := range cfg.Catalog.Services {
@@ -115,6 +124,9 @@ func NewSearch(cfg Config) (*Search, error) {
 	}
 	if s.step <= 0 {
 		s.step = DefaultSlotStep
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.waitReload == 0 {
 		s.waitReload = DefaultWaitReloadProviders

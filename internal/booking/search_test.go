@@ -1,11 +1,15 @@
 package booking_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -743,4 +747,101 @@ func TestSearchAnswersFromTheHeldIndexWhileALargeSupplyReloads(t *testing.T) {
 			t.Errorf("after the reload: %+v, want 2090", o)
 		}
 	})
+}
+
+// failingStore fails the availability reads that read the supply while
+// fail is set.
+type failingStore struct {
+	*sqlstore.DB
+	fail atomic.Bool
+}
+
+func (s *failingStore) ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time,
+	supply func([]bokat.ProviderSupply) error) (booking.Availability, error) {
+	return s.DB.ReadAvailability(ctx, supplyRev, calendarRev, full, endAfter, func(run []bokat.ProviderSupply) error {
+		if s.fail.Load() {
+			return errors.New("the read broke")
+		}
+		return supply(run)
+	})
+}
+
+// A reload beside the index in use says when it starts and how it ended,
+// in the log and to Config.Reloaded: the providers it holds and how long
+// it took, or why it failed (the index in use stays, and the next search
+// that finds the supply moved tries again).
+func TestAReloadBesideTheIndexIsLoggedAndReported(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		now := local(2026, 11, 23, 9, 0)
+		var (
+			logs    syncBuffer
+			mu      sync.Mutex
+			results []error
+		)
+		store := &failingStore{DB: db}
+		f := newFixture(t, db, oneProvider, now, func(c *booking.Config) {
+			c.Store, c.WaitReloadProviders = store, -1
+			c.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+			c.Reloaded = func(took time.Duration, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				results = append(results, err)
+			}
+		})
+		q := query("vvs", "install_faucet", "11345", "i morgon")
+		f.run(t, q)
+		changed := strings.Replace(oneProvider, "price_sek: 1890", "price_sek: 2090", 1)
+		if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](f.db), testCatalog(t), "x.yaml", []byte(changed), now); err != nil {
+			t.Fatal(err)
+		}
+		store.fail.Store(true)
+		f.run(t, q)
+		booking.SettleReloads(f.search)
+		if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 1890 {
+			t.Errorf("after a failed reload: %+v, want the held price 1890", o)
+		}
+		booking.SettleReloads(f.search) // the search above tried again, and failed again
+		store.fail.Store(false)
+		f.run(t, q)
+		booking.SettleReloads(f.search)
+		if o := f.run(t, q).Options; len(o) == 0 || o[0].Price.AmountSEK != 2090 {
+			t.Errorf("after the reload: %+v, want 2090", o)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(results) != 3 || results[0] == nil || results[1] == nil || results[2] != nil {
+			t.Errorf("reported %v, want two failures and then success", results)
+		}
+		out := logs.String()
+		for _, want := range []string{`"msg":"search index reloading beside the index in use"`,
+			`"msg":"search index reload failed; searches keep the index in use, the next one to find the supply moved tries again"`,
+			`the read broke`, `"msg":"search index reloaded"`, `"providers":1,`, `"duration_ms":`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the log lacks %s:\n%s", want, out)
+			}
+		}
+		if n := strings.Count(out, "search index reloading beside"); n != 3 {
+			t.Errorf("%d reloads logged as started, want 3", n)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the reload's goroutine and the
+// test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

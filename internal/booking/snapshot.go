@@ -2,6 +2,7 @@ package booking
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -48,23 +49,24 @@ type providerEntry struct {
 	days map[schedule.Date]dayHours
 }
 
-// offer is a bokat.ProviderService in 28 bytes instead of 80: the service
-// as its number in the snapshot's services, amounts and minutes as int32
-// (the supply format bounds them far below), labour as a percent or -1
-// when not stated.
+// offer is a bokat.ProviderService in 24 bytes instead of 80: the service
+// as its number in the snapshot's services, amounts as int32 and minutes
+// as int16 (the supply format bounds them far below: 10,000,000 SEK, 1,440
+// minutes), labour as a percent or -1 when not stated. An offer that does
+// not fit is kept as supplied (see newOffer).
 type offer struct {
 	service                         uint16
 	labour                          int8
 	price, unitPrice, minimumCharge int32
-	fixed, perUnit, minimum         int32
+	fixed, perUnit, minimum         int16
 }
 
 // newOffer returns s as an offer of service number n, and whether it
 // holds s exactly.
 func newOffer(s bokat.ProviderService, n int) (offer, bool) {
 	o := offer{service: uint16(n), labour: -1, price: int32(s.PriceSEK), unitPrice: int32(s.UnitPriceSEK),
-		minimumCharge: int32(s.MinimumChargeSEK), fixed: int32(s.Duration.FixedMinutes),
-		perUnit: int32(s.Duration.MinutesPerUnit), minimum: int32(s.Duration.MinimumMinutes)}
+		minimumCharge: int32(s.MinimumChargeSEK), fixed: int16(s.Duration.FixedMinutes),
+		perUnit: int16(s.Duration.MinutesPerUnit), minimum: int16(s.Duration.MinimumMinutes)}
 	if s.Labour.Stated {
 		o.labour = int8(s.Labour.Percent)
 	}
@@ -164,50 +166,174 @@ func (e *providerEntry) hoursOn(d schedule.Date) (schedule.WeeklyHours, string) 
 	return *e.hours, e.hoursKey
 }
 
-// newSnapshot indexes the active providers of s. What repeats across
-// providers is kept once: weekly hours and their keys, service ids (as
-// their numbers in snap.services).
+// newSnapshot indexes the active providers of s.
 func newSnapshot(s Supply) *snapshot {
-	snap := &snapshot{revision: s.Revision, byService: map[string][]*providerEntry{}, memo: map[candidateKey]*candidateList{},
-		serviceNum: map[string]int{}}
-	type hours struct {
-		key   string
-		hours *schedule.WeeklyHours
+	b := newSnapshotBuilder(nil)
+	b.add(s.Providers)
+	return b.done(s.Revision)
+}
+
+// snapshotBuilder indexes a supply handed to it in runs of providers. What
+// repeats across providers is kept once: weekly hours and their keys,
+// service ids (as their numbers in the snapshot). Given the snapshot the
+// new one replaces, it numbers services as that one does and keeps that
+// one's entry of every provider whose supply did not change (entries are
+// never modified once built): a reload beside an index in use then holds
+// twice only what changed.
+type snapshotBuilder struct {
+	snap *snapshot
+	// from is the previous snapshot until the first run.
+	from *snapshot
+	// prev are the previous snapshot's entries by provider id.
+	prev    map[string]*providerEntry
+	byHours map[string]*schedule.WeeklyHours
+	// kept counts the entries taken from the previous snapshot.
+	kept int
+	// ids are the service ids by number (see serviceID).
+	ids []string
+}
+
+// newSnapshotBuilder returns a builder of the snapshot that replaces prev
+// (nil: none). It reads prev at the first run only: a refresh whose supply
+// did not move costs nothing here.
+func newSnapshotBuilder(prev *snapshot) *snapshotBuilder {
+	return &snapshotBuilder{from: prev, snap: &snapshot{byService: map[string][]*providerEntry{},
+		memo: map[candidateKey]*candidateList{}, serviceNum: map[string]int{}}, byHours: map[string]*schedule.WeeklyHours{}}
+}
+
+// start takes the previous snapshot's numbers, hours and entries.
+func (b *snapshotBuilder) start() {
+	prev := b.from
+	b.from = nil
+	if prev == nil {
+		return
 	}
-	byHours := map[string]hours{}
-	entries := make([]providerEntry, 0, len(s.Providers))
-	for _, p := range s.Providers {
+	b.snap.serviceNum = maps.Clone(prev.serviceNum)
+	b.prev = make(map[string]*providerEntry, prev.providers)
+	for _, list := range prev.byService {
+		for _, e := range list {
+			b.prev[e.provider.ID] = e
+			b.byHours[e.hoursKey] = e.hours
+		}
+	}
+}
+
+// add indexes a run of providers; the builder keeps parts of the run (the
+// providers' postcodes), never modifying them.
+func (b *snapshotBuilder) add(run []bokat.ProviderSupply) {
+	if b.from != nil {
+		b.start()
+	}
+	// The run's new entries live in one slice of exactly their number:
+	// a slice with room to spare would be kept whole by its first entry.
+	kept, fresh := make([]*providerEntry, len(run)), 0
+	for i := range run {
+		if !run[i].Active {
+			continue
+		}
+		if e := b.prev[run[i].ID]; e != nil && b.unchanged(e, &run[i]) {
+			kept[i] = e
+		} else {
+			fresh++
+		}
+	}
+	entries := make([]providerEntry, 0, fresh)
+	for i := range run {
+		p := &run[i]
 		if !p.Active {
 			continue
 		}
+		b.snap.providers++
+		if kept[i] != nil {
+			b.kept++
+			b.list(kept[i])
+			continue
+		}
 		key := hoursKey(p.Hours)
-		h, ok := byHours[key]
+		h, ok := b.byHours[key]
 		if !ok {
 			w := weeklyHours(p.Hours)
-			h = hours{key: key, hours: &w}
-			byHours[key] = h
+			h = &w
+			b.byHours[key] = h
 		}
 		entries = append(entries, providerEntry{provider: p.Provider, postcodes: p.Postcodes, pausedUntil: p.PausedUntil,
-			hours: h.hours, hoursKey: h.key, days: dayOverrides(p.DayHours)})
+			hours: h, hoursKey: key, days: dayOverrides(p.DayHours)})
 		e := &entries[len(entries)-1]
 		e.offers = make([]offer, len(p.Services))
 		for i, svc := range p.Services {
-			n, ok := snap.serviceNum[svc.ServiceID]
-			if !ok {
-				n = len(snap.serviceNum)
-				snap.serviceNum[svc.ServiceID] = n
-			}
-			if e.offers[i], ok = newOffer(svc, n); !ok {
+			if e.offers[i], ok = newOffer(svc, b.number(svc.ServiceID)); !ok {
 				e.offers, e.wide = nil, slices.Clone(p.Services)
+				break
 			}
-			snap.byService[svc.ServiceID] = append(snap.byService[svc.ServiceID], e)
+		}
+		b.list(e)
+	}
+}
+
+// number returns the number of a service id, numbering it when new.
+func (b *snapshotBuilder) number(id string) int {
+	n, ok := b.snap.serviceNum[id]
+	if !ok {
+		n = len(b.snap.serviceNum)
+		b.snap.serviceNum[id] = n
+	}
+	return n
+}
+
+// list adds e to the lists of the services it offers.
+func (b *snapshotBuilder) list(e *providerEntry) {
+	if e.wide != nil {
+		for _, svc := range e.wide {
+			b.number(svc.ServiceID)
+			b.snap.byService[svc.ServiceID] = append(b.snap.byService[svc.ServiceID], e)
+		}
+		return
+	}
+	for _, o := range e.offers {
+		id := b.serviceID(int(o.service))
+		b.snap.byService[id] = append(b.snap.byService[id], e)
+	}
+}
+
+// serviceID returns the id of service number n.
+func (b *snapshotBuilder) serviceID(n int) string {
+	if b.ids == nil || len(b.ids) != len(b.snap.serviceNum) {
+		b.ids = make([]string, len(b.snap.serviceNum))
+		for id, k := range b.snap.serviceNum {
+			b.ids[k] = id
 		}
 	}
-	snap.providers = len(entries)
-	for id, list := range snap.byService {
-		snap.byService[id] = slices.Clip(list)
+	return b.ids[n]
+}
+
+// unchanged reports whether p is what the previous snapshot's entry e
+// holds: e can stand for p in the new snapshot. A provider with hours of
+// single dates or offers kept as supplied is built again.
+func (b *snapshotBuilder) unchanged(e *providerEntry, p *bokat.ProviderSupply) bool {
+	if e.provider != p.Provider || !e.pausedUntil.Equal(p.PausedUntil) || len(p.DayHours) > 0 || e.days != nil ||
+		e.wide != nil || len(e.offers) != len(p.Services) || !slices.Equal(e.postcodes, p.Postcodes) ||
+		e.hoursKey != hoursKey(p.Hours) {
+		return false
 	}
-	return snap
+	for i, svc := range p.Services {
+		n, ok := b.snap.serviceNum[svc.ServiceID]
+		if !ok {
+			return false
+		}
+		if o, exact := newOffer(svc, n); !exact || o != e.offers[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// done returns the snapshot, at the supply revision given.
+func (b *snapshotBuilder) done(revision int64) *snapshot {
+	b.snap.revision = revision
+	for id, list := range b.snap.byService {
+		b.snap.byService[id] = slices.Clip(list)
+	}
+	return b.snap
 }
 
 func weeklyHours(hours []bokat.WorkingRange) schedule.WeeklyHours {

@@ -101,8 +101,13 @@ type SupplyStore interface {
 	// ReadAvailability reads in one snapshot the revisions, the supply when
 	// its revision is not supplyRev, and the active calendar entries ending
 	// after endAfter of every provider (full, or calendarRev negative) or of
-	// those whose calendar changed after calendarRev.
-	ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time) (Availability, error)
+	// those whose calendar changed after calendarRev. It hands the supply
+	// to supply in runs of providers ordered by id (each run read after the
+	// last returned; an error ends the read), so that a caller keeping a
+	// compact form holds one run as read at a time, not the whole supply.
+	// With supply nil the supply is not read.
+	ReadAvailability(ctx context.Context, supplyRev, calendarRev int64, full bool, endAfter time.Time,
+		supply func(run []bokat.ProviderSupply) error) (Availability, error)
 }
 
 // Supply is a consistent read of every provider's supply (blocked periods
@@ -127,12 +132,14 @@ type ProviderCalendar struct {
 }
 
 // Availability is one consistent read of what search keeps in memory: the
-// revisions, the supply when it moved on, and calendar entries.
+// revisions, whether the supply moved on (it was handed over in runs),
+// and calendar entries.
 type Availability struct {
 	SupplyRevision, CalendarRevision int64
-	// Supply is the whole supply at SupplyRevision; nil when the revision
-	// is the one the caller already holds.
-	Supply *Supply
+	// SupplyRead reports that the supply at SupplyRevision was handed to
+	// the caller's function (its revision was not the one the caller
+	// holds, and the caller gave one).
+	SupplyRead bool
 	// Full reports that Entries hold every provider's entries; otherwise
 	// they hold those of Changed only, and providers not in Changed are as
 	// the caller holds them.

@@ -218,7 +218,7 @@ func (e *syncEnv) round(t *testing.T) calsync.Round {
 // them (the availability read), with the calendar revision.
 func (e *syncEnv) busy(t *testing.T) ([]calsync.Interval, int64) {
 	t.Helper()
-	a, err := e.db.ReadAvailability(context.Background(), -1, -1, true, windowFrom.Add(-48*time.Hour))
+	a, err := e.db.ReadAvailability(context.Background(), -1, -1, true, windowFrom.Add(-48*time.Hour), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func BenchmarkReadAvailabilityFull(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		a, err := db.ReadAvailability(ctx, -1, -1, true, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+		a, err := db.ReadAvailability(ctx, -1, -1, true, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), nil)
 		if err != nil || a.EntryCount() != 100000 {
 			b.Fatalf("read %d entries, %v", a.EntryCount(), err)
 		}

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -51,7 +52,11 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 		if rev1 <= rev0 {
 			t.Fatalf("a booking left the calendar revision at %d", rev1)
 		}
-		a, err := db.ReadAvailability(ctx, 0, rev0, false, t0.Add(-24*time.Hour))
+		var read []bokat.ProviderSupply
+		a, err := db.ReadAvailability(ctx, 0, rev0, false, t0.Add(-24*time.Hour), func(run []bokat.ProviderSupply) error {
+			read = append(read, run...)
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +64,8 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 			!a.Calendars[0].Booking[0] || a.Calendars[0].Spans[0].Start != t0.UnixMilli() {
 			t.Errorf("delta after a booking: %+v", a)
 		}
-		if a.Supply == nil || a.SupplyRevision == 0 || len(a.Supply.Providers) != 2 {
-			t.Errorf("supply asked from revision 0: %+v", a.Supply)
+		if !a.SupplyRead || a.SupplyRevision == 0 || len(read) != 2 {
+			t.Errorf("supply asked from revision 0: read %v, %d providers", a.SupplyRead, len(read))
 		}
 
 		// A blocked period of prv_b through the supply import.
@@ -77,11 +82,14 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 			t.Fatal(err)
 		}
 		supplyRev, rev2 := revisions(t, db)
-		a, err = db.ReadAvailability(ctx, supplyRev, rev1, false, t0.Add(-24*time.Hour))
+		a, err = db.ReadAvailability(ctx, supplyRev, rev1, false, t0.Add(-24*time.Hour), func([]bokat.ProviderSupply) error {
+			t.Error("the supply handed over at the revision held")
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Supply != nil || !slices.Equal(a.Changed, []string{"prv_b"}) || a.EntryCount() != 1 || a.Calendars[0].Booking[0] {
+		if a.SupplyRead || !slices.Equal(a.Changed, []string{"prv_b"}) || a.EntryCount() != 1 || a.Calendars[0].Booking[0] {
 			t.Errorf("delta after a blocked period: %+v", a)
 		}
 
@@ -120,7 +128,7 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 			if rev <= prev {
 				t.Errorf("%s left the calendar revision at %d", s.name, rev)
 			}
-			a, err := db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour))
+			a, err := db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +154,7 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, multi := revisions(t, db)
-		a, err = db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour))
+		a, err = db.ReadAvailability(ctx, -1, prev, false, t0.Add(-24*time.Hour), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,12 +174,95 @@ func TestCalendarRevisionFollowsEveryWritePath(t *testing.T) {
 		_, prev = revisions(t, db)
 
 		// Nothing active is left, and a full read says so.
-		a, err = db.ReadAvailability(ctx, -1, -1, true, t0.Add(-24*time.Hour))
+		a, err = db.ReadAvailability(ctx, -1, -1, true, t0.Add(-24*time.Hour), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !a.Full || len(a.Calendars) != 0 || a.CalendarRevision != prev {
 			t.Errorf("full read at the end: %+v", a)
+		}
+	})
+}
+
+// The supply is handed over in runs of providers ordered by id, each with
+// its own rows only: together, every provider as one read gives them.
+func TestSupplyIsReadInRunsOfProviders(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		for i, id := range []string{"prv_e", "prv_a", "prv_d", "prv_b", "prv_c"} {
+			withProvider(t, db, id)
+			err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				p, err := tx.ProviderSupply(ctx, id)
+				if err != nil {
+					return err
+				}
+				p.Postcodes = []bokat.PostcodeRange{{From: 11100 + i, To: 11800 + i}}
+				p.Services = []bokat.ProviderService{{ServiceID: "vvs_install_faucet_standard", PriceSEK: int64(1000 + i)},
+					{ServiceID: "vvs_drain_jetting_single_starting", PriceSEK: int64(2000 + i)}}
+				p.Hours = []bokat.WorkingRange{{Weekday: time.Monday, StartMinute: 480, EndMinute: 960 + i}}
+				_, err = tx.PutProviderSupply(ctx, p, t0)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		whole, err := db.LoadSupply(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs [][]bokat.ProviderSupply
+		if err := db.ProviderRuns(ctx, 2, func(run []bokat.ProviderSupply) error {
+			runs = append(runs, run)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		var all []bokat.ProviderSupply
+		for _, r := range runs {
+			sizes, all = append(sizes, len(r)), append(all, r...)
+		}
+		if !slices.Equal(sizes, []int{2, 2, 1}) {
+			t.Errorf("runs of %v providers, want [2 2 1]", sizes)
+		}
+		if len(all) != len(whole.Providers) {
+			t.Fatalf("%d providers in runs, %d in one read", len(all), len(whole.Providers))
+		}
+		for i, p := range all {
+			w := whole.Providers[i]
+			if p.ID != w.ID || !slices.Equal(p.Postcodes, w.Postcodes) || !slices.Equal(p.Services, w.Services) ||
+				!slices.Equal(p.Hours, w.Hours) || len(p.Services) == 0 {
+				t.Errorf("provider %d in runs %+v, in one read %+v", i, p, w)
+			}
+		}
+		// A build reads the supply on a second snapshot beside the calendar:
+		// the same providers; a snapshot at other revisions reads nothing.
+		var built []bokat.ProviderSupply
+		a, err := db.ReadAvailability(ctx, -1, -1, true, t0.Add(-24*time.Hour), func(run []bokat.ProviderSupply) error {
+			built = append(built, run...)
+			return nil
+		})
+		if err != nil || !a.SupplyRead || a.SupplyRevision != whole.Revision || len(built) != len(whole.Providers) {
+			t.Errorf("a build read %d providers at revision %d (%v), want %d at %d", len(built), a.SupplyRevision, err,
+				len(whole.Providers), whole.Revision)
+		}
+		for i := range built {
+			if built[i].ID != whole.Providers[i].ID || !slices.Equal(built[i].Services, whole.Providers[i].Services) {
+				t.Errorf("a build's provider %d: %+v, want %+v", i, built[i], whole.Providers[i])
+			}
+		}
+		err = db.SupplyBeside(ctx, a.SupplyRevision, a.CalendarRevision-1, func([]bokat.ProviderSupply) error {
+			t.Error("a supply handed from a snapshot at other revisions")
+			return nil
+		})
+		if !errors.Is(err, sqlstore.ErrSnapshotMoved) {
+			t.Errorf("a snapshot at other revisions: %v", err)
+		}
+		stop := errors.New("stop")
+		if err := db.ProviderRuns(ctx, 2, func([]bokat.ProviderSupply) error { return stop }); !errors.Is(err, stop) {
+			t.Errorf("an error of the caller: got %v", err)
 		}
 	})
 }

@@ -1,6 +1,11 @@
 package sqlstore
 
-import "context"
+import (
+	"context"
+	"database/sql"
+
+	"bokat"
+)
 
 // MigrateDownTo rolls the schema back to version v, for tests of what a
 // migration does to rows written before it.
@@ -19,3 +24,18 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := db.write.ExecContext(ctx, query, args...)
 	return err
 }
+
+// ProviderRuns reads every provider in runs of at most n, as
+// ReadAvailability hands the supply to search.
+func (db *DB) ProviderRuns(ctx context.Context, n int, fn func([]bokat.ProviderSupply) error) error {
+	return loadProviderRuns(ctx, db.read, n, fn)
+}
+
+// SupplyBeside reads the supply in a snapshot of its own that must be at
+// the revisions given, as a full ReadAvailability does beside its calendar
+// read; ErrSnapshotMoved when it is not.
+func (db *DB) SupplyBeside(ctx context.Context, supplyRev, calendarRev int64, fn func([]bokat.ProviderSupply) error) error {
+	return db.readSupplyBeside(ctx, &sql.TxOptions{ReadOnly: true}, supplyRev, calendarRev, fn)
+}
+
+var ErrSnapshotMoved = errSnapshotMoved

@@ -116,7 +116,40 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 // writes into the next): a search keeps the whole supply while it is
 // current, and a national one has over a million service rows.
 func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.ProviderSupply, error) {
-	f := newProviderFilter(ids)
+	return loadProvidersWhere(ctx, q, newProviderFilter(ids))
+}
+
+// loadProviderRuns reads every provider as loadProvidersIn does, but a run
+// of at most n providers (the next ones by id) at a time, and hands each
+// run to fn before it reads the next. A caller that keeps a compact form of
+// each run holds the rows of one run at a time instead of the whole
+// supply's (a national one has over a million service rows).
+func loadProviderRuns(ctx context.Context, q Reader, n int, fn func([]bokat.ProviderSupply) error) error {
+	after := ""
+	for {
+		// The last id of the run: the run is the ids in (after, last].
+		var last sql.NullString
+		if err := q.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM providers WHERE id > $1 ORDER BY id LIMIT $2) run`,
+			after, n).Scan(&last); err != nil {
+			return translate(err)
+		}
+		if !last.Valid {
+			return nil
+		}
+		run, err := loadProvidersWhere(ctx, q, providerFilter{byProvider: " WHERE provider_id > $1 AND provider_id <= $2",
+			byID: " WHERE id > $1 AND id <= $2", args: []any{after, last.String}})
+		if err != nil {
+			return err
+		}
+		if err := fn(run); err != nil {
+			return err
+		}
+		after = last.String
+	}
+}
+
+// loadProvidersWhere reads the providers of f as loadProvidersIn does.
+func loadProvidersWhere(ctx context.Context, q Reader, f providerFilter) ([]bokat.ProviderSupply, error) {
 	byID, order, err := readProviders(ctx, q, f)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,8 @@ type Metrics struct {
 	rateLimited   *prometheus.CounterVec
 	limiterErrors prometheus.Counter
 	searchWarmup  prometheus.Gauge
+	searchReloads *prometheus.CounterVec
+	searchReload  prometheus.Gauge
 	// series caches the request counter and duration histogram of each
 	// method, route and status seen, so that a request looks them up in
 	// one map read instead of hashing its labels twice (see ObserveRequest).
@@ -127,11 +129,20 @@ func NewMetrics(now func() time.Time) *Metrics {
 			Name: "bokat_search_index_warmup_seconds",
 			Help: "Time the search index took to build at start-up (0 until it is built).",
 		}),
+		searchReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bokat_search_index_reloads_total",
+			Help: "Reloads of a large supply beside the search index in use, by result: replaced (the index), failed.",
+		}, []string{"result"}),
+		searchReload: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "bokat_search_index_reload_seconds",
+			Help: "Time the last reload beside the search index in use took (0 until one ended).",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.toolResults, m.bookings, m.webhooks, m.notifications, m.rateLimited, m.limiterErrors, m.searchWarmup,
+		m.searchReloads, m.searchReload,
 	)
 	// Known series exist from the start, at zero, so rates and alerts work
 	// before the first event.
@@ -140,6 +151,9 @@ func NewMetrics(now func() time.Time) *Metrics {
 	}
 	for _, r := range webhookResults {
 		m.webhooks.WithLabelValues(r)
+	}
+	for _, r := range reloadResults {
+		m.searchReloads.WithLabelValues(r)
 	}
 	for _, rc := range recipients {
 		for _, r := range notificationResults {
@@ -263,6 +277,24 @@ func (m *Metrics) SearchIndexWarm(d time.Duration) {
 		return
 	}
 	m.searchWarmup.Set(d.Seconds())
+}
+
+// reloadResults are the results of a reload beside the search index.
+var reloadResults = []string{"replaced", "failed"}
+
+// SearchIndexReloaded records a reload beside the search index in use that
+// ended: how long it took, and err when it failed (the index in use is
+// kept).
+func (m *Metrics) SearchIndexReloaded(took time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.searchReload.Set(took.Seconds())
+	if err != nil {
+		m.searchReloads.WithLabelValues("failed").Inc()
+		return
+	}
+	m.searchReloads.WithLabelValues("replaced").Inc()
 }
 
 func oneOf(v string, allowed []string) string {

@@ -298,7 +298,8 @@ func CalendarFeed(keys Keys, store *sqlstore.DB, baseURL string, now func() time
 func (u *UseCases) bookings(b Base, o Options) error {
 	var err error
 	if u.Search == nil {
-		u.Search, err = booking.NewSearch(booking.Config{Catalog: b.Catalog, Store: b.Store, Keys: b.Keys.Options, OptionTTL: o.OptionTTL, Now: b.Now})
+		u.Search, err = booking.NewSearch(booking.Config{Catalog: b.Catalog, Store: b.Store, Keys: b.Keys.Options, OptionTTL: o.OptionTTL, Now: b.Now,
+			Log: b.Log, Reloaded: o.Metrics.SearchIndexReloaded})
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -201,23 +200,20 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 	atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.MaxBody(-1), vegeta.Timeout(30*time.Second))
 	results := atk.Attack(vegeta.NewStaticTargeter(vegeta.Target{Method: "POST", URL: url, Body: body, Header: h}),
 		vegeta.Rate{Freq: rate, Per: time.Second}, 0, "reimport")
-	var (
-		mu       sync.Mutex
-		searches []searchResult
-		seen     = make(chan struct{})
-	)
+	// The collector owns searches until collected is closed.
+	var searches []searchResult
+	seen, seenClosed := make(chan struct{}), false
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)
 		for r := range results {
 			s := searchResult{sent: r.Timestamp, done: r.End(), code: r.Code,
 				changed: r.Code == http.StatusOK && bytes.Contains(r.Body, marker)}
-			mu.Lock()
-			if s.changed && !slices.ContainsFunc(searches, func(x searchResult) bool { return x.changed }) {
+			if s.changed && !seenClosed {
 				close(seen)
+				seenClosed = true
 			}
 			searches = append(searches, s)
-			mu.Unlock()
 		}
 	}()
 	stop := func() { atk.Stop(); <-collected }

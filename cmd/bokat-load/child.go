@@ -68,6 +68,7 @@ type server struct {
 	// memory of the process that imported its supply (zero in process).
 	Warmup        time.Duration
 	ImportTime    time.Duration
+	ImportCPU     time.Duration
 	ImportPeakRSS int64
 	cmd           *exec.Cmd
 	stdin         io.Closer
@@ -193,6 +194,7 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 		return nil, fmt.Errorf("search server process: importing its supply: %w", err)
 	}
 	importTime, importRSS := time.Since(started), maxRSS(importer.cmd.ProcessState)
+	importCPU := cpuTime(importer.cmd.ProcessState)
 	// The server's store holds the supply now: it imports nothing.
 	spec.SupplyFile = ""
 	s, err := spawn(spec)
@@ -200,8 +202,16 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("search server process: %w", err)
 	}
-	s.dir, s.Body, s.ImportTime, s.ImportPeakRSS = dir, body, importTime, importRSS
+	s.dir, s.Body, s.ImportTime, s.ImportCPU, s.ImportPeakRSS = dir, body, importTime, importCPU, importRSS
 	return s, nil
+}
+
+// cpuTime is the CPU time (user and system) an exited process used.
+func cpuTime(ps *os.ProcessState) time.Duration {
+	if ps == nil {
+		return 0
+	}
+	return ps.UserTime() + ps.SystemTime()
 }
 
 // maxRSS is the peak resident set size of an exited process, or 0 where

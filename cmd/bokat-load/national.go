@@ -139,6 +139,7 @@ type nationalReport struct {
 	// (zero for -in-process); WarmupSeconds is the national server's
 	// search index build.
 	ImportSeconds      float64           `json:"import_seconds"`
+	ImportCPUSeconds   float64           `json:"import_cpu_seconds,omitempty"`
 	ImportPeakRSSBytes int64             `json:"import_peak_rss_bytes,omitempty"`
 	WarmupSeconds      float64           `json:"index_warmup_seconds"`
 	Runs               []measurement     `json:"runs"`
@@ -191,6 +192,7 @@ func runNational(ctx context.Context, c config, out io.Writer) error {
 	}
 	defer national.Close()
 	rep.ImportSeconds, rep.ImportPeakRSSBytes = national.ImportTime.Seconds(), national.ImportPeakRSS
+	rep.ImportCPUSeconds = national.ImportCPU.Seconds()
 	if rep.ImportSeconds == 0 { // in this process: import and warm-up together
 		rep.ImportSeconds = (time.Since(started) - national.Warmup).Seconds()
 	}
@@ -232,7 +234,8 @@ func runNational(ctx context.Context, c config, out io.Writer) error {
 func printNationalReport(w io.Writer, rep nationalReport, c config) {
 	fmt.Fprintf(w, "national supply: %d providers over the whole country, 40 busy hours each\n", rep.Providers)
 	if rep.ImportPeakRSSBytes > 0 {
-		fmt.Fprintf(w, "import (a process of its own): %.1f s, peak RSS %d MB\n", rep.ImportSeconds, rep.ImportPeakRSSBytes>>20)
+		fmt.Fprintf(w, "import (a process of its own): %.1f s, CPU %.1f s, peak RSS %d MB\n", rep.ImportSeconds, rep.ImportCPUSeconds,
+			rep.ImportPeakRSSBytes>>20)
 	} else {
 		fmt.Fprintf(w, "import (in this process): %.1f s\n", rep.ImportSeconds)
 	}

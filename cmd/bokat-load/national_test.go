@@ -121,7 +121,7 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out.String())
 	}
-	if rep.Providers != 300 || rep.DemoMax <= 0 || rep.ImportSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
+	if rep.Providers != 300 || rep.DemoMax <= 0 || rep.ImportSeconds <= 0 || rep.ImportCPUSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
 		rep.WarmupSeconds <= 0 || rep.PeakRSSBytes < 1<<20 || rep.StartPeakRSSBytes < 1<<20 || len(rep.Postcodes) != 2 {
 		t.Errorf("report = %+v", rep)
 	}
@@ -186,7 +186,7 @@ func TestLoadToolReimportModeRuns(t *testing.T) {
 			}
 			if rep.Engine != string(engine) || rep.Providers != 300 || rep.ImportSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
 				rep.ReadySeconds <= 0 || rep.WarmupSeconds <= 0 || rep.ServeRSSBytes < 1<<20 || rep.ServePeakRSS < 1<<20 ||
-				rep.Rate != 20 || rep.ReimportSeconds <= 0 || rep.ReimportPeakRSS < 1<<20 {
+				rep.Rate != 20 || rep.ReimportSeconds <= 0 || rep.ReimportPeakRSS < 1<<20 || rep.ImportCPUSeconds <= 0 || rep.ReimportCPUSeconds <= 0 {
 				t.Errorf("report = %+v", rep)
 			}
 			if !strings.HasPrefix(rep.Changed, "prv_gen_") || rep.ReimportResult != "300 providers: 0 created, 1 updated, 299 unchanged" {

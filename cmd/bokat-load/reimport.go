@@ -43,6 +43,7 @@ type reimportReport struct {
 	Engine             string         `json:"engine"`
 	Postcode           postcode       `json:"postcode"`
 	ImportSeconds      float64        `json:"import_seconds"`
+	ImportCPUSeconds   float64        `json:"import_cpu_seconds"`
 	ImportPeakRSSBytes int64          `json:"import_peak_rss_bytes"`
 	ReadySeconds       float64        `json:"serve_ready_seconds"`
 	WarmupSeconds      float64        `json:"index_warmup_seconds"`
@@ -50,6 +51,7 @@ type reimportReport struct {
 	Rate               int            `json:"search_rate"`
 	Changed            string         `json:"changed_provider"`
 	ReimportSeconds    float64        `json:"reimport_seconds"`
+	ReimportCPUSeconds float64        `json:"reimport_cpu_seconds"`
 	ReimportPeakRSS    int64          `json:"reimport_peak_rss_bytes"`
 	ReimportResult     string         `json:"reimport_result"`
 	Searches           map[string]int `json:"searches_by_status"`
@@ -106,7 +108,9 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 	pc := c.postcodes[0]
 	rep := reimportReport{Providers: c.national, Engine: strings.SplitN(db, ":", 2)[0], Postcode: pc, Rate: rate,
 		Searches: map[string]int{}, Load: map[string]string{"start": loadAvg()}}
-	bokat := func(args ...string) (output []byte, took time.Duration, peak int64, err error) {
+	// bokat runs the program to its end and returns its output, wall time,
+	// CPU time and peak RSS.
+	bokat := func(args ...string) (output []byte, took, cpu time.Duration, peak int64, err error) {
 		cmd := exec.CommandContext(ctx, bin, append(args, "--database", db)...)
 		cmd.Env = append(os.Environ(), "BOKAT_MAIL_DIR="+filepath.Join(dir, "mail"))
 		started := time.Now()
@@ -114,17 +118,17 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 		if err != nil {
 			err = fmt.Errorf("bokat %s: %w\n%s", strings.Join(args, " "), err, output)
 		}
-		return output, time.Since(started), maxRSS(cmd.ProcessState), err
+		return output, time.Since(started), cpuTime(cmd.ProcessState), maxRSS(cmd.ProcessState), err
 	}
-	if _, _, _, err := bokat("migrate"); err != nil {
+	if _, _, _, _, err := bokat("migrate"); err != nil {
 		return err
 	}
 	progress("national supply of %d providers generated; importing it (%s, load %s)", c.national, rep.Engine, loadAvg())
-	_, took, peak, err := bokat("supply", "import", path)
+	_, took, cpu, peak, err := bokat("supply", "import", path)
 	if err != nil {
 		return err
 	}
-	rep.ImportSeconds, rep.ImportPeakRSSBytes = took.Seconds(), peak
+	rep.ImportSeconds, rep.ImportCPUSeconds, rep.ImportPeakRSSBytes = took.Seconds(), cpu.Seconds(), peak
 
 	// serve, with the search quota (per client address: the load has one)
 	// twice the load's rate.
@@ -234,13 +238,13 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 	progress("searching %s at %d/s; importing the whole supply again with %s renamed (load %s)", pc.Code, rate, p.ID, loadAvg())
 	cpu0, _ := procCPU(pid)
 	importStart := time.Now()
-	output, took, peak, err := bokat("supply", "import", changed)
+	output, took, cpu, peak, err := bokat("supply", "import", changed)
 	importEnd := time.Now()
 	if err != nil {
 		stop()
 		return err
 	}
-	rep.ReimportSeconds, rep.ReimportPeakRSS = took.Seconds(), peak
+	rep.ReimportSeconds, rep.ReimportCPUSeconds, rep.ReimportPeakRSS = took.Seconds(), cpu.Seconds(), peak
 	rep.ReimportResult = strings.SplitN(strings.TrimSpace(string(output)), "\n", 2)[0]
 	rep.ReimportResult = strings.TrimPrefix(rep.ReimportResult, "imported "+changed+": ")
 	select {
@@ -316,12 +320,12 @@ func (rep *reimportReport) summarize(searches []searchResult, importStart, impor
 }
 
 func printReimportReport(w io.Writer, rep reimportReport) {
-	fmt.Fprintf(w, "national supply: %d providers (%s), imported in %.1f s, peak RSS %d MB\n",
-		rep.Providers, rep.Engine, rep.ImportSeconds, rep.ImportPeakRSSBytes>>20)
+	fmt.Fprintf(w, "national supply: %d providers (%s), imported in %.1f s (CPU %.1f s), peak RSS %d MB\n",
+		rep.Providers, rep.Engine, rep.ImportSeconds, rep.ImportCPUSeconds, rep.ImportPeakRSSBytes>>20)
 	fmt.Fprintf(w, "serve: ready in %.1f s (search index %.2f s), RSS %d MB before the reimport, peak %d MB\n",
 		rep.ReadySeconds, rep.WarmupSeconds, rep.ServeRSSBytes>>20, rep.ServePeakRSS>>20)
-	fmt.Fprintf(w, "reimport with %s renamed: %.1f s, peak RSS %d MB: %s\n",
-		rep.Changed, rep.ReimportSeconds, rep.ReimportPeakRSS>>20, rep.ReimportResult)
+	fmt.Fprintf(w, "reimport with %s renamed: %.1f s (CPU %.1f s), peak RSS %d MB: %s\n",
+		rep.Changed, rep.ReimportSeconds, rep.ReimportCPUSeconds, rep.ReimportPeakRSS>>20, rep.ReimportResult)
 	statuses := slices.Sorted(func(yield func(string) bool) {
 		for k := range rep.Searches {
 			if !yield(k) {

@@ -54,10 +54,10 @@
 // the real program: it imports the national supply into -large-database,
 // starts bokat serve on it (search quota twice the load's rate), searches
 // -postcode at a steady -rate (default 50/s) and, after -duration, imports
-// the whole supply again with one provider renamed (the one of the first
-// option offered). It reports the searches by status, the longest gap
-// between successful searches (target: none over 1 s), the latency during
-// the reload, and when an answer first carries the new name.
+// the whole supply again with the providers covering the postcode renamed.
+// It reports the searches by status, the longest gap between successful
+// searches (target: none over 1 s), the latency during the reload, and
+// when an answer first carries the new names.
 //
 //	go run ./cmd/bokat-load -national 50000 -reimport -postcode '961 40'
 //

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,9 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"bokat"
+	"bokat/internal/supply"
 )
 
 // Reimport mode (-national N -reimport) measures an import of the whole
@@ -28,13 +32,16 @@ import (
 // the load's rate (the quota stays in the path, as deployed), waits for
 // /readyz, and searches -postcode at a steady -rate (default 50/s, open
 // loop). After -duration of that it imports the whole supply again with
-// one change, the name of the provider of the first option offered, and
-// searches on until an answer carries the new name and -duration more. It
+// one change, a suffix to the name of every provider covering the
+// postcode (search rotates the providers it offers first every quarter
+// hour, so one renamed provider may drop out of the answers; this way every
+// answer from the new supply carries the change), and searches on until an
+// answer carries the new names and -duration more. It
 // reports the searches by status, the longest gap between two successful
 // searches (completion times) over the run and during the reload, the
 // searches' latency from the import's start to the change seen, when the
 // change was first seen (after the import started and after it ended),
-// the imports' wall time and peak RSS, and serve's warm-up, RSS, peak RSS
+// the imports' wall and CPU time and peak RSS, and serve's warm-up, RSS, peak RSS
 // and CPU time over the reload.
 
 // reimportReport is the outcome of reimport mode.
@@ -49,7 +56,7 @@ type reimportReport struct {
 	WarmupSeconds      float64        `json:"index_warmup_seconds"`
 	ServeRSSBytes      int64          `json:"serve_rss_before_bytes"`
 	Rate               int            `json:"search_rate"`
-	Changed            string         `json:"changed_provider"`
+	Changed            int            `json:"renamed_providers"`
 	ReimportSeconds    float64        `json:"reimport_seconds"`
 	ReimportCPUSeconds float64        `json:"reimport_cpu_seconds"`
 	ReimportPeakRSS    int64          `json:"reimport_peak_rss_bytes"`
@@ -172,31 +179,29 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var first struct {
-		Options []struct {
-			Provider struct {
-				ID   string `json:"id"`
-				Name string `json:"name"`
-			} `json:"provider"`
-		} `json:"options"`
-	}
-	if err := json.Unmarshal(answer, &first); err != nil || len(first.Options) == 0 {
+	if n, err := countOptions(answer); err != nil || n == 0 {
 		return fmt.Errorf("the national supply offers nothing in %s (%d providers; take more): %s", pc.Code, c.national, answer)
 	}
 	rep.ServeRSSBytes, _ = procStatus(pid, "VmRSS:")
 	progress("imported in %.1f s (peak RSS %d MB); serve ready in %.1f s (index %.2f s), RSS %d MB (load %s)",
 		rep.ImportSeconds, rep.ImportPeakRSSBytes>>20, rep.ReadySeconds, rep.WarmupSeconds, rep.ServeRSSBytes>>20, loadAvg())
 
-	// The change: the first option's provider gets a new name.
-	p := first.Options[0].Provider
-	rep.Changed = p.ID
-	newName := p.Name + " (ny)"
+	// The change: every provider covering the postcode gets a new name,
+	// so that every answer from the new supply shows it, whichever of them
+	// the quarter-hour's rotation puts first.
+	const suffix = " (ny)"
 	changed := filepath.Join(dir, "national-changed.yaml")
-	if err := renameProvider(path, changed, p.ID, newName); err != nil {
+	digits, _ := strconv.Atoi(strings.ReplaceAll(pc.Code, " ", ""))
+	renamed, err := renameCovering(path, changed, digits, suffix)
+	if err != nil {
 		return err
 	}
-	marker, _ := json.Marshal(newName)
-	marker = append([]byte(`"name":`), marker...)
+	rep.Changed = len(renamed)
+	marker, _ := json.Marshal(suffix)
+	marker = marker[1:] // the end of a JSON string ending in suffix
+	if bytes.Contains(answer, marker) {
+		return fmt.Errorf("an answer before the change carries %s already", marker)
+	}
 
 	// The steady loop, in the background.
 	h := http.Header{}
@@ -235,7 +240,8 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 	}
 
 	rep.Load["before_reimport"] = loadAvg()
-	progress("searching %s at %d/s; importing the whole supply again with %s renamed (load %s)", pc.Code, rate, p.ID, loadAvg())
+	progress("searching %s at %d/s; importing the whole supply again with the %d providers covering it renamed (load %s)",
+		pc.Code, rate, rep.Changed, loadAvg())
 	cpu0, _ := procCPU(pid)
 	importStart := time.Now()
 	output, took, cpu, peak, err := bokat("supply", "import", changed)
@@ -324,7 +330,7 @@ func printReimportReport(w io.Writer, rep reimportReport) {
 		rep.Providers, rep.Engine, rep.ImportSeconds, rep.ImportCPUSeconds, rep.ImportPeakRSSBytes>>20)
 	fmt.Fprintf(w, "serve: ready in %.1f s (search index %.2f s), RSS %d MB before the reimport, peak %d MB\n",
 		rep.ReadySeconds, rep.WarmupSeconds, rep.ServeRSSBytes>>20, rep.ServePeakRSS>>20)
-	fmt.Fprintf(w, "reimport with %s renamed: %.1f s (CPU %.1f s), peak RSS %d MB: %s\n",
+	fmt.Fprintf(w, "reimport with the %d providers covering the postcode renamed: %.1f s (CPU %.1f s), peak RSS %d MB: %s\n",
 		rep.Changed, rep.ReimportSeconds, rep.ReimportCPUSeconds, rep.ReimportPeakRSS>>20, rep.ReimportResult)
 	statuses := slices.Sorted(func(yield func(string) bool) {
 		for k := range rep.Searches {
@@ -352,39 +358,61 @@ func printReimportReport(w io.Writer, rep reimportReport) {
 		rep.Load["start"], rep.Load["before_reimport"], rep.Load["end"])
 }
 
-// renameProvider copies the supply file from to to, with the provider id's
-// name replaced by name.
-func renameProvider(from, to, id, name string) error {
+// renameCovering copies the supply file from to to, with the name of every
+// provider whose postcodes cover the postcode (five digits as a number)
+// given the suffix, and returns the ids of those providers. It reads the
+// layout bokat supply generate writes: one "  - id:" line per provider,
+// its fields indented by four spaces, postcodes as one flow sequence.
+func renameCovering(from, to string, postcode int, suffix string) ([]string, error) {
 	in, err := os.Open(from)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer in.Close()
 	f, err := os.Create(to)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
+	var renamed []string
+	var block []string // the lines of the provider being read
+	flush := func() error {
+		if len(block) > 0 {
+			id, covers, err := coversPostcode(block, postcode)
+			if err != nil {
+				return fmt.Errorf("%s: %w", from, err)
+			}
+			if covers {
+				if block, err = renameBlock(block, suffix); err != nil {
+					return fmt.Errorf("%s: provider %s: %w", from, id, err)
+				}
+				renamed = append(renamed, id)
+			}
+		}
+		for _, line := range block {
+			w.WriteString(line)
+			w.WriteByte('\n')
+		}
+		block = block[:0]
+		return nil
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	inProvider, done := false, false
 	for sc.Scan() {
 		line := sc.Text()
-		switch {
-		case line == "  - id: "+id:
-			inProvider = true
-		case strings.HasPrefix(line, "  - "):
-			inProvider = false
-		case inProvider && !done && strings.HasPrefix(line, "    name: "):
-			q, _ := json.Marshal(name) // a YAML double-quoted scalar
-			line, done = "    name: "+string(q), true
+		if strings.HasPrefix(line, "  - id: ") || !strings.HasPrefix(line, "    ") {
+			if err := flush(); err != nil {
+				return nil, err
+			}
 		}
-		w.WriteString(line)
-		w.WriteByte('\n')
+		block = append(block, line)
 	}
 	err = sc.Err()
-	if err == nil && !done {
-		err = fmt.Errorf("%s: provider %s has no name line", from, id)
+	if err == nil {
+		err = flush()
+	}
+	if err == nil && len(renamed) == 0 {
+		err = fmt.Errorf("%s: no provider covers %s", from, bokat.FormatPostcode(postcode))
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
@@ -392,7 +420,53 @@ func renameProvider(from, to, id, name string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return renamed, err
+}
+
+// coversPostcode reads a provider's lines: its id, and whether its
+// postcodes cover the postcode. Lines that are no provider cover nothing.
+func coversPostcode(block []string, postcode int) (string, bool, error) {
+	id, ok := strings.CutPrefix(block[0], "  - id: ")
+	if !ok {
+		return "", false, nil
+	}
+	for _, line := range block[1:] {
+		list, ok := strings.CutPrefix(line, "    postcodes: ")
+		if !ok {
+			continue
+		}
+		for entry := range strings.SplitSeq(strings.Trim(list, "[]"), ",") {
+			entry = strings.TrimSpace(entry)
+			if u, err := strconv.Unquote(entry); err == nil {
+				entry = u
+			}
+			r, err := supply.ParsePostcodeRange(entry)
+			if err != nil {
+				return id, false, fmt.Errorf("provider %s: %w", id, err)
+			}
+			if r.Contains(postcode) {
+				return id, true, nil
+			}
+		}
+	}
+	return id, false, nil
+}
+
+// renameBlock gives the name line of a provider's lines the suffix.
+func renameBlock(block []string, suffix string) ([]string, error) {
+	for i, line := range block {
+		name, ok := strings.CutPrefix(line, "    name: ")
+		if !ok {
+			continue
+		}
+		if u, err := strconv.Unquote(name); err == nil {
+			name = u
+		}
+		q, _ := json.Marshal(name + suffix) // a YAML double-quoted scalar
+		block[i] = "    name: " + string(q)
+		return block, nil
+	}
+	return nil, errors.New("no name line")
 }
 
 // metricValue reads one unlabelled metric from serve's /metrics.

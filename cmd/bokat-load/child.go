@@ -64,8 +64,9 @@ type server struct {
 	// Body is the search request the load sends (nil: searchBody).
 	Body []byte
 	// Warmup is how long a search server took to build its search index;
-	// ImportTime and ImportPeakRSS are the wall time and peak resident
-	// memory of the process that imported its supply (zero in process).
+	// ImportTime, ImportCPU and ImportPeakRSS are the wall time, CPU time
+	// and peak resident memory of the process that imported its supply
+	// (zero for a server in this process).
 	Warmup        time.Duration
 	ImportTime    time.Duration
 	ImportCPU     time.Duration

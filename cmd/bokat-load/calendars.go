@@ -86,13 +86,9 @@ func runCalendars(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := c.bokat
-	if bin == "" {
-		bin = filepath.Join(dir, "bokat")
-		fmt.Fprintln(out, "building bokat …")
-		if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/bokat").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/bokat (run from the module's root, or pass -bokat): %v\n%s", err, b)
-		}
+	bin, err := bokatProgram(ctx, c, dir, func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) })
+	if err != nil {
+		return err
 	}
 	now := time.Now()
 	feeds := calsynctest.NewServer(now)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +36,9 @@ type serverSpec struct {
 	Database   string `json:"database,omitempty"`
 	SupplyName string `json:"supply_name,omitempty"`
 	SupplyFile string `json:"supply_file,omitempty"`
+	// Body is the search request a search server is probed with, and
+	// then searched with (empty: searchBody).
+	Body string `json:"body,omitempty"`
 	// BodyBytes is the size of the bare server's answers.
 	BodyBytes int `json:"body_bytes,omitempty"`
 	// CPUProfile, when set, is where the child writes its CPU profile.
@@ -47,18 +52,38 @@ type serverSpec struct {
 type serverReady struct {
 	URL       string `json:"url,omitempty"`
 	BodyBytes int    `json:"body_bytes,omitempty"`
-	Err       string `json:"error,omitempty"`
+	// Warmup is how long a search server took to build its search index.
+	Warmup time.Duration `json:"warmup_ns,omitempty"`
+	Err    string        `json:"error,omitempty"`
 }
 
 // server is a running server, in this process or a child.
 type server struct {
 	URL       string
 	BodyBytes int
-	cmd       *exec.Cmd
-	stdin     io.Closer
-	close     func()
+	// Body is the search request the load sends (nil: searchBody).
+	Body []byte
+	// Warmup is how long a search server took to build its search index;
+	// ImportTime, ImportCPU and ImportPeakRSS are the wall time, CPU time
+	// and peak resident memory of the process that imported its supply
+	// (zero for a server in this process).
+	Warmup        time.Duration
+	ImportTime    time.Duration
+	ImportCPU     time.Duration
+	ImportPeakRSS int64
+	cmd           *exec.Cmd
+	stdin         io.Closer
+	close         func()
 	// dir, when set, is removed once the server has stopped.
 	dir string
+}
+
+// body is the search request the load sends to s.
+func (s *server) body() []byte {
+	if s.Body != nil {
+		return s.Body
+	}
+	return []byte(searchBody)
 }
 
 // PeakRSS is the server's peak resident set size: the child's, or this
@@ -103,8 +128,12 @@ func (s *server) Close() error {
 
 // startServer starts the server of spec in a child process, or in this
 // process when inProcess is set. supplyFile is the supply of a search
-// server.
+// server; when it is nil, spec.SupplyFile (a file's path) is, if set.
 func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProcess bool) (*server, error) {
+	var body []byte
+	if spec.Body != "" {
+		body = []byte(spec.Body)
+	}
 	if inProcess {
 		switch spec.Kind {
 		case "bare":
@@ -114,11 +143,22 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 			}
 			return &server{URL: url, BodyBytes: spec.BodyBytes, close: closeBare}, nil
 		default:
-			url, body, closeSearch, err := startSearchServer(ctx, spec.Database, spec.SupplyName, supplyFile)
+			var open opener
+			switch {
+			case supplyFile != nil:
+				open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(supplyFile)), nil }
+			case spec.SupplyFile != "":
+				open = func() (io.ReadCloser, error) { return os.Open(spec.SupplyFile) }
+			}
+			s := &server{Body: body}
+			var answer []byte
+			var err error
+			s.URL, answer, s.Warmup, s.close, err = startSearchServer(ctx, spec.Database, spec.SupplyName, open, s.body())
 			if err != nil {
 				return nil, err
 			}
-			return &server{URL: url, BodyBytes: len(body), close: closeSearch}, nil
+			s.BodyBytes = len(answer)
+			return s, nil
 		}
 	}
 	if spec.Kind != "search" {
@@ -137,12 +177,15 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 	if spec.Database == "" {
 		spec.Database = "sqlite:" + filepath.Join(dir, "bokat.db")
 	}
-	imp := serverSpec{Kind: "import", Database: spec.Database, SupplyName: spec.SupplyName,
-		SupplyFile: filepath.Join(dir, "supply.yaml")}
-	if err := os.WriteFile(imp.SupplyFile, supplyFile, 0o600); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	imp := serverSpec{Kind: "import", Database: spec.Database, SupplyName: spec.SupplyName, SupplyFile: spec.SupplyFile}
+	if supplyFile != nil || imp.SupplyFile == "" {
+		imp.SupplyFile = filepath.Join(dir, "supply.yaml")
+		if err := os.WriteFile(imp.SupplyFile, supplyFile, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
+	started := time.Now()
 	importer, err := spawn(imp)
 	if err == nil {
 		err = importer.Close()
@@ -151,13 +194,37 @@ func startServer(ctx context.Context, spec serverSpec, supplyFile []byte, inProc
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("search server process: importing its supply: %w", err)
 	}
+	importTime, importRSS := time.Since(started), maxRSS(importer.cmd.ProcessState)
+	importCPU := cpuTime(importer.cmd.ProcessState)
+	// The server's store holds the supply now: it imports nothing.
+	spec.SupplyFile = ""
 	s, err := spawn(spec)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("search server process: %w", err)
 	}
-	s.dir = dir
+	s.dir, s.Body, s.ImportTime, s.ImportCPU, s.ImportPeakRSS = dir, body, importTime, importCPU, importRSS
 	return s, nil
+}
+
+// cpuTime is the CPU time (user and system) an exited process used.
+func cpuTime(ps *os.ProcessState) time.Duration {
+	if ps == nil {
+		return 0
+	}
+	return ps.UserTime() + ps.SystemTime()
+}
+
+// maxRSS is the peak resident set size of an exited process, or 0 where
+// the system does not report it.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return int64(ru.Maxrss) << 10 // kB on Linux
+	}
+	return 0
 }
 
 // spawn starts a child process for spec and reads its ready line; the
@@ -198,7 +265,7 @@ func spawn(spec serverSpec) (*server, error) {
 		s.Close()
 		return nil, err
 	}
-	s.URL, s.BodyBytes = ready.URL, ready.BodyBytes
+	s.URL, s.BodyBytes, s.Warmup = ready.URL, ready.BodyBytes, ready.Warmup
 	return s, nil
 }
 
@@ -226,11 +293,8 @@ func serveChild(rawSpec string, stdin io.Reader, stdout io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 	if spec.Kind == "import" {
-		file, err := os.ReadFile(spec.SupplyFile)
-		if err == nil {
-			err = importSupply(context.Background(), spec.Database, spec.SupplyName, file)
-		}
-		if err != nil {
+		open := func() (io.ReadCloser, error) { return os.Open(spec.SupplyFile) }
+		if err := importSupply(context.Background(), spec.Database, spec.SupplyName, open); err != nil {
 			return fail(err)
 		}
 		ready(serverReady{})
@@ -241,7 +305,7 @@ func serveChild(rawSpec string, stdin io.Reader, stdout io.Writer) int {
 		return fail(err)
 	}
 	defer s.Close()
-	ready(serverReady{URL: s.URL, BodyBytes: s.BodyBytes})
+	ready(serverReady{URL: s.URL, BodyBytes: s.BodyBytes, Warmup: s.Warmup})
 	// Serve until the parent closes stdin (or dies).
 	io.Copy(io.Discard, stdin)
 	if spec.HeapProfile != "" {

@@ -34,6 +34,33 @@
 //
 //	go run ./cmd/bokat-load -large 5000 -workers 4
 //
+// With -national N it measures search over a national supply: N providers
+// spread over the whole country (bokat supply generate --national, 40 busy
+// hours each), generated into a file and imported by a process of its own
+// (-large-database; a fresh SQLite file by default), searched in each
+// postcode of -postcode (comma-separated, NNN NN or NNN NN=City; default
+// 113 45) with that postcode and city in the request. The demo server and
+// each postcode take turns, round by round, so the postcodes' ratios come
+// from one run; then each postcode is attacked at half its maximum rate.
+// It reports the same rows as -large per postcode (rate, ratio to the demo
+// rate, server CPU per request, p99 at half load) and the import's time
+// and peak RSS, the index warm-up and the national server's peak RSS.
+// Targets (issue 29): a ratio of at least 0.8 in the big cities' postcode
+// areas (1xx, 20x–23x, 40x–44x) and 0.9 elsewhere, p99 under 10 ms.
+//
+//	go run ./cmd/bokat-load -national 50000 -postcode '113 45,961 40' -workers 4
+//
+// With -national N -reimport it measures an import while serve runs, with
+// the real program: it imports the national supply into -large-database,
+// starts bokat serve on it (search quota twice the load's rate), searches
+// -postcode at a steady -rate (default 50/s) and, after -duration, imports
+// the whole supply again with the providers covering the postcode renamed.
+// It reports the searches by status, the longest gap between successful
+// searches (target: none over 1 s), the latency during the reload, and
+// when an answer first carries the new names.
+//
+//	go run ./cmd/bokat-load -national 50000 -reimport -postcode '961 40'
+//
 // Attacks last 15 s by default: at half load that is enough requests for a
 // p99 that one scheduling hiccup does not decide (see docs/decisions.md,
 // "Judging the p99").
@@ -110,6 +137,12 @@ type config struct {
 	calendars int
 	interval  time.Duration
 	bokat     string
+	// national is the number of providers of the national supply
+	// (national mode), postcodes the searched postcodes there, reimport
+	// whether to measure an import while serve runs instead.
+	national  int
+	postcodes []postcode
+	reimport  bool
 }
 
 // measurement is one attack's outcome.
@@ -162,8 +195,18 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.inProcess, "in-process", false, "run the servers inside this process, beside the load generator, instead of in processes of their own")
 	fs.IntVar(&c.calendars, "calendars", 0, "calendar mode: sync a generated calendar feed of 200 events for each of this many generated providers in bokat serve, and report CPU time, rows and peak RSS")
 	fs.DurationVar(&c.interval, "interval", 5*time.Minute, "calendar mode: serve's --calendar-sync-interval (a round must fit in it)")
-	fs.StringVar(&c.bokat, "bokat", "", "calendar mode: the bokat program to run (default: built from ./cmd/bokat)")
+	fs.StringVar(&c.bokat, "bokat", "", "calendar and reimport modes: the bokat program to run (default: built from ./cmd/bokat)")
+	fs.IntVar(&c.national, "national", 0, "national mode: compare search over the demo supply with search over a national supply of this many providers (bokat supply generate --national), in each -postcode")
+	postcodes := fs.String("postcode", defaultPostcode, "national mode: the searched postcodes, comma-separated, each NNN NN or NNN NN=City (Stockholm 113 45 and Boden 961 40 are known)")
+	fs.BoolVar(&c.reimport, "reimport", false, "with -national: run bokat serve on the national supply, search at a steady -rate, import the whole supply again with one change, and report the longest gap between successful searches and when the change is first seen")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.postcodes, err = parsePostcodes(*postcodes); err != nil {
+		return c, err
+	}
+	if err := c.checkNational(*postcodes != defaultPostcode); err != nil {
 		return c, err
 	}
 	if c.calendars < 0 || c.calendars > supply.MaxGenerateProviders || c.interval < time.Second {
@@ -200,6 +243,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if c.large > 0 {
 		return runScale(ctx, c, out)
 	}
+	if c.national > 0 && c.reimport {
+		return runReimport(ctx, c, out)
+	}
+	if c.national > 0 {
+		return runNational(ctx, c, out)
+	}
 	if c.calendars > 0 {
 		return runCalendars(ctx, c, out)
 	}
@@ -214,10 +263,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer bare.Close()
-	searchURL, bareURL := search.URL, bare.URL
-
 	// Check that the bare body has the size of the real one.
-	bareBody, err := post(bareURL)
+	bareBody, err := post(bare.URL)
 	if err != nil {
 		return err
 	}
@@ -228,25 +275,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	rep := report{BodyBytes: search.BodyBytes}
 	warm := min(time.Second, c.duration)
 	if c.rate > 0 {
-		attackRate(bareURL, "bare", float64(c.rate), warm)
-		attackRate(searchURL, "search", float64(c.rate), warm)
-		for _, srv := range []struct{ name, url string }{{"bare", bareURL}, {"search", searchURL}} {
-			m := attackRate(srv.url, srv.name, float64(c.rate), c.duration)
+		attackRate(bare, "bare", float64(c.rate), warm)
+		attackRate(search, "search", float64(c.rate), warm)
+		for _, srv := range []struct {
+			name string
+			s    *server
+		}{{"bare", bare}, {"search", search}} {
+			m := attackRate(srv.s, srv.name, float64(c.rate), c.duration)
 			fmt.Fprintf(out, "%-7s constant %5d/s: p50 %s p90 %s p99 %s max %s success %.2f%%\n", m.Server, c.rate,
 				m.P50.Round(10*time.Microsecond), m.P90.Round(10*time.Microsecond), m.P99.Round(10*time.Microsecond),
 				m.Max.Round(10*time.Microsecond), m.Success*100)
 		}
 		return nil
 	}
-	cmp, err := compare(ctx, c, bare, "bare", search, "search")
+	cmp, err := compare(ctx, c, bare, "bare", subject{srv: search, name: "search", target: 0.5})
 	if err != nil {
 		return err
 	}
-	rep.Runs, rep.BareMax, rep.SearchMax, rep.Ratio = cmp.runs, cmp.refMax, cmp.subjectMax, cmp.ratio
-	rep.CPURatio = cmp.cpuRatio
-	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = cmp.halfTarget, cmp.halfP99, cmp.met
+	o := cmp.subjects[0]
+	rep.Runs, rep.BareMax, rep.SearchMax, rep.Ratio = cmp.runs, cmp.refMax, o.max, o.ratio
+	rep.CPURatio = o.cpuRatio
+	rep.HalfLoadTarget, rep.HalfLoadP99, rep.TargetsMet = o.halfTarget, o.halfP99, cmp.met
 
-	return emit(out, c, rep, rep.TargetsMet, "ratio", func() { printReport(out, rep, c) })
+	return emit(out, c, rep, rep.TargetsMet, "ratio >= 0.50 and p99 < 10ms at half load", func() { printReport(out, rep, c) })
 }
 
 // absPath is a profile path as the measured server's process is given it:
@@ -262,8 +313,8 @@ func absPath(path string, inProcess bool) string {
 }
 
 // emit writes a report as JSON or as text and, with -check, fails when its
-// targets were missed.
-func emit(out io.Writer, c config, rep any, met bool, ratioName string, print func()) error {
+// targets were missed; want names them.
+func emit(out io.Writer, c config, rep any, met bool, want string, print func()) error {
 	if c.jsonOut {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -274,15 +325,32 @@ func emit(out io.Writer, c config, rep any, met bool, ratioName string, print fu
 		print()
 	}
 	if c.check && !met {
-		return errors.New("targets missed: want " + ratioName + " >= 0.50 and p99 < 10ms at half load")
+		return errors.New("targets missed: want " + want)
 	}
 	return nil
 }
 
+// subject is a server compared with the reference, under its run name,
+// with its target: the least ratio of its rate to the reference's.
+type subject struct {
+	srv    *server
+	name   string
+	target float64
+}
+
 // comparison is the outcome of compare.
 type comparison struct {
-	runs                      []measurement
-	refMax, subjectMax, ratio float64
+	runs   []measurement
+	refMax float64
+	// subjects holds each subject's outcome, in the order given.
+	subjects []subjectOutcome
+	// met says whether every subject met its targets.
+	met bool
+}
+
+// subjectOutcome is one subject's outcome in a comparison.
+type subjectOutcome struct {
+	max, ratio float64
 	// cpuRatio is the reference's server CPU time per request over the
 	// subject's (0 when the servers run in this process).
 	cpuRatio   float64
@@ -291,44 +359,56 @@ type comparison struct {
 	met        bool
 }
 
-// compare warms both servers, runs c.rounds alternating maximum-throughput
-// attacks of the reference and the subject, then attacks the subject at
-// half its mean maximum rate. The targets: the subject reaches at least half
-// the reference's rate, and its p99 at half load is under 10 ms with every
-// request answered.
+// compare warms the servers, runs c.rounds alternating maximum-throughput
+// attacks of the reference and each subject in turn, then attacks each
+// subject at half its mean maximum rate. A subject's targets: it reaches
+// at least its target times the reference's rate, and its p99 at half
+// load is under 10 ms with every request answered.
 //
 // On a shared machine the rates swing with what else runs; the servers'
 // CPU time per request (each in a process of its own) does much less, so
 // the comparison also gives the ratio of those.
-func compare(ctx context.Context, c config, ref *server, refName string, subject *server, subjectName string) (comparison, error) {
+func compare(ctx context.Context, c config, ref *server, refName string, subjects ...subject) (comparison, error) {
 	warm := min(time.Second, c.duration)
-	attackMax(subject, subjectName, c.workers, warm)
+	for _, s := range subjects {
+		attackMax(s.srv, s.name, c.workers, warm)
+	}
 	attackMax(ref, refName, c.workers, warm)
-	var cmp comparison
-	var refSum, subjectSum float64
-	var refCPU, subjectCPU time.Duration
+	cmp := comparison{subjects: make([]subjectOutcome, len(subjects)), met: true}
+	var refSum float64
+	var refCPU time.Duration
+	sums := make([]float64, len(subjects))
+	cpus := make([]time.Duration, len(subjects))
 	for round := 0; round < c.rounds; round++ {
 		if ctx.Err() != nil {
 			return cmp, ctx.Err()
 		}
 		r := attackMax(ref, refName, c.workers, c.duration)
-		s := attackMax(subject, subjectName, c.workers, c.duration)
-		cmp.runs = append(cmp.runs, r, s)
+		cmp.runs = append(cmp.runs, r)
 		refSum += r.Throughput
-		subjectSum += s.Throughput
 		refCPU += r.ServerCPU
-		subjectCPU += s.ServerCPU
+		for i, s := range subjects {
+			m := attackMax(s.srv, s.name, c.workers, c.duration)
+			cmp.runs = append(cmp.runs, m)
+			sums[i] += m.Throughput
+			cpus[i] += m.ServerCPU
+		}
 	}
-	cmp.refMax, cmp.subjectMax = refSum/float64(c.rounds), subjectSum/float64(c.rounds)
-	cmp.ratio = cmp.subjectMax / cmp.refMax
-	if refCPU > 0 && subjectCPU > 0 {
-		cmp.cpuRatio = float64(refCPU) / float64(subjectCPU)
+	cmp.refMax = refSum / float64(c.rounds)
+	for i, s := range subjects {
+		o := &cmp.subjects[i]
+		o.max = sums[i] / float64(c.rounds)
+		o.ratio = o.max / cmp.refMax
+		if refCPU > 0 && cpus[i] > 0 {
+			o.cpuRatio = float64(refCPU) / float64(cpus[i])
+		}
+		o.halfTarget = o.max / 2
+		half := attackRate(s.srv, s.name, o.halfTarget, c.duration)
+		cmp.runs = append(cmp.runs, half)
+		o.halfP99 = half.P99
+		o.met = o.ratio >= s.target && o.halfP99 < 10*time.Millisecond && half.Success >= 0.999
+		cmp.met = cmp.met && o.met
 	}
-	cmp.halfTarget = cmp.subjectMax / 2
-	half := attackRate(subject.URL, subjectName, cmp.halfTarget, c.duration)
-	cmp.runs = append(cmp.runs, half)
-	cmp.halfP99 = half.P99
-	cmp.met = cmp.ratio >= 0.5 && cmp.halfP99 < 10*time.Millisecond && half.Success >= 0.999
 	return cmp, nil
 }
 
@@ -364,10 +444,11 @@ func printReport(w io.Writer, rep report, c config) {
 		rep.HalfLoadTarget, rep.HalfLoadP99.Round(10*time.Microsecond), verdict)
 }
 
-func target(url string) vegeta.Targeter {
+// target is a search of srv with its request body.
+func target(srv *server) vegeta.Targeter {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
-	return vegeta.NewStaticTargeter(vegeta.Target{Method: "POST", URL: url, Body: []byte(searchBody), Header: h})
+	return vegeta.NewStaticTargeter(vegeta.Target{Method: "POST", URL: srv.URL, Body: srv.body(), Header: h})
 }
 
 func newAttacker(workers int) *vegeta.Attacker {
@@ -379,7 +460,7 @@ func newAttacker(workers int) *vegeta.Attacker {
 func attackMax(srv *server, name string, workers int, d time.Duration) measurement {
 	a := newAttacker(workers)
 	cpu0, cpuOK := srv.CPU()
-	m := collect(a.Attack(target(srv.URL), vegeta.Rate{Freq: 0}, d, name), name, "max", 0)
+	m := collect(a.Attack(target(srv), vegeta.Rate{Freq: 0}, d, name), name, "max", 0)
 	if cpu1, ok := srv.CPU(); cpuOK && ok && m.Requests > 0 {
 		m.ServerCPU = (cpu1 - cpu0) / time.Duration(m.Requests)
 	}
@@ -388,13 +469,13 @@ func attackMax(srv *server, name string, workers int, d time.Duration) measureme
 
 // attackRate sends requests at a constant rate, whatever the answers take.
 // A rate below 1/s is kept as one request per 1/rate seconds.
-func attackRate(url, name string, rate float64, d time.Duration) measurement {
+func attackRate(srv *server, name string, rate float64, d time.Duration) measurement {
 	a := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.MaxBody(0), vegeta.Timeout(10*time.Second))
 	pacer := vegeta.Rate{Freq: max(1, int(rate)), Per: time.Second}
 	if rate < 1 {
 		pacer = vegeta.Rate{Freq: 1, Per: time.Duration(float64(time.Second) / max(rate, 0.01))}
 	}
-	return collect(a.Attack(target(url), pacer, d, name), name, "constant", float64(pacer.Freq)*float64(time.Second)/float64(pacer.Per))
+	return collect(a.Attack(target(srv), pacer, d, name), name, "constant", float64(pacer.Freq)*float64(time.Second)/float64(pacer.Per))
 }
 
 func collect(results <-chan *vegeta.Result, server, mode string, rate float64) measurement {
@@ -407,20 +488,25 @@ func collect(results <-chan *vegeta.Result, server, mode string, rate float64) m
 		P90: m.Latencies.P90, P99: m.Latencies.P99, Max: m.Latencies.Max, Success: m.Success, Requests: m.Requests}
 }
 
-func post(url string) ([]byte, error) {
-	resp, err := http.Post(url, "application/json", strings.NewReader(searchBody))
+// post sends the load's search (searchBody) to url and returns the answer
+// of a 200.
+func post(url string) ([]byte, error) { return postBody(url, []byte(searchBody)) }
+
+// postBody sends body to url and returns the answer of a 200.
+func postBody(url string, body []byte) ([]byte, error) {
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %d: %s", url, resp.StatusCode, body)
+		return nil, fmt.Errorf("%s answered %d: %s", url, resp.StatusCode, answer)
 	}
-	return body, nil
+	return answer, nil
 }
 
 // listen opens a fresh 127.0.0.1 port.
@@ -439,13 +525,18 @@ func serve(ln net.Listener, h http.Handler, log *slog.Logger) func() {
 	return func() { srv.Close() }
 }
 
+// opener opens a supply file for reading, once per pass over it.
+type opener func() (io.ReadCloser, error)
+
 // startSearchServer serves the real handler on a store, first loaded with
-// the supply file by importSupply unless it is nil (then the store has been
-// loaded already), and returns the search URL and one response body.
-func startSearchServer(ctx context.Context, database, supplyName string, supplyFile []byte) (string, []byte, func(), error) {
+// the supply file that open opens by importSupply unless open is nil (then
+// the store has been loaded already), builds its search index, and returns
+// the search URL, one answer to body (which must offer options), the time
+// the index took to build, and a function that stops it all.
+func startSearchServer(ctx context.Context, database, supplyName string, open opener, body []byte) (string, []byte, time.Duration, func(), error) {
 	dir, err := os.MkdirTemp("", "bokat-load-")
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, 0, nil, err
 	}
 	cleanup := []func(){func() { os.RemoveAll(dir) }}
 	done := func() {
@@ -453,12 +544,12 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 			cleanup[i]()
 		}
 	}
-	fail := func(err error) (string, []byte, func(), error) { done(); return "", nil, nil, err }
+	fail := func(err error) (string, []byte, time.Duration, func(), error) { done(); return "", nil, 0, nil, err }
 	if database == "" {
 		database = "sqlite:" + filepath.Join(dir, "bokat.db")
 	}
-	if supplyFile != nil {
-		if err := importSupply(ctx, database, supplyName, supplyFile); err != nil {
+	if open != nil {
+		if err := importSupply(ctx, database, supplyName, open); err != nil {
 			return fail(err)
 		}
 	}
@@ -472,28 +563,41 @@ func startSearchServer(ctx context.Context, database, supplyName string, supplyF
 		return fail(err)
 	}
 	cleanup = append(cleanup, func() { ln.Close() })
-	srv, err := newSearchHandler(b, url)
+	srv, search, err := newSearchHandler(b, url)
 	if err != nil {
 		return fail(err)
 	}
+	// As serve does before it reports ready.
+	started := time.Now()
+	if err := search.Warm(ctx); err != nil {
+		return fail(fmt.Errorf("building the search index: %w", err))
+	}
+	warmup := time.Since(started)
 	cleanup = append(cleanup, serve(ln, srv.Handler(), b.Log))
 	url += "/v1/booking-options"
-	body, err := post(url)
+	answer, err := postBody(url, body)
 	if err != nil {
 		return fail(err)
 	}
+	if n, err := countOptions(answer); err != nil || n == 0 {
+		return fail(fmt.Errorf("the search returned no options: %s", answer))
+	}
+	return url, answer, warmup, done, nil
+}
+
+// countOptions returns the number of options of a search's answer.
+func countOptions(answer []byte) (int, error) {
 	var probe struct {
 		Options []json.RawMessage `json:"options"`
 	}
-	if err := json.Unmarshal(body, &probe); err != nil || len(probe.Options) == 0 {
-		return fail(fmt.Errorf("the search returned no options: %s", body))
-	}
-	return url, body, done, nil
+	err := json.Unmarshal(answer, &probe)
+	return len(probe.Options), err
 }
 
 // importSupply migrates the store at database and imports the supply file
-// into it, as `bokat supply import` does.
-func importSupply(ctx context.Context, database, supplyName string, file []byte) error {
+// that open opens into it, as `bokat supply import` does (validated as a
+// stream, then stored in one transaction).
+func importSupply(ctx context.Context, database, supplyName string, open opener) error {
 	db, err := wire.OpenStore(ctx, database)
 	if err != nil {
 		return err
@@ -503,7 +607,11 @@ func importSupply(ctx context.Context, database, supplyName string, file []byte)
 	if err != nil {
 		return err
 	}
-	_, err = supply.Import(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, file, time.Now())
+	f, err := supply.Check(supplyName, open, cat)
+	if err != nil {
+		return err
+	}
+	_, err = supply.ImportFile(ctx, sqlstore.Bind[supply.Tx](db), f, time.Now())
 	return err
 }
 
@@ -539,16 +647,18 @@ func openBase(ctx context.Context, database string) (wire.Base, error) {
 }
 
 // newSearchHandler returns the API as serve wires it, on b, with rate
-// limits off (the load is what is measured) and no background workers.
-func newSearchHandler(b wire.Base, url string) (*httpapi.Server, error) {
+// limits off (the load is what is measured) and no background workers,
+// and its search.
+func newSearchHandler(b wire.Base, url string) (*httpapi.Server, *booking.Search, error) {
 	o := wire.Options{BaseURL: url, RateLimits: &httpapi.RateLimits{}}
 	var uc wire.UseCases
 	if err := uc.Build(b, o); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ops wire.Ops
 	ops.Complete(b.Log, b.Store, b.Now)
-	return wire.API(b, o, &uc, ops)
+	srv, err := wire.API(b, o, &uc, ops)
+	return srv, uc.Search, err
 }
 
 // startBareServer serves a handler that decodes the request and answers a

@@ -56,7 +56,7 @@ type appEnv struct {
 	clock  *clocktest.Clock
 	uc     *wire.UseCases
 	url    string
-	sender *recordingSender
+	sender *webtest.Codes
 	log    *lockedBuffer
 }
 
@@ -74,7 +74,7 @@ func newAppEnv(t *testing.T, db *sqlstore.DB) *appEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &appEnv{db: db, clock: clocktest.New(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)), sender: &recordingSender{},
+	e := &appEnv{db: db, clock: clocktest.New(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)), sender: &webtest.Codes{},
 		log: &lockedBuffer{}, uc: &wire.UseCases{}}
 	log := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b := wire.Base{Log: log, Now: e.clock.Now, Store: db, Keys: wire.Keys{Hasher: hasher, Sealing: sealing}, Contract: contract, Catalog: cat}
@@ -167,29 +167,12 @@ func TestCredentialLifecycleInABrowser(t *testing.T) {
 		}
 		e.clock.Advance(8 * 24 * time.Hour) // the dynamic client is now unused for 8 days
 
-		check := func(name string) string {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "operator-"+name)
-			}
-			return webtest.Text(t, ctx)
-		}
-		wantText := func(page, text string, want ...string) {
-			t.Helper()
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", page, w, text)
-				}
-			}
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "operator-", Photograph: db.Engine() == sqlstore.SQLite}.Check
+		wantText := func(page, text string, want ...string) { t.Helper(); webtest.WantText(t, page, text, want...) }
 
 		webtest.Do(t, ctx, "open the console signed out", chromedp.Navigate(e.url+"/operator/partners"),
 			chromedp.WaitVisible(chromedp.ID("email")))
-		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), operatorEmail),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, operatorEmail)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("q-email")))
+		webtest.SignIn(t, ctx, e.sender, operatorEmail, chromedp.WaitVisible(chromedp.ID("q-email")))
 		webtest.Do(t, ctx, "the partners", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/partners"]`)),
 			chromedp.WaitVisible(chromedp.ID("rotate-"+p.ID)))
 		wantText("partners", check("credentials"), "Partnernycklar", "Assistenten AB", p.ID, "Senast använd",
@@ -416,20 +399,10 @@ func TestProviderTokensInABrowser(t *testing.T) {
 			t.Fatalf("the provider token before: %d", st)
 		}
 		e.clock.Advance(time.Hour)
-		check := func(name string) string {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "operator-"+name)
-			}
-			return webtest.Text(t, ctx)
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "operator-", Photograph: db.Engine() == sqlstore.SQLite}.Check
 		webtest.Do(t, ctx, "open the provider signed out", chromedp.Navigate(e.url+"/operator/providers/"+prv+"?lang=en"),
 			chromedp.WaitVisible(chromedp.ID("email")))
-		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), operatorEmail),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, operatorEmail)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("q-email")))
+		webtest.SignIn(t, ctx, e.sender, operatorEmail, chromedp.WaitVisible(chromedp.ID("q-email")))
 		webtest.Do(t, ctx, "the provider", chromedp.Navigate(e.url+"/operator/providers/"+prv+"?lang=en"),
 			chromedp.WaitVisible(chromedp.ID("revoke-"+id)))
 		text := check("provider-tokens-en")

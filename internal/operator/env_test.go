@@ -27,38 +27,13 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/web/webtest"
 )
 
 // The console's tests run the real pages on a real store of each engine
 // with the demo supply, through real HTTP and the real booking lifecycle.
-// The only stand-in is the e-mail boundary: a CodeSender that keeps the
-// codes it is asked to send, as the provider pages' tests do.
-
-type recordingSender struct {
-	mu   sync.Mutex
-	sent map[string]string
-}
-
-func (s *recordingSender) SendSignInCode(_ context.Context, email, code, _ string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sent == nil {
-		s.sent = map[string]string{}
-	}
-	s.sent[email] = code
-	return nil
-}
-
-func (s *recordingSender) last(tb testing.TB, email string) string {
-	tb.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.sent[email]
-	if !ok {
-		tb.Fatalf("no code was sent to %s", email)
-	}
-	return c
-}
+// The only stand-in is the e-mail boundary: webtest.Codes keeps the codes
+// it is asked to send.
 
 const (
 	operatorEmail = "drift@bokat.example"
@@ -75,7 +50,7 @@ type env struct {
 	search *booking.Search
 	life   *booking.Lifecycle
 	hasher *auth.Hasher
-	sender *recordingSender
+	sender *webtest.Codes
 	srv    *httptest.Server
 	woken  int
 	mu     sync.Mutex
@@ -89,7 +64,7 @@ func newEnv(t testing.TB, db *sqlstore.DB) *env {
 	}
 	// A Monday morning in Stockholm.
 	e := &env{db: db, clock: clocktest.New(time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC)), st: sqlstore.Bind[operator.Tx](db),
-		sender: &recordingSender{}}
+		sender: &webtest.Codes{}}
 	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -275,13 +250,13 @@ func (c *client) post(prefix, path string, form url.Values) page {
 
 // signIn signs the client in to the console with the code sent to the
 // address.
-func (c *client) signIn(sender *recordingSender, email string) {
+func (c *client) signIn(sender *webtest.Codes, email string) {
 	c.t.Helper()
 	if p := c.post("/operator", "/operator/sign-in", url.Values{"email": {email}}); p.status != http.StatusSeeOther ||
 		p.location != "/operator/sign-in/code" {
 		c.t.Fatalf("send code: %d %s", p.status, p.location)
 	}
-	p := c.post("/operator", "/operator/sign-in/code", url.Values{"code": {sender.last(c.t, email)}})
+	p := c.post("/operator", "/operator/sign-in/code", url.Values{"code": {sender.Last(c.t, email)}})
 	if p.status != http.StatusSeeOther || p.location != "/operator/" {
 		c.t.Fatalf("enter code: %d %s\n%s", p.status, p.location, p.body)
 	}

@@ -126,18 +126,10 @@ func TestCalendarsPageInABrowser(t *testing.T) {
 			return list
 		}
 		base := e.srv.URL
+		checker := webtest.Checker{TB: t, Ctx: ctx, Prefix: "provider-", Photograph: db.Engine() == sqlstore.SQLite}
 		check := func(name string, want ...string) string {
 			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "provider-"+name)
-			}
-			text := webtest.Text(t, ctx)
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", name, w, text)
-				}
-			}
+			text := checker.Check(name, want...)
 			html := webtest.Get(t, ctx, "the page's markup", chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 			if strings.Contains(html, "7f3a9c") {
 				t.Errorf("%s page shows the secret address", name)
@@ -145,11 +137,8 @@ func TestCalendarsPageInABrowser(t *testing.T) {
 			return text
 		}
 
-		webtest.Do(t, ctx, "sign in", chromedp.Navigate(base+"/provider/calendars"), chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), ownerA), chromedp.Click(chromedp.CSS("main button[type=submit]")),
-			chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, ownerA)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.bookings")))
+		webtest.Do(t, ctx, "open the sign-in page", chromedp.Navigate(base+"/provider/calendars"), chromedp.WaitVisible(chromedp.ID("email")))
+		webtest.SignIn(t, ctx, e.sender, ownerA, chromedp.WaitVisible(chromedp.CSS("table.bookings")))
 		webtest.Do(t, ctx, "open the calendars from the navigation", chromedp.Click(chromedp.CSS(`nav a[href="/provider/calendars"]`)),
 			chromedp.WaitVisible(chromedp.ID("calendar-submit")))
 		check("calendars", "Kalendrar", "Ingen kalender är tillagd.", "Bara upptagen tid", "Heldagar är upptagna",

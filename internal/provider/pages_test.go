@@ -36,7 +36,7 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 			p.location != "/provider/sign-in/code" {
 			t.Errorf("unknown address: %d %s", p.status, p.location)
 		}
-		if n := e.sender.count(); n != 0 {
+		if n := e.sender.Count(); n != 0 {
 			t.Errorf("%d codes were sent to an address without an account", n)
 		}
 		// Entering codes reads as for an account: attempts left, then a
@@ -60,7 +60,7 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 			!strings.Contains(p.body, "4 tries left") && !strings.Contains(p.body, "4 försök kvar") {
 			t.Errorf("wrong code: %d\n%s", p.status, p.body)
 		}
-		if p := b.post("/provider/sign-in/code", url.Values{"code": {e.sender.last(t, staffA)}, "lang": {"en"}}); p.location != "/provider/?lang=en" {
+		if p := b.post("/provider/sign-in/code", url.Values{"code": {e.sender.Last(t, staffA)}, "lang": {"en"}}); p.location != "/provider/?lang=en" {
 			t.Fatalf("right code: %d %s", p.status, p.location)
 		}
 		if p := b.get("/provider/bookings"); p.status != http.StatusOK || !strings.Contains(p.body, "bk_a_next") ||
@@ -323,7 +323,7 @@ func TestSignInIsThrottled(t *testing.T) {
 						t.Fatalf("code %d: %d\n%s", i+1, p.status, p.body)
 					}
 				}
-				sent := e.sender.count()
+				sent := e.sender.Count()
 				if want := map[bool]int{true: tc.allowed, false: 0}[tc.sent]; sent != want {
 					t.Errorf("%d codes sent, want %d", sent, want)
 				}
@@ -331,7 +331,7 @@ func TestSignInIsThrottled(t *testing.T) {
 				if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "för många koder") {
 					t.Errorf("code %d: %d, want 429 saying too many codes\n%s", tc.allowed+1, p.status, p.body)
 				}
-				if n := e.sender.count(); n != sent {
+				if n := e.sender.Count(); n != sent {
 					t.Errorf("the refused request sent a code (%d, before %d)", n, sent)
 				}
 				e.clock.Advance(time.Hour + time.Second)

@@ -21,13 +21,12 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/web/webtest"
 )
 
 // The page tests run the real pages on a real store through real HTTP. The
-// only stand-in is the e-mail boundary: a CodeSender that records the codes
-// it is asked to send, as the OAuth page tests do.
-
-type sentCode struct{ email, code, locale string }
+// only stand-in is the e-mail boundary: webtest.Codes keeps the sign-in
+// codes, and a mailbox the invitations.
 
 // mailbox is the e-mail boundary of invitations: it keeps the messages.
 type mailbox struct {
@@ -54,41 +53,10 @@ func (m *mailbox) to(email string) []notify.Message {
 	return out
 }
 
-type recordingSender struct {
-	mu   sync.Mutex
-	sent []sentCode
-}
-
-func (s *recordingSender) SendSignInCode(_ context.Context, email, code, locale string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sent = append(s.sent, sentCode{email, code, locale})
-	return nil
-}
-
-func (s *recordingSender) last(tb testing.TB, email string) string {
-	tb.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.sent) - 1; i >= 0; i-- {
-		if s.sent[i].email == email {
-			return s.sent[i].code
-		}
-	}
-	tb.Fatalf("no code was sent to %s", email)
-	return ""
-}
-
-func (s *recordingSender) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sent)
-}
-
 // pagesEnv is an env with the provider pages served on a loopback port.
 type pagesEnv struct {
 	*env
-	sender *recordingSender
+	sender *webtest.Codes
 	mail   *mailbox
 	srv    *httptest.Server
 	st     sqlstore.Bound[provider.Tx]
@@ -99,7 +67,7 @@ type pagesEnv struct {
 // configuration from each of opts.
 func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConfig)) *pagesEnv {
 	t.Helper()
-	e := &pagesEnv{env: newEnv(t, db), sender: &recordingSender{}, mail: &mailbox{}, st: sqlstore.Bind[provider.Tx](db)}
+	e := &pagesEnv{env: newEnv(t, db), sender: &webtest.Codes{}, mail: &mailbox{}, st: sqlstore.Bind[provider.Tx](db)}
 	hasher, err := auth.NewHasher([]byte("provider-pages-test-pepper-0123456789"))
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +178,7 @@ func (b *browser) signIn(email string) {
 		p.location != "/provider/sign-in/code" {
 		b.t.Fatalf("send code: %d %s", p.status, p.location)
 	}
-	p := b.post("/provider/sign-in/code", url.Values{"code": {b.e.sender.last(b.t, email)}})
+	p := b.post("/provider/sign-in/code", url.Values{"code": {b.e.sender.Last(b.t, email)}})
 	if p.status != http.StatusSeeOther || p.location != "/provider/" {
 		b.t.Fatalf("enter code: %d %s\n%s", p.status, p.location, p.body)
 	}

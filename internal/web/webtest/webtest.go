@@ -1,9 +1,11 @@
 // Package webtest drives Bokat's pages in a real headless Chromium for
-// tests: it starts the browser (Debian's chromium) with page scripts
-// disabled, runs steps with a deadline each, checks a page with axe-core
-// (pinned, installed by CI into .tools/axe with npm) and at phone width, and
-// takes screenshots at phone and desktop widths when asked to
-// ($BOKAT_SCREENSHOTS, or CI=true).
+// tests: it gives each test a tab, like new, of the test binary's one
+// browser (Debian's chromium) with page scripts disabled, runs steps with a
+// deadline each, checks a page with axe-core (pinned, installed by CI into
+// .tools/axe with npm) and at phone width, and takes screenshots at phone
+// and desktop widths when asked to ($BOKAT_SCREENSHOTS, or CI=true). It
+// also holds what the page tests share: the sign-in code sender, the
+// sign-in steps and the checks of each page state.
 package webtest
 
 import (

@@ -299,28 +299,28 @@ func TestCredentialFormsOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newClient(t, e.url)
-		c.signIn(e.sender, operatorEmail)
-		list := c.do("GET", "/operator/partners", nil)
-		csrf := regexpFind(t, list.body, `name="csrf_token" value="([^"]+)"`)
-		seen := regexpFind(t, list.body, `name="seen" value="([^"]+)"`)
+		c.SignIn(e.sender, operatorEmail)
+		list := c.Do("GET", "/operator/partners", nil)
+		csrf := regexpFind(t, list.Body, `name="csrf_token" value="([^"]+)"`)
+		seen := regexpFind(t, list.Body, `name="seen" value="([^"]+)"`)
 		rotate := "/operator/partners/" + p.ID + "/rotate"
 
 		for name, form := range map[string]url.Values{
 			"no CSRF token":  {"overlap": {"1h"}, "seen": {seen}},
 			"bad CSRF token": {"overlap": {"1h"}, "seen": {seen}, "csrf_token": {"x" + csrf}},
 		} {
-			if r := c.do("POST", rotate, form); r.status != http.StatusForbidden {
-				t.Errorf("rotate with %s: %d, want 403", name, r.status)
+			if r := c.Do("POST", rotate, form); r.Status != http.StatusForbidden {
+				t.Errorf("rotate with %s: %d, want 403", name, r.Status)
 			}
 			for _, path := range []string{"/operator/partners/" + p.ID + "/revoke", "/operator/oauth-clients/purge"} {
 				form := url.Values{"confirm": {"yes"}, "unused_for": {"7d"}, "csrf_token": form["csrf_token"]}
-				if r := c.do("POST", path, form); r.status != http.StatusForbidden {
-					t.Errorf("%s with %s: %d, want 403", path, name, r.status)
+				if r := c.Do("POST", path, form); r.Status != http.StatusForbidden {
+					t.Errorf("%s with %s: %d, want 403", path, name, r.Status)
 				}
 			}
 		}
-		if r := c.do("POST", rotate, url.Values{"overlap": {"2h"}, "seen": {seen}, "csrf_token": {csrf}}); r.status != http.StatusBadRequest {
-			t.Errorf("rotate with an overlap not offered: %d, want 400", r.status)
+		if r := c.Do("POST", rotate, url.Values{"overlap": {"2h"}, "seen": {seen}, "csrf_token": {csrf}}); r.Status != http.StatusBadRequest {
+			t.Errorf("rotate with an overlap not offered: %d, want 400", r.Status)
 		}
 		if a := e.audit(t, credentials.KindPartner, p.ID); len(a) != 1 {
 			t.Fatalf("store: refused forms wrote audit rows: %s", actions(a))
@@ -330,33 +330,33 @@ func TestCredentialFormsOverHTTP(t *testing.T) {
 		}
 
 		form := url.Values{"overlap": {"0"}, "seen": {seen}, "csrf_token": {csrf}}
-		r := c.do("POST", rotate, form)
-		if r.status != http.StatusOK || r.header.Get("Cache-Control") != "no-store" {
-			t.Fatalf("rotate: %d, Cache-Control %q", r.status, r.header.Get("Cache-Control"))
+		r := c.Do("POST", rotate, form)
+		if r.Status != http.StatusOK || r.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("rotate: %d, Cache-Control %q", r.Status, r.Header.Get("Cache-Control"))
 		}
-		newToken := regexpFind(t, r.body, `id="token" value="([^"]+)"`)
+		newToken := regexpFind(t, r.Body, `id="token" value="([^"]+)"`)
 		if e.call(t, token) != http.StatusUnauthorized || e.call(t, newToken) != http.StatusOK {
 			t.Error("with no overlap the old token still works or the new one does not")
 		}
-		again := c.do("POST", rotate, form)
-		if again.status != http.StatusConflict || strings.Contains(again.body, auth.PartnerTokenPrefix) {
-			t.Errorf("the form sent again: %d\n%s", again.status, again.body)
+		again := c.Do("POST", rotate, form)
+		if again.Status != http.StatusConflict || strings.Contains(again.Body, auth.PartnerTokenPrefix) {
+			t.Errorf("the form sent again: %d\n%s", again.Status, again.Body)
 		}
 		if e.call(t, newToken) != http.StatusOK {
 			t.Error("the form sent again rotated the token")
 		}
 		for _, path := range []string{"/operator/partners", "/operator/audit"} {
-			if b := c.do("GET", path, nil).body; strings.Contains(b, newToken) {
+			if b := c.Do("GET", path, nil).Body; strings.Contains(b, newToken) {
 				t.Errorf("%s shows the token", path)
 			}
 		}
 
-		ask := c.do("POST", "/operator/partners/"+p.ID+"/revoke", url.Values{"csrf_token": {csrf}})
-		if ask.status != http.StatusOK || !strings.Contains(ask.body, `id="confirm-revoke"`) || e.call(t, newToken) != http.StatusOK {
-			t.Errorf("revoke without the confirmation: %d, or it revoked", ask.status)
+		ask := c.Do("POST", "/operator/partners/"+p.ID+"/revoke", url.Values{"csrf_token": {csrf}})
+		if ask.Status != http.StatusOK || !strings.Contains(ask.Body, `id="confirm-revoke"`) || e.call(t, newToken) != http.StatusOK {
+			t.Errorf("revoke without the confirmation: %d, or it revoked", ask.Status)
 		}
-		if r := c.do("POST", "/operator/partners/pc_nobody/revoke", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); r.status != http.StatusNotFound {
-			t.Errorf("revoke an unknown partner: %d, want 404", r.status)
+		if r := c.Do("POST", "/operator/partners/pc_nobody/revoke", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); r.Status != http.StatusNotFound {
+			t.Errorf("revoke an unknown partner: %d, want 404", r.Status)
 		}
 		if a := e.audit(t, credentials.KindPartner, p.ID); len(a) != 2 || a[0].Action != credentials.ActionPartnerRotated {
 			t.Errorf("store: the partner's audit: %s", actions(a))
@@ -433,14 +433,14 @@ func TestProviderTokensInABrowser(t *testing.T) {
 		}
 		// Another provider's path to the token finds nothing.
 		c := newClient(t, e.url)
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 		sqlstoretest.WithProvider(t, db, "prv_other")
 		id2, _, err := e.uc.Auth.CreateProviderToken(bg, prv, "Andra", bokat.ProviderScopes(), e.clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := c.post("/operator", "/operator/providers/prv_other/tokens/"+id2+"/revoke", url.Values{"confirm": {"yes"}}); r.status != http.StatusNotFound {
-			t.Errorf("revoke through another provider's path: %d, want 404", r.status)
+		if r := c.Post("/operator/providers/prv_other/tokens/"+id2+"/revoke", url.Values{"confirm": {"yes"}}); r.Status != http.StatusNotFound {
+			t.Errorf("revoke through another provider's path: %d, want 404", r.Status)
 		}
 		if a := e.audit(t, credentials.KindProviderToken, id2); len(a) != 0 {
 			t.Errorf("store: a refused revocation wrote %s", actions(a))

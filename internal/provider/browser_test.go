@@ -26,7 +26,7 @@ func TestPagesInABrowser(t *testing.T) {
 		ctx := webtest.Chromium(t)
 		e := newPagesEnv(t, db)
 		e.seed(t)
-		e.browser(t).signIn(staffA) // the staff member's invitation becomes an account
+		e.browser(t).SignIn(e.sender, staffA) // the staff member's invitation becomes an account
 		s := wireSupply(t, e.env, db)
 		base := e.srv.URL
 		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "provider-", Photograph: db.Engine() == sqlstore.SQLite}.Check

@@ -4,12 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,93 +90,10 @@ func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConf
 	return e
 }
 
-// browser is a plain HTTP client with its own cookies that does not
-// follow redirects.
-type browser struct {
-	t      testing.TB
-	e      *pagesEnv
-	client *http.Client
-	header http.Header
-}
-
-func (e *pagesEnv) browser(t testing.TB) *browser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &browser{t: t, e: e, header: http.Header{}, client: &http.Client{Jar: jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-type page struct {
-	status   int
-	location string
-	body     string
-}
-
-var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-
-// csrf is the form token of the page.
-func (p page) csrf(tb testing.TB) string {
-	tb.Helper()
-	m := csrfRe.FindStringSubmatch(p.body)
-	if m == nil {
-		tb.Fatalf("the page has no form token:\n%s", p.body)
-	}
-	return m[1]
-}
-
-func (b *browser) do(method, path string, form url.Values) page {
-	b.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, b.e.srv.URL+path, body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	for k, v := range b.header {
-		req.Header[k] = v
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw)}
-}
-
-func (b *browser) get(path string) page { return b.do("GET", path, nil) }
-
-// post sends a form with the browser's own CSRF token, read from the
-// sign-in page.
-func (b *browser) post(path string, form url.Values) page {
-	b.t.Helper()
-	if form == nil {
-		form = url.Values{}
-	}
-	if form.Get("csrf_token") == "" {
-		form.Set("csrf_token", b.get("/provider/sign-in").csrf(b.t))
-	}
-	return b.do("POST", path, form)
-}
-
-// signIn signs the browser in with the code sent to the address.
-func (b *browser) signIn(email string) {
-	b.t.Helper()
-	if p := b.post("/provider/sign-in", url.Values{"email": {email}}); p.status != http.StatusSeeOther ||
-		p.location != "/provider/sign-in/code" {
-		b.t.Fatalf("send code: %d %s", p.status, p.location)
-	}
-	p := b.post("/provider/sign-in/code", url.Values{"code": {b.e.sender.Last(b.t, email)}})
-	if p.status != http.StatusSeeOther || p.location != "/provider/" {
-		b.t.Fatalf("enter code: %d %s\n%s", p.status, p.location, p.body)
-	}
+// browser is a plain HTTP client of the provider pages with its own
+// cookies that does not follow redirects.
+func (e *pagesEnv) browser(t testing.TB) *webtest.Client {
+	return webtest.NewClient(t, e.srv.URL, "/provider/sign-in")
 }
 
 // seed invites an owner and staff to provider A and an owner to B, and

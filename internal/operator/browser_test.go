@@ -34,30 +34,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		e.failProviderMessage(t, id, "550 mailbox unavailable")
 		e.addFeed(t, prv, "cfd_stale", "calendar.example.se", e.clock.Now().Add(-10*time.Hour), e.clock.Now().Add(-7*time.Hour))
 		base := e.srv.URL
-		check := func(name string) string {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "operator-"+name)
-			}
-			return webtest.Text(t, ctx)
-		}
-		wantText := func(page, text string, want ...string) {
-			t.Helper()
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", page, w, text)
-				}
-			}
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "operator-", Photograph: db.Engine() == sqlstore.SQLite}.Check
+		wantText := func(page, text string, want ...string) { t.Helper(); webtest.WantText(t, page, text, want...) }
 
 		webtest.Do(t, ctx, "open the console signed out", chromedp.Navigate(base+"/operator/bookings"),
 			chromedp.WaitVisible(chromedp.ID("email")))
 		wantText("sign-in", check("sign-in"), "Logga in", "driver Bokat", "Skicka kod")
-		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), operatorEmail),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, operatorEmail)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("q-email")))
+		webtest.SignIn(t, ctx, e.sender, operatorEmail, chromedp.WaitVisible(chromedp.ID("q-email")))
 		wantText("search", check("bookings"), "Hitta bokningar", "Kundens e-post")
 		wantText("search's header", webtest.Get(t, ctx, "read the header", chromedp.Text(chromedp.CSS("header.site"))),
 			"Bokningar", "Logg", "Inloggad som "+operatorEmail, "Logga ut")

@@ -56,7 +56,7 @@ type appEnv struct {
 	clock  *clocktest.Clock
 	uc     *wire.UseCases
 	url    string
-	sender *recordingSender
+	sender *webtest.Codes
 	log    *lockedBuffer
 }
 
@@ -74,7 +74,7 @@ func newAppEnv(t *testing.T, db *sqlstore.DB) *appEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &appEnv{db: db, clock: clocktest.New(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)), sender: &recordingSender{},
+	e := &appEnv{db: db, clock: clocktest.New(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)), sender: &webtest.Codes{},
 		log: &lockedBuffer{}, uc: &wire.UseCases{}}
 	log := slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b := wire.Base{Log: log, Now: e.clock.Now, Store: db, Keys: wire.Keys{Hasher: hasher, Sealing: sealing}, Contract: contract, Catalog: cat}
@@ -167,29 +167,12 @@ func TestCredentialLifecycleInABrowser(t *testing.T) {
 		}
 		e.clock.Advance(8 * 24 * time.Hour) // the dynamic client is now unused for 8 days
 
-		check := func(name string) string {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "operator-"+name)
-			}
-			return webtest.Text(t, ctx)
-		}
-		wantText := func(page, text string, want ...string) {
-			t.Helper()
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", page, w, text)
-				}
-			}
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "operator-", Photograph: db.Engine() == sqlstore.SQLite}.Check
+		wantText := func(page, text string, want ...string) { t.Helper(); webtest.WantText(t, page, text, want...) }
 
 		webtest.Do(t, ctx, "open the console signed out", chromedp.Navigate(e.url+"/operator/partners"),
 			chromedp.WaitVisible(chromedp.ID("email")))
-		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), operatorEmail),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, operatorEmail)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("q-email")))
+		webtest.SignIn(t, ctx, e.sender, operatorEmail, chromedp.WaitVisible(chromedp.ID("q-email")))
 		webtest.Do(t, ctx, "the partners", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/partners"]`)),
 			chromedp.WaitVisible(chromedp.ID("rotate-"+p.ID)))
 		wantText("partners", check("credentials"), "Partnernycklar", "Assistenten AB", p.ID, "Senast använd",
@@ -316,28 +299,28 @@ func TestCredentialFormsOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newClient(t, e.url)
-		c.signIn(e.sender, operatorEmail)
-		list := c.do("GET", "/operator/partners", nil)
-		csrf := regexpFind(t, list.body, `name="csrf_token" value="([^"]+)"`)
-		seen := regexpFind(t, list.body, `name="seen" value="([^"]+)"`)
+		c.SignIn(e.sender, operatorEmail)
+		list := c.Do("GET", "/operator/partners", nil)
+		csrf := regexpFind(t, list.Body, `name="csrf_token" value="([^"]+)"`)
+		seen := regexpFind(t, list.Body, `name="seen" value="([^"]+)"`)
 		rotate := "/operator/partners/" + p.ID + "/rotate"
 
 		for name, form := range map[string]url.Values{
 			"no CSRF token":  {"overlap": {"1h"}, "seen": {seen}},
 			"bad CSRF token": {"overlap": {"1h"}, "seen": {seen}, "csrf_token": {"x" + csrf}},
 		} {
-			if r := c.do("POST", rotate, form); r.status != http.StatusForbidden {
-				t.Errorf("rotate with %s: %d, want 403", name, r.status)
+			if r := c.Do("POST", rotate, form); r.Status != http.StatusForbidden {
+				t.Errorf("rotate with %s: %d, want 403", name, r.Status)
 			}
 			for _, path := range []string{"/operator/partners/" + p.ID + "/revoke", "/operator/oauth-clients/purge"} {
 				form := url.Values{"confirm": {"yes"}, "unused_for": {"7d"}, "csrf_token": form["csrf_token"]}
-				if r := c.do("POST", path, form); r.status != http.StatusForbidden {
-					t.Errorf("%s with %s: %d, want 403", path, name, r.status)
+				if r := c.Do("POST", path, form); r.Status != http.StatusForbidden {
+					t.Errorf("%s with %s: %d, want 403", path, name, r.Status)
 				}
 			}
 		}
-		if r := c.do("POST", rotate, url.Values{"overlap": {"2h"}, "seen": {seen}, "csrf_token": {csrf}}); r.status != http.StatusBadRequest {
-			t.Errorf("rotate with an overlap not offered: %d, want 400", r.status)
+		if r := c.Do("POST", rotate, url.Values{"overlap": {"2h"}, "seen": {seen}, "csrf_token": {csrf}}); r.Status != http.StatusBadRequest {
+			t.Errorf("rotate with an overlap not offered: %d, want 400", r.Status)
 		}
 		if a := e.audit(t, credentials.KindPartner, p.ID); len(a) != 1 {
 			t.Fatalf("store: refused forms wrote audit rows: %s", actions(a))
@@ -347,33 +330,33 @@ func TestCredentialFormsOverHTTP(t *testing.T) {
 		}
 
 		form := url.Values{"overlap": {"0"}, "seen": {seen}, "csrf_token": {csrf}}
-		r := c.do("POST", rotate, form)
-		if r.status != http.StatusOK || r.header.Get("Cache-Control") != "no-store" {
-			t.Fatalf("rotate: %d, Cache-Control %q", r.status, r.header.Get("Cache-Control"))
+		r := c.Do("POST", rotate, form)
+		if r.Status != http.StatusOK || r.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("rotate: %d, Cache-Control %q", r.Status, r.Header.Get("Cache-Control"))
 		}
-		newToken := regexpFind(t, r.body, `id="token" value="([^"]+)"`)
+		newToken := regexpFind(t, r.Body, `id="token" value="([^"]+)"`)
 		if e.call(t, token) != http.StatusUnauthorized || e.call(t, newToken) != http.StatusOK {
 			t.Error("with no overlap the old token still works or the new one does not")
 		}
-		again := c.do("POST", rotate, form)
-		if again.status != http.StatusConflict || strings.Contains(again.body, auth.PartnerTokenPrefix) {
-			t.Errorf("the form sent again: %d\n%s", again.status, again.body)
+		again := c.Do("POST", rotate, form)
+		if again.Status != http.StatusConflict || strings.Contains(again.Body, auth.PartnerTokenPrefix) {
+			t.Errorf("the form sent again: %d\n%s", again.Status, again.Body)
 		}
 		if e.call(t, newToken) != http.StatusOK {
 			t.Error("the form sent again rotated the token")
 		}
 		for _, path := range []string{"/operator/partners", "/operator/audit"} {
-			if b := c.do("GET", path, nil).body; strings.Contains(b, newToken) {
+			if b := c.Do("GET", path, nil).Body; strings.Contains(b, newToken) {
 				t.Errorf("%s shows the token", path)
 			}
 		}
 
-		ask := c.do("POST", "/operator/partners/"+p.ID+"/revoke", url.Values{"csrf_token": {csrf}})
-		if ask.status != http.StatusOK || !strings.Contains(ask.body, `id="confirm-revoke"`) || e.call(t, newToken) != http.StatusOK {
-			t.Errorf("revoke without the confirmation: %d, or it revoked", ask.status)
+		ask := c.Do("POST", "/operator/partners/"+p.ID+"/revoke", url.Values{"csrf_token": {csrf}})
+		if ask.Status != http.StatusOK || !strings.Contains(ask.Body, `id="confirm-revoke"`) || e.call(t, newToken) != http.StatusOK {
+			t.Errorf("revoke without the confirmation: %d, or it revoked", ask.Status)
 		}
-		if r := c.do("POST", "/operator/partners/pc_nobody/revoke", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); r.status != http.StatusNotFound {
-			t.Errorf("revoke an unknown partner: %d, want 404", r.status)
+		if r := c.Do("POST", "/operator/partners/pc_nobody/revoke", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); r.Status != http.StatusNotFound {
+			t.Errorf("revoke an unknown partner: %d, want 404", r.Status)
 		}
 		if a := e.audit(t, credentials.KindPartner, p.ID); len(a) != 2 || a[0].Action != credentials.ActionPartnerRotated {
 			t.Errorf("store: the partner's audit: %s", actions(a))
@@ -416,20 +399,10 @@ func TestProviderTokensInABrowser(t *testing.T) {
 			t.Fatalf("the provider token before: %d", st)
 		}
 		e.clock.Advance(time.Hour)
-		check := func(name string) string {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "operator-"+name)
-			}
-			return webtest.Text(t, ctx)
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "operator-", Photograph: db.Engine() == sqlstore.SQLite}.Check
 		webtest.Do(t, ctx, "open the provider signed out", chromedp.Navigate(e.url+"/operator/providers/"+prv+"?lang=en"),
 			chromedp.WaitVisible(chromedp.ID("email")))
-		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), operatorEmail),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, operatorEmail)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("q-email")))
+		webtest.SignIn(t, ctx, e.sender, operatorEmail, chromedp.WaitVisible(chromedp.ID("q-email")))
 		webtest.Do(t, ctx, "the provider", chromedp.Navigate(e.url+"/operator/providers/"+prv+"?lang=en"),
 			chromedp.WaitVisible(chromedp.ID("revoke-"+id)))
 		text := check("provider-tokens-en")
@@ -460,14 +433,14 @@ func TestProviderTokensInABrowser(t *testing.T) {
 		}
 		// Another provider's path to the token finds nothing.
 		c := newClient(t, e.url)
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 		sqlstoretest.WithProvider(t, db, "prv_other")
 		id2, _, err := e.uc.Auth.CreateProviderToken(bg, prv, "Andra", bokat.ProviderScopes(), e.clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := c.post("/operator", "/operator/providers/prv_other/tokens/"+id2+"/revoke", url.Values{"confirm": {"yes"}}); r.status != http.StatusNotFound {
-			t.Errorf("revoke through another provider's path: %d, want 404", r.status)
+		if r := c.Post("/operator/providers/prv_other/tokens/"+id2+"/revoke", url.Values{"confirm": {"yes"}}); r.Status != http.StatusNotFound {
+			t.Errorf("revoke through another provider's path: %d, want 404", r.Status)
 		}
 		if a := e.audit(t, credentials.KindProviderToken, id2); len(a) != 0 {
 			t.Errorf("store: a refused revocation wrote %s", actions(a))

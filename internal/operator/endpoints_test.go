@@ -60,36 +60,36 @@ func TestConsoleListsFailingWebhooksAndCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newClient(t, e.srv.URL)
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 
-		hooks := c.do("GET", "/operator/webhooks", nil)
-		if hooks.status != http.StatusOK {
-			t.Fatalf("webhooks: %d", hooks.status)
+		hooks := c.Do("GET", "/operator/webhooks", nil)
+		if hooks.Status != http.StatusOK {
+			t.Fatalf("webhooks: %d", hooks.Status)
 		}
 		for _, w := range []string{"whe_disabled", "hooks.partner.example", "too_many_failures", "whe_retried", "HTTP 500",
 			"the receiver answered 500"} {
-			if !strings.Contains(hooks.body, w) {
+			if !strings.Contains(hooks.Body, w) {
 				t.Errorf("the webhooks page lacks %q", w)
 			}
 		}
 		for _, banned := range []string{"whe_healthy", "hemlig123", "/in?token", "sealed"} {
-			if strings.Contains(hooks.body, banned) {
+			if strings.Contains(hooks.Body, banned) {
 				t.Errorf("the webhooks page shows %q", banned)
 			}
 		}
 
-		creds := c.do("GET", "/operator/partners?lang=en", nil)
+		creds := c.Do("GET", "/operator/partners?lang=en", nil)
 		for _, w := range []string{"Gamla Partnern", "pc_old", "Revoked 2 Mar 2026", "Assistenten AB", "bookings:read bookings:write",
 			"Dynamisk klient", "dynamic", "Last used", "never", `id="rotate-pc_live"`, `id="revoke-pc_live"`, `id="revoke-oc_dyn"`,
 			`id="purge-submit"`} {
-			if !strings.Contains(creds.body, w) {
+			if !strings.Contains(creds.Body, w) {
 				t.Errorf("the partners page lacks %q", w)
 			}
 		}
 		// A revoked credential offers no action; nothing shows a hash.
-		if strings.Contains(creds.body, "hash-of") || strings.Contains(creds.body, `id="rotate-pc_old"`) ||
-			strings.Contains(creds.body, `id="revoke-pc_old"`) || strings.Contains(creds.body, "not built yet") {
-			t.Errorf("the partners page shows a hash, the placeholder or an action on a revoked credential:\n%s", creds.body)
+		if strings.Contains(creds.Body, "hash-of") || strings.Contains(creds.Body, `id="rotate-pc_old"`) ||
+			strings.Contains(creds.Body, `id="revoke-pc_old"`) || strings.Contains(creds.Body, "not built yet") {
+			t.Errorf("the partners page shows a hash, the placeholder or an action on a revoked credential:\n%s", creds.Body)
 		}
 	})
 }

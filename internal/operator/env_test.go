@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,38 +23,13 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/supply"
+	"bokat/internal/web/webtest"
 )
 
 // The console's tests run the real pages on a real store of each engine
 // with the demo supply, through real HTTP and the real booking lifecycle.
-// The only stand-in is the e-mail boundary: a CodeSender that keeps the
-// codes it is asked to send, as the provider pages' tests do.
-
-type recordingSender struct {
-	mu   sync.Mutex
-	sent map[string]string
-}
-
-func (s *recordingSender) SendSignInCode(_ context.Context, email, code, _ string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sent == nil {
-		s.sent = map[string]string{}
-	}
-	s.sent[email] = code
-	return nil
-}
-
-func (s *recordingSender) last(tb testing.TB, email string) string {
-	tb.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.sent[email]
-	if !ok {
-		tb.Fatalf("no code was sent to %s", email)
-	}
-	return c
-}
+// The only stand-in is the e-mail boundary: webtest.Codes keeps the codes
+// it is asked to send.
 
 const (
 	operatorEmail = "drift@bokat.example"
@@ -75,7 +46,7 @@ type env struct {
 	search *booking.Search
 	life   *booking.Lifecycle
 	hasher *auth.Hasher
-	sender *recordingSender
+	sender *webtest.Codes
 	srv    *httptest.Server
 	woken  int
 	mu     sync.Mutex
@@ -89,7 +60,7 @@ func newEnv(t testing.TB, db *sqlstore.DB) *env {
 	}
 	// A Monday morning in Stockholm.
 	e := &env{db: db, clock: clocktest.New(time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC)), st: sqlstore.Bind[operator.Tx](db),
-		sender: &recordingSender{}}
+		sender: &webtest.Codes{}}
 	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](db), cat, supply.DemoName, supply.Demo(), e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -204,87 +175,10 @@ func (e *env) invite(t testing.TB, email string) operator.Operator {
 	return o
 }
 
-// client is a plain HTTP client with its own cookies that does not follow
-// redirects.
-type client struct {
-	t      testing.TB
-	base   string
-	http   *http.Client
-	header http.Header
-}
-
-func newClient(t testing.TB, base string) *client {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &client{t: t, base: base, header: http.Header{}, http: &http.Client{Jar: jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-type page struct {
-	status   int
-	location string
-	body     string
-	header   http.Header
-}
-
-var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-
-func (c *client) do(method, path string, form url.Values) page {
-	c.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, c.base+path, body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw), header: resp.Header}
-}
-
-// post sends a form with the client's own CSRF token, read from the
-// sign-in page of prefix.
-func (c *client) post(prefix, path string, form url.Values) page {
-	c.t.Helper()
-	if form == nil {
-		form = url.Values{}
-	}
-	if form.Get("csrf_token") == "" {
-		m := csrfRe.FindStringSubmatch(c.do("GET", prefix+"/sign-in", nil).body)
-		if m == nil {
-			c.t.Fatal("the sign-in page has no form token")
-		}
-		form.Set("csrf_token", m[1])
-	}
-	return c.do("POST", path, form)
-}
-
-// signIn signs the client in to the console with the code sent to the
-// address.
-func (c *client) signIn(sender *recordingSender, email string) {
-	c.t.Helper()
-	if p := c.post("/operator", "/operator/sign-in", url.Values{"email": {email}}); p.status != http.StatusSeeOther ||
-		p.location != "/operator/sign-in/code" {
-		c.t.Fatalf("send code: %d %s", p.status, p.location)
-	}
-	p := c.post("/operator", "/operator/sign-in/code", url.Values{"code": {sender.last(c.t, email)}})
-	if p.status != http.StatusSeeOther || p.location != "/operator/" {
-		c.t.Fatalf("enter code: %d %s\n%s", p.status, p.location, p.body)
-	}
+// newClient is a plain HTTP client of the console with its own cookies
+// that does not follow redirects.
+func newClient(t testing.TB, base string) *webtest.Client {
+	return webtest.NewClient(t, base, "/operator/sign-in")
 }
 
 // regexpFind returns the first group of the pattern's first match in s.

@@ -52,39 +52,39 @@ func TestConsoleShowsTheFollowUpQueue(t *testing.T) {
 		covered := e.request(t, "Hornsgatan 172, 117 28 Stockholm")
 		uncovered := e.request(t, "Storgatan 1, 981 31 Kiruna")
 		c := newClient(t, e.srv.URL)
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 
-		all := c.do("GET", "/operator/follow-ups", nil)
-		if all.status != http.StatusOK || !strings.Contains(all.body, covered) || !strings.Contains(all.body, uncovered) ||
-			!strings.Contains(all.body, "Ingen hantverkare täcker jobbet här") || !strings.Contains(all.body, "0 skickade") {
-			t.Fatalf("the queue: %d\n%s", all.status, all.body)
+		all := c.Do("GET", "/operator/follow-ups", nil)
+		if all.Status != http.StatusOK || !strings.Contains(all.Body, covered) || !strings.Contains(all.Body, uncovered) ||
+			!strings.Contains(all.Body, "Ingen hantverkare täcker jobbet här") || !strings.Contains(all.Body, "0 skickade") {
+			t.Fatalf("the queue: %d\n%s", all.Status, all.Body)
 		}
-		if strings.Contains(all.body, "Gåsfot") || strings.Contains(all.body, customerEmail) || strings.Contains(all.body, "Hornsgatan") {
+		if strings.Contains(all.Body, "Gåsfot") || strings.Contains(all.Body, customerEmail) || strings.Contains(all.Body, "Hornsgatan") {
 			t.Error("the queue shows the customer's contact data")
 		}
-		only := c.do("GET", "/operator/follow-ups?uncovered=1", nil)
-		if !strings.Contains(only.body, uncovered) || strings.Contains(only.body, covered) {
-			t.Errorf("the uncovered requests:\n%s", only.body)
+		only := c.Do("GET", "/operator/follow-ups?uncovered=1", nil)
+		if !strings.Contains(only.Body, uncovered) || strings.Contains(only.Body, covered) {
+			t.Errorf("the uncovered requests:\n%s", only.Body)
 		}
 
-		if p := c.post("/operator", "/operator/follow-ups/"+uncovered+"/note?uncovered=1", url.Values{"note": {"x"}}); p.status != http.StatusBadRequest {
-			t.Errorf("a one-letter note: %d", p.status)
+		if p := c.Post("/operator/follow-ups/"+uncovered+"/note?uncovered=1", url.Values{"note": {"x"}}); p.Status != http.StatusBadRequest {
+			t.Errorf("a one-letter note: %d", p.Status)
 		}
-		if p := c.post("/operator", "/operator/follow-ups/req_nope/note", url.Values{"note": {"Ringde."}}); p.status != http.StatusNotFound {
-			t.Errorf("a note on an unknown request: %d", p.status)
+		if p := c.Post("/operator/follow-ups/req_nope/note", url.Values{"note": {"Ringde."}}); p.Status != http.StatusNotFound {
+			t.Errorf("a note on an unknown request: %d", p.Status)
 		}
-		p := c.post("/operator", "/operator/follow-ups/"+uncovered+"/note?uncovered=1",
+		p := c.Post("/operator/follow-ups/"+uncovered+"/note?uncovered=1",
 			url.Values{"note": {"Ringde Kiruna Rör, som tar jobbet."}})
-		if p.status != http.StatusSeeOther || p.location != "/operator/follow-ups?uncovered=1&done=noted_notice" {
-			t.Fatalf("note: %d %s\n%s", p.status, p.location, p.body)
+		if p.Status != http.StatusSeeOther || p.Location != "/operator/follow-ups?uncovered=1&done=noted_notice" {
+			t.Fatalf("note: %d %s\n%s", p.Status, p.Location, p.Body)
 		}
 		if a := e.audit(t, "follow_up", uncovered); len(a) != 1 || a[0].Action != operator.ActionFollowUpAnnotated ||
 			a[0].Actor != op.ID || !strings.Contains(a[0].Details["note"], "Kiruna Rör") {
 			t.Errorf("audit of the note: %+v", a)
 		}
-		if page := c.do("GET", "/operator/follow-ups?uncovered=1&lang=en", nil); !strings.Contains(page.body, "What was done") ||
-			!strings.Contains(page.body, "Kiruna Rör") || !strings.Contains(page.body, "No provider covers the job here") {
-			t.Errorf("the queue after the note:\n%s", page.body)
+		if page := c.Do("GET", "/operator/follow-ups?uncovered=1&lang=en", nil); !strings.Contains(page.Body, "What was done") ||
+			!strings.Contains(page.Body, "Kiruna Rör") || !strings.Contains(page.Body, "No provider covers the job here") {
+			t.Errorf("the queue after the note:\n%s", page.Body)
 		}
 	})
 }

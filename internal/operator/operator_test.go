@@ -12,6 +12,7 @@ import (
 	"bokat/internal/operator"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/web/webtest"
 )
 
 // TestConsoleFindsCancelsAndMovesBookings runs the console's booking flow
@@ -25,10 +26,10 @@ func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
 		id := e.book(t, "one")
 		other := e.book(t, "two")
 		c := newClient(t, e.srv.URL)
-		if p := c.do("GET", "/operator/bookings", nil); p.status != http.StatusSeeOther || p.location != "/operator/sign-in" {
-			t.Fatalf("signed out: %d %s", p.status, p.location)
+		if p := c.Do("GET", "/operator/bookings", nil); p.Status != http.StatusSeeOther || p.Location != "/operator/sign-in" {
+			t.Fatalf("signed out: %d %s", p.Status, p.Location)
 		}
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 		if a := e.audit(t, "operator", op.ID); len(a) != 2 || a[0].Action != operator.ActionSignedIn || a[1].Action != operator.ActionInvited ||
 			a[1].Actor != operator.CLIActor("drift") || a[0].Actor != op.ID {
 			t.Errorf("audit of the operator: %+v", a)
@@ -42,31 +43,31 @@ func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
 			"?from=2026-03-03&to=2026-03-03&status=confirmed": {id, other},
 			"?to=2026-03-02": {},
 		} {
-			p := c.do("GET", "/operator/bookings"+q, nil)
-			if p.status != http.StatusOK {
-				t.Fatalf("search %s: %d", q, p.status)
+			p := c.Do("GET", "/operator/bookings"+q, nil)
+			if p.Status != http.StatusOK {
+				t.Fatalf("search %s: %d", q, p.Status)
 			}
 			for _, w := range want {
-				if !strings.Contains(p.body, w) {
+				if !strings.Contains(p.Body, w) {
 					t.Errorf("search %s does not find %s", q, w)
 				}
 			}
-			if len(want) == 0 && !strings.Contains(p.body, "Inga bokningar matchar.") {
-				t.Errorf("search %s finds something:\n%s", q, p.body)
+			if len(want) == 0 && !strings.Contains(p.Body, "Inga bokningar matchar.") {
+				t.Errorf("search %s finds something:\n%s", q, p.Body)
 			}
-			if strings.Contains(p.body, customerEmail+"</") || strings.Contains(p.body, "Gåsfot") {
+			if strings.Contains(p.Body, customerEmail+"</") || strings.Contains(p.Body, "Gåsfot") {
 				t.Errorf("search %s shows the customer's contact data", q)
 			}
 		}
 		for _, q := range []string{"?status=maybe", "?from=2026-13-01", "?email=not-an-address", "?from=2026-03-04&to=2026-03-03"} {
-			if p := c.do("GET", "/operator/bookings"+q, nil); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Kontrollera sökningen") {
-				t.Errorf("search %s: %d", q, p.status)
+			if p := c.Do("GET", "/operator/bookings"+q, nil); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "Kontrollera sökningen") {
+				t.Errorf("search %s: %d", q, p.Status)
 			}
 		}
 
-		story := c.do("GET", "/operator/bookings/"+id, nil)
+		story := c.Do("GET", "/operator/bookings/"+id, nil)
 		for _, w := range []string{"booking.confirmed", "Till kunden", "Till hantverkaren", "väntar", "Inte kvitterad", "pc_console"} {
-			if !strings.Contains(story.body, w) {
+			if !strings.Contains(story.Body, w) {
 				t.Errorf("the story lacks %q", w)
 			}
 		}
@@ -74,16 +75,16 @@ func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
 		// Move: the options are the booked provider's; the move runs the
 		// lifecycle's reschedule and writes its audit row in the same
 		// transaction.
-		mv := c.do("GET", "/operator/bookings/"+id+"/move?when=om+tre+dagar", nil)
-		opt := regexpFind(t, mv.body, `name="option" value="([^"]+)"`)
-		if p := c.post("/operator", "/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
-			"note": {"Kunden ringde."}}); p.status != http.StatusBadRequest {
-			t.Errorf("a move without the customer's agreement: %d", p.status)
+		mv := c.Do("GET", "/operator/bookings/"+id+"/move?when=om+tre+dagar", nil)
+		opt := regexpFind(t, mv.Body, `name="option" value="([^"]+)"`)
+		if p := c.Post("/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
+			"note": {"Kunden ringde."}}); p.Status != http.StatusBadRequest {
+			t.Errorf("a move without the customer's agreement: %d", p.Status)
 		}
-		p := c.post("/operator", "/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
+		p := c.Post("/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
 			"note": {"Kunden ringde och bad om en senare tid."}, "agreed": {"yes"}})
-		if p.status != http.StatusSeeOther || p.location != "/operator/bookings/"+id+"?done=moved_notice" {
-			t.Fatalf("move: %d %s\n%s", p.status, p.location, p.body)
+		if p.Status != http.StatusSeeOther || p.Location != "/operator/bookings/"+id+"?done=moved_notice" {
+			t.Fatalf("move: %d %s\n%s", p.Status, p.Location, p.Body)
 		}
 		if types, _ := e.events(t, id); len(types) != 2 || types[1] != "booking.rescheduled" {
 			t.Errorf("events after the move: %v", types)
@@ -100,13 +101,13 @@ func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
 		}
 
 		// Cancel for the provider: the event says the provider cancelled.
-		if p := c.post("/operator", "/operator/bookings/"+id+"/cancel", url.Values{"for": {"provider"}, "note": {"Montören är sjuk."}}); p.status != http.StatusBadRequest {
-			t.Errorf("a cancel without confirmation: %d", p.status)
+		if p := c.Post("/operator/bookings/"+id+"/cancel", url.Values{"for": {"provider"}, "note": {"Montören är sjuk."}}); p.Status != http.StatusBadRequest {
+			t.Errorf("a cancel without confirmation: %d", p.Status)
 		}
-		p = c.post("/operator", "/operator/bookings/"+id+"/cancel", url.Values{"for": {"provider"}, "reason": {"other"},
+		p = c.Post("/operator/bookings/"+id+"/cancel", url.Values{"for": {"provider"}, "reason": {"other"},
 			"note": {"Montören är sjuk."}, "confirm": {"yes"}})
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("cancel: %d %s", p.status, p.body)
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("cancel: %d %s", p.Status, p.Body)
 		}
 		types, payloads := e.events(t, id)
 		if len(types) != 3 || types[2] != "booking.cancelled" || !strings.Contains(payloads[2], `"reason":"provider_cancelled"`) {
@@ -119,30 +120,30 @@ func TestConsoleFindsCancelsAndMovesBookings(t *testing.T) {
 		if e.woken != 1 {
 			t.Errorf("the notification worker was woken %d times by the cancel, want 1", e.woken)
 		}
-		if p := c.post("/operator", "/operator/bookings/"+id+"/cancel", url.Values{"for": {"customer"}, "reason": {"other"},
-			"note": {"Igen."}, "confirm": {"yes"}}); p.status != http.StatusConflict {
-			t.Errorf("a second cancel: %d", p.status)
+		if p := c.Post("/operator/bookings/"+id+"/cancel", url.Values{"for": {"customer"}, "reason": {"other"},
+			"note": {"Igen."}, "confirm": {"yes"}}); p.Status != http.StatusConflict {
+			t.Errorf("a second cancel: %d", p.Status)
 		}
 
 		// Cancel for the customer with the contract's reason.
-		p = c.post("/operator", "/operator/bookings/"+other+"/cancel", url.Values{"for": {"customer"},
+		p = c.Post("/operator/bookings/"+other+"/cancel", url.Values{"for": {"customer"},
 			"reason": {"timing_no_longer_works"}, "note": {"Kunden mejlade supporten."}, "confirm": {"yes"}})
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("cancel for the customer: %d %s", p.status, p.body)
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("cancel for the customer: %d %s", p.Status, p.Body)
 		}
 		var reason string
 		if err := db.R().QueryRowContext(context.Background(), `SELECT cancel_reason FROM bookings WHERE id = $1`, other).Scan(&reason); err != nil ||
 			reason != "timing_no_longer_works" {
 			t.Errorf("cancel reason %q (%v)", reason, err)
 		}
-		log := c.do("GET", "/operator/audit?lang=en", nil)
+		log := c.Do("GET", "/operator/audit?lang=en", nil)
 		for _, w := range []string{"Operator log", "booking.cancelled", "booking.moved", "operator.signed_in", other} {
-			if !strings.Contains(log.body, w) {
+			if !strings.Contains(log.Body, w) {
 				t.Errorf("the audit page lacks %q", w)
 			}
 		}
-		if p := c.do("GET", "/operator/bookings/bkg_nope", nil); p.status != http.StatusNotFound {
-			t.Errorf("an unknown booking: %d", p.status)
+		if p := c.Do("GET", "/operator/bookings/bkg_nope", nil); p.Status != http.StatusNotFound {
+			t.Errorf("an unknown booking: %d", p.Status)
 		}
 	})
 }
@@ -181,7 +182,7 @@ func TestConsoleRefusesControlCharactersInPathValues(t *testing.T) {
 		e.invite(t, operatorEmail)
 		id := e.book(t, "one")
 		c := newClient(t, e.srv.URL)
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 		for _, bad := range []string{id + "%00", "x%7Fy"} {
 			for _, tc := range []struct {
 				method, path string
@@ -198,14 +199,14 @@ func TestConsoleRefusesControlCharactersInPathValues(t *testing.T) {
 				{"POST", "/operator/partners/" + bad + "/revoke", url.Values{"confirm": {"yes"}}},
 				{"POST", "/operator/oauth-clients/" + bad + "/revoke", url.Values{"confirm": {"yes"}}},
 			} {
-				var p page
+				var p webtest.Response
 				if tc.method == "GET" {
-					p = c.do("GET", tc.path, nil)
+					p = c.Do("GET", tc.path, nil)
 				} else {
-					p = c.post("/operator", tc.path, tc.form)
+					p = c.Post(tc.path, tc.form)
 				}
-				if p.status != http.StatusBadRequest {
-					t.Errorf("%s %s: %d, want 400", tc.method, tc.path, p.status)
+				if p.Status != http.StatusBadRequest {
+					t.Errorf("%s %s: %d, want 400", tc.method, tc.path, p.Status)
 				}
 			}
 		}

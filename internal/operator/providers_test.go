@@ -74,59 +74,59 @@ func TestConsoleShowsProvidersHealthAndActsOnThem(t *testing.T) {
 		e.addFeed(t, prv, "cfd_stale", "calendar.example.se", now.Add(-10*time.Hour), now.Add(-7*time.Hour))
 		e.addFeed(t, prv, "cfd_fine", "ok.example.se", now.Add(-time.Hour), time.Time{})
 		c := newClient(t, e.srv.URL)
-		c.signIn(e.sender, operatorEmail)
+		c.SignIn(e.sender, operatorEmail)
 
-		all := c.do("GET", "/operator/providers", nil)
-		attention := c.do("GET", "/operator/providers?attention=1", nil)
-		if all.status != http.StatusOK || attention.status != http.StatusOK {
-			t.Fatalf("providers: %d %d", all.status, attention.status)
+		all := c.Do("GET", "/operator/providers", nil)
+		attention := c.Do("GET", "/operator/providers?attention=1", nil)
+		if all.Status != http.StatusOK || attention.Status != http.StatusOK {
+			t.Fatalf("providers: %d %d", all.Status, attention.Status)
 		}
-		if strings.Count(all.body, `href="/operator/providers/prv_`) < 5 {
-			t.Errorf("the list shows fewer than the demo's providers:\n%s", all.body)
+		if strings.Count(all.Body, `href="/operator/providers/prv_`) < 5 {
+			t.Errorf("the list shows fewer than the demo's providers:\n%s", all.Body)
 		}
-		if n := strings.Count(attention.body, `href="/operator/providers/prv_`); n != 1 || !strings.Contains(attention.body, name) ||
-			!strings.Contains(attention.body, "1 av 2 inaktuella") {
-			t.Errorf("providers that need attention (%d):\n%s", n, attention.body)
+		if n := strings.Count(attention.Body, `href="/operator/providers/prv_`); n != 1 || !strings.Contains(attention.Body, name) ||
+			!strings.Contains(attention.Body, "1 av 2 inaktuella") {
+			t.Errorf("providers that need attention (%d):\n%s", n, attention.Body)
 		}
-		page := c.do("GET", "/operator/providers/"+prv, nil)
+		page := c.Do("GET", "/operator/providers/"+prv, nil)
 		for _, w := range []string{name, "550 mailbox unavailable", "calendar.example.se", "inaktuell", "HTTP 404 from the calendar",
 			"ok.example.se", "aldrig", "Aktiv"} {
-			if !strings.Contains(page.body, w) {
+			if !strings.Contains(page.Body, w) {
 				t.Errorf("the provider's page lacks %q", w)
 			}
 		}
-		if p := c.do("GET", "/operator/providers/prv_nobody", nil); p.status != http.StatusNotFound {
-			t.Errorf("an unknown provider: %d", p.status)
+		if p := c.Do("GET", "/operator/providers/prv_nobody", nil); p.Status != http.StatusNotFound {
+			t.Errorf("an unknown provider: %d", p.Status)
 		}
 
 		for _, until := range []string{"2026-03-02", "2020-01-01", "soon"} {
-			if p := c.post("/operator", "/operator/providers/"+prv+"/pause", url.Values{"until": {until}, "note": {"Semester."}}); p.status != http.StatusBadRequest {
-				t.Errorf("pause until %s: %d", until, p.status)
+			if p := c.Post("/operator/providers/"+prv+"/pause", url.Values{"until": {until}, "note": {"Semester."}}); p.Status != http.StatusBadRequest {
+				t.Errorf("pause until %s: %d", until, p.Status)
 			}
 		}
-		p := c.post("/operator", "/operator/providers/"+prv+"/pause", url.Values{"until": {"2026-03-16"}, "note": {"Semester enligt mejl."}})
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("pause: %d\n%s", p.status, p.body)
+		p := c.Post("/operator/providers/"+prv+"/pause", url.Values{"until": {"2026-03-16"}, "note": {"Semester enligt mejl."}})
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("pause: %d\n%s", p.Status, p.Body)
 		}
 		var paused int64
 		if err := db.R().QueryRowContext(context.Background(), `SELECT paused_until FROM providers WHERE id = $1`, prv).Scan(&paused); err != nil ||
 			paused == 0 {
 			t.Errorf("paused until %d (%v)", paused, err)
 		}
-		if page := c.do("GET", "/operator/providers/"+prv, nil); !strings.Contains(page.body, "Pausad till 2026-03-1") {
-			t.Errorf("the paused provider's page:\n%s", page.body)
+		if page := c.Do("GET", "/operator/providers/"+prv, nil); !strings.Contains(page.Body, "Pausad till 2026-03-1") {
+			t.Errorf("the paused provider's page:\n%s", page.Body)
 		}
-		if p := c.post("/operator", "/operator/providers/"+prv+"/pause", url.Values{"resume": {"yes"}, "note": {"Tillbaka."}}); p.status != http.StatusSeeOther {
-			t.Fatalf("resume: %d", p.status)
+		if p := c.Post("/operator/providers/"+prv+"/pause", url.Values{"resume": {"yes"}, "note": {"Tillbaka."}}); p.Status != http.StatusSeeOther {
+			t.Fatalf("resume: %d", p.Status)
 		}
 		if err := db.R().QueryRowContext(context.Background(), `SELECT paused_until FROM providers WHERE id = $1`, prv).Scan(&paused); err != nil ||
 			paused != 0 {
 			t.Errorf("after the resume: paused until %d (%v)", paused, err)
 		}
 
-		p = c.post("/operator", "/operator/providers/"+prv+"/invite", url.Values{"email": {"ny@hantverkare.example"}, "role": {"owner"}})
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("invite: %d\n%s", p.status, p.body)
+		p = c.Post("/operator/providers/"+prv+"/invite", url.Values{"email": {"ny@hantverkare.example"}, "role": {"owner"}})
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("invite: %d\n%s", p.Status, p.Body)
 		}
 		ctx := context.Background()
 		invs, err := sqlstore.Bind[provider.Tx](db).OpenInvitations(ctx, prv, e.clock.Now())
@@ -136,8 +136,8 @@ func TestConsoleShowsProvidersHealthAndActsOnThem(t *testing.T) {
 		}
 		for _, form := range []url.Values{{"email": {"x@"}, "role": {"owner"}},
 			{"email": {"y@hantverkare.example"}, "role": {"admin"}}} {
-			if p := c.post("/operator", "/operator/providers/"+prv+"/invite", form); p.status != http.StatusBadRequest && p.status != http.StatusConflict {
-				t.Errorf("invite %v: %d", form, p.status)
+			if p := c.Post("/operator/providers/"+prv+"/invite", form); p.Status != http.StatusBadRequest && p.Status != http.StatusConflict {
+				t.Errorf("invite %v: %d", form, p.Status)
 			}
 		}
 

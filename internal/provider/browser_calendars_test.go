@@ -126,18 +126,10 @@ func TestCalendarsPageInABrowser(t *testing.T) {
 			return list
 		}
 		base := e.srv.URL
+		checker := webtest.Checker{TB: t, Ctx: ctx, Prefix: "provider-", Photograph: db.Engine() == sqlstore.SQLite}
 		check := func(name string, want ...string) string {
 			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "provider-"+name)
-			}
-			text := webtest.Text(t, ctx)
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", name, w, text)
-				}
-			}
+			text := checker.Check(name, want...)
 			html := webtest.Get(t, ctx, "the page's markup", chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 			if strings.Contains(html, "7f3a9c") {
 				t.Errorf("%s page shows the secret address", name)
@@ -145,11 +137,8 @@ func TestCalendarsPageInABrowser(t *testing.T) {
 			return text
 		}
 
-		webtest.Do(t, ctx, "sign in", chromedp.Navigate(base+"/provider/calendars"), chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), ownerA), chromedp.Click(chromedp.CSS("main button[type=submit]")),
-			chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, ownerA)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.bookings")))
+		webtest.Do(t, ctx, "open the sign-in page", chromedp.Navigate(base+"/provider/calendars"), chromedp.WaitVisible(chromedp.ID("email")))
+		webtest.SignIn(t, ctx, e.sender, ownerA, chromedp.WaitVisible(chromedp.CSS("table.bookings")))
 		webtest.Do(t, ctx, "open the calendars from the navigation", chromedp.Click(chromedp.CSS(`nav a[href="/provider/calendars"]`)),
 			chromedp.WaitVisible(chromedp.ID("calendar-submit")))
 		check("calendars", "Kalendrar", "Ingen kalender är tillagd.", "Bara upptagen tid", "Heldagar är upptagna",
@@ -238,16 +227,16 @@ func TestCalendarsPageRoles(t *testing.T) {
 		secret := host.srv.URL + "/hemlig/7f3a9c/basic.ics"
 
 		staff := e.browser(t)
-		staff.signIn(staffA)
-		pg := staff.get("/provider/calendars")
-		if pg.status != http.StatusOK || strings.Contains(pg.body, "export-url") {
-			t.Fatalf("staff's calendars page: %d, export shown: %v", pg.status, strings.Contains(pg.body, "export-url"))
+		staff.SignIn(e.sender, staffA)
+		pg := staff.Get("/provider/calendars")
+		if pg.Status != http.StatusOK || strings.Contains(pg.Body, "export-url") {
+			t.Fatalf("staff's calendars page: %d, export shown: %v", pg.Status, strings.Contains(pg.Body, "export-url"))
 		}
-		form := url.Values{"csrf_token": {pg.csrf(t)}, "url": {"webcal://" + strings.TrimPrefix(secret, "http://")}, "rule": {"all_day_busy"}}
+		form := url.Values{"csrf_token": {pg.CSRF(t)}, "url": {"webcal://" + strings.TrimPrefix(secret, "http://")}, "rule": {"all_day_busy"}}
 		// webcal:// is read as https://, which the loopback server does not
 		// speak; the address is still accepted (the sync reports the error).
-		if p := staff.do("POST", "/provider/calendars", form); p.status != http.StatusSeeOther {
-			t.Fatalf("staff adds a calendar: %d\n%s", p.status, p.body)
+		if p := staff.Do("POST", "/provider/calendars", form); p.Status != http.StatusSeeOther {
+			t.Fatalf("staff adds a calendar: %d\n%s", p.Status, p.Body)
 		}
 		list, err := db.ProviderFeeds(context.Background(), providerA)
 		if err != nil || len(list) != 1 || !strings.HasPrefix(list[0].URL, "https://127.0.0.1:") || list[0].Rule != calsync.RuleAllDayBusy {
@@ -256,22 +245,22 @@ func TestCalendarsPageRoles(t *testing.T) {
 		feedID := list[0].ID
 
 		// The same address again is refused in the page's language.
-		form.Set("csrf_token", staff.get("/provider/calendars?lang=en").csrf(t))
-		if p := staff.do("POST", "/provider/calendars?lang=en", form); p.status != http.StatusBadRequest ||
-			!strings.Contains(p.body, "The calendar is already one of yours.") || strings.Contains(p.body, "7f3a9c") {
-			t.Errorf("a calendar added twice: %d\n%s", p.status, p.body)
+		form.Set("csrf_token", staff.Get("/provider/calendars?lang=en").CSRF(t))
+		if p := staff.Do("POST", "/provider/calendars?lang=en", form); p.Status != http.StatusBadRequest ||
+			!strings.Contains(p.Body, "The calendar is already one of yours.") || strings.Contains(p.Body, "7f3a9c") {
+			t.Errorf("a calendar added twice: %d\n%s", p.Status, p.Body)
 		}
 
 		other := e.browser(t)
-		other.signIn(ownerB)
-		tok := other.get("/provider/calendars").csrf(t)
+		other.SignIn(e.sender, ownerB)
+		tok := other.Get("/provider/calendars").CSRF(t)
 		for _, path := range []string{"/provider/calendars/" + feedID + "/remove", "/provider/calendars/" + feedID + "/rule"} {
-			if p := other.do("POST", path, url.Values{"csrf_token": {tok}, "rule": {"everything"}}); p.status != http.StatusNotFound {
-				t.Errorf("another provider posts %s: %d", path, p.status)
+			if p := other.Do("POST", path, url.Values{"csrf_token": {tok}, "rule": {"everything"}}); p.Status != http.StatusNotFound {
+				t.Errorf("another provider posts %s: %d", path, p.Status)
 			}
 		}
-		if p := staff.do("POST", "/provider/calendars/"+feedID+"/remove", url.Values{"csrf_token": {"forged"}}); p.status != http.StatusForbidden {
-			t.Errorf("a removal with a forged form token: %d", p.status)
+		if p := staff.Do("POST", "/provider/calendars/"+feedID+"/remove", url.Values{"csrf_token": {"forged"}}); p.Status != http.StatusForbidden {
+			t.Errorf("a removal with a forged form token: %d", p.Status)
 		}
 		if list, _ := db.ProviderFeeds(context.Background(), providerA); len(list) != 1 || list[0].Rule != calsync.RuleAllDayBusy {
 			t.Errorf("A's feed after refused writes: %+v", list)

@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -30,26 +29,11 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		e.seed(t)
 		s := wireSupply(t, e.env, db)
 		base := e.srv.URL
-		check := func(name string, want ...string) {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "provider-"+name)
-			}
-			text := webtest.Text(t, ctx)
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", name, w, text)
-				}
-			}
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "provider-", Photograph: db.Engine() == sqlstore.SQLite}.Check
 		owner := provider.User{ProviderID: providerA}
 
-		webtest.Do(t, ctx, "sign in", chromedp.Navigate(base+"/provider/blocks"), chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), ownerA), chromedp.Click(chromedp.CSS("main button[type=submit]")),
-			chromedp.WaitVisible(chromedp.ID("code")))
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, ownerA)),
-			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.bookings")))
+		webtest.Do(t, ctx, "open the sign-in page", chromedp.Navigate(base+"/provider/blocks"), chromedp.WaitVisible(chromedp.ID("email")))
+		webtest.SignIn(t, ctx, e.sender, ownerA, chromedp.WaitVisible(chromedp.CSS("table.bookings")))
 
 		webtest.Do(t, ctx, "open the blocks", chromedp.Navigate(base+"/provider/blocks"), chromedp.WaitVisible(chromedp.ID("block-submit")))
 		check("blocks", "Blockerad tid", "Ingen tid är blockerad.", "Timmar en dag", "Hela dagar")

@@ -26,25 +26,11 @@ func TestPagesInABrowser(t *testing.T) {
 		ctx := webtest.Chromium(t)
 		e := newPagesEnv(t, db)
 		e.seed(t)
-		e.browser(t).signIn(staffA) // the staff member's invitation becomes an account
+		e.browser(t).SignIn(e.sender, staffA) // the staff member's invitation becomes an account
 		s := wireSupply(t, e.env, db)
 		base := e.srv.URL
-		check := func(name string) string {
-			t.Helper()
-			webtest.Axe(t, ctx, name)
-			if db.Engine() == sqlstore.SQLite {
-				webtest.Screenshots(t, ctx, "provider-"+name)
-			}
-			return webtest.Text(t, ctx)
-		}
-		wantText := func(page, text string, want ...string) {
-			t.Helper()
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s page lacks %q; it reads:\n%s", page, w, text)
-				}
-			}
-		}
+		check := webtest.Checker{TB: t, Ctx: ctx, Prefix: "provider-", Photograph: db.Engine() == sqlstore.SQLite}.Check
+		wantText := func(page, text string, want ...string) { t.Helper(); webtest.WantText(t, page, text, want...) }
 
 		webtest.Do(t, ctx, "open the bookings signed out", chromedp.Navigate(base+"/provider/bookings"),
 			chromedp.WaitVisible(chromedp.ID("email")))
@@ -52,7 +38,7 @@ func TestPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), ownerA),
 			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
 		wantText("code", check("code"), "Ange koden", "8 siffror", "Skicka en ny kod")
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, ownerA)),
+		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.Last(t, ownerA)),
 			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.bookings")))
 		wantText("bookings", check("bookings"), "Kommande bokningar", "Ny – inte kvitterad", "11345")
 		if text := webtest.Text(t, ctx); strings.Contains(text, "bk_b_next") {

@@ -9,6 +9,7 @@ import (
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/web/webtest"
 )
 
 // FuzzPageForms posts arbitrary values to every provider form (the
@@ -24,9 +25,9 @@ func FuzzPageForms(f *testing.F) {
 	e := newPagesEnv(f, db, func(c *provider.PagesConfig) { c.Limiter = nil }, withCalendars(f, db))
 	e.seed(f)
 	owner := e.browser(f)
-	owner.signIn(ownerA)
+	owner.SignIn(e.sender, ownerA)
 	staff := e.browser(f)
-	staff.signIn(staffA)
+	staff.SignIn(e.sender, staffA)
 	staffID := e.userID(f, providerA, staffA)
 	for _, seed := range []struct {
 		op      uint8
@@ -46,41 +47,41 @@ func FuzzPageForms(f *testing.F) {
 		f.Add(seed.op, seed.a, seed.b, seed.c)
 	}
 	f.Fuzz(func(t *testing.T, op uint8, a, b, c string) {
-		br := &browser{t: t, e: e, client: owner.client, header: http.Header{}}
+		br := owner.For(t)
 		auditBefore, eventsBefore := e.counts(t)
-		var p page
+		var p webtest.Response
 		switch op % 11 {
 		case 0:
-			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/flag", url.Values{"note": {b}})
+			p = br.Post("/provider/bookings/"+url.PathEscape(a)+"/flag", url.Values{"note": {b}})
 		case 1:
-			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/cancel", url.Values{"reason": {b}, "confirm": {c}, "cancel_notes": {a}})
+			p = br.Post("/provider/bookings/"+url.PathEscape(a)+"/cancel", url.Values{"reason": {b}, "confirm": {c}, "cancel_notes": {a}})
 		case 2:
-			p = br.post("/provider/team/invitations", url.Values{"email": {a}})
+			p = br.Post("/provider/team/invitations", url.Values{"email": {a}})
 		case 3:
-			p = br.post("/provider/team/users/"+url.PathEscape(a)+"/remove", nil)
+			p = br.Post("/provider/team/users/"+url.PathEscape(a)+"/remove", nil)
 		case 4:
-			p = br.post("/provider/team/invitations/"+url.PathEscape(a)+"/withdraw", nil)
+			p = br.Post("/provider/team/invitations/"+url.PathEscape(a)+"/withdraw", nil)
 		case 5:
-			p = br.post("/provider/bookings/"+url.PathEscape(a)+"/acknowledge", nil)
+			p = br.Post("/provider/bookings/"+url.PathEscape(a)+"/acknowledge", nil)
 		case 6:
-			p = br.get("/provider/bookings/" + url.PathEscape(a))
+			p = br.Get("/provider/bookings/" + url.PathEscape(a))
 		case 7:
-			p = br.get("/provider/bookings?view=" + url.QueryEscape(a) + "&lang=" + url.QueryEscape(b))
+			p = br.Get("/provider/bookings?view=" + url.QueryEscape(a) + "&lang=" + url.QueryEscape(b))
 		case 8:
-			p = br.post("/provider/calendars", url.Values{"url": {a}, "rule": {b}})
+			p = br.Post("/provider/calendars", url.Values{"url": {a}, "rule": {b}})
 		case 9:
-			p = br.post("/provider/calendars/"+url.PathEscape(a)+"/rule", url.Values{"rule": {b}})
+			p = br.Post("/provider/calendars/"+url.PathEscape(a)+"/rule", url.Values{"rule": {b}})
 		case 10:
-			p = br.post("/provider/calendars/"+url.PathEscape(a)+"/remove", nil)
+			p = br.Post("/provider/calendars/"+url.PathEscape(a)+"/remove", nil)
 		}
 		o := op % 11
-		if p.status >= 500 {
-			t.Fatalf("op %d (%q, %q, %q): %d\n%s", o, a, b, c, p.status, p.body)
+		if p.Status >= 500 {
+			t.Fatalf("op %d (%q, %q, %q): %d\n%s", o, a, b, c, p.Status, p.Body)
 		}
-		if auditAfter, eventsAfter := e.counts(t); p.status != http.StatusSeeOther && (o < 6 || o > 7) &&
+		if auditAfter, eventsAfter := e.counts(t); p.Status != http.StatusSeeOther && (o < 6 || o > 7) &&
 			(auditAfter != auditBefore || eventsAfter != eventsBefore) {
 			t.Fatalf("op %d (%q, %q, %q) was refused with %d but wrote %d audit rows and %d events", o, a, b, c,
-				p.status, auditAfter-auditBefore, eventsAfter-eventsBefore)
+				p.Status, auditAfter-auditBefore, eventsAfter-eventsBefore)
 		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -40,12 +39,8 @@ func benchmarkBookingsPage(b *testing.B, db *sqlstore.DB) {
 			sqlstoretest.InsertBookingEntry(b, e.db, providerA, fmt.Sprintf("bk_bench_%03d", i), s, s.Add(2*time.Hour))
 		}
 		br := e.browser(b)
-		br.signIn(ownerA)
-		srvURL, err := url.Parse(e.srv.URL + "/provider/bookings")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cookies := br.client.Jar.Cookies(srvURL)
+		br.SignIn(e.sender, ownerA)
+		cookies := br.Cookies("/provider/bookings")
 		handler := e.srv.Config.Handler
 		request := func() *httptest.ResponseRecorder {
 			req := httptest.NewRequest(http.MethodGet, "/provider/bookings", nil)

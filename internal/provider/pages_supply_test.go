@@ -14,6 +14,7 @@ import (
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
 	"bokat/internal/web"
+	"bokat/internal/web/webtest"
 )
 
 // TestSupplyPagesAuthorization calls every supply page and form as the
@@ -25,9 +26,9 @@ func TestSupplyPagesAuthorization(t *testing.T) {
 		e := newPagesEnv(t, db)
 		e.seed(t)
 		own, other, partner, none := e.browser(t), e.browser(t), e.browser(t), e.browser(t)
-		own.signIn(ownerA)
-		other.signIn(ownerB)
-		partner.header.Set("Authorization", "Bearer bkv_providertokenprovidertokenprovider00")
+		own.SignIn(e.sender, ownerA)
+		other.SignIn(e.sender, ownerB)
+		partner.Header.Set("Authorization", "Bearer bkv_providertokenprovidertokenprovider00")
 		ctx := context.Background()
 		userA := provider.User{ID: e.userID(t, providerA, ownerA), ProviderID: providerA}
 		userB := provider.User{ID: e.userID(t, providerB, ownerB), ProviderID: providerB}
@@ -78,26 +79,26 @@ func TestSupplyPagesAuthorization(t *testing.T) {
 		} {
 			for _, who := range []struct {
 				name string
-				b    *browser
+				b    *webtest.Client
 				want want
 			}{{"other", other, tc.other}, {"partner", partner, signIn}, {"none", none, signIn}, {"own", own, tc.own}} {
-				var p page
+				var p webtest.Response
 				if tc.method == "GET" {
-					p = who.b.get(tc.path)
+					p = who.b.Get(tc.path)
 				} else {
 					form := url.Values{}
 					for k, v := range tc.form {
 						form[k] = v
 					}
-					p = who.b.post(tc.path, form)
+					p = who.b.Post(tc.path, form)
 				}
 				w := who.want
-				if p.status != w.status || w.location != "" && p.location != w.location ||
-					w.contains != "" && !strings.Contains(p.body, w.contains) || w.lacks != "" && strings.Contains(p.body, w.lacks) {
+				if p.Status != w.status || w.location != "" && p.Location != w.location ||
+					w.contains != "" && !strings.Contains(p.Body, w.contains) || w.lacks != "" && strings.Contains(p.Body, w.lacks) {
 					t.Errorf("%s %s as %s: %d %q, want %d %q (containing %q, not %q)", tc.method, tc.path, who.name,
-						p.status, p.location, w.status, w.location, w.contains, w.lacks)
+						p.Status, p.Location, w.status, w.location, w.contains, w.lacks)
 				}
-				if p.status == http.StatusOK {
+				if p.Status == http.StatusOK {
 					if got := pageHeader(t, who.b, tc.path); got != web.ContentSecurityPolicy {
 						t.Errorf("%s: CSP %q", tc.path, got)
 					}
@@ -140,7 +141,7 @@ func TestPricesPageLabourShare(t *testing.T) {
 		e.seed(t)
 		s := wireSupply(t, e.env, db)
 		own := e.browser(t)
-		own.signIn(ownerA)
+		own.SignIn(e.sender, ownerA)
 		ctx := context.Background()
 		userA := provider.User{ID: e.userID(t, providerA, ownerA), ProviderID: providerA}
 		const faucet = "vvs_install_faucet_standard"
@@ -173,20 +174,20 @@ func TestPricesPageLabourShare(t *testing.T) {
 			t.Fatalf("the estimate from the supply file: %+v, want 80 %% labour", est)
 		}
 
-		p := own.get("/provider/prices")
+		p := own.Get("/provider/prices")
 		for _, want := range []string{`id="labour_` + faucet + `"`, `type="number"`, `min="0" max="100"`,
 			"Andel arbetskostnad (%) — för preliminär ROT/RUT-beräkning", `aria-describedby="labour-help"`} {
-			if !strings.Contains(p.body, want) {
+			if !strings.Contains(p.Body, want) {
 				t.Errorf("the prices page lacks %q", want)
 			}
 		}
-		if p := own.get("/provider/prices?lang=en"); !strings.Contains(p.body, "Labour share (%) — for the preliminary ROT/RUT estimate") {
+		if p := own.Get("/provider/prices?lang=en"); !strings.Contains(p.Body, "Labour share (%) — for the preliminary ROT/RUT estimate") {
 			t.Error("the English prices page lacks the labour hint")
 		}
 
-		p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2000"}, "labour_" + faucet: {"60"}})
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("saving a labour share: %d %q", p.status, p.body)
+		p = own.Post("/provider/prices", url.Values{"price_" + faucet: {"2000"}, "labour_" + faucet: {"60"}})
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("saving a labour share: %d %q", p.Status, p.Body)
 		}
 		if got := stored(); got.PriceSEK != 2000 || got.Labour != bokat.StatedLabour(60) {
 			t.Fatalf("stored %+v, want 2000 SEK with 60 %% labour", got)
@@ -195,26 +196,26 @@ func TestPricesPageLabourShare(t *testing.T) {
 		if est := estimate(); est == nil || est.Kind != "rot" || est.LabourPercent != 60 || est.LabourSEK != 1200 || est.ReductionSEK != 360 {
 			t.Fatalf("the next search's estimate: %+v, want ROT of 1200 SEK labour = 360 SEK", est)
 		}
-		if p := own.get("/provider/prices"); !strings.Contains(p.body, `value="60"`) {
+		if p := own.Get("/provider/prices"); !strings.Contains(p.Body, `value="60"`) {
 			t.Error("the prices page does not show the stored share")
 		}
 
 		for _, bad := range []string{"101", "-1", "12.5", "åtta"} {
-			p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2500"}, "labour_" + faucet: {bad}})
+			p = own.Post("/provider/prices", url.Values{"price_" + faucet: {"2500"}, "labour_" + faucet: {bad}})
 			// The page names the field as it does (refusals in the page's
 			// language), not by the supply file's path.
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Andel arbetskostnad (tjänst 1): ska vara ett heltal") ||
-				!strings.Contains(p.body, `value="`+bad+`"`) {
-				t.Errorf("labour %q: %d, want 400 naming the labour share of service 1 and keeping the value", bad, p.status)
+			if p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "Andel arbetskostnad (tjänst 1): ska vara ett heltal") ||
+				!strings.Contains(p.Body, `value="`+bad+`"`) {
+				t.Errorf("labour %q: %d, want 400 naming the labour share of service 1 and keeping the value", bad, p.Status)
 			}
 			if got := stored(); got.PriceSEK != 2000 || got.Labour != bokat.StatedLabour(60) {
 				t.Fatalf("labour %q: stored %+v, want nothing written", bad, got)
 			}
 		}
 
-		p = own.post("/provider/prices", url.Values{"price_" + faucet: {"2000"}, "labour_" + faucet: {""}})
-		if p.status != http.StatusSeeOther {
-			t.Fatalf("clearing the labour share: %d", p.status)
+		p = own.Post("/provider/prices", url.Values{"price_" + faucet: {"2000"}, "labour_" + faucet: {""}})
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("clearing the labour share: %d", p.Status)
 		}
 		if got := stored(); got.Labour.Stated {
 			t.Fatalf("stored %+v after clearing, want not stated", got)
@@ -234,7 +235,7 @@ func TestSupplyRefusalsInThePageLanguage(t *testing.T) {
 		e := newPagesEnv(t, db)
 		e.seed(t)
 		b := e.browser(t)
-		b.signIn(ownerA)
+		b.SignIn(e.sender, ownerA)
 		for _, tc := range []struct {
 			path, lang string
 			form       url.Values
@@ -257,22 +258,22 @@ func TestSupplyRefusalsInThePageLanguage(t *testing.T) {
 			for k, v := range tc.form {
 				form[k] = v
 			}
-			p := b.post(tc.path, form)
-			if p.status != http.StatusBadRequest {
-				t.Errorf("%s in %s: %d, want 400", tc.path, tc.lang, p.status)
+			p := b.Post(tc.path, form)
+			if p.Status != http.StatusBadRequest {
+				t.Errorf("%s in %s: %d, want 400", tc.path, tc.lang, p.Status)
 				continue
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(p.body, w) {
-					t.Errorf("%s in %s: the page lacks %q:\n%s", tc.path, tc.lang, w, errorParagraph(p.body))
+				if !strings.Contains(p.Body, w) {
+					t.Errorf("%s in %s: the page lacks %q:\n%s", tc.path, tc.lang, w, errorParagraph(p.Body))
 				}
 			}
-			if tc.lang == "sv" && (strings.Contains(p.body, "must be") || strings.Contains(p.body, "is not a") ||
-				strings.Contains(p.body, "overlaps")) {
-				t.Errorf("%s in Swedish keeps an English reason:\n%s", tc.path, errorParagraph(p.body))
+			if tc.lang == "sv" && (strings.Contains(p.Body, "must be") || strings.Contains(p.Body, "is not a") ||
+				strings.Contains(p.Body, "overlaps")) {
+				t.Errorf("%s in Swedish keeps an English reason:\n%s", tc.path, errorParagraph(p.Body))
 			}
-			if strings.Contains(p.body, "services[0]") || strings.Contains(p.body, "postcodes[0]") {
-				t.Errorf("%s in %s shows the file's field path:\n%s", tc.path, tc.lang, errorParagraph(p.body))
+			if strings.Contains(p.Body, "services[0]") || strings.Contains(p.Body, "postcodes[0]") {
+				t.Errorf("%s in %s shows the file's field path:\n%s", tc.path, tc.lang, errorParagraph(p.Body))
 			}
 		}
 	})

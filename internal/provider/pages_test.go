@@ -14,6 +14,7 @@ import (
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/web"
+	"bokat/internal/web/webtest"
 )
 
 func TestSignInSignOutOverHTTP(t *testing.T) {
@@ -21,22 +22,22 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 		e := newPagesEnv(t, db)
 		e.seed(t)
 		b := e.browser(t)
-		if p := b.get("/provider/bookings"); p.status != http.StatusSeeOther || p.location != "/provider/sign-in" {
-			t.Fatalf("signed out: %d %s", p.status, p.location)
+		if p := b.Get("/provider/bookings"); p.Status != http.StatusSeeOther || p.Location != "/provider/sign-in" {
+			t.Fatalf("signed out: %d %s", p.Status, p.Location)
 		}
-		p := b.get("/provider/sign-in?lang=en")
-		if p.status != http.StatusOK || !strings.Contains(p.body, `<html lang="en">`) ||
-			!strings.Contains(p.body, `name="lang" value="en"`) {
-			t.Errorf("English sign-in page:\n%s", p.body)
+		p := b.Get("/provider/sign-in?lang=en")
+		if p.Status != http.StatusOK || !strings.Contains(p.Body, `<html lang="en">`) ||
+			!strings.Contains(p.Body, `name="lang" value="en"`) {
+			t.Errorf("English sign-in page:\n%s", p.Body)
 		}
 
 		// An address without an account reads the same page, and no code
 		// goes out.
-		if p := b.post("/provider/sign-in", url.Values{"email": {"okand@example.se"}}); p.status != http.StatusSeeOther ||
-			p.location != "/provider/sign-in/code" {
-			t.Errorf("unknown address: %d %s", p.status, p.location)
+		if p := b.Post("/provider/sign-in", url.Values{"email": {"okand@example.se"}}); p.Status != http.StatusSeeOther ||
+			p.Location != "/provider/sign-in/code" {
+			t.Errorf("unknown address: %d %s", p.Status, p.Location)
 		}
-		if n := e.sender.count(); n != 0 {
+		if n := e.sender.Count(); n != 0 {
 			t.Errorf("%d codes were sent to an address without an account", n)
 		}
 		// Entering codes reads as for an account: attempts left, then a
@@ -46,36 +47,36 @@ func TestSignInSignOutOverHTTP(t *testing.T) {
 			if left == 0 {
 				want = "Koden har gått ut"
 			}
-			if p := b.post("/provider/sign-in/code", url.Values{"code": {fmt.Sprintf("%08d", left)}}); p.status != http.StatusBadRequest ||
-				!strings.Contains(p.body, want) {
-				t.Errorf("code of an unknown address, %d left: %d\n%s", left, p.status, p.body)
+			if p := b.Post("/provider/sign-in/code", url.Values{"code": {fmt.Sprintf("%08d", left)}}); p.Status != http.StatusBadRequest ||
+				!strings.Contains(p.Body, want) {
+				t.Errorf("code of an unknown address, %d left: %d\n%s", left, p.Status, p.Body)
 			}
 		}
 
 		// A wrong code counts; the right one signs in.
-		if p := b.post("/provider/sign-in", url.Values{"email": {" Montor@VVS-ett.se "}, "lang": {"en"}}); p.location != "/provider/sign-in/code?lang=en" {
-			t.Fatalf("send code: %d %s", p.status, p.location)
+		if p := b.Post("/provider/sign-in", url.Values{"email": {" Montor@VVS-ett.se "}, "lang": {"en"}}); p.Location != "/provider/sign-in/code?lang=en" {
+			t.Fatalf("send code: %d %s", p.Status, p.Location)
 		}
-		if p := b.post("/provider/sign-in/code", url.Values{"code": {"00000000"}}); p.status != http.StatusBadRequest ||
-			!strings.Contains(p.body, "4 tries left") && !strings.Contains(p.body, "4 försök kvar") {
-			t.Errorf("wrong code: %d\n%s", p.status, p.body)
+		if p := b.Post("/provider/sign-in/code", url.Values{"code": {"00000000"}}); p.Status != http.StatusBadRequest ||
+			!strings.Contains(p.Body, "4 tries left") && !strings.Contains(p.Body, "4 försök kvar") {
+			t.Errorf("wrong code: %d\n%s", p.Status, p.Body)
 		}
-		if p := b.post("/provider/sign-in/code", url.Values{"code": {e.sender.last(t, staffA)}, "lang": {"en"}}); p.location != "/provider/?lang=en" {
-			t.Fatalf("right code: %d %s", p.status, p.location)
+		if p := b.Post("/provider/sign-in/code", url.Values{"code": {e.sender.Last(t, staffA)}, "lang": {"en"}}); p.Location != "/provider/?lang=en" {
+			t.Fatalf("right code: %d %s", p.Status, p.Location)
 		}
-		if p := b.get("/provider/bookings"); p.status != http.StatusOK || !strings.Contains(p.body, "bk_a_next") ||
-			!strings.Contains(p.body, "Inloggad som "+staffA) {
-			t.Fatalf("bookings after sign-in: %d\n%s", p.status, p.body)
+		if p := b.Get("/provider/bookings"); p.Status != http.StatusOK || !strings.Contains(p.Body, "bk_a_next") ||
+			!strings.Contains(p.Body, "Inloggad som "+staffA) {
+			t.Fatalf("bookings after sign-in: %d\n%s", p.Status, p.Body)
 		}
 		// A form without the browser's token is refused.
-		if p := b.do("POST", "/provider/sign-out", url.Values{"csrf_token": {"forged"}}); p.status != http.StatusForbidden {
-			t.Errorf("sign-out without the form token: %d", p.status)
+		if p := b.Do("POST", "/provider/sign-out", url.Values{"csrf_token": {"forged"}}); p.Status != http.StatusForbidden {
+			t.Errorf("sign-out without the form token: %d", p.Status)
 		}
-		if p := b.post("/provider/sign-out", nil); p.status != http.StatusSeeOther || p.location != "/provider/sign-in?signed_out=1" {
-			t.Fatalf("sign out: %d %s", p.status, p.location)
+		if p := b.Post("/provider/sign-out", nil); p.Status != http.StatusSeeOther || p.Location != "/provider/sign-in?signed_out=1" {
+			t.Fatalf("sign out: %d %s", p.Status, p.Location)
 		}
-		if p := b.get("/provider/bookings"); p.status != http.StatusSeeOther {
-			t.Errorf("bookings after sign-out: %d", p.status)
+		if p := b.Get("/provider/bookings"); p.Status != http.StatusSeeOther {
+			t.Errorf("bookings after sign-out: %d", p.Status)
 		}
 		var n int
 		if err := db.R().QueryRowContext(t.Context(), `SELECT COUNT(*) FROM provider_sessions`).Scan(&n); err != nil || n != 0 {
@@ -93,21 +94,21 @@ func TestPagesAuthorization(t *testing.T) {
 		e := newPagesEnv(t, db)
 		e.seed(t)
 		own, other, partner, none := e.browser(t), e.browser(t), e.browser(t), e.browser(t)
-		own.signIn(ownerA)
-		other.signIn(ownerB)
+		own.SignIn(e.sender, ownerA)
+		other.SignIn(e.sender, ownerB)
 		staff := e.browser(t)
-		staff.signIn(staffA)
-		partner.header.Set("Authorization", "Bearer bkp_partnertokenpartnertokenpartnertoken00")
+		staff.SignIn(e.sender, staffA)
+		partner.Header.Set("Authorization", "Bearer bkp_partnertokenpartnertokenpartnertoken00")
 		staffID := e.userID(t, providerA, staffA)
 		waiting, err := e.svc.Invite(t.Context(), nil, providerA, "vantar@vvs-ett.se", provider.Staff)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := staff.post("/provider/team/invitations", url.Values{"email": {"ny@example.se"}}); p.status != http.StatusForbidden {
-			t.Errorf("staff invites: %d", p.status)
+		if p := staff.Post("/provider/team/invitations", url.Values{"email": {"ny@example.se"}}); p.Status != http.StatusForbidden {
+			t.Errorf("staff invites: %d", p.Status)
 		}
-		if p := staff.post("/provider/team/users/"+e.userID(t, providerA, ownerA)+"/remove", nil); p.status != http.StatusForbidden {
-			t.Errorf("staff removes the owner: %d", p.status)
+		if p := staff.Post("/provider/team/users/"+e.userID(t, providerA, ownerA)+"/remove", nil); p.Status != http.StatusForbidden {
+			t.Errorf("staff removes the owner: %d", p.Status)
 		}
 
 		type want struct {
@@ -145,26 +146,26 @@ func TestPagesAuthorization(t *testing.T) {
 		} {
 			for _, who := range []struct {
 				name string
-				b    *browser
+				b    *webtest.Client
 				want want
 			}{{"other", other, tc.other}, {"partner", partner, signIn}, {"none", none, signIn}, {"own", own, tc.own}} {
-				var p page
+				var p webtest.Response
 				if tc.method == "GET" {
-					p = who.b.get(tc.path)
+					p = who.b.Get(tc.path)
 				} else {
 					form := url.Values{}
 					for k, v := range tc.form {
 						form[k] = v
 					}
-					p = who.b.post(tc.path, form)
+					p = who.b.Post(tc.path, form)
 				}
 				w := who.want
-				if p.status != w.status || w.location != "" && p.location != w.location ||
-					w.contains != "" && !strings.Contains(p.body, w.contains) || w.lacks != "" && strings.Contains(p.body, w.lacks) {
+				if p.Status != w.status || w.location != "" && p.Location != w.location ||
+					w.contains != "" && !strings.Contains(p.Body, w.contains) || w.lacks != "" && strings.Contains(p.Body, w.lacks) {
 					t.Errorf("%s %s as %s: %d %q, want %d %q (containing %q, not %q)", tc.method, tc.path, who.name,
-						p.status, p.location, w.status, w.location, w.contains, w.lacks)
+						p.Status, p.Location, w.status, w.location, w.contains, w.lacks)
 				}
-				if p.status == http.StatusOK && p.body != "" {
+				if p.Status == http.StatusOK && p.Body != "" {
 					if got := pageHeader(t, who.b, tc.path); got != web.ContentSecurityPolicy {
 						t.Errorf("%s: CSP %q", tc.path, got)
 					}
@@ -201,9 +202,9 @@ func TestPagesAuthorization(t *testing.T) {
 			case strings.HasSuffix(tc.path, "/invitations"):
 				// Each owner invited to its own provider: both invitations
 				// are open, each in its own team.
-				for _, c := range []struct{ b *browser }{{own}, {other}} {
-					if p := c.b.get("/provider/team"); !strings.Contains(p.body, "ny@vvs.se") {
-						t.Errorf("a team page lacks the invitation its owner made:\n%s", p.body)
+				for _, c := range []struct{ b *webtest.Client }{{own}, {other}} {
+					if p := c.b.Get("/provider/team"); !strings.Contains(p.Body, "ny@vvs.se") {
+						t.Errorf("a team page lacks the invitation its owner made:\n%s", p.Body)
 					}
 				}
 				var n int
@@ -218,20 +219,15 @@ func TestPagesAuthorization(t *testing.T) {
 			}
 		}
 		// Staff may not manage staff; a removed user's session is gone.
-		if p := staff.get("/provider/team"); p.status != http.StatusSeeOther {
-			t.Errorf("removed staff member's session: %d", p.status)
+		if p := staff.Get("/provider/team"); p.Status != http.StatusSeeOther {
+			t.Errorf("removed staff member's session: %d", p.Status)
 		}
 	})
 }
 
-func pageHeader(t *testing.T, b *browser, path string) string {
+func pageHeader(t *testing.T, b *webtest.Client, path string) string {
 	t.Helper()
-	resp, err := b.client.Get(b.e.srv.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.Header.Get("Content-Security-Policy")
+	return b.Get(path).Header.Get("Content-Security-Policy")
 }
 
 // TestBookingsPageLinksToLaterBookings: a provider with more upcoming
@@ -248,21 +244,21 @@ func TestBookingsPageLinksToLaterBookings(t *testing.T) {
 			sqlstoretest.InsertBookingEntry(t, db, providerA, fmt.Sprintf("bk_many_%03d", i), s, s.Add(2*time.Hour))
 		}
 		b := e.browser(t)
-		b.signIn(ownerA)
+		b.SignIn(e.sender, ownerA)
 		seen := map[string]bool{}
 		path := "/provider/bookings?lang=en"
 		for pages := 1; ; pages++ {
-			p := b.get(path)
-			if p.status != http.StatusOK {
-				t.Fatalf("page %d (%s): %d\n%s", pages, path, p.status, p.body)
+			p := b.Get(path)
+			if p.Status != http.StatusOK {
+				t.Fatalf("page %d (%s): %d\n%s", pages, path, p.Status, p.Body)
 			}
-			for _, m := range bookingLinkRe.FindAllStringSubmatch(p.body, -1) {
+			for _, m := range bookingLinkRe.FindAllStringSubmatch(p.Body, -1) {
 				if seen[m[1]] {
 					t.Errorf("page %d repeats %s", pages, m[1])
 				}
 				seen[m[1]] = true
 			}
-			more := moreLinkRe.FindStringSubmatch(p.body)
+			more := moreLinkRe.FindStringSubmatch(p.Body)
 			if more == nil {
 				if pages != 2 {
 					t.Errorf("%d pages, want 2 of at most 200 bookings", pages)
@@ -273,15 +269,15 @@ func TestBookingsPageLinksToLaterBookings(t *testing.T) {
 				t.Fatal("the last page links to later bookings")
 			}
 			path = html.UnescapeString(more[1])
-			if !strings.Contains(path, "lang=en") || !strings.Contains(p.body, "Later bookings") {
+			if !strings.Contains(path, "lang=en") || !strings.Contains(p.Body, "Later bookings") {
 				t.Errorf("the link to later bookings leaves English: %s", more[0])
 			}
 		}
 		if len(seen) != 251 || seen["bk_b_next"] {
 			t.Errorf("the pages showed %d bookings (B's among them: %v), want A's 251", len(seen), seen["bk_b_next"])
 		}
-		if p := b.get("/provider/bookings?after=bk_b_next"); p.status != http.StatusNotFound {
-			t.Errorf("another provider's booking as the cursor: %d, want 404", p.status)
+		if p := b.Get("/provider/bookings?after=bk_b_next"); p.Status != http.StatusNotFound {
+			t.Errorf("another provider's booking as the cursor: %d, want 404", p.Status)
 		}
 	})
 }
@@ -314,29 +310,29 @@ func TestSignInIsThrottled(t *testing.T) {
 				e := newPagesEnv(t, db, func(c *provider.PagesConfig) { c.Limits = tc.limits })
 				e.seed(t)
 				b := e.browser(t)
-				ask := func() page {
+				ask := func() webtest.Response {
 					t.Helper()
-					return b.post("/provider/sign-in", url.Values{"email": {tc.email}})
+					return b.Post("/provider/sign-in", url.Values{"email": {tc.email}})
 				}
 				for i := range tc.allowed {
-					if p := ask(); p.status != http.StatusSeeOther {
-						t.Fatalf("code %d: %d\n%s", i+1, p.status, p.body)
+					if p := ask(); p.Status != http.StatusSeeOther {
+						t.Fatalf("code %d: %d\n%s", i+1, p.Status, p.Body)
 					}
 				}
-				sent := e.sender.count()
+				sent := e.sender.Count()
 				if want := map[bool]int{true: tc.allowed, false: 0}[tc.sent]; sent != want {
 					t.Errorf("%d codes sent, want %d", sent, want)
 				}
 				p := ask()
-				if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "för många koder") {
-					t.Errorf("code %d: %d, want 429 saying too many codes\n%s", tc.allowed+1, p.status, p.body)
+				if p.Status != http.StatusTooManyRequests || !strings.Contains(p.Body, "för många koder") {
+					t.Errorf("code %d: %d, want 429 saying too many codes\n%s", tc.allowed+1, p.Status, p.Body)
 				}
-				if n := e.sender.count(); n != sent {
+				if n := e.sender.Count(); n != sent {
 					t.Errorf("the refused request sent a code (%d, before %d)", n, sent)
 				}
 				e.clock.Advance(time.Hour + time.Second)
-				if p := ask(); p.status != http.StatusSeeOther {
-					t.Errorf("an hour later: %d\n%s", p.status, p.body)
+				if p := ask(); p.Status != http.StatusSeeOther {
+					t.Errorf("an hour later: %d\n%s", p.Status, p.Body)
 				}
 			})
 		})
@@ -352,7 +348,7 @@ func TestPagesRefuseControlCharactersInPathValues(t *testing.T) {
 		e := newPagesEnv(t, db)
 		e.seed(t)
 		own := e.browser(t)
-		own.signIn(ownerA)
+		own.SignIn(e.sender, ownerA)
 		for _, id := range []string{"bk_a_next%00", "bk%7Fa"} {
 			for _, tc := range []struct {
 				method, path string
@@ -365,14 +361,14 @@ func TestPagesRefuseControlCharactersInPathValues(t *testing.T) {
 				{"POST", "/provider/team/users/" + id + "/remove", nil},
 				{"POST", "/provider/team/invitations/" + id + "/withdraw", nil},
 			} {
-				var p page
+				var p webtest.Response
 				if tc.method == "GET" {
-					p = own.get(tc.path)
+					p = own.Get(tc.path)
 				} else {
-					p = own.post(tc.path, tc.form)
+					p = own.Post(tc.path, tc.form)
 				}
-				if p.status != http.StatusBadRequest {
-					t.Errorf("%s %s: %d, want 400\n%s", tc.method, tc.path, p.status, p.body)
+				if p.Status != http.StatusBadRequest {
+					t.Errorf("%s %s: %d, want 400\n%s", tc.method, tc.path, p.Status, p.Body)
 				}
 			}
 		}

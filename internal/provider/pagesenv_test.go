@@ -4,12 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,13 +16,12 @@ import (
 	"bokat/internal/ratelimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/web/webtest"
 )
 
 // The page tests run the real pages on a real store through real HTTP. The
-// only stand-in is the e-mail boundary: a CodeSender that records the codes
-// it is asked to send, as the OAuth page tests do.
-
-type sentCode struct{ email, code, locale string }
+// only stand-in is the e-mail boundary: webtest.Codes keeps the sign-in
+// codes, and a mailbox the invitations.
 
 // mailbox is the e-mail boundary of invitations: it keeps the messages.
 type mailbox struct {
@@ -54,41 +48,10 @@ func (m *mailbox) to(email string) []notify.Message {
 	return out
 }
 
-type recordingSender struct {
-	mu   sync.Mutex
-	sent []sentCode
-}
-
-func (s *recordingSender) SendSignInCode(_ context.Context, email, code, locale string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sent = append(s.sent, sentCode{email, code, locale})
-	return nil
-}
-
-func (s *recordingSender) last(tb testing.TB, email string) string {
-	tb.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.sent) - 1; i >= 0; i-- {
-		if s.sent[i].email == email {
-			return s.sent[i].code
-		}
-	}
-	tb.Fatalf("no code was sent to %s", email)
-	return ""
-}
-
-func (s *recordingSender) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sent)
-}
-
 // pagesEnv is an env with the provider pages served on a loopback port.
 type pagesEnv struct {
 	*env
-	sender *recordingSender
+	sender *webtest.Codes
 	mail   *mailbox
 	srv    *httptest.Server
 	st     sqlstore.Bound[provider.Tx]
@@ -99,7 +62,7 @@ type pagesEnv struct {
 // configuration from each of opts.
 func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConfig)) *pagesEnv {
 	t.Helper()
-	e := &pagesEnv{env: newEnv(t, db), sender: &recordingSender{}, mail: &mailbox{}, st: sqlstore.Bind[provider.Tx](db)}
+	e := &pagesEnv{env: newEnv(t, db), sender: &webtest.Codes{}, mail: &mailbox{}, st: sqlstore.Bind[provider.Tx](db)}
 	hasher, err := auth.NewHasher([]byte("provider-pages-test-pepper-0123456789"))
 	if err != nil {
 		t.Fatal(err)
@@ -127,93 +90,10 @@ func newPagesEnv(t testing.TB, db *sqlstore.DB, opts ...func(*provider.PagesConf
 	return e
 }
 
-// browser is a plain HTTP client with its own cookies that does not
-// follow redirects.
-type browser struct {
-	t      testing.TB
-	e      *pagesEnv
-	client *http.Client
-	header http.Header
-}
-
-func (e *pagesEnv) browser(t testing.TB) *browser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &browser{t: t, e: e, header: http.Header{}, client: &http.Client{Jar: jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-type page struct {
-	status   int
-	location string
-	body     string
-}
-
-var csrfRe = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
-
-// csrf is the form token of the page.
-func (p page) csrf(tb testing.TB) string {
-	tb.Helper()
-	m := csrfRe.FindStringSubmatch(p.body)
-	if m == nil {
-		tb.Fatalf("the page has no form token:\n%s", p.body)
-	}
-	return m[1]
-}
-
-func (b *browser) do(method, path string, form url.Values) page {
-	b.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, b.e.srv.URL+path, body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	for k, v := range b.header {
-		req.Header[k] = v
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(raw)}
-}
-
-func (b *browser) get(path string) page { return b.do("GET", path, nil) }
-
-// post sends a form with the browser's own CSRF token, read from the
-// sign-in page.
-func (b *browser) post(path string, form url.Values) page {
-	b.t.Helper()
-	if form == nil {
-		form = url.Values{}
-	}
-	if form.Get("csrf_token") == "" {
-		form.Set("csrf_token", b.get("/provider/sign-in").csrf(b.t))
-	}
-	return b.do("POST", path, form)
-}
-
-// signIn signs the browser in with the code sent to the address.
-func (b *browser) signIn(email string) {
-	b.t.Helper()
-	if p := b.post("/provider/sign-in", url.Values{"email": {email}}); p.status != http.StatusSeeOther ||
-		p.location != "/provider/sign-in/code" {
-		b.t.Fatalf("send code: %d %s", p.status, p.location)
-	}
-	p := b.post("/provider/sign-in/code", url.Values{"code": {b.e.sender.last(b.t, email)}})
-	if p.status != http.StatusSeeOther || p.location != "/provider/" {
-		b.t.Fatalf("enter code: %d %s\n%s", p.status, p.location, p.body)
-	}
+// browser is a plain HTTP client of the provider pages with its own
+// cookies that does not follow redirects.
+func (e *pagesEnv) browser(t testing.TB) *webtest.Client {
+	return webtest.NewClient(t, e.srv.URL, "/provider/sign-in")
 }
 
 // seed invites an owner and staff to provider A and an owner to B, and

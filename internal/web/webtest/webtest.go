@@ -1,44 +1,97 @@
 // Package webtest drives Bokat's pages in a real headless Chromium for
-// tests: it starts the browser (Debian's chromium) with page scripts
-// disabled, runs steps with a deadline each, checks a page with axe-core
-// (pinned, installed by CI into .tools/axe with npm) and at phone width, and
-// takes screenshots at phone and desktop widths when asked to
-// ($BOKAT_SCREENSHOTS, or CI=true).
+// tests: it gives each test a tab, like new, of the test binary's one
+// browser (Debian's chromium) with page scripts disabled, runs steps with a
+// deadline each, checks a page with axe-core (pinned, installed by CI into
+// .tools/axe with npm) and at phone width, and takes screenshots at phone
+// and desktop widths when asked to ($BOKAT_SCREENSHOTS, or CI=true). It
+// also holds what the page tests share: the sign-in code sender, the
+// sign-in steps and the checks of each page state.
 package webtest
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
-// Chromium starts a headless Chromium with a fresh profile, asking for
-// Swedish pages and with page scripts disabled (the pages need none), and
-// returns its browsing context; it skips the test when the machine has no
-// Chromium. The context carries no timeout (a timeout on the first action
-// would stop the browser): Do and Get derive one per step.
-func Chromium(tb testing.TB) context.Context {
-	tb.Helper()
-	var path string
+// Main runs the package's tests and then stops the Chromium they shared;
+// a package whose tests call Chromium runs them through it:
+//
+//	func TestMain(m *testing.M) { os.Exit(webtest.Main(m)) }
+func Main(m *testing.M) int {
+	shared.mu.Lock()
+	shared.main = true
+	shared.mu.Unlock()
+	defer shared.stop()
+	return m.Run()
+}
+
+// shared is the one headless Chromium of the test binary, started by the
+// first test that asks for a tab and stopped by Main when the tests are
+// done. Its tabs are kept for later tests: a Chromium costs about two
+// seconds of CPU to start and settle, a tab in a window and browser context
+// of its own about one, and a tab made like new for the next test a few
+// milliseconds.
+var shared browser
+
+// browser is a Chromium that tests open tabs in.
+type browser struct {
+	mu      sync.Mutex
+	main    bool            // Main runs the tests, and stops the browser after them
+	started bool            // start ran: ctx or err is set
+	ctx     context.Context // the browser's first tab, which holds it open
+	cancel  context.CancelFunc
+	err     error
+	idle    []tab // tabs made like new, waiting for a test
+}
+
+// tab is a tab of the shared browser in a browser context of its own.
+type tab struct {
+	ctx   context.Context
+	close context.CancelFunc
+}
+
+// chromiumPath is the Chromium binary on PATH, or "".
+func chromiumPath() string {
 	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
+			return p
 		}
 	}
-	if path == "" {
-		tb.Skip("no chromium binary on PATH: install Debian's chromium package to run the browser test")
+	return ""
+}
+
+// browserContext returns the shared browser's context, starting it on the
+// first call.
+func (b *browser) browserContext(path string) (context.Context, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.main {
+		return nil, errors.New("the package's TestMain does not run the tests through webtest.Main, which stops the shared Chromium")
 	}
+	if b.started {
+		return b.ctx, b.err
+	}
+	b.started = true
+	// The profile is a temporary folder of chromedp's, removed when the
+	// browser stops. Each tab lives in a browser context of its own, so
+	// tests share no cookies, storage or cache; windows of their own keep
+	// every tab visible, and the flags keep a tab that is not in front
+	// from being throttled.
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
@@ -49,16 +102,117 @@ func Chromium(tb testing.TB) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("accept-lang", "sv-SE,sv"),
-		chromedp.UserDataDir(tb.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	tb.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx, scripts(false)); err != nil {
-		tb.Fatalf("start chromium: %v", err)
+	b.cancel = func() {
+		// A graceful close lets Chromium reap its own processes.
+		closeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = chromedp.Cancel(closeCtx)
+		cancelCtx()
+		cancelAlloc()
 	}
+	if err := chromedp.Do(ctx); err != nil {
+		b.err = fmt.Errorf("start chromium: %w", err)
+		return nil, b.err
+	}
+	b.ctx = ctx
+	return ctx, nil
+}
+
+// stop closes the idle tabs and stops the browser, if it was started.
+func (b *browser) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.idle {
+		t.close()
+	}
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.started, b.ctx, b.cancel, b.err, b.idle = false, nil, nil, nil, nil
+}
+
+// take returns an idle tab, or opens a new one in a window and browser
+// context of its own.
+func (b *browser) take(path string) (tab, error) {
+	browserCtx, err := b.browserContext(path)
+	if err != nil {
+		return tab{}, err
+	}
+	b.mu.Lock()
+	if n := len(b.idle); n > 0 {
+		t := b.idle[n-1]
+		b.idle = b.idle[:n-1]
+		b.mu.Unlock()
+		return t, nil
+	}
+	b.mu.Unlock()
+	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+	if err := chromedp.Do(ctx, scripts(false)); err != nil {
+		cancel()
+		return tab{}, fmt.Errorf("open a tab: %w", err)
+	}
+	return tab{ctx: ctx, close: cancel}, nil
+}
+
+// give makes the tab like new (blank, no cookies, cache or history, no
+// emulated device, scripts disabled) and keeps it for the next test; a tab
+// that cannot be made like new is closed.
+func (b *browser) give(t tab) {
+	ctx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
+	defer cancel()
+	err := chromedp.Do(ctx, chromedp.Navigate("about:blank"),
+		call(network.ClearBrowserCookies, cdp.Empty{}), call(network.ClearBrowserCache, cdp.Empty{}),
+		call(page.ResetNavigationHistory, cdp.Empty{}), call(emulation.ClearDeviceMetricsOverride, cdp.Empty{}),
+		call(emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{}), scripts(false))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil || b.ctx == nil {
+		t.close()
+		return
+	}
+	b.idle = append(b.idle, t)
+}
+
+// call is an action that sends one DevTools command to the tab.
+func call[P any](cmd cdp.Command[P, cdp.Empty], params P) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, cmd, params)
+		return err
+	})
+}
+
+// Chromium gives the test a tab of the test binary's headless Chromium
+// (Debian's chromium, started on the first call) that is like a new tab in
+// a fresh profile: its own cookies, cache and history, none left by an
+// earlier test; Swedish pages asked for, page scripts disabled (the pages
+// need none), the desktop viewport. The tab goes back to the browser when
+// the test ends, with the test's context cancelled (and so its listeners
+// gone). It skips the test when the machine has no Chromium, and fails it
+// when the package's TestMain does not call Main. The context carries no
+// timeout: Do and Get derive one per step.
+func Chromium(tb testing.TB) context.Context {
+	tb.Helper()
+	path := chromiumPath()
+	if path == "" {
+		tb.Skip("no chromium binary on PATH: install Debian's chromium package to run the browser test")
+	}
+	t, err := shared.take(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.ctx)
+	tb.Cleanup(func() {
+		cancel()
+		shared.give(t)
+	})
 	return ctx
 }
 
@@ -107,12 +261,20 @@ const (
 )
 
 // axeScript returns axe-core's script from .tools/ of the checkout, or ""
-// when it is not installed.
+// when it is not installed; the file is read once per test binary.
 func axeScript(tb testing.TB) string {
 	tb.Helper()
-	dir, err := os.Getwd()
+	script, err := loadAxe()
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return script
+}
+
+var loadAxe = sync.OnceValues(func() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -120,19 +282,19 @@ func axeScript(tb testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return ""
+			return "", nil
 		}
 		dir = parent
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, AxePath))
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	if !strings.Contains(string(raw[:min(len(raw), 200)]), AxeVersion) {
-		tb.Fatalf("the axe-core in .tools is not %s: reinstall it (.ci/run does)", AxeVersion)
+		return "", fmt.Errorf("the axe-core in .tools is not %s: reinstall it (.ci/run does)", AxeVersion)
 	}
-	return string(raw)
-}
+	return string(raw), nil
+})
 
 // violation is one axe-core finding.
 type violation struct {

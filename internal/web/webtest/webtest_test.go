@@ -1,6 +1,7 @@
 package webtest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,61 @@ import (
 
 	"github.com/chromedp/chromedp"
 )
+
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
+// TestTabsAreAloneAndAlike: tabs of the shared Chromium open side by side
+// share no cookies (each is a fresh browser context), and a tab a later
+// test is given keeps nothing of the earlier test's (cookies, an emulated
+// phone); each asks for Swedish pages, has the desktop width and runs no
+// page script.
+func TestTabsAreAloneAndAlike(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen := "none"
+		if c, err := r.Cookie("tab"); err == nil {
+			seen = c.Value
+		}
+		if v := r.URL.Query().Get("set"); v != "" {
+			http.SetCookie(w, &http.Cookie{Name: "tab", Value: v, Path: "/", MaxAge: 3600})
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="sv"><head><title>Flik</title></head><body><main>
+<p id="seen">%s</p><p id="lang">%s</p><p id="js">off</p><script>document.getElementById("js").textContent = "on"</script>
+</main></body></html>`, seen, r.Header.Get("Accept-Language"))
+	}))
+	t.Cleanup(srv.Close)
+	check := func(t *testing.T, name string, tab context.Context, cookie string) {
+		t.Helper()
+		Do(t, tab, "reload "+name, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("seen")))
+		read := func(id string) string { return Get(t, tab, "read #"+id, chromedp.Text(chromedp.ID(id))) }
+		if got := read("seen"); got != cookie {
+			t.Errorf("tab %s sent the cookie %q, want %q", name, got, cookie)
+		}
+		if got := read("lang"); !strings.HasPrefix(got, "sv-SE") {
+			t.Errorf("tab %s asked for %q, want Swedish first", name, got)
+		}
+		if got := read("js"); got != "off" {
+			t.Errorf("tab %s ran the page's script", name)
+		}
+		if w := Get(t, tab, "width", chromedp.Evaluate[int64](`window.innerWidth`)); w != 1280 {
+			t.Errorf("tab %s is %d px wide, want 1280", name, w)
+		}
+	}
+	t.Run("side by side", func(t *testing.T) {
+		a, b := Chromium(t), Chromium(t)
+		Do(t, a, "set a's cookie", chromedp.Navigate(srv.URL+"/?set=a"), chromedp.WaitVisible(chromedp.ID("seen")))
+		Do(t, b, "set b's cookie", chromedp.Navigate(srv.URL+"/?set=b"), chromedp.WaitVisible(chromedp.ID("seen")))
+		check(t, "a", a, "a")
+		check(t, "b", b, "b")
+		Do(t, a, "emulate a phone", chromedp.EmulateViewport(390, 900, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	})
+	if n := len(shared.idle); n != 2 {
+		t.Fatalf("%d tabs kept for later tests, want 2", n)
+	}
+	t.Run("later", func(t *testing.T) {
+		check(t, "a later test's", Chromium(t), "none")
+	})
+}
 
 // recorder is a testing.TB that keeps the errors reported to it.
 type recorder struct {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"testing"
 
+	"bokat/internal/clocktest"
 	"bokat/internal/ratelimit"
 	"bokat/internal/telemetry"
 )
@@ -48,6 +49,14 @@ func TestTestActivityNeverCountsInLiveMetrics(t *testing.T) {
 		m := e.srv.metrics
 		_, opts := e.searchAs(t, "")
 		e.moveToTestRealm(t, optionProvider(opts[0]))
+		// A request is counted after its handler returns, and a search's
+		// answer is larger than the connection's buffer: the client can read
+		// it before the count lands. Wait for the live search's count, so a
+		// late one is never taken for the test activity's.
+		clocktest.Wait(t, "the live search counted", func() bool {
+			return metricSum(t, m, "bokat_http_requests_total") >= 1 &&
+				metricSum(t, m, "bokat_http_request_duration_seconds") >= 1
+		})
 		before := map[string]float64{}
 		for _, name := range liveActivity {
 			before[name] = metricSum(t, m, name)
@@ -75,6 +84,15 @@ func TestTestActivityNeverCountsInLiveMetrics(t *testing.T) {
 		}
 
 		act(e.token, "metrics-live")
+		// The live calls' counts may land after their answers (above).
+		clocktest.Wait(t, "the live activity counted", func() bool {
+			for _, name := range liveActivity {
+				if metricSum(t, m, name) <= before[name] {
+					return false
+				}
+			}
+			return toolResults(t, m, "get_booking_status", "200") >= 1
+		})
 		for _, c := range []struct {
 			tool, status string
 		}{{"get_capabilities", "200"}, {"search_booking_options", "200"}, {"get_booking_status", "200"}} {

@@ -1,7 +1,6 @@
 package booking_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"bokat/internal/booking"
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
+	"bokat/internal/logtest"
 	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -775,7 +775,7 @@ func TestAReloadBesideTheIndexIsLoggedAndReported(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		now := local(2026, 11, 23, 9, 0)
 		var (
-			logs    syncBuffer
+			logs    logtest.Buffer
 			mu      sync.Mutex
 			results []error
 		)
@@ -825,23 +825,4 @@ func TestAReloadBesideTheIndexIsLoggedAndReported(t *testing.T) {
 			t.Errorf("%d reloads logged as started, want 3", n)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for the reload's goroutine and the
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

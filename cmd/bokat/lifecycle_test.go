@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,8 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,26 +34,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	flag.Parse()
-	raiseParallel()
 	os.Exit(m.Run())
-}
-
-// raiseParallel lets twice as many tests run at once as go test's default
-// (GOMAXPROCS) when -parallel was not given: most tests here spend their
-// time waiting on a program of their own (a serve started on :0, a child
-// process, a worker's round), which costs no CPU. Each test has its own
-// database, listener and folders, and its waits have no time limit short
-// of the binary's deadline, so more of them at once on a busy machine are
-// slower, never wrong.
-func raiseParallel() {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0))); err != nil {
-			panic(err)
-		}
-	}
 }
 
 // manyProviders is a supply of n plumbers in Stockholm, each installing

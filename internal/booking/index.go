@@ -457,20 +457,27 @@ func (w *searchWalk) at(i int) *walkState {
 		return st
 	}
 	p := w.cands.providers[i]
+	return w.keep(i, walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]})
+}
+
+// keep makes st candidate i's state.
+func (w *searchWalk) keep(i int, st walkState) *walkState {
 	if len(w.slab) == cap(w.slab) {
 		// A new chunk, twice the last; earlier chunks stay where they are.
 		w.slab = make([]walkState, 0, min(max(2*cap(w.slab), 4), 64))
 	}
-	w.slab = append(w.slab, walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]})
-	st := &w.slab[len(w.slab)-1]
-	w.state[i] = st
+	w.slab = append(w.slab, st)
+	kept := &w.slab[len(w.slab)-1]
+	w.state[i] = kept
 	w.touched = append(w.touched, i)
-	return st
+	return kept
 }
 
 // free answers without keeping anything for a candidate it has not looked
-// at before: a search over a window that few candidates have free walks
-// past many of them.
+// at before and finds without a free slot: a search over a window that few
+// candidates have free walks past many of them. One with a free slot joins
+// the ranking's sample, which looks at it next: its state is kept, so its
+// plan and calendar are not looked up again.
 func (w *searchWalk) free(i, days int) bool {
 	if w.state[i] != nil {
 		for d := range days {
@@ -491,6 +498,7 @@ func (w *searchWalk) free(i, days int) bool {
 	for d := range days {
 		w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, st.plan.duration, w.window.Daily, w.window.Starts, w.days[d]))
 		if len(w.probe) > 0 {
+			w.keep(i, st)
 			return true
 		}
 	}

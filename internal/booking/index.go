@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"bokat"
@@ -323,17 +324,77 @@ type searchWalk struct {
 	svcNum int
 	window schedule.Window
 	days   []schedule.Date
-	// state of the candidates looked at, by walk position; the states
-	// live in slab, and their slots in arena (a search looks at a few
-	// dozen candidate days: a few allocations instead of one per day).
-	state map[int]*walkState
-	slab  []walkState
-	arena [][]rankSlot
+	// state of the candidates looked at, by walk position (nil for one
+	// not looked at; touched lists those that are not); the states live
+	// in slab, and their slots in arena (a search looks at a few dozen
+	// candidate days: a few allocations instead of one per day). A slice,
+	// not a map: the ranking asks for a member's slots hundreds of times.
+	state   []*walkState
+	touched []int
+	slab    []walkState
+	arena   [][]rankSlot
 	// probe is free's scratch buffer.
 	probe []rankSlot
 	// horizons memoises the ends of horizons by their length in days: most
 	// candidates share a few.
 	horizons map[int]time.Time
+	// spans holds the candidates' byDay, as slab their states.
+	spans []daySpan
+}
+
+// walkPool keeps the scratch memory of finished walks (state map, slab,
+// arena, day spans) for the next search: a search over a national supply
+// otherwise allocates a fifth of its bytes for it, which the collector
+// then pays for against a heap of tens of thousands of providers.
+var walkPool = sync.Pool{New: func() any { return new(searchWalk) }}
+
+// newSearchWalk returns an empty walk, its scratch memory reused.
+func newSearchWalk() *searchWalk { return walkPool.Get().(*searchWalk) }
+
+// begin readies the walk for the candidates of cands.
+func (w *searchWalk) begin(cands *candidateList) {
+	w.cands = cands
+	if n := len(cands.providers); cap(w.state) < n {
+		w.state = make([]*walkState, n)
+	} else {
+		w.state = w.state[:n]
+	}
+}
+
+// release returns the walk's scratch memory to the pool: nothing the
+// search returns points into it (picks and options hold copies). It keeps
+// the last chunk of the slab, the arena and the day spans, cleared, and
+// nothing of the index, so a pooled walk never holds an index that was
+// replaced.
+func (w *searchWalk) release() {
+	for _, i := range w.touched {
+		w.state[i] = nil
+	}
+	clear(w.horizons)
+	clear(w.slab)
+	slab, spans, days, probe := w.slab[:0], w.spans[:0], w.days[:0], w.probe[:0]
+	var arena [][]rankSlot
+	if n := len(w.arena); n > 0 {
+		arena = append(w.arena[:0], w.arena[n-1][:0])
+		clear(w.arena[1:n])
+	}
+	*w = searchWalk{state: w.state[:0], touched: w.touched[:0], horizons: w.horizons, slab: slab, spans: spans, days: days,
+		probe: probe, arena: arena}
+	walkPool.Put(w)
+}
+
+// daySpans returns n cleared day spans from the walk's spans, in a new
+// chunk (twice the last) when the last has no room: earlier chunks stay
+// where they are.
+func (w *searchWalk) daySpans(n int) []daySpan {
+	if cap(w.spans)-len(w.spans) < n {
+		w.spans = make([]daySpan, 0, max(min(2*cap(w.spans), 1024), 16*n))
+	}
+	lo := len(w.spans)
+	w.spans = w.spans[:lo+n]
+	out := w.spans[lo : lo+n : lo+n]
+	clear(out)
+	return out
 }
 
 // plan returns how candidate p is searched for the job in the window.
@@ -392,25 +453,33 @@ func (w *searchWalk) windowInterval() schedule.Interval {
 }
 
 func (w *searchWalk) at(i int) *walkState {
-	if st, ok := w.state[i]; ok {
+	if st := w.state[i]; st != nil {
 		return st
 	}
 	p := w.cands.providers[i]
+	return w.keep(i, walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]})
+}
+
+// keep makes st candidate i's state.
+func (w *searchWalk) keep(i int, st walkState) *walkState {
 	if len(w.slab) == cap(w.slab) {
 		// A new chunk, twice the last; earlier chunks stay where they are.
 		w.slab = make([]walkState, 0, min(max(2*cap(w.slab), 4), 64))
 	}
-	w.slab = append(w.slab, walkState{plan: w.plan(p), busy: w.ix.busy[p.provider.ID]})
-	st := &w.slab[len(w.slab)-1]
-	w.state[i] = st
-	return st
+	w.slab = append(w.slab, st)
+	kept := &w.slab[len(w.slab)-1]
+	w.state[i] = kept
+	w.touched = append(w.touched, i)
+	return kept
 }
 
 // free answers without keeping anything for a candidate it has not looked
-// at before: a search over a window that few candidates have free walks
-// past many of them.
+// at before and finds without a free slot: a search over a window that few
+// candidates have free walks past many of them. One with a free slot joins
+// the ranking's sample, which looks at it next: its state is kept, so its
+// plan and calendar are not looked up again.
 func (w *searchWalk) free(i, days int) bool {
-	if _, ok := w.state[i]; ok {
+	if w.state[i] != nil {
 		for d := range days {
 			if len(w.slots(i, d)) > 0 {
 				return true
@@ -429,6 +498,7 @@ func (w *searchWalk) free(i, days int) bool {
 	for d := range days {
 		w.probe = appendDaySlots(w.probe[:0], &st, w.s.dayTemplate(p, st.plan.duration, w.window.Daily, w.window.Starts, w.days[d]))
 		if len(w.probe) > 0 {
+			w.keep(i, st)
 			return true
 		}
 	}
@@ -438,7 +508,7 @@ func (w *searchWalk) free(i, days int) bool {
 func (w *searchWalk) slots(i, day int) []rankSlot {
 	st := w.at(i)
 	if st.byDay == nil {
-		st.byDay = make([]daySpan, len(w.days))
+		st.byDay = w.daySpans(len(w.days))
 	}
 	ds := &st.byDay[day]
 	if !ds.done {
@@ -536,7 +606,7 @@ func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily, st
 		return t
 	}
 	t = &dayTemplate{}
-	for _, iv := range schedule.Slots(schedule.SlotParams{Hours: hours, From: d.At(0), To: d.AddDays(1).At(0),
+	for _, iv := range schedule.Slots(schedule.SlotParams{Hours: *hours, From: d.At(0), To: d.AddDays(1).At(0),
 		Duration: duration, Step: s.step, Daily: daily, Starts: starts}) {
 		t.slots = append(t.slots, newRankSlot(iv))
 	}
@@ -553,14 +623,19 @@ func (s *Search) dayTemplate(p *providerEntry, duration time.Duration, daily, st
 // the window's start and now, to the window's end, without the weekdays the
 // customer left out.
 func windowDays(w schedule.Window, now time.Time) []schedule.Date {
+	return appendWindowDays(nil, w, now)
+}
+
+// appendWindowDays appends windowDays(w, now) to dst.
+func appendWindowDays(dst []schedule.Date, w schedule.Window, now time.Time) []schedule.Date {
 	lo := w.Start
 	if now.After(lo) {
 		lo = now
 	}
 	if !lo.Before(w.End) {
-		return nil
+		return dst
 	}
-	var out []schedule.Date
+	out := dst
 	last := schedule.DateOf(w.End.Add(-time.Nanosecond))
 	for d := schedule.DateOf(lo); !d.After(last); d = d.AddDays(1) {
 		if !w.Except.Has(d.Weekday()) {

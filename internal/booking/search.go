@@ -355,8 +355,11 @@ func (s *Search) walkJob(ctx context.Context, res Result, job jobSpec, q Query, 
 	if cands == nil || len(cands.providers) == 0 {
 		return noCoverage.of(res), nil
 	}
-	walk := &searchWalk{s: s, ix: ix, cands: cands, job: job, svcNum: ix.snap.number(job.svc.ID),
-		window: res.Window, days: windowDays(res.Window, now), state: make(map[int]*walkState, s.maxOptions*2)}
+	walk := newSearchWalk()
+	defer walk.release()
+	walk.begin(cands)
+	walk.s, walk.ix, walk.job, walk.svcNum = s, ix, job, ix.snap.number(job.svc.ID)
+	walk.window, walk.days = res.Window, appendWindowDays(walk.days[:0], res.Window, now)
 	picks := rankOptions(walk, len(walk.days), s.maxOptions, maxPer, s.maxOptions)
 	if len(picks) == 0 {
 		if last, beyond := walk.beyondHorizons(); beyond {

@@ -159,11 +159,15 @@ func parseDay(s string) (schedule.Date, bool) {
 }
 
 // hoursOn returns the working hours of the entry on date d and their key.
-func (e *providerEntry) hoursOn(d schedule.Date) (schedule.WeeklyHours, string) {
-	if o, ok := e.days[d]; ok {
-		return o.hours, o.key
+// The hours are shared (a search reads them only to build a day template
+// it has not memoised): they must not be changed.
+func (e *providerEntry) hoursOn(d schedule.Date) (*schedule.WeeklyHours, string) {
+	if e.days != nil {
+		if o, ok := e.days[d]; ok {
+			return &o.hours, o.key
+		}
 	}
-	return *e.hours, e.hoursKey
+	return e.hours, e.hoursKey
 }
 
 // newSnapshot indexes the active providers of s.

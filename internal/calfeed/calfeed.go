@@ -43,7 +43,7 @@ type Store interface {
 	ProviderName(ctx context.Context, providerID string) (string, error)
 	// ProviderBookings returns the provider's bookings, confirmed and
 	// cancelled, whose slot ends after from, ordered by slot start.
-	ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.Booking, error)
+	ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.CalendarBooking, error)
 }
 
 // Config configures a Feed.
@@ -173,7 +173,7 @@ func (f *Feed) Render(ctx context.Context, providerID string, w io.Writer) error
 		if err := f.event(&bookings[i]).SerializeTo(bw, &cfg); err != nil {
 			return err
 		}
-		bookings[i] = bokat.Booking{} // written: let it go
+		bookings[i] = bokat.CalendarBooking{} // written: let it go
 	}
 	if _, err := bw.WriteString("END:VCALENDAR" + cfg.NewLine); err != nil {
 		return err
@@ -182,7 +182,7 @@ func (f *Feed) Render(ctx context.Context, providerID string, w io.Writer) error
 }
 
 // event is a booking's entry in its provider's feed.
-func (f *Feed) event(b *bokat.Booking) *ics.VEvent {
+func (f *Feed) event(b *bokat.CalendarBooking) *ics.VEvent {
 	e := ics.NewEvent(f.UID(b.ID))
 	changed := lastChange(*b)
 	e.SetDtStampTime(changed)
@@ -218,7 +218,7 @@ func (f *Feed) event(b *bokat.Booking) *ics.VEvent {
 }
 
 // lastChange is the time of a booking's latest change.
-func lastChange(b bokat.Booking) time.Time {
+func lastChange(b bokat.CalendarBooking) time.Time {
 	t := b.ConfirmedAt
 	for _, c := range []time.Time{b.RescheduledAt, b.CancelledAt} {
 		if c.After(t) {

@@ -27,11 +27,14 @@ func (l *bookingList) ProviderName(_ context.Context, id string) (string, error)
 	return "Rörmokare Ett AB", nil
 }
 
-func (l *bookingList) ProviderBookings(_ context.Context, id string, from time.Time) ([]bokat.Booking, error) {
-	var out []bokat.Booking
+func (l *bookingList) ProviderBookings(_ context.Context, id string, from time.Time) ([]bokat.CalendarBooking, error) {
+	var out []bokat.CalendarBooking
 	for _, b := range l.bookings {
 		if b.ProviderID == id && b.SlotEnd.After(from) {
-			out = append(out, b)
+			out = append(out, bokat.CalendarBooking{ID: b.ID, Status: b.Status, ServiceLabelSV: b.ServiceLabelSV,
+				SlotStart: b.SlotStart, SlotEnd: b.SlotEnd, PriceSEK: b.PriceSEK, TermsVersion: b.TermsVersion,
+				Postcode: b.Postcode, DestinationPostcode: b.DestinationPostcode, ConfirmedAt: b.ConfirmedAt,
+				RescheduledAt: b.RescheduledAt, CancelledAt: b.CancelledAt, Sequence: b.Sequence})
 		}
 	}
 	return out, nil

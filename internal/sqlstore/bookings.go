@@ -293,21 +293,30 @@ func providerName(ctx context.Context, q Reader, providerID string) (string, err
 }
 
 // ProviderBookings returns the provider's live bookings, confirmed and
-// cancelled, whose slot ends after from, ordered by slot start then id. Test
-// bookings are never shown to a provider (its feed, its pages).
-func (db *DB) ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.Booking, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+bookingColumns+` FROM bookings
+// cancelled, whose slot ends after from, ordered by slot start then id, with
+// what its calendar feed shows of each. Test bookings are never shown to a
+// provider (its feed, its pages).
+func (db *DB) ProviderBookings(ctx context.Context, providerID string, from time.Time) ([]bokat.CalendarBooking, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, status, service_label_sv, slot_start_at, slot_end_at, price_sek,
+		terms_version, postcode, destination_postcode, confirmed_at, rescheduled_at, cancelled_at, sequence FROM bookings
 		WHERE provider_id = $1 AND slot_end_at > $2 AND mode = 'live' ORDER BY slot_start_at, id`, providerID, Millis(from))
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []bokat.Booking
+	var out []bokat.CalendarBooking
 	for rows.Next() {
-		b, err := scanBooking(rows)
-		if err != nil {
-			return nil, err
+		var (
+			b                      bokat.CalendarBooking
+			start, end, confirmed  int64
+			rescheduled, cancelled sql.NullInt64
+		)
+		if err := rows.Scan(&b.ID, &b.Status, &b.ServiceLabelSV, &start, &end, &b.PriceSEK, &b.TermsVersion, &b.Postcode,
+			&b.DestinationPostcode, &confirmed, &rescheduled, &cancelled, &b.Sequence); err != nil {
+			return nil, translate(err)
 		}
+		b.SlotStart, b.SlotEnd, b.ConfirmedAt = FromMillis(start), FromMillis(end), FromMillis(confirmed)
+		b.RescheduledAt, b.CancelledAt = FromNullMillis(rescheduled), FromNullMillis(cancelled)
 		out = append(out, b)
 	}
 	return out, translate(rows.Err())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -145,6 +146,61 @@ func TestBookingStore(t *testing.T) {
 		}
 		if fmt.Sprint(ids) != "[bkg_f bkg_a bkg_h bkg_e]" {
 			t.Errorf("provider bookings %v", ids)
+		}
+	})
+}
+
+// A provider's bookings read for its feed carry, field by field, what the
+// full booking holds: confirmed, moved (with a destination) and cancelled.
+func TestProviderBookingsCarryTheBookingsFields(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		withProvider(t, db, "p1")
+		kept, moved, cancelled := testBooking("bkg_k", "p1", t0, 60), testBooking("bkg_m", "p1", t0.Add(2*time.Hour), 60),
+			testBooking("bkg_c", "p1", t0.Add(4*time.Hour), 60)
+		moved.DestinationPostcode, moved.PriceSEK, moved.TermsVersion = "41101", 2490, "moving_terms_v2"
+		cancelled.ServiceLabelSV, cancelled.Postcode = "Byte av element", "96140"
+		for _, b := range []bokat.Booking{kept, moved, cancelled} {
+			if err := insert(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		moved.SlotStart, moved.SlotEnd = t0.Add(6*time.Hour), t0.Add(7*time.Hour)
+		moved.RescheduledAt, moved.Sequence = t0.Add(time.Minute), 1
+		cancelled.Status, cancelled.CancelledAt, cancelled.CancelReason, cancelled.Sequence = bokat.BookingCancelled, t0.Add(3*time.Minute), "other", 1
+		err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			if err := tx.MoveBooking(ctx, moved, sqlstoretest.Contact, t0.Add(time.Minute)); err != nil {
+				return err
+			}
+			return tx.CancelBooking(ctx, cancelled, "", t0.Add(3*time.Minute))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := db.ProviderBookings(ctx, "p1", t0.Add(-time.Hour))
+		if err != nil || len(list) != 3 {
+			t.Fatalf("%d bookings, %v", len(list), err)
+		}
+		for i, id := range []string{"bkg_k", "bkg_c", "bkg_m"} {
+			full, err := db.OwnedBooking(ctx, id, "pc_1", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bokat.CalendarBooking{ID: full.ID, Status: full.Status, ServiceLabelSV: full.ServiceLabelSV,
+				SlotStart: full.SlotStart, SlotEnd: full.SlotEnd, PriceSEK: full.PriceSEK, TermsVersion: full.TermsVersion,
+				Postcode: full.Postcode, DestinationPostcode: full.DestinationPostcode, ConfirmedAt: full.ConfirmedAt,
+				RescheduledAt: full.RescheduledAt, CancelledAt: full.CancelledAt, Sequence: full.Sequence}
+			if !reflect.DeepEqual(list[i], want) {
+				t.Errorf("bookings[%d] = %+v\nwant %+v", i, list[i], want)
+			}
+		}
+		if m := list[2]; m.DestinationPostcode != "41101" || m.RescheduledAt.IsZero() || m.Sequence != 1 || m.PriceSEK != 2490 ||
+			!m.SlotStart.Equal(t0.Add(6*time.Hour)) {
+			t.Errorf("the moved booking: %+v", m)
+		}
+		if c := list[1]; c.Active() || c.CancelledAt.IsZero() || c.ServiceLabelSV != "Byte av element" || c.Postcode != "96140" {
+			t.Errorf("the cancelled booking: %+v", c)
 		}
 	})
 }

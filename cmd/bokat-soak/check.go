@@ -54,10 +54,13 @@ type report struct {
 		LastError string `json:"last_error"`
 	} `json:"calendar_feed"`
 	Processes []snapshot `json:"processes"`
-	PGMax     int        `json:"pg_connections_max"`
-	Notes     []string   `json:"notes"`
-	Failed    []string   `json:"failed_checks"`
-	OK        bool       `json:"ok"`
+	// Memory sums up the samples taken during the load in sixths of it;
+	// every sample is in STATE/memory.csv.
+	Memory []memoryWindow `json:"memory"`
+	PGMax  int            `json:"pg_connections_max"`
+	Notes  []string       `json:"notes"`
+	Failed []string       `json:"failed_checks"`
+	OK     bool           `json:"ok"`
 }
 
 func (s *soak) count(ctx context.Context, q string, args ...any) int {
@@ -290,9 +293,14 @@ func (s *soak) check(ctx context.Context, start time.Time) (*report, error) {
 
 	s.mu.Lock()
 	rep.Processes = s.snaps
+	samples := slices.Clone(s.samples)
 	rep.PGMax = s.pgMax
 	rep.Notes = s.notes
 	s.mu.Unlock()
+	rep.Memory = summarise(samples, s.c.duration, 6)
+	if err := s.writeSamples(samples); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("memory samples: %v", err))
+	}
 
 	fail := func(cond bool, format string, args ...any) {
 		if cond {
@@ -383,6 +391,7 @@ func (rep *report) print(w io.Writer) {
 			mib(p.HeapInuseKiB), p.Goroutines, p.PGConns, p.HeapProfile)
 	}
 	fmt.Fprintf(w, "PostgreSQL connections (both instances), most seen: %d\n", rep.PGMax)
+	printMemory(w, rep.Memory)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

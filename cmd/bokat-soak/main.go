@@ -53,6 +53,7 @@ type config struct {
 	drain    time.Duration
 	jsonOut  bool
 	seed     uint64
+	sample   time.Duration
 }
 
 func parseConfig(args []string) (config, error) {
@@ -66,14 +67,15 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.drain, "drain", 90*time.Second, "after the load, how long to wait for the steady receiver to get every event")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the load's choices")
+	fs.DurationVar(&c.sample, "sample", 10*time.Second, "how often to sample each instance's memory and goroutines during the load")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if c.state == "" {
 		return c, errors.New("-state is required")
 	}
-	if c.duration < 10*time.Second || c.workers < 1 {
-		return c, errors.New("-duration must be at least 10s and -workers at least 1")
+	if c.duration < 10*time.Second || c.workers < 1 || c.sample < time.Second {
+		return c, errors.New("-duration must be at least 10s, -workers at least 1 and -sample at least 1s")
 	}
 	return c, nil
 }

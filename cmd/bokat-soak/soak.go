@@ -48,6 +48,7 @@ type soak struct {
 	created  []*booking // every booking answered 201
 	windows  []window
 	snaps    []snapshot
+	samples  []sample
 	pgMax    int
 	notes    []string
 
@@ -764,6 +765,8 @@ func (s *soak) run(ctx context.Context) (*report, error) {
 		go func() { defer workers.Done(); s.worker(ctx, w, &stopWorkers) }()
 	}
 	go func() { <-loadCtx.Done(); stopWorkers.Store(true) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.sampleLoop(loadCtx, start, s.c.sample) }()
 	// The restarts, the middle snapshot and the connection samples.
 	wg.Add(1)
 	go func() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestTimeUnitOfStoredInstants(t *testing.T) {
 }
 
 func TestConfigRefusesNonsense(t *testing.T) {
-	for _, args := range [][]string{{}, {"-state", "x", "-duration", "1s"}, {"-state", "x", "-workers", "0"}} {
+	for _, args := range [][]string{{}, {"-state", "x", "-duration", "1s"}, {"-state", "x", "-workers", "0"}, {"-state", "x", "-sample", "0s"}} {
 		if _, err := parseConfig(args); err == nil {
 			t.Errorf("%v accepted", args)
 		}
@@ -77,5 +78,51 @@ func TestProcStatusReadsMemoryFields(t *testing.T) {
 	}
 	if m := procStatus(-1, "VmRSS"); m["VmRSS"] != -1 {
 		t.Errorf("procStatus of no process = %v", m)
+	}
+}
+
+func TestSummariseSplitsEachInstanceIntoParts(t *testing.T) {
+	var samples []sample
+	// Instance a: restarted after 5 minutes (a new pid), RSS rising; b:
+	// flat RSS, heap swinging between collections, one unreadable sample.
+	for i := range 10 {
+		at := time.Duration(i) * time.Minute
+		pid := 100
+		if i >= 5 {
+			pid = 200
+		}
+		samples = append(samples,
+			sample{Offset: at, Instance: "a", PID: pid, RSSKiB: int64(1000 + 100*i), AnonKiB: int64(500 + 100*i), HeapKiB: int64(300 + 10*i), Goroutines: 20 + i},
+			sample{Offset: at, Instance: "b", PID: 300, RSSKiB: 2048, AnonKiB: 1024, HeapKiB: int64(400 + 100*(i%3)), Goroutines: 30})
+	}
+	samples = append(samples, sample{Offset: 10 * time.Minute, Instance: "b", PID: 300, RSSKiB: -1, AnonKiB: -1, HeapKiB: -1, Goroutines: -1})
+	got := summarise(samples, 10*time.Minute, 2)
+	if len(got) != 4 {
+		t.Fatalf("summarise = %+v, want 2 instances × 2 parts", got)
+	}
+	a1, a2, b1, b2 := got[0], got[1], got[2], got[3]
+	if a1.Instance != "a" || a1.From != "0" || a1.To != "5" || a1.Samples != 5 || !slices.Equal(a1.PIDs, []int{100}) ||
+		a1.RSSMedianKiB != 1200 || a1.RSSMaxKiB != 1400 || a1.AnonMedianKiB != 700 || a1.HeapLeastKiB != 300 || a1.Goroutines != 22 {
+		t.Errorf("a's first part = %+v", a1)
+	}
+	if a2.From != "5" || a2.To != "10" || a2.Samples != 5 || !slices.Equal(a2.PIDs, []int{200}) || a2.RSSMedianKiB != 1700 || a2.HeapLeastKiB != 350 {
+		t.Errorf("a's second part = %+v", a2)
+	}
+	// The sample at the very end belongs to the last part; its unreadable
+	// figures are left out.
+	if b1.Instance != "b" || b1.RSSMedianKiB != 2048 || b1.HeapLeastKiB != 400 || b2.Samples != 6 || b2.RSSMedianKiB != 2048 ||
+		b2.RSSMaxKiB != 2048 || b2.HeapLeastKiB != 400 || b2.Goroutines != 30 {
+		t.Errorf("b = %+v %+v", b1, b2)
+	}
+	var buf strings.Builder
+	if err := writeSamplesCSV(&buf, samples[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if want := "offset_s,instance,pid,rss_kib,rss_anon_kib,heap_alloc_kib,goroutines\n0,a,100,1000,500,300,20\n0,b,300,2048,1024,400,30\n"; buf.String() != want {
+		t.Errorf("CSV = %q, want %q", buf.String(), want)
+	}
+	printMemory(&buf, got)
+	if !strings.Contains(buf.String(), "a         0–5         100") {
+		t.Errorf("printed:\n%s", buf.String())
 	}
 }

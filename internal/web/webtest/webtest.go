@@ -48,6 +48,26 @@ func Main(m *testing.M) int {
 // milliseconds.
 var shared browser
 
+// disabledFeatures are Chromium features the tests turn off because they
+// cost CPU and no test uses them; none changes how a page is laid out,
+// painted or checked.
+var disabledFeatures = []string{
+	// The address bar's drop-down, drawn by pages of Chromium's own
+	// (chrome://omnibox-popup.top-chrome): two or three renderer processes
+	// for every window, each a second of CPU to start, and a few percent
+	// of a core each while they idle. Headless tabs have no address bar
+	// anyone types in.
+	"WebUIOmniboxPopup", "WebUIOmniboxAimPopup",
+	// A new renderer process, or a new document host, for navigations
+	// within one site (kept for the back/forward cache and for isolating
+	// sites from each other): a test's tab stays on its own test server,
+	// and never goes back. Tabs in different browser contexts still never
+	// share a process.
+	"BackForwardCache", "ProactivelySwapBrowsingInstance", "RenderDocument",
+	"site-per-process", "IsolateOrigins", "SpareRendererForSitePerProcess", "Prerender2",
+	"Translate",
+}
+
 // browser is a Chromium that tests open tabs in.
 type browser struct {
 	mu      sync.Mutex
@@ -107,6 +127,21 @@ func (b *browser) browserContext(path string) (context.Context, error) {
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("accept-lang", "sv-SE,sv"),
 		chromedp.WindowSize(1280, 900),
+		// The browser's own services a test never uses (chromedp's default
+		// set, after Puppeteer's).
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-hang-monitor", true),
+		chromedp.Flag("disable-ipc-flooding-protection", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("disable-popup-blocking", true),
+		chromedp.Flag("disable-prompt-on-repost", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.Flag("disable-features", strings.Join(disabledFeatures, ",")),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)

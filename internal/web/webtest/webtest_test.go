@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -67,6 +69,33 @@ func TestTabsAreAloneAndAlike(t *testing.T) {
 	t.Run("later", func(t *testing.T) {
 		check(t, "a later test's", Chromium(t), "none")
 	})
+}
+
+// TestNoBrowserUIPages: a window of the shared Chromium opens none of
+// Chromium's own pages beside the tab (such as the address bar's drop-down,
+// which costs renderer processes for every window and CPU while idle).
+func TestNoBrowserUIPages(t *testing.T) {
+	ctx := Chromium(t)
+	Chromium(t)
+	infos := Get(t, ctx, "list the targets", chromedp.Action[[]*target.Info](func(ctx context.Context, tg *chromedp.Target) ([]*target.Info, error) {
+		res, err := cdp.Call(ctx, tg, target.GetTargets, target.GetTargetsParams{})
+		if err != nil {
+			return nil, err
+		}
+		return res.TargetInfos, nil
+	}))
+	pages := 0
+	for _, info := range infos {
+		switch {
+		case info.Type == "page":
+			pages++
+		case strings.HasPrefix(info.URL, "chrome://"):
+			t.Errorf("the browser opened %s (%s)", info.URL, info.Type)
+		}
+	}
+	if pages < 2 {
+		t.Errorf("%d pages listed, want the two tabs at least", pages)
+	}
 }
 
 // recorder is a testing.TB that keeps the errors reported to it.

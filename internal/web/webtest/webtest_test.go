@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
@@ -160,4 +162,47 @@ func TestAxeAndWidthChecksFail(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAxeChecksEachPageStateOnce: axe-core runs again on a page whose markup
+// changed, and a page state already checked (here on another server, with
+// another form token) gets the earlier result, serious findings included.
+func TestAxeChecksEachPageStateOnce(t *testing.T) {
+	ctx := Chromium(t)
+	if axeScript(t) == "" {
+		t.Skip("axe-core is not installed at " + AxePath)
+	}
+	var bad atomic.Bool
+	serve := func() *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			field := `<label for="x">Namn</label><input id="x" type="text" name="x">`
+			if bad.Load() {
+				field = `<input type="text" name="x">`
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html lang="sv"><head><title>Sida</title></head><body><main>
+<h1>Sida</h1><form><input type="hidden" name="csrf_token" value="%d">%s</form></main></body></html>`, time.Now().UnixNano(), field)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	first, second := serve(), serve()
+	check := func(srv *httptest.Server, wantRuns int64, wantLabel bool) {
+		t.Helper()
+		Do(t, ctx, "open the page", chromedp.Navigate(srv.URL+"/sida"), chromedp.WaitVisible(chromedp.CSS("h1")))
+		before := axeRuns.Load()
+		rec := &recorder{TB: t}
+		Axe(rec, ctx, "sida")
+		if got := axeRuns.Load() - before; got != wantRuns {
+			t.Errorf("axe-core ran %d times, want %d", got, wantRuns)
+		}
+		if got := strings.Contains(strings.Join(rec.errors, "\n"), "axe-core label (critical)"); got != wantLabel {
+			t.Errorf("the unlabelled field reported: %v, want %v (%q)", got, wantLabel, rec.errors)
+		}
+	}
+	check(first, 1, false)
+	check(second, 0, false)
+	bad.Store(true)
+	check(first, 1, true)
+	check(second, 0, true)
 }

@@ -10,6 +10,7 @@ package webtest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,6 +49,26 @@ func Main(m *testing.M) int {
 // of its own about one, and a tab made like new for the next test a few
 // milliseconds.
 var shared browser
+
+// disabledFeatures are Chromium features the tests turn off because they
+// cost CPU and no test uses them; none changes how a page is laid out,
+// painted or checked.
+var disabledFeatures = []string{
+	// The address bar's drop-down, drawn by pages of Chromium's own
+	// (chrome://omnibox-popup.top-chrome): two or three renderer processes
+	// for every window, each a second of CPU to start, and a few percent
+	// of a core each while they idle. Headless tabs have no address bar
+	// anyone types in.
+	"WebUIOmniboxPopup", "WebUIOmniboxAimPopup",
+	// A new renderer process, or a new document host, for navigations
+	// within one site (kept for the back/forward cache and for isolating
+	// sites from each other): a test's tab stays on its own test server,
+	// and never goes back. Tabs in different browser contexts still never
+	// share a process.
+	"BackForwardCache", "ProactivelySwapBrowsingInstance", "RenderDocument",
+	"site-per-process", "IsolateOrigins", "SpareRendererForSitePerProcess", "Prerender2",
+	"Translate",
+}
 
 // browser is a Chromium that tests open tabs in.
 type browser struct {
@@ -107,6 +129,21 @@ func (b *browser) browserContext(path string) (context.Context, error) {
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("accept-lang", "sv-SE,sv"),
 		chromedp.WindowSize(1280, 900),
+		// The browser's own services a test never uses (chromedp's default
+		// set, after Puppeteer's).
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-hang-monitor", true),
+		chromedp.Flag("disable-ipc-flooding-protection", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("disable-popup-blocking", true),
+		chromedp.Flag("disable-prompt-on-repost", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.Flag("disable-features", strings.Join(disabledFeatures, ",")),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
@@ -296,6 +333,45 @@ var loadAxe = sync.OnceValues(func() (string, error) {
 	return string(raw), nil
 })
 
+// axeRuns counts the times axe-core ran in this binary.
+var axeRuns atomic.Int64
+
+// runAxe runs axe-core on the tab's page and returns its violations.
+func runAxe(tb testing.TB, ctx context.Context, script string) []byte {
+	tb.Helper()
+	axeRuns.Add(1)
+	// axe-core runs on timers, which stop while scripts are off: they are
+	// on for the check only (the page has no script of its own to run).
+	Do(tb, ctx, "inject axe-core", scripts(true), chromedp.Evaluate[chromedp.Void](script))
+	defer Do(tb, ctx, "turn scripts off", scripts(false))
+	// resultTypes: every violation keeps all its elements; passes and the
+	// rest keep one each, which spares axe-core describing every element
+	// that passed (most of its time on a page without findings).
+	return Get(tb, ctx, "run axe-core", chromedp.Evaluate[[]byte](`axe.run(document, {runOnly: {type: "tag",
+		values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]},
+		resultTypes: ["violations"]}).then(r => r.violations)`,
+		chromedp.EvalAwaitPromise))
+}
+
+// axeResults holds axe-core's violations (the JSON runAxe returns) by the
+// SHA-256 of the page state axeStateJS describes, for the test binary.
+var axeResults sync.Map
+
+// axeStateJS describes everything of the current page that axe-core's
+// result depends on: the markup, with the values of hidden inputs left
+// out (form tokens, which are random, and which neither the page nor its
+// accessibility tree shows); the rules of every style sheet; the path,
+// the viewport and the element in focus. The origin is left out (of the
+// page and its style sheets): each test's server has a port of its own.
+const axeStateJS = `(() => {
+	const root = document.documentElement.cloneNode(true);
+	for (const input of root.querySelectorAll('input[type=hidden]')) input.setAttribute("value", "");
+	const sheets = [...document.styleSheets].map(s => (s.href ? new URL(s.href).pathname : "") + "\n" + [...s.cssRules].map(r => r.cssText).join("\n"));
+	const focus = document.activeElement;
+	return JSON.stringify([location.pathname + location.search, innerWidth, innerHeight, devicePixelRatio,
+		focus === document.body ? "" : focus.outerHTML, root.outerHTML, sheets]);
+})()`
+
 // violation is one axe-core finding.
 type violation struct {
 	ID     string `json:"id"`
@@ -309,7 +385,11 @@ type violation struct {
 // Axe checks the current page with axe-core (WCAG 2.x A and AA rules and
 // best practices) and fails the test on any serious or critical violation;
 // lesser ones are logged. axe-core is injected through the DevTools
-// protocol, which the page's Content-Security-Policy does not govern. When
+// protocol, which the page's Content-Security-Policy does not govern. A
+// page state the test binary has had checked already (the same markup,
+// apart from hidden inputs' values, with the same style sheets, path,
+// viewport and focus: the same flow on the other engine, mostly) is given
+// that check's result, which fails or logs as it did. When
 // axe-core is not installed the check is skipped, except in CI
 // (CI=true), where that fails the test.
 func Axe(tb testing.TB, ctx context.Context, page string) {
@@ -322,17 +402,16 @@ func Axe(tb testing.TB, ctx context.Context, page string) {
 		tb.Logf("%s: axe-core is not installed at %s; accessibility check skipped", page, AxePath)
 		return
 	}
-	// axe-core runs on timers, which stop while scripts are off: they are
-	// on for the check only (the page has no script of its own to run).
-	Do(tb, ctx, "inject axe-core", scripts(true), chromedp.Evaluate[chromedp.Void](script))
-	defer Do(tb, ctx, "turn scripts off", scripts(false))
-	// resultTypes: every violation keeps all its elements; passes and the
-	// rest keep one each, which spares axe-core describing every element
-	// that passed (most of its time on a page without findings).
-	raw := Get(tb, ctx, "run axe-core", chromedp.Evaluate[[]byte](`axe.run(document, {runOnly: {type: "tag",
-		values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]},
-		resultTypes: ["violations"]}).then(r => r.violations)`,
-		chromedp.EvalAwaitPromise))
+	// A page state this binary has checked already (the same flow on the
+	// other engine, mostly) gets that check's result again.
+	state := sha256.Sum256([]byte(Get(tb, ctx, "the page's state", chromedp.Evaluate[string](axeStateJS))))
+	var raw []byte
+	if v, seen := axeResults.Load(state); seen {
+		raw = v.([]byte)
+	} else {
+		raw = runAxe(tb, ctx, script)
+		axeResults.Store(state, raw)
+	}
 	var found []violation
 	if err := json.Unmarshal(raw, &found); err != nil {
 		tb.Fatalf("axe-core result: %v", err)

@@ -9,8 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -67,6 +71,33 @@ func TestTabsAreAloneAndAlike(t *testing.T) {
 	t.Run("later", func(t *testing.T) {
 		check(t, "a later test's", Chromium(t), "none")
 	})
+}
+
+// TestNoBrowserUIPages: a window of the shared Chromium opens none of
+// Chromium's own pages beside the tab (such as the address bar's drop-down,
+// which costs renderer processes for every window and CPU while idle).
+func TestNoBrowserUIPages(t *testing.T) {
+	ctx := Chromium(t)
+	Chromium(t)
+	infos := Get(t, ctx, "list the targets", chromedp.Action[[]*target.Info](func(ctx context.Context, tg *chromedp.Target) ([]*target.Info, error) {
+		res, err := cdp.Call(ctx, tg, target.GetTargets, target.GetTargetsParams{})
+		if err != nil {
+			return nil, err
+		}
+		return res.TargetInfos, nil
+	}))
+	pages := 0
+	for _, info := range infos {
+		switch {
+		case info.Type == "page":
+			pages++
+		case strings.HasPrefix(info.URL, "chrome://"):
+			t.Errorf("the browser opened %s (%s)", info.URL, info.Type)
+		}
+	}
+	if pages < 2 {
+		t.Errorf("%d pages listed, want the two tabs at least", pages)
+	}
 }
 
 // recorder is a testing.TB that keeps the errors reported to it.
@@ -131,4 +162,47 @@ func TestAxeAndWidthChecksFail(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAxeChecksEachPageStateOnce: axe-core runs again on a page whose markup
+// changed, and a page state already checked (here on another server, with
+// another form token) gets the earlier result, serious findings included.
+func TestAxeChecksEachPageStateOnce(t *testing.T) {
+	ctx := Chromium(t)
+	if axeScript(t) == "" {
+		t.Skip("axe-core is not installed at " + AxePath)
+	}
+	var bad atomic.Bool
+	serve := func() *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			field := `<label for="x">Namn</label><input id="x" type="text" name="x">`
+			if bad.Load() {
+				field = `<input type="text" name="x">`
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html lang="sv"><head><title>Sida</title></head><body><main>
+<h1>Sida</h1><form><input type="hidden" name="csrf_token" value="%d">%s</form></main></body></html>`, time.Now().UnixNano(), field)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	first, second := serve(), serve()
+	check := func(srv *httptest.Server, wantRuns int64, wantLabel bool) {
+		t.Helper()
+		Do(t, ctx, "open the page", chromedp.Navigate(srv.URL+"/sida"), chromedp.WaitVisible(chromedp.CSS("h1")))
+		before := axeRuns.Load()
+		rec := &recorder{TB: t}
+		Axe(rec, ctx, "sida")
+		if got := axeRuns.Load() - before; got != wantRuns {
+			t.Errorf("axe-core ran %d times, want %d", got, wantRuns)
+		}
+		if got := strings.Contains(strings.Join(rec.errors, "\n"), "axe-core label (critical)"); got != wantLabel {
+			t.Errorf("the unlabelled field reported: %v, want %v (%q)", got, wantLabel, rec.errors)
+		}
+	}
+	check(first, 1, false)
+	check(second, 0, false)
+	bad.Store(true)
+	check(first, 1, true)
+	check(second, 0, true)
 }

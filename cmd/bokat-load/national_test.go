@@ -113,7 +113,7 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 		t.Skip("starts two servers, imports a generated supply and generates load")
 	}
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-national", "300", "-postcode", "113 45,961 40", "-duration", "150ms",
+	err := run(context.Background(), []string{"-national", "150", "-postcode", "113 45,961 40", "-duration", "150ms",
 		"-rounds", "1", "-workers", "2", "-json"}, &out)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out.String())
 	}
-	if rep.Providers != 300 || rep.DemoMax <= 0 || rep.ImportSeconds <= 0 || rep.ImportCPUSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
+	if rep.Providers != 150 || rep.DemoMax <= 0 || rep.ImportSeconds <= 0 || rep.ImportCPUSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
 		rep.WarmupSeconds <= 0 || rep.PeakRSSBytes < 1<<20 || rep.StartPeakRSSBytes < 1<<20 || len(rep.Postcodes) != 2 {
 		t.Errorf("report = %+v", rep)
 	}
@@ -153,12 +153,12 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 func TestLoadToolNationalModeRefusesAnEmptyPostcode(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"-national", "300", "-postcode", "113 45,990 10=Testby", "-duration", "150ms", "-rounds", "1", "-workers", "2"},
-		{"-national", "300", "-reimport", "-postcode", "990 10=Testby", "-bokat", "/nonexistent/bokat"},
+		{"-national", "150", "-postcode", "113 45,990 10=Testby", "-duration", "150ms", "-rounds", "1", "-workers", "2"},
+		{"-national", "150", "-reimport", "-postcode", "990 10=Testby", "-bokat", "/nonexistent/bokat"},
 	} {
 		var out bytes.Buffer
 		err := run(context.Background(), args, &out)
-		if err == nil || !strings.Contains(err.Error(), "offers nothing in 990 10: no provider of its 300 covers it") {
+		if err == nil || !strings.Contains(err.Error(), "offers nothing in 990 10: no provider of its 150 covers it") {
 			t.Errorf("%q: err = %v, want the postcode without providers named", args, err)
 		}
 		if strings.Contains(out.String(), "import") {
@@ -185,7 +185,7 @@ func TestLoadToolReimportModeRuns(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
-			err := run(context.Background(), []string{"-national", "300", "-reimport", "-postcode", "961 40", "-rate", "20",
+			err := run(context.Background(), []string{"-national", "150", "-reimport", "-postcode", "961 40", "-rate", "20",
 				"-duration", "300ms", "-bokat", bin, "-large-database", sqlstoretest.URL(t, engine), "-json"}, &out)
 			if err != nil {
 				t.Fatal(err)
@@ -194,12 +194,12 @@ func TestLoadToolReimportModeRuns(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatalf("report is not JSON: %v\n%s", err, out.String())
 			}
-			if rep.Engine != string(engine) || rep.Providers != 300 || rep.ImportSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
+			if rep.Engine != string(engine) || rep.Providers != 150 || rep.ImportSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
 				rep.ReadySeconds <= 0 || rep.WarmupSeconds <= 0 || rep.ServeRSSBytes < 1<<20 || rep.ServePeakRSS < 1<<20 ||
 				rep.Rate != 20 || rep.ReimportSeconds <= 0 || rep.ReimportPeakRSS < 1<<20 || rep.ImportCPUSeconds <= 0 || rep.ReimportCPUSeconds <= 0 {
 				t.Errorf("report = %+v", rep)
 			}
-			want := fmt.Sprintf("300 providers: 0 created, %d updated, %d unchanged", rep.Changed, 300-rep.Changed)
+			want := fmt.Sprintf("150 providers: 0 created, %d updated, %d unchanged", rep.Changed, 150-rep.Changed)
 			if rep.Changed < 1 || rep.ReimportResult != want {
 				t.Errorf("%d providers renamed: %q, want %q", rep.Changed, rep.ReimportResult, want)
 			}

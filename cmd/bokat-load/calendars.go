@@ -86,7 +86,7 @@ func runCalendars(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := bokatProgram(ctx, c, dir, func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) })
+	bin, err := bokatProgram(ctx, c, func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) })
 	if err != nil {
 		return err
 	}

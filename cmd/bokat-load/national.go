@@ -132,6 +132,27 @@ func writeNationalSupply(path string, n int) error {
 	return errors.Join(err, f.Close())
 }
 
+// checkCovered returns an error naming the first of pcs that no provider
+// of the supply file at path (n providers) covers: search there offers
+// nothing, so the mode refuses it before it imports the supply or starts
+// a server.
+func checkCovered(path string, n int, pcs []postcode) error {
+	codes := make([]int, len(pcs))
+	for i, pc := range pcs {
+		codes[i], _ = strconv.Atoi(strings.ReplaceAll(pc.Code, " ", ""))
+	}
+	covered, err := coveredPostcodes(path, codes)
+	if err != nil {
+		return err
+	}
+	for i, pc := range pcs {
+		if !covered[i] {
+			return fmt.Errorf("the national supply offers nothing in %s: no provider of its %d covers it (take more)", pc.Code, n)
+		}
+	}
+	return nil
+}
+
 // nationalReport is the outcome of national mode.
 type nationalReport struct {
 	Providers int `json:"providers"`
@@ -167,12 +188,6 @@ type postcodeOutcome struct {
 func runNational(ctx context.Context, c config, out io.Writer) error {
 	progress := progressTo(out, c)
 	rep := nationalReport{Providers: c.national, Load: map[string]string{"start": loadAvg()}}
-	demo, err := startServer(ctx, serverSpec{Kind: "search", Database: c.database, SupplyName: supply.DemoName},
-		supply.Demo(), c.inProcess)
-	if err != nil {
-		return fmt.Errorf("demo server: %w", err)
-	}
-	defer demo.Close()
 	dir, err := os.MkdirTemp("", "bokat-load-national-")
 	if err != nil {
 		return err
@@ -182,6 +197,15 @@ func runNational(ctx context.Context, c config, out io.Writer) error {
 	if err := writeNationalSupply(path, c.national); err != nil {
 		return err
 	}
+	if err := checkCovered(path, c.national, c.postcodes); err != nil {
+		return err
+	}
+	demo, err := startServer(ctx, serverSpec{Kind: "search", Database: c.database, SupplyName: supply.DemoName},
+		supply.Demo(), c.inProcess)
+	if err != nil {
+		return fmt.Errorf("demo server: %w", err)
+	}
+	defer demo.Close()
 	progress("national supply of %d providers generated; importing it and starting its server (load %s)", c.national, loadAvg())
 	started := time.Now()
 	national, err := startServer(ctx, serverSpec{Kind: "search", Database: c.largeDatabase, SupplyName: "national.yaml",

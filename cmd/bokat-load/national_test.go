@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"bokat/internal/gobuild"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
 
@@ -113,7 +113,7 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 		t.Skip("starts two servers, imports a generated supply and generates load")
 	}
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"-national", "300", "-postcode", "113 45,961 40", "-duration", "150ms",
+	err := run(context.Background(), []string{"-national", "150", "-postcode", "113 45,961 40", "-duration", "150ms",
 		"-rounds", "1", "-workers", "2", "-json"}, &out)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, out.String())
 	}
-	if rep.Providers != 300 || rep.DemoMax <= 0 || rep.ImportSeconds <= 0 || rep.ImportCPUSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
+	if rep.Providers != 150 || rep.DemoMax <= 0 || rep.ImportSeconds <= 0 || rep.ImportCPUSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
 		rep.WarmupSeconds <= 0 || rep.PeakRSSBytes < 1<<20 || rep.StartPeakRSSBytes < 1<<20 || len(rep.Postcodes) != 2 {
 		t.Errorf("report = %+v", rep)
 	}
@@ -147,16 +147,23 @@ func TestLoadToolNationalModeRuns(t *testing.T) {
 }
 
 // TestLoadToolNationalModeRefusesAnEmptyPostcode: a postcode no provider
-// of the supply covers is an error, not a rate of empty answers.
+// of the supply covers is an error, not a rate of empty answers, and the
+// tool says so from the generated supply, before it imports it (in either
+// mode).
 func TestLoadToolNationalModeRefusesAnEmptyPostcode(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts two servers and imports a generated supply")
-	}
-	err := run(context.Background(), []string{"-national", "300", "-postcode", "113 45,990 10=Testby", "-duration", "150ms",
-		"-rounds", "1", "-workers", "2"}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "offers nothing") {
-		t.Fatalf("err = %v, want the postcode without providers named", err)
+	for _, args := range [][]string{
+		{"-national", "150", "-postcode", "113 45,990 10=Testby", "-duration", "150ms", "-rounds", "1", "-workers", "2"},
+		{"-national", "150", "-reimport", "-postcode", "990 10=Testby", "-bokat", "/nonexistent/bokat"},
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), args, &out)
+		if err == nil || !strings.Contains(err.Error(), "offers nothing in 990 10: no provider of its 150 covers it") {
+			t.Errorf("%q: err = %v, want the postcode without providers named", args, err)
+		}
+		if strings.Contains(out.String(), "import") {
+			t.Errorf("%q: the tool imported before it refused the postcode:\n%s", args, out.String())
+		}
 	}
 }
 
@@ -168,15 +175,17 @@ func TestLoadToolReimportModeRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds bokat, imports a generated supply twice and runs serve")
 	}
-	bin := filepath.Join(t.TempDir(), "bokat")
-	if b, err := exec.Command("go", "build", "-o", bin, "bokat/cmd/bokat").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	// One bokat for both engines, from the go command's cache: linked
+	// only when its code changed since the last run.
+	bin, err := gobuild.Cached(context.Background(), "bokat/cmd/bokat")
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, engine := range sqlstoretest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
-			err := run(context.Background(), []string{"-national", "300", "-reimport", "-postcode", "961 40", "-rate", "20",
+			err := run(context.Background(), []string{"-national", "150", "-reimport", "-postcode", "961 40", "-rate", "20",
 				"-duration", "300ms", "-bokat", bin, "-large-database", sqlstoretest.URL(t, engine), "-json"}, &out)
 			if err != nil {
 				t.Fatal(err)
@@ -185,12 +194,12 @@ func TestLoadToolReimportModeRuns(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatalf("report is not JSON: %v\n%s", err, out.String())
 			}
-			if rep.Engine != string(engine) || rep.Providers != 300 || rep.ImportSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
+			if rep.Engine != string(engine) || rep.Providers != 150 || rep.ImportSeconds <= 0 || rep.ImportPeakRSSBytes < 1<<20 ||
 				rep.ReadySeconds <= 0 || rep.WarmupSeconds <= 0 || rep.ServeRSSBytes < 1<<20 || rep.ServePeakRSS < 1<<20 ||
 				rep.Rate != 20 || rep.ReimportSeconds <= 0 || rep.ReimportPeakRSS < 1<<20 || rep.ImportCPUSeconds <= 0 || rep.ReimportCPUSeconds <= 0 {
 				t.Errorf("report = %+v", rep)
 			}
-			want := fmt.Sprintf("300 providers: 0 created, %d updated, %d unchanged", rep.Changed, 300-rep.Changed)
+			want := fmt.Sprintf("150 providers: 0 created, %d updated, %d unchanged", rep.Changed, 150-rep.Changed)
 			if rep.Changed < 1 || rep.ReimportResult != want {
 				t.Errorf("%d providers renamed: %q, want %q", rep.Changed, rep.ReimportResult, want)
 			}
@@ -274,6 +283,10 @@ func TestRenameCovering(t *testing.T) {
 	want = strings.Replace(want, `name: "Testfirma 00003 AB"`, `name: "Testfirma 00003 AB (ny)"`, 1)
 	if string(b) != want {
 		t.Errorf("got\n%s\nwant\n%s", b, want)
+	}
+	covered, err := coveredPostcodes(from, []int{96140, 11345, 90000, 97500})
+	if err != nil || fmt.Sprint(covered) != "[true false true true]" {
+		t.Errorf("covered 961 40, 113 45, 900 00, 975 00: %v, %v; want [true false true true]", covered, err)
 	}
 	if _, err := renameCovering(from, to, 11345, " (ny)"); err == nil || !strings.Contains(err.Error(), "no provider covers 113 45") {
 		t.Errorf("a postcode nobody covers: err = %v", err)

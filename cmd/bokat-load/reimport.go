@@ -21,6 +21,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"bokat"
+	"bokat/internal/gobuild"
 	"bokat/internal/supply"
 )
 
@@ -96,12 +97,15 @@ func runReimport(ctx context.Context, c config, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := bokatProgram(ctx, c, dir, progress)
+	bin, err := bokatProgram(ctx, c, progress)
 	if err != nil {
 		return err
 	}
 	path := filepath.Join(dir, "national.yaml")
 	if err := writeNationalSupply(path, c.national); err != nil {
+		return err
+	}
+	if err := checkCovered(path, c.national, c.postcodes); err != nil {
 		return err
 	}
 	db := c.largeDatabase
@@ -423,6 +427,43 @@ func renameCovering(from, to string, postcode int, suffix string) ([]string, err
 	return renamed, err
 }
 
+// coveredPostcodes reads the supply file at path (the layout
+// renameCovering reads) and says, for each of the postcodes (five digits
+// as a number), whether a provider covers it.
+func coveredPostcodes(path string, postcodes []int) ([]bool, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	covered := make([]bool, len(postcodes))
+	id := ""
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "  - id: "); ok {
+			id = v
+			continue
+		}
+		if !strings.HasPrefix(line, "    ") { // no longer a provider's field
+			id = ""
+		}
+		if id == "" || !strings.HasPrefix(line, "    postcodes: ") {
+			continue
+		}
+		for i, pc := range postcodes {
+			if covered[i] {
+				continue
+			}
+			if _, covered[i], err = coversPostcode([]string{"  - id: " + id, line}, pc); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	return covered, sc.Err()
+}
+
 // coversPostcode reads a provider's lines: its id, and whether its
 // postcodes cover the postcode. Lines that are no provider cover nothing.
 func coversPostcode(block []string, postcode int) (string, bool, error) {
@@ -489,15 +530,16 @@ func metricValue(base, name string) (float64, error) {
 	return 0, fmt.Errorf("/metrics has no %s", name)
 }
 
-// bokatProgram returns -bokat, or builds bokat into dir.
-func bokatProgram(ctx context.Context, c config, dir string, progress func(string, ...any)) (string, error) {
+// bokatProgram returns -bokat, or bokat as the go command builds and
+// caches it (linked once per change of its code; see gobuild.Cached).
+func bokatProgram(ctx context.Context, c config, progress func(string, ...any)) (string, error) {
 	if c.bokat != "" {
 		return c.bokat, nil
 	}
-	bin := filepath.Join(dir, "bokat")
 	progress("building bokat …")
-	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "bokat/cmd/bokat").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build bokat/cmd/bokat (run inside the module, or pass -bokat): %v\n%s", err, b)
+	bin, err := gobuild.Cached(ctx, "bokat/cmd/bokat")
+	if err != nil {
+		return "", fmt.Errorf("build bokat (run inside the module, or pass -bokat): %w", err)
 	}
 	return bin, nil
 }

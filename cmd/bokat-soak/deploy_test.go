@@ -14,47 +14,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"bokat/internal/clocktest"
+	"bokat/internal/gobuild"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
 
-var (
-	buildOnce sync.Once
-	bokatBin  string
-	buildErr  error
-	binDir    string
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "bokat-soak-test")
-	if err != nil {
-		panic(err)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// bokat builds the real program once for the tests of this package.
+// bokat is the real program, as the go command builds and caches it:
+// linked only when its code changed, shared with the other packages' tests.
 func bokat(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		bokatBin = filepath.Join(binDir, "bokat")
-		out, err := exec.Command("go", "build", "-o", bokatBin, "bokat/cmd/bokat").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin, err := gobuild.Cached(context.Background(), "bokat/cmd/bokat")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return bokatBin
+	return bin
 }
 
 func repoRoot(t *testing.T) string {

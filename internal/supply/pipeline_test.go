@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/schedule"
 )
 
 // pipeStore is a Store whose transaction records the batches written and
@@ -185,4 +186,60 @@ func TestImportOfAFailedReadingWaitsForTheWrite(t *testing.T) {
 	if st.batches != 1 || st.writing || st.audited || !st.rollback {
 		t.Fatalf("%d batches written, still writing %v, audited %v, rolled back %v", st.batches, st.writing, st.audited, st.rollback)
 	}
+}
+
+// TestParseInstantReadsAStockholmMinuteWithoutTries: the common form of a
+// blocked period's time ("2026-12-21T08:00") is read as the layouts read
+// it, without allocating; other forms and invalid ones read as before.
+func TestParseInstantReadsAStockholmMinuteWithoutTries(t *testing.T) {
+	slow := func(s string) (time.Time, error) {
+		for _, layout := range []string{"2006-01-02T15:04", "2006-01-02 15:04"} {
+			if t, err := time.ParseInLocation(layout, s, schedule.Stockholm()); err == nil {
+				return t, nil
+			}
+		}
+		return time.Time{}, errors.New("not a Stockholm minute")
+	}
+	for _, s := range []string{"2026-12-21T08:00", "2026-12-21 23:59", "2026-03-29T02:30", "2026-10-25T02:30",
+		"2028-02-29T10:00", "2026-01-31T00:00", "0001-01-01T00:00", "9999-12-31T23:59"} {
+		want, err := slow(s)
+		got, ok := parseStockholmMinute(s)
+		if err != nil || !ok || !got.Equal(want) || got.Location() != want.Location() {
+			t.Errorf("%q: got %v (%v), layouts read %v (%v)", s, got, ok, want, err)
+		}
+		if full, err := parseInstant(s, false); err != nil || !full.Equal(want) {
+			t.Errorf("parseInstant(%q) = %v, %v", s, full, err)
+		}
+	}
+	for _, s := range []string{"2026-02-29T10:00", "2026-13-01T10:00", "2026-00-01T10:00", "2026-12-32T10:00", "2026-12-00T10:00",
+		"2026-12-21T24:00", "2026-12-21T08:60", "2026-12-21X08:00", "2026-12-21T8:00", "2026-12-21T08:0a", "+026-12-21T08:00",
+		"2026-12-21T08:00Z", "2026-12-21", "2026-12-21T08:00:00"} {
+		if _, ok := parseStockholmMinute(s); ok {
+			t.Errorf("%q read as a Stockholm minute", s)
+		}
+		want, wantErr := parseInstantLayouts(s)
+		got, err := parseInstant(s, false)
+		if (err == nil) != (wantErr == nil) || !got.Equal(want) {
+			t.Errorf("parseInstant(%q) = %v, %v; the layouts alone: %v, %v", s, got, err, want, wantErr)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = parseInstant("2026-12-21T08:00", false) }); n != 0 {
+		t.Errorf("parseInstant of a Stockholm minute allocates %v times", n)
+	}
+}
+
+// parseInstantLayouts is parseInstant without its fast path.
+func parseInstantLayouts(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, schedule.Stockholm()); err == nil {
+			return t, nil
+		}
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return schedule.NewDate(t.Year(), t.Month(), t.Day()).At(0), nil
+	}
+	return time.Time{}, errors.New("no layout")
 }

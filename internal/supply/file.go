@@ -737,6 +737,9 @@ func BlockedPeriodID(providerID string, start, end time.Time) string {
 // that day (a date range is inclusive).
 func parseInstant(s string, end bool) (time.Time, error) {
 	s = strings.TrimSpace(s)
+	if t, ok := parseStockholmMinute(s); ok {
+		return t, nil
+	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
@@ -753,4 +756,36 @@ func parseInstant(s string, end bool) (time.Time, error) {
 		return day.At(0), nil
 	}
 	return time.Time{}, errors.New(`must be a date ("2026-12-21"), a Stockholm time ("2026-12-21T08:00") or an RFC 3339 time with offset`)
+}
+
+// parseStockholmMinute reads a Stockholm wall-clock time of the form
+// "2026-12-21T08:00" (or with a space), as the "2006-01-02T15:04" layout
+// of parseInstant reads it, without the allocations of time.Parse's
+// failed tries: a national file has two per blocked period, 4 million in
+// all. It answers false for anything else, left to parseInstant's layouts
+// (and their messages).
+func parseStockholmMinute(s string) (time.Time, bool) {
+	if len(s) != len("2006-01-02T15:04") || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) (int, bool) {
+		n := 0
+		for i := from; i < to; i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int(s[i]-'0')
+		}
+		return n, true
+	}
+	year, ok1 := num(0, 4)
+	month, ok2 := num(5, 7)
+	day, ok3 := num(8, 10)
+	hour, ok4 := num(11, 13)
+	minute, ok5 := num(14, 16)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || month < 1 || month > 12 || day < 1 ||
+		day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() || hour > 23 || minute > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, 0, 0, schedule.Stockholm()), true
 }

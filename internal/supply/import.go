@@ -77,29 +77,34 @@ func ImportFile(ctx context.Context, st Store, f *File, now time.Time) (Result, 
 const importBatch = 1000
 
 // importEach stores the providers each gives, in one transaction, size
-// providers at a time.
+// providers at a time. The batches are written by a goroutine of their own
+// while each reads and decodes the next one: decoding is CPU, writing is
+// mostly waiting on the database, and overlapped they take little more
+// than the longer of the two. Reading runs at most one batch ahead of the
+// one being written, so memory stays at two batches. A failed write stops
+// the reading (each's fn returns the write's error); a failed reading
+// (each's own error) waits for the batch being written, writes no further
+// one and is returned: either way the transaction is rolled back and no
+// goroutine is left behind.
 func importEach(ctx context.Context, st Store, name string, each func(func(bokat.ProviderSupply) error) error, now time.Time, size int) (Result, error) {
 	var res Result
 	err := st.InTx(ctx, func(tx Tx) error {
 		res = Result{}
+		w := startBatchWriter(ctx, tx, now, &res)
 		batch := make([]bokat.ProviderSupply, 0, size)
-		flush := func() error {
-			if len(batch) == 0 {
+		err := each(func(p bokat.ProviderSupply) error {
+			if batch = append(batch, p); len(batch) < size {
 				return nil
 			}
-			err := putBatch(ctx, tx, batch, now, &res)
-			clear(batch)
-			batch = batch[:0]
-			return err
-		}
-		err := each(func(p bokat.ProviderSupply) error {
-			if batch = append(batch, p); len(batch) == size {
-				return flush()
-			}
-			return nil
+			full := batch
+			batch = make([]bokat.ProviderSupply, 0, size)
+			return w.write(full)
 		})
-		if err == nil {
-			err = flush()
+		if err == nil && len(batch) > 0 {
+			err = w.write(batch)
+		}
+		if werr := w.close(); err == nil {
+			err = werr
 		}
 		if err != nil {
 			return err
@@ -116,6 +121,50 @@ func importEach(ctx context.Context, st Store, name string, each func(func(bokat
 		return Result{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	return res, nil
+}
+
+// batchWriter writes an import's batches (putBatch), in the order given,
+// on a goroutine of its own: the only one to use the transaction, and to
+// add to the result, until close returns.
+type batchWriter struct {
+	batches chan []bokat.ProviderSupply
+	done    chan struct{} // closed when the goroutine has ended
+	failed  chan struct{} // closed when a write has failed
+	err     error         // the failed write's, read after failed or done
+}
+
+func startBatchWriter(ctx context.Context, tx Tx, now time.Time, res *Result) *batchWriter {
+	w := &batchWriter{batches: make(chan []bokat.ProviderSupply), done: make(chan struct{}), failed: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for batch := range w.batches {
+			if err := putBatch(ctx, tx, batch, now, res); err != nil {
+				w.err = err
+				close(w.failed) // write refuses the next batch from now on
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// write hands a batch to the writer once it has taken the one before, or
+// returns the error of a write that failed.
+func (w *batchWriter) write(batch []bokat.ProviderSupply) error {
+	select {
+	case w.batches <- batch:
+		return nil
+	case <-w.failed: // nothing takes batches any more
+		return w.err
+	}
+}
+
+// close waits for the batches handed to the writer to be written and
+// returns the first write's error.
+func (w *batchWriter) close() error {
+	close(w.batches)
+	<-w.done
+	return w.err
 }
 
 // putBatch stores a batch of providers and adds what it did to res.

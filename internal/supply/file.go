@@ -740,6 +740,12 @@ func parseInstant(s string, end bool) (time.Time, error) {
 	if t, ok := parseStockholmMinute(s); ok {
 		return t, nil
 	}
+	return parseInstantByLayout(s, end)
+}
+
+// parseInstantByLayout is parseInstant without its fast path: every form
+// tried by layout.
+func parseInstantByLayout(s string, end bool) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"testing"
@@ -46,28 +44,7 @@ func BenchmarkSearchHandlerNational(b *testing.B) {
 			search := faucetSearch()
 			search["location"] = map[string]any{"country_code": "SE", "postcode": c.postcode, "city": c.city}
 			body, _ := json.Marshal(search)
-			h := c.e.srv.Handler()
-			serve := func() *countingWriter {
-				req := httptest.NewRequest("POST", "/v1/booking-options", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				w := &countingWriter{header: http.Header{}}
-				h.ServeHTTP(w, req)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
-				return w
-			}
-			serve() // the search index is built by the first search
-			b.ReportAllocs()
-			var size int
-			cpu0 := processCPU(b)
-			b.ResetTimer()
-			for b.Loop() {
-				size = serve().n
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(float64(size), "resp-bytes")
+			benchSearches(b, c.e.srv.Handler(), body)
 		})
 	}
 }

@@ -45,19 +45,9 @@ type memoryWindow struct {
 // sampleMemory takes one sample of each instance.
 func (s *soak) sampleMemory(offset time.Duration) {
 	for _, in := range s.d.Instances {
-		sm := sample{Offset: offset, Instance: in.Name, RSSKiB: -1, AnonKiB: -1, HeapKiB: -1, Goroutines: -1}
-		if pid, err := readPID(in.PIDFile); err == nil {
-			sm.PID = pid
-			m := procStatus(pid, "VmRSS", "RssAnon")
-			sm.RSSKiB, sm.AnonKiB = m["VmRSS"], m["RssAnon"]
-		}
-		m := scrape(in.Metrics, "go_goroutines", "go_memstats_heap_alloc_bytes")
-		if v, ok := m["go_goroutines"]; ok {
-			sm.Goroutines = int(v)
-		}
-		if v, ok := m["go_memstats_heap_alloc_bytes"]; ok {
-			sm.HeapKiB = int64(v) / 1024
-		}
+		pid, status, series := observe(in, []string{"VmRSS", "RssAnon"}, "go_goroutines", "go_memstats_heap_alloc_bytes")
+		sm := sample{Offset: offset, Instance: in.Name, PID: pid, RSSKiB: status["VmRSS"], AnonKiB: status["RssAnon"],
+			HeapKiB: kib(series["go_memstats_heap_alloc_bytes"]), Goroutines: int(series["go_goroutines"])}
 		s.mu.Lock()
 		s.samples = append(s.samples, sm)
 		s.mu.Unlock()

@@ -623,19 +623,9 @@ type snapshot struct {
 func (s *soak) snapshot(ctx context.Context, at string) {
 	pg := s.pgConnections(ctx)
 	for _, in := range s.d.Instances {
-		sn := snapshot{At: at, Instance: in.Name, RSSKiB: -1, AnonKiB: -1, PeakKiB: -1, Goroutines: -1, HeapInuseKiB: -1, PGConns: pg}
-		if pid, err := readPID(in.PIDFile); err == nil {
-			sn.PID = pid
-			m := procStatus(pid, "VmRSS", "RssAnon", "VmHWM")
-			sn.RSSKiB, sn.AnonKiB, sn.PeakKiB = m["VmRSS"], m["RssAnon"], m["VmHWM"]
-		}
-		m := scrape(in.Metrics, "go_goroutines", "go_memstats_heap_inuse_bytes")
-		if v, ok := m["go_goroutines"]; ok {
-			sn.Goroutines = int(v)
-		}
-		if v, ok := m["go_memstats_heap_inuse_bytes"]; ok {
-			sn.HeapInuseKiB = int64(v) / 1024
-		}
+		pid, status, series := observe(in, []string{"VmRSS", "RssAnon", "VmHWM"}, "go_goroutines", "go_memstats_heap_inuse_bytes")
+		sn := snapshot{At: at, Instance: in.Name, PID: pid, RSSKiB: status["VmRSS"], AnonKiB: status["RssAnon"], PeakKiB: status["VmHWM"],
+			Goroutines: int(series["go_goroutines"]), HeapInuseKiB: kib(series["go_memstats_heap_inuse_bytes"]), PGConns: pg}
 		sn.HeapProfile = s.heapProfile(ctx, in, at, sn.PID)
 		s.mu.Lock()
 		s.snaps = append(s.snaps, sn)
@@ -674,6 +664,32 @@ func (s *soak) heapProfile(ctx context.Context, in instance, at string, pid int)
 		return ""
 	}
 	return path
+}
+
+// observe reads an instance's pid, the named kB fields of its
+// /proc/PID/status (procStatus) and the named series of its /metrics; a
+// figure it could not read is -1 (the pid 0, whose status cannot be read).
+func observe(in instance, fields []string, series ...string) (int, map[string]int64, map[string]float64) {
+	pid, err := readPID(in.PIDFile)
+	if err != nil {
+		pid = 0
+	}
+	status := procStatus(pid, fields...)
+	m := scrape(in.Metrics, series...)
+	for _, name := range series {
+		if _, ok := m[name]; !ok {
+			m[name] = -1
+		}
+	}
+	return pid, status, m
+}
+
+// kib is a byte count in KiB; an unread figure (-1) stays -1.
+func kib(bytes float64) int64 {
+	if bytes < 0 {
+		return -1
+	}
+	return int64(bytes) / 1024
 }
 
 // procStatus reads the named kB fields of /proc/PID/status; a field it

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +125,13 @@ func TestSummariseSplitsEachInstanceIntoParts(t *testing.T) {
 	printMemory(&buf, got)
 	if !strings.Contains(buf.String(), "a         0–5         100") {
 		t.Errorf("printed:\n%s", buf.String())
+	}
+}
+
+func TestObserveGivesMinusOneForWhatItCannotRead(t *testing.T) {
+	in := instance{Name: "x", PIDFile: filepath.Join(t.TempDir(), "none.pid"), Metrics: "127.0.0.1:1"}
+	pid, status, series := observe(in, []string{"VmRSS"}, "go_goroutines")
+	if pid != 0 || status["VmRSS"] != -1 || series["go_goroutines"] != -1 || kib(series["go_goroutines"]) != -1 || kib(2048) != 2 {
+		t.Errorf("observe = %d %v %v", pid, status, series)
 	}
 }

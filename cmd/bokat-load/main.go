@@ -607,11 +607,7 @@ func importSupply(ctx context.Context, database, supplyName string, open opener)
 	if err != nil {
 		return err
 	}
-	f, err := supply.Check(supplyName, open, cat)
-	if err != nil {
-		return err
-	}
-	_, err = supply.ImportFile(ctx, sqlstore.Bind[supply.Tx](db), f, time.Now())
+	_, _, err = supply.ImportStream(ctx, sqlstore.Bind[supply.Tx](db), cat, supplyName, open, time.Now(), nil)
 	return err
 }
 

@@ -171,16 +171,22 @@ func hasCalendars(providers []bokat.ProviderSupply) bool {
 	return false
 }
 
-// open opens the store, with the vault when the file names calendars.
-func (c *supplyCalendars) open(ctx context.Context, sc *storeCommand, providers []bokat.ProviderSupply) (*sqlstore.DB, error) {
-	if !hasCalendars(providers) {
-		return sc.open(ctx)
+// ready refuses, before an import commits, a file naming calendars that
+// apply could not take: a development switch in production, or production
+// without the keys sealing the calendars' addresses (openSealedStore's
+// rules; in development they are kept in the database).
+func (c *supplyCalendars) ready(sc *storeCommand, providers []bokat.ProviderSupply) error {
+	switch {
+	case !hasCalendars(providers) || !sc.production():
+		return nil
+	case c.allowPrivate:
+		return fmt.Errorf("%w: %s is development only and refused in production", errUsage, sc.fs.label("webhook-allow-private"))
+	case sc.TokenPepper == "":
+		return fmt.Errorf("production requires BOKAT_TOKEN_PEPPER")
+	case c.secretKey == "":
+		return fmt.Errorf("production requires BOKAT_SECRET_KEY")
 	}
-	if sc.production() && c.allowPrivate {
-		return nil, fmt.Errorf("%w: %s is development only and refused in production", errUsage, sc.fs.label("webhook-allow-private"))
-	}
-	db, _, _, err := openSealedStore(ctx, sc.commonConfig, c.secretKey)
-	return db, err
+	return nil
 }
 
 // apply makes the providers' supply-file subscriptions what the file names
@@ -188,7 +194,19 @@ func (c *supplyCalendars) open(ctx context.Context, sc *storeCommand, providers 
 // removed, and which calendars not from a supply file stay; a refused
 // calendar fails the command after the rest is applied. A file naming no
 // calendar still ends the subscriptions a former file made.
-func (c *supplyCalendars) apply(ctx context.Context, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
+//
+// db is the store the file was imported into; the calendars' addresses are
+// sealed, so a file naming some is applied through the store opened with
+// the vault.
+func (c *supplyCalendars) apply(ctx context.Context, sc *storeCommand, db *sqlstore.DB, providers []bokat.ProviderSupply, e env) error {
+	if hasCalendars(providers) {
+		sealed, _, _, err := openSealedStore(ctx, sc.commonConfig, c.secretKey)
+		if err != nil {
+			return fmt.Errorf("calendars: %w", err)
+		}
+		defer sealed.Close()
+		db = sealed
+	}
 	feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), webhook.NewGuard(net.DefaultResolver, c.allowPrivate), e.now)
 	res, err := feeds.ApplySupply(ctx, providers)
 	for _, r := range res.Refused {

@@ -104,6 +104,52 @@ func TestProviderCalendarCommands(t *testing.T) {
 	}
 }
 
+// TestSupplyImportRefusesCalendarsProductionCannotTake: in production, a
+// file naming a calendar is refused with the development switch or without
+// the sealing keys, after it was read and before anything of it is
+// committed; with the keys it is imported and its calendar applied (the
+// guard refusing the loopback address).
+func TestSupplyImportRefusesCalendarsProductionCannotTake(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dbURL := migratedSQLite(t)
+	demo := string(supply.Demo())
+	second := strings.Index(demo, "\n  - id: ")
+	second += 1 + strings.Index(demo[second+1:], "\n  - id: ")
+	withCal := demo[:second] + "\n    calendars:\n      - {url: \"https://127.0.0.1/hem/secret-token.ics\"}" + demo[second:]
+	file := filepath.Join(dir, "supply.yaml")
+	if err := os.WriteFile(file, []byte(withCal), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	cmd := func(args ...string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append(args, "--database", dbURL, "--env", "production"), getenvFrom(nil), &stdout, &stderr)
+		return stdout.String(), stderr.String(), err
+	}
+	for _, c := range []struct {
+		name, want string
+		flags      []string
+	}{
+		{"the development switch", "--webhook-allow-private is development only and refused in production",
+			[]string{"--token-pepper", key, "--secret-key", key, "--webhook-allow-private"}},
+		{"no token pepper", "production requires BOKAT_TOKEN_PEPPER", []string{"--secret-key", key}},
+		{"no secret key", "production requires BOKAT_SECRET_KEY", []string{"--token-pepper", key}},
+	} {
+		out, _, err := cmd(append([]string{"supply", "import", file}, c.flags...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(out, "imported") {
+			t.Fatalf("import with %s: %v\n%s", c.name, err, out)
+		}
+	}
+	out, errOut, err := cmd("supply", "import", file, "--token-pepper", key, "--secret-key", key)
+	providers := strings.Count(demo, "\n  - id: ")
+	if err == nil || !strings.Contains(out, fmt.Sprintf(": %d providers: %d created, 0 updated", providers, providers)) ||
+		!strings.Contains(out, "calendars: 0 added, 0 removed, 0 kept, 1 refused") || !strings.Contains(errOut, "calendars[0]: url:") ||
+		strings.Contains(out+errOut, "secret-token") {
+		t.Fatalf("import with the keys (every provider created: nothing of the refused imports was stored): %v\n%s\n%s", err, out, errOut)
+	}
+}
+
 // TestServeSyncsProviderCalendars runs the real program with a 1 s sync
 // interval in development: a calendar added from the command line while
 // serve runs is polled by serve's worker, through --webhook-allow-private,

@@ -34,23 +34,21 @@ func runSupplyImport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return fmt.Errorf("load the catalog: %w", err)
 	}
-	// Check the file before touching the database; it is read again,
-	// provider by provider, as it is imported.
-	file, err := supply.Check(name, func() (io.ReadCloser, error) { return os.Open(name) }, cat)
-	if err != nil {
-		return reportSupplyProblems(err, e)
-	}
-	db, err := cal.open(ctx, sc, file.Calendars)
+	db, err := sc.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	res, err := supply.ImportFile(ctx, sqlstore.Bind[supply.Tx](db), file, e.now())
+	// The file is read once, checked and stored as it is read; a file with
+	// any problem, or naming calendars this command cannot take (ready), is
+	// rolled back.
+	file, res, err := supply.ImportStream(ctx, sqlstore.Bind[supply.Tx](db), cat, name, func() (io.ReadCloser, error) { return os.Open(name) },
+		e.now(), func(f *supply.File) error { return cal.ready(sc, f.Calendars) })
 	if err != nil {
 		return reportSupplyProblems(err, e)
 	}
 	fmt.Fprintf(e.stdout, "imported %s: %s\n", name, res)
-	return cal.apply(ctx, db, file.Calendars, e)
+	return cal.apply(ctx, sc, db, file.Calendars, e)
 }
 
 // Garbage collection of an import. Its live data is small — the providers

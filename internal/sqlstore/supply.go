@@ -509,8 +509,11 @@ type supplyChanges struct {
 	updated      []bokat.Provider
 	// The child tables: postcodes, services and hours are replaced per
 	// provider (clear holds provider ids), blocked periods per entry
-	// (clear holds the calendar entry ids no longer given).
-	postcodes, services, hours, blocked tableChange
+	// (clear holds the calendar entry ids no longer given). A created
+	// provider's blocked periods are in createdBlocked: no entry can have
+	// their ids yet (an id is derived from the provider's), so they are
+	// inserted without the upsert's check of the primary key per row.
+	postcodes, services, hours, blocked, createdBlocked tableChange
 }
 
 // tableChange is the change of one table: the keys whose rows are deleted,
@@ -524,7 +527,7 @@ type tableChange struct {
 // false: none) and returns p's outcome.
 func (c *supplyChanges) add(p, o bokat.ProviderSupply, exists bool) supply.Outcome {
 	changed := []bool{c.provider(p, o, exists), c.addPostcodes(p, o, exists), c.addServices(p, o, exists),
-		c.addHours(p, o, exists), c.addBlocked(p, o)}
+		c.addHours(p, o, exists), c.addBlocked(p, o, exists)}
 	switch {
 	case !slices.Contains(changed, true):
 		return supply.Unchanged
@@ -600,10 +603,17 @@ func (c *supplyChanges) addHours(p, o bokat.ProviderSupply, exists bool) bool {
 }
 
 // addBlocked gathers the change of p's blocked periods (calendar entries):
-// the new or changed ones upserted, those no longer given deleted.
-func (c *supplyChanges) addBlocked(p, o bokat.ProviderSupply) bool {
+// the new or changed ones upserted, those no longer given deleted; a
+// created provider's inserted.
+func (c *supplyChanges) addBlocked(p, o bokat.ProviderSupply, exists bool) bool {
 	if blockedEqual(o.Blocked, p.Blocked) {
 		return false
+	}
+	if !exists {
+		for _, b := range p.Blocked {
+			c.createdBlocked.rows = append(c.createdBlocked.rows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, c.nowMS)
+		}
+		return true
 	}
 	have := make(map[string]bokat.BlockedPeriod, len(o.Blocked))
 	for _, b := range o.Blocked {
@@ -653,6 +663,9 @@ func (tx *Tx) writeSupplyChanges(ctx context.Context, c *supplyChanges) error {
 			conflict: ` ON CONFLICT (id) DO UPDATE SET start_at = excluded.start_at,
 		end_at = excluded.end_at, active = TRUE, note = excluded.note`,
 			cols: 6, change: c.blocked, fixed: []string{`NULL, 'blocked', TRUE`}},
+		{insert: `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
+		booking_id, kind, active) VALUES `,
+			cols: 6, change: c.createdBlocked, fixed: []string{`NULL, 'blocked', TRUE`}},
 	}
 	for _, t := range children {
 		if err := tx.deleteIn(ctx, t.del, t.change.clear); err != nil {

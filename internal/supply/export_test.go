@@ -2,8 +2,11 @@ package supply
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"time"
+
+	"bokat/internal/catalog"
 )
 
 // Limits of the file format, for the external tests.
@@ -36,11 +39,12 @@ var ParseWhole = parseWhole
 // both.
 var ParseTellingParts = parse
 
-// ImportFileInBatches is ImportFile storing size providers at a time
-// (ImportFile: ImportBatch), so that a test crosses batches with a file of
-// a few providers.
-func ImportFileInBatches(ctx context.Context, st Store, f *File, now time.Time, size int) (Result, error) {
-	return importEach(ctx, st, f.Name, f.Each, now, size)
+// ImportStreamInBatches is ImportStream storing size providers at a time
+// (ImportStream: ImportBatch), so that a test crosses batches with a file
+// of a few providers.
+func ImportStreamInBatches(ctx context.Context, st Store, cat *catalog.Catalog, name string, open func() (io.ReadCloser, error),
+	now time.Time, ready func(*File) error, size int) (*File, Result, error) {
+	return importStream(ctx, st, cat, name, open, now, ready, size)
 }
 
 const (

@@ -3,6 +3,7 @@ package supply
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -45,31 +46,97 @@ func (r Result) String() string {
 // problem; the error is then *Errors. Importing the same file twice changes
 // nothing the second time.
 func Import(ctx context.Context, st Store, cat *catalog.Catalog, name string, data []byte, now time.Time) (Result, error) {
-	f, err := Check(name, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, cat)
-	if err != nil {
-		return Result{}, err
-	}
-	return ImportFile(ctx, st, f, now)
+	_, res, err := ImportStream(ctx, st, cat, name, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, now, nil)
+	return res, err
 }
 
 // ImportParsed is Import of providers already parsed (by Parse) from the
 // file name.
 func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.ProviderSupply, now time.Time) (Result, error) {
-	return importEach(ctx, st, name, func(fn func(bokat.ProviderSupply) error) error {
+	return importEach(ctx, st, name, each(providers), now, importBatch, nil)
+}
+
+// each gives the providers, in order, to fn, until fn's first error.
+func each(providers []bokat.ProviderSupply) func(func(bokat.ProviderSupply) error) error {
+	return func(fn func(bokat.ProviderSupply) error) error {
 		for _, p := range providers {
 			if err := fn(p); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, now, importBatch)
+	}
 }
 
-// ImportFile is Import of a file checked by Check: it reads the file again,
-// provider by provider, and stores it in one transaction, a batch of
-// providers at a time, so that its memory does not grow with the file.
-func ImportFile(ctx context.Context, st Store, f *File, now time.Time) (Result, error) {
-	return importEach(ctx, st, f.Name, f.Each, now, importBatch)
+// ImportStream is Import of the supply file that open opens, read once:
+// its providers are parsed and checked as the file is read (several at a
+// time), and stored a batch at a time, in the one transaction, while the
+// next ones are read, so that neither its time nor its memory is that of
+// reading the file twice. A file with any problem is read to its end, for
+// every problem, and nothing of it is stored: the transaction is rolled
+// back and the error is *Errors, as Parse's. ready, when not nil, is called
+// once every provider is stored, before the transaction commits, with what
+// was read (the calendars the file names, for instance); its error rolls
+// the import back. A file not laid out to be read in parts (see scan) is
+// read whole first.
+func ImportStream(ctx context.Context, st Store, cat *catalog.Catalog, name string, open func() (io.ReadCloser, error), now time.Time,
+	ready func(*File) error) (*File, Result, error) {
+	return importStream(ctx, st, cat, name, open, now, ready, importBatch)
+}
+
+func importStream(ctx context.Context, st Store, cat *catalog.Catalog, name string, open func() (io.ReadCloser, error), now time.Time,
+	ready func(*File) error, size int) (*File, Result, error) {
+	var f *File
+	done := func() error {
+		if ready == nil {
+			return nil
+		}
+		return ready(f)
+	}
+	res, err := importEach(ctx, st, name, func(fn func(bokat.ProviderSupply) error) error {
+		f = &File{Name: name}
+		r, err := open()
+		if err != nil {
+			return fmt.Errorf("read the supply file: %w", err)
+		}
+		defer r.Close()
+		return scan(name, r, cat, func(p bokat.ProviderSupply) error {
+			f.add(p)
+			return fn(p)
+		})
+	}, now, size, done)
+	if errors.Is(err, errWhole) {
+		var providers []bokat.ProviderSupply
+		if providers, err = readWhole(name, open, cat); err != nil {
+			return nil, Result{}, err
+		}
+		f = &File{Name: name}
+		for _, p := range providers {
+			f.add(p)
+		}
+		res, err = importEach(ctx, st, name, each(providers), now, size, done)
+	}
+	if perr := (*Errors)(nil); errors.As(err, &perr) {
+		return nil, Result{}, perr
+	}
+	if err != nil {
+		return nil, Result{}, err
+	}
+	return f, res, nil
+}
+
+// readWhole reads the file that open opens as one node tree (parseWhole).
+func readWhole(name string, open func() (io.ReadCloser, error), cat *catalog.Catalog) ([]bokat.ProviderSupply, error) {
+	r, err := open()
+	if err != nil {
+		return nil, fmt.Errorf("read the supply file: %w", err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read the supply file: %w", err)
+	}
+	return parseWhole(name, data, cat)
 }
 
 // importBatch is the number of providers an import reads from the store,
@@ -85,8 +152,10 @@ const importBatch = 1000
 // the reading (each's fn returns the write's error); a failed reading
 // (each's own error) waits for the batch being written, writes no further
 // one and is returned: either way the transaction is rolled back and no
-// goroutine is left behind.
-func importEach(ctx context.Context, st Store, name string, each func(func(bokat.ProviderSupply) error) error, now time.Time, size int) (Result, error) {
+// goroutine is left behind. ready, when not nil, is called once every batch
+// is written, before the commit; its error rolls the import back.
+func importEach(ctx context.Context, st Store, name string, each func(func(bokat.ProviderSupply) error) error, now time.Time, size int,
+	ready func() error) (Result, error) {
 	var res Result
 	err := st.InTx(ctx, func(tx Tx) error {
 		res = Result{}
@@ -108,6 +177,11 @@ func importEach(ctx context.Context, st Store, name string, each func(func(bokat
 		}
 		if err != nil {
 			return err
+		}
+		if ready != nil {
+			if err := ready(); err != nil {
+				return err
+			}
 		}
 		// A created provider's history starts with its row; a change of an
 		// existing one is the operator's, recorded like a provider user's.

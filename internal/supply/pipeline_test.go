@@ -127,7 +127,7 @@ func TestImportReadsTheNextBatchWhileOneIsWritten(t *testing.T) {
 	res, err := importEach(context.Background(), st, "f.yaml", func(fn func(bokat.ProviderSupply) error) error {
 		readerID = goroutineID()
 		return each(fn)
-	}, time.Now(), size)
+	}, time.Now(), size, nil)
 	if err != nil || len(res.Created) != 5*size/2 || st.batches != 3 || !st.audited {
 		t.Fatalf("import: %v, %s in %d batches, audited %v", err, res, st.batches, st.audited)
 	}
@@ -149,7 +149,7 @@ func TestImportStopsReadingWhenAWriteFails(t *testing.T) {
 		}
 		return nil
 	}}
-	_, err := importEach(context.Background(), st, "f.yaml", providers(100*size, &given, nil), time.Now(), size)
+	_, err := importEach(context.Background(), st, "f.yaml", providers(100*size, &given, nil), time.Now(), size, nil)
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("import: %v, want the write's error", err)
 	}
@@ -161,8 +161,8 @@ func TestImportStopsReadingWhenAWriteFails(t *testing.T) {
 	}
 }
 
-// TestImportOfAFailedReadingWaitsForTheWrite: a reading that fails (a file
-// changed while it was imported) ends the import with its error once the
+// TestImportOfAFailedReadingWaitsForTheWrite: a reading that fails (the
+// file cannot be read further) ends the import with its error once the
 // batch being written is done, and no further batch is written.
 func TestImportOfAFailedReadingWaitsForTheWrite(t *testing.T) {
 	const size = 10
@@ -172,14 +172,14 @@ func TestImportOfAFailedReadingWaitsForTheWrite(t *testing.T) {
 		<-release
 		return nil
 	}}
-	changed := errors.New("f.yaml changed while it was imported; import it again")
+	changed := errors.New("read the supply file: input/output error")
 	_, err := importEach(context.Background(), st, "f.yaml", providers(10*size, &given, func(i int) error {
 		if i == size+size/2 {
 			close(release)
 			return changed
 		}
 		return nil
-	}), time.Now(), size)
+	}), time.Now(), size, nil)
 	if !errors.Is(err, changed) {
 		t.Fatalf("import: %v, want the reading's error", err)
 	}

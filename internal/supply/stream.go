@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"regexp"
 	"runtime"
@@ -46,21 +44,14 @@ var errWhole = errors.New("supply: the file is read whole")
 var providersLine = regexp.MustCompile(`^providers:[ \t]*(#.*)?\r?\n?$`)
 
 // scan reads a supply file from r in parts (see above) and calls fn with
-// each provider that has no problem, in file order, as it is read. It
+// each provider that has no problem, in file order, as it is read, until
+// the first problem: a file with one is not stored, so nothing after it
+// is given to fn (it is still read to the end, for every problem). It
 // returns every problem of the file as *Errors, errWhole when the file is
 // not laid out to be read in parts, or the first error of r or fn.
 func scan(name string, r io.Reader, cat *catalog.Catalog, fn func(bokat.ProviderSupply) error) error {
-	_, err := scanWith(name, r, cat, true, fn)
-	return err
-}
-
-// scanWith is scan, checking the providers against the schema when validate
-// is set (else only decoding them, for a file checked already), and also
-// returns the SHA-256 of the file's bytes.
-func scanWith(name string, r io.Reader, cat *catalog.Catalog, validate bool, fn func(bokat.ProviderSupply) error) ([]byte, error) {
-	s := scanner{name: name, cat: cat, validate: validate, fn: fn, seen: map[string]int{}, indent: -1, sum: sha256.New()}
-	err := s.run(bufio.NewReaderSize(r, 1<<16))
-	return s.sum.Sum(nil), err
+	s := scanner{name: name, cat: cat, fn: fn, seen: map[string]int{}, indent: -1}
+	return s.run(bufio.NewReaderSize(r, 1<<16))
 }
 
 // Where scan is in the file.
@@ -75,10 +66,9 @@ const (
 // workers parse and check each provider's part (part.check), and the
 // caller's goroutine takes the parts in file order (take).
 type scanner struct {
-	name     string
-	cat      *catalog.Catalog
-	validate bool
-	fn       func(bokat.ProviderSupply) error
+	name string
+	cat  *catalog.Catalog
+	fn   func(bokat.ProviderSupply) error
 
 	// The reader's state.
 	state  int
@@ -87,9 +77,8 @@ type scanner struct {
 	// skeleton is the file with each provider's lines replaced: its first
 	// by a placeholder item "- 0", the others by empty lines.
 	skeleton bytes.Buffer
-	item     *part // the provider being read
-	starts   []int // the first line of each provider
-	sum      hash.Hash
+	item     *part        // the provider being read
+	starts   []int        // the first line of each provider
 	parts    chan<- *part // to the workers
 	order    chan<- *part // to take, in file order
 	stop     <-chan struct{}
@@ -123,7 +112,7 @@ func (s *scanner) run(r *bufio.Reader) error {
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		go func() {
 			for p := range parts {
-				p.check(s.cat, s.validate)
+				p.check(s.cat)
 				close(p.done)
 			}
 		}()
@@ -167,7 +156,6 @@ func (s *scanner) read(r *bufio.Reader) error {
 		}
 		if len(line) > 0 {
 			s.line++
-			s.sum.Write(line)
 			if err := s.add(line); err != nil {
 				return err
 			}
@@ -267,7 +255,7 @@ func (s *scanner) end() error {
 var errStopped = errors.New("supply: stopped")
 
 // check parses the part and checks its provider.
-func (p *part) check(cat *catalog.Catalog, validate bool) {
+func (p *part) check(cat *catalog.Catalog) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(p.lines.Bytes(), &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		p.whole = true
@@ -285,7 +273,7 @@ func (p *part) check(cat *catalog.Catalog, validate bool) {
 		return
 	}
 	p.item = list.Content[0]
-	p.provider, p.problems, p.clean = checkItem(cat, p.index, p.item, validate)
+	p.provider, p.problems, p.clean = checkItem(cat, p.index, p.item)
 }
 
 // take takes the next provider's checked part, in file order.
@@ -307,7 +295,7 @@ func (s *scanner) take(p *part) error {
 		return nil
 	}
 	s.seen[p.provider.ID] = p.index
-	if s.fn != nil {
+	if s.fn != nil && len(s.problems) == 0 {
 		return s.fn(p.provider)
 	}
 	return nil
@@ -370,19 +358,12 @@ func (s *scanner) placeholders(list *yaml.Node) bool {
 // checkItem converts, validates and decodes providers[i] of a file, whose
 // node is item. It returns the provider, its problems in file order, and
 // whether it has none (counting those a rule replaced).
-//
-// Without validate, it checks only what decoding does (for a file checked
-// already): the problems are then not located, and the provider is clean
-// only when decoding found none.
-func checkItem(cat *catalog.Catalog, i int, item *yaml.Node, validate bool) (bokat.ProviderSupply, []Problem, bool) {
+func checkItem(cat *catalog.Catalog, i int, item *yaml.Node) (bokat.ProviderSupply, []Problem, bool) {
 	base := []string{"providers", strconv.Itoa(i)}
 	conv := converter{at: slices.Clone(base), place: []string{"providers", "*"}}
 	value := conv.value(item)
-	var issues []issue
-	if validate {
-		_, sch := partSchemas()
-		issues = schemaIssues(sch.Validate(value))
-	}
+	_, sch := partSchemas()
+	issues := schemaIssues(sch.Validate(value))
 	for k := range issues {
 		issues[k].at = append(slices.Clip(base), issues[k].at...)
 	}
@@ -405,11 +386,8 @@ func checkItem(cat *catalog.Catalog, i int, item *yaml.Node, validate bool) (bok
 	if m, ok := as[map[string]any](value); ok {
 		p = c.provider(m, base)
 	}
-	switch {
-	case len(c.issues) == 0:
+	if len(c.issues) == 0 {
 		return p, nil, true
-	case !validate:
-		return p, nil, false
 	}
 	return p, locateIssues(itemLocator(i, item), c.issues, c.skip), false
 }
@@ -470,9 +448,7 @@ func aliasProblem() Problem {
 		MaxAliasExpansion)}
 }
 
-// File is a supply file that Check found free of problems, to be read again
-// provider by provider (Each) by ImportFile. Only its calendars are kept
-// in memory, unless the file cannot be read in parts (see scan).
+// File is what an import read of a supply file, besides what it stored.
 type File struct {
 	Name string
 	// Providers is the number of providers of the file.
@@ -481,95 +457,10 @@ type File struct {
 	// only (none when it names none), so that an import can also unsubscribe
 	// the calendars the file no longer names.
 	Calendars []bokat.ProviderSupply
-
-	open func() (io.ReadCloser, error)
-	cat  *catalog.Catalog
-	sum  []byte // the SHA-256 of the file as checked
-	// whole holds the providers of a file read whole.
-	whole []bokat.ProviderSupply
 }
 
-// Check reads and validates the supply file that open opens, provider by
-// provider, against the catalog. It returns the file, or *Errors listing
-// every problem found (as Parse does).
-func Check(name string, open func() (io.ReadCloser, error), cat *catalog.Catalog) (*File, error) {
-	f := &File{Name: name, open: open, cat: cat}
-	var err error
-	f.sum, err = f.scan(true, func(p bokat.ProviderSupply) error {
-		f.Providers++
-		f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
-		return nil
-	})
-	if !errors.Is(err, errWhole) {
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
-	}
-	data, err := f.readAll()
-	if err != nil {
-		return nil, err
-	}
-	providers, err := parseWhole(name, data, cat)
-	if err != nil {
-		return nil, err
-	}
-	f = &File{Name: name, Providers: len(providers), open: open, cat: cat, whole: providers}
-	for _, p := range providers {
-		f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
-	}
-	return f, nil
-}
-
-// Each calls fn with each provider of the file, in file order, reading the
-// file again (decoding it without the schema's checks, which Check made);
-// it stops at the first error of fn and returns it. A file whose bytes
-// differ from those Check read is an error, found at the latest when the
-// last provider has been given to fn.
-func (f *File) Each(fn func(bokat.ProviderSupply) error) error {
-	if f.whole != nil {
-		for _, p := range f.whole {
-			if err := fn(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	n := 0
-	var fnErr error
-	sum, err := f.scan(false, func(p bokat.ProviderSupply) error {
-		n++
-		fnErr = fn(p)
-		return fnErr
-	})
-	switch {
-	case err != nil && err == fnErr:
-		return err
-	case err != nil || n != f.Providers || !bytes.Equal(sum, f.sum):
-		return fmt.Errorf("%s changed while it was imported; import it again", f.Name)
-	}
-	return nil
-}
-
-// scan reads the file in parts (see scanWith).
-func (f *File) scan(validate bool, fn func(bokat.ProviderSupply) error) ([]byte, error) {
-	r, err := f.open()
-	if err != nil {
-		return nil, fmt.Errorf("read the supply file: %w", err)
-	}
-	defer r.Close()
-	return scanWith(f.Name, r, f.cat, validate, fn)
-}
-
-func (f *File) readAll() ([]byte, error) {
-	r, err := f.open()
-	if err != nil {
-		return nil, fmt.Errorf("read the supply file: %w", err)
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read the supply file: %w", err)
-	}
-	return data, nil
+// add counts p, a provider of the file, and keeps its calendars.
+func (f *File) add(p bokat.ProviderSupply) {
+	f.Providers++
+	f.Calendars = append(f.Calendars, bokat.ProviderSupply{Provider: bokat.Provider{ID: p.ID}, Calendars: p.Calendars})
 }

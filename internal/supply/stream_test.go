@@ -203,17 +203,18 @@ func TestNationalGenerateSpreadsProvidersOverSweden(t *testing.T) {
 	}
 }
 
-// TestImportFileReadsTheCheckedFile imports a file checked by Check, in
-// batches within one transaction; a file changed after the check is
-// refused and nothing of it is written.
+// TestImportStreamStoresTheFileInBatches imports a file read once, in
+// batches within one transaction. A problem found after batches were
+// written, or an error of ready, rolls the whole import back; ready sees
+// every provider of the file before the commit.
 //
 // The file has 100 providers, imported 40 at a time (two full batches and
-// a part, as 2500 at ImportFile's 1000 would be): the batching and the
+// a part, as 2500 at ImportStream's 1000 would be): the batching and the
 // one transaction around the batches do not depend on the batch's size.
 // It is still more providers than a scan reads ahead and more bytes than
-// its reader's buffer. The last import is ImportFile's own, at its batch
+// its reader's buffer. The last import is ImportStream's own, at its batch
 // size.
-func TestImportFileReadsTheCheckedFile(t *testing.T) {
+func TestImportStreamStoresTheFileInBatches(t *testing.T) {
 	t.Parallel()
 	const providers, batch = 100, 40
 	c := cat(t)
@@ -228,33 +229,49 @@ func TestImportFileReadsTheCheckedFile(t *testing.T) {
 		t.Fatalf("%d providers (%d bytes) in batches of %d: want two full batches and a part, more than %d providers and 64 KiB",
 			providers, len(content), batch, supply.PartsAhead)
 	}
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }
+	opener := func(b []byte) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	// The last provider's last price is out of range: found after two
+	// batches were written.
+	last := bytes.LastIndex(content, []byte("price_sek: "))
+	bad := slices.Concat(content[:last], []byte("price_sek: -"), content[last+len("price_sek: "):])
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		st := sqlstore.Bind[supply.Tx](db)
-		f, err := supply.Check("national.yaml", open, c)
-		if err != nil || f.Providers != providers || len(f.Calendars) != providers {
-			t.Fatalf("check: %v, %d providers, %d with their calendars", err, f.Providers, len(f.Calendars))
+		nothingStored := func(what string) {
+			t.Helper()
+			if _, err := storedSupply(ctx, db, "prv_gen_00001"); !errors.Is(err, bokat.ErrNotFound) {
+				t.Fatalf("%s wrote providers: %v", what, err)
+			}
+		}
+		_, _, err := supply.ImportStreamInBatches(ctx, st, c, "national.yaml", opener(bad), now, nil, batch)
+		var perr *supply.Errors
+		if !errors.As(err, &perr) || len(perr.Problems) != 1 || perr.Problems[0].Line <= bytes.Count(content[:last], []byte("\n")) {
+			t.Fatalf("import of a file with a problem in its last provider: %v", err)
+		}
+		nothingStored("an import of a file with a problem")
+		refused := errors.New("refused")
+		var seen *supply.File
+		_, _, err = supply.ImportStreamInBatches(ctx, st, c, "national.yaml", opener(content), now, func(f *supply.File) error {
+			seen = f
+			return refused
+		}, batch)
+		if !errors.Is(err, refused) || seen == nil || seen.Providers != providers || len(seen.Calendars) != providers {
+			t.Fatalf("import refused by ready: %v, ready saw %+v", err, seen)
+		}
+		nothingStored("an import refused by ready")
+		f, res, err := supply.ImportStreamInBatches(ctx, st, c, "national.yaml", opener(content), now, nil, batch)
+		if err != nil || len(res.Created) != providers || res.Created[providers-1] != fmt.Sprintf("prv_gen_%05d", providers) {
+			t.Fatalf("import: %v, %s", err, res)
+		}
+		if f.Name != "national.yaml" || f.Providers != providers || len(f.Calendars) != providers {
+			t.Fatalf("import read %+v", f)
 		}
 		for _, p := range f.Calendars {
 			if p.ID == "" || len(p.Calendars) != 0 {
-				t.Fatalf("check kept %q with calendars %v from a file without calendars", p.ID, p.Calendars)
+				t.Fatalf("import kept %q with calendars %v from a file without calendars", p.ID, p.Calendars)
 			}
-		}
-		// The file changes between the check and the import: one price.
-		original := content
-		content = bytes.Replace(content, []byte("price_sek: "), []byte("price_sek: 1"), 1)
-		_, err = supply.ImportFileInBatches(ctx, st, f, now, batch)
-		content = original
-		if err == nil || !strings.Contains(err.Error(), "changed while it was imported") {
-			t.Fatalf("import of a changed file: %v", err)
-		}
-		if _, err := storedSupply(ctx, db, "prv_gen_00001"); !errors.Is(err, bokat.ErrNotFound) {
-			t.Fatalf("a refused import wrote providers: %v", err)
-		}
-		res, err := supply.ImportFileInBatches(ctx, st, f, now, batch)
-		if err != nil || len(res.Created) != providers || res.Created[providers-1] != fmt.Sprintf("prv_gen_%05d", providers) {
-			t.Fatalf("import: %v, %s", err, res)
 		}
 		want, err := supply.Parse("national.yaml", content, c)
 		if err != nil {
@@ -266,7 +283,7 @@ func TestImportFileReadsTheCheckedFile(t *testing.T) {
 				t.Fatalf("stored %s = %+v, %v", want[i].ID, got, err)
 			}
 		}
-		if res, err := supply.ImportFile(ctx, st, f, now); err != nil || len(res.Unchanged) != providers {
+		if _, res, err := supply.ImportStream(ctx, st, c, "national.yaml", opener(content), now, nil); err != nil || len(res.Unchanged) != providers {
 			t.Fatalf("second import: %v, %s", err, res)
 		}
 	})

@@ -91,10 +91,10 @@ func TestSignInAndConsentInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("email")))
 	signInText := read("sign-in text", chromedp.Text(chromedp.CSS("main")))
 	signInShot := screenshot()
-	step("ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+	step("ask for a code", webtest.Type(chromedp.ID("email"), email),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
 	codeText := read("code page text", chromedp.Text(chromedp.CSS("main")))
-	step("enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
+	step("enter the code", webtest.Type(chromedp.ID("code"), e.sender.last(t, email).code),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
 	consentText := read("consent text", chromedp.Text(chromedp.CSS("main")))
 	consentShot := screenshot()
@@ -206,10 +206,10 @@ func TestSelfRegisteredClientWarningsInABrowser(t *testing.T) {
 	run("open the authorization URL", chromedp.Navigate(conf.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))),
 		chromedp.WaitVisible(chromedp.ID("email")))
 	check("sign-in")
-	run("ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+	run("ask for a code", webtest.Type(chromedp.ID("email"), email),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
 	check("code")
-	run("enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
+	run("enter the code", webtest.Type(chromedp.ID("code"), e.sender.last(t, email).code),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
 	check("consent")
 }
@@ -256,10 +256,10 @@ func TestTestModeClientNoticeInABrowser(t *testing.T) {
 	check("sign-in", "sv")
 	webtest.Do(t, ctx, "switch to English", chromedp.Click(chromedp.CSS(`.lang a`)), chromedp.WaitVisible(chromedp.ID("email")))
 	check("sign-in-en", "en")
-	webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+	webtest.Do(t, ctx, "ask for a code", webtest.Type(chromedp.ID("email"), email),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
 	check("code-en", "en")
-	webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.last(t, email).code),
+	webtest.Do(t, ctx, "enter the code", webtest.Type(chromedp.ID("code"), e.sender.last(t, email).code),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("button[value=approve]")))
 	check("consent-en", "en")
 	webtest.Do(t, ctx, "open the consent page in Swedish", chromedp.Navigate(authURL+"&lang=sv"),

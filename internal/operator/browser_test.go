@@ -45,7 +45,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		wantText("search's header", webtest.Get(t, ctx, "read the header", chromedp.Text(chromedp.CSS("header.site"))),
 			"Bokningar", "Logg", "Inloggad som "+operatorEmail, "Logga ut")
 
-		webtest.Do(t, ctx, "search by e-mail", chromedp.SendKeys(chromedp.ID("q-email"), customerEmail),
+		webtest.Do(t, ctx, "search by e-mail", webtest.Type(chromedp.ID("q-email"), customerEmail),
 			chromedp.Click(chromedp.ID("search-submit")), chromedp.WaitVisible(chromedp.CSS("table.stack")))
 		wantText("search results", check("bookings-found"), id, "Bekräftad", "Rör")
 
@@ -59,14 +59,14 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		webtest.Do(t, ctx, "open the move page", chromedp.Click(chromedp.ID("move-link")),
 			chromedp.WaitVisible(chromedp.ID("when")))
-		webtest.Do(t, ctx, "ask for times in three days", chromedp.SendKeys(chromedp.ID("when"), "om tre dagar"),
+		webtest.Do(t, ctx, "ask for times in three days", webtest.Type(chromedp.ID("when"), "om tre dagar"),
 			chromedp.Click(chromedp.ID("find-times")),
 			// The first move page may list times already: wait for the answer
 			// to the search (its value attribute), not for any option.
 			chromedp.WaitVisible(chromedp.CSS(`#when[value="om tre dagar"]`)), chromedp.WaitVisible(chromedp.ID("opt-0")))
 		wantText("move", check("move"), "Flytta bokning "+id, "Ny tid", "Kunden har godkänt")
 		webtest.Do(t, ctx, "move for the customer", chromedp.Click(chromedp.ID("opt-0")), chromedp.Click(chromedp.ID("for-customer")),
-			chromedp.SendKeys(chromedp.ID("move-note"), "Kunden ringde supporten."), chromedp.Click(chromedp.ID("agreed")),
+			webtest.Type(chromedp.ID("move-note"), "Kunden ringde supporten."), chromedp.Click(chromedp.ID("agreed")),
 			chromedp.Click(chromedp.ID("move-submit")),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "flyttad")]`)))
 		wantText("moved booking", check("booking-moved"), "Bokningen är flyttad.", "booking.rescheduled", "booking.moved")
@@ -76,7 +76,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 		webtest.Do(t, ctx, "cancel for the customer", chromedp.Click(chromedp.ID("for-customer")),
 			chromedp.SetValue(chromedp.ID("reason"), "booked_elsewhere"),
-			chromedp.SendKeys(chromedp.ID("cancel-note"), "Kunden mejlade."), chromedp.Click(chromedp.ID("cancel-confirm")),
+			webtest.Type(chromedp.ID("cancel-note"), "Kunden mejlade."), chromedp.Click(chromedp.ID("cancel-confirm")),
 			chromedp.Click(chromedp.ID("cancel-submit")),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "avbokad")]`)))
 		wantText("cancelled booking", check("booking-cancelled"), "Bokningen är avbokad.", "Avbokad", "booked_elsewhere",
@@ -99,13 +99,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		wantText("provider", check("provider-en"), name, "Calendar sync", "calendar.example.se", "stale", "550 mailbox unavailable",
 			"Invite a person")
 		webtest.Do(t, ctx, "pause the provider", chromedp.SetValue(chromedp.ID("until"), "2026-03-16"),
-			chromedp.SendKeys(chromedp.ID("pause-note"), "Holiday, by e-mail."), chromedp.Click(chromedp.ID("pause-submit")),
+			webtest.Type(chromedp.ID("pause-note"), "Holiday, by e-mail."), chromedp.Click(chromedp.ID("pause-submit")),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "pause is saved")]`)))
 		wantText("paused provider", check("provider-paused-en"), "Paused until 2026-03-1")
 		if n := webtest.Get(t, ctx, "the resume button", chromedp.Evaluate[int](`document.querySelectorAll("#resume-submit").length`)); n != 1 {
 			t.Errorf("the paused provider's page has %d resume buttons", n)
 		}
-		webtest.Do(t, ctx, "invite a person", chromedp.SendKeys(chromedp.ID("invite-email"), "ny@hantverkare.example"),
+		webtest.Do(t, ctx, "invite a person", webtest.Type(chromedp.ID("invite-email"), "ny@hantverkare.example"),
 			chromedp.SetValue(chromedp.ID("role"), "staff"), chromedp.Click(chromedp.ID("invite-submit")),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "invitation is made")]`)))
 		if ok, err := provider.NewService(sqlstore.Bind[provider.Tx](db), e.clock.Now, nil).Admits(context.Background(), "ny@hantverkare.example"); err != nil || !ok {
@@ -115,7 +115,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "the requests no provider covers", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/follow-ups"]`)),
 			chromedp.Click(chromedp.ID("uncovered")), chromedp.WaitVisible(chromedp.ID("note-"+request)))
 		wantText("follow-ups", check("follow-ups-en"), "Follow-up requests to providers", request, "No provider covers the job here")
-		webtest.Do(t, ctx, "note what was done", chromedp.SendKeys(chromedp.ID("note-"+request), "Called a plumber in Kiruna."),
+		webtest.Do(t, ctx, "note what was done", webtest.Type(chromedp.ID("note-"+request), "Called a plumber in Kiruna."),
 			chromedp.Click(chromedp.CSS(`form[action*="`+request+`"] button`)),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "note is saved")]`)))
 		wantText("follow-ups after the note", check("follow-ups-noted-en"), "What was done", "Called a plumber in Kiruna.")

@@ -147,14 +147,14 @@ func TestCalendarsPageInABrowser(t *testing.T) {
 			t.Errorf("the export address reads %q", v)
 		}
 
-		webtest.Do(t, ctx, "a refused address", chromedp.SendKeys(chromedp.ID("url"), "ftp://127.0.0.1/hemlig/7f3a9c/basic.ics"),
+		webtest.Do(t, ctx, "a refused address", webtest.Type(chromedp.ID("url"), "ftp://127.0.0.1/hemlig/7f3a9c/basic.ics"),
 			chromedp.Click(chromedp.ID("calendar-submit")), chromedp.WaitVisible(chromedp.CSS("p.error")))
 		check("calendars-refused", "Kalendern lades inte till.", "börjar med https:// eller webcal://")
 		if len(feeds()) != 0 {
 			t.Fatal("a refused address was stored")
 		}
 
-		webtest.Do(t, ctx, "add the calendar", chromedp.SendKeys(chromedp.ID("url"), secret),
+		webtest.Do(t, ctx, "add the calendar", webtest.Type(chromedp.ID("url"), secret),
 			chromedp.Click(chromedp.ID("calendar-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		check("calendars-added", "Kalendern är tillagd.", "127.0.0.1", "Inte läst ännu")
 		list := feeds()

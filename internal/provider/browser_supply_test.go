@@ -50,7 +50,7 @@ func TestSupplyPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "block a weekly day", chromedp.Click(chromedp.ID("kind-days")),
 			chromedp.SetValue(chromedp.ID("from"), "2026-03-05"), chromedp.SetValue(chromedp.ID("start"), ""),
 			chromedp.SetValue(chromedp.ID("end"), ""), chromedp.SetValue(chromedp.ID("weeks"), "2"),
-			chromedp.SendKeys(chromedp.ID("block-note"), "Kurs"),
+			webtest.Type(chromedp.ID("block-note"), "Kurs"),
 			chromedp.Click(chromedp.ID("block-submit")), chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		check("blocks-added", "Tiden är blockerad.", "Varje vecka, 2 veckor", "Kurs")
 		if list, err := s.sup.Blocks(context.Background(), owner); err != nil || len(list) != 1 || list[0].Weeks != 2 || !list[0].WholeDays {

@@ -35,10 +35,10 @@ func TestPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "open the bookings signed out", chromedp.Navigate(base+"/provider/bookings"),
 			chromedp.WaitVisible(chromedp.ID("email")))
 		wantText("sign-in", check("sign-in"), "Logga in", "E-postadress", "Skicka kod", "English")
-		webtest.Do(t, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), ownerA),
+		webtest.Do(t, ctx, "ask for a code", webtest.Type(chromedp.ID("email"), ownerA),
 			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
 		wantText("code", check("code"), "Ange koden", "8 siffror", "Skicka en ny kod")
-		webtest.Do(t, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), e.sender.Last(t, ownerA)),
+		webtest.Do(t, ctx, "enter the code", webtest.Type(chromedp.ID("code"), e.sender.Last(t, ownerA)),
 			chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("table.bookings")))
 		wantText("bookings", check("bookings"), "Kommande bokningar", "Ny – inte kvitterad", "11345")
 		if text := webtest.Text(t, ctx); strings.Contains(text, "bk_b_next") {
@@ -60,7 +60,7 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Errorf("audit: %q", got)
 		}
 
-		webtest.Do(t, ctx, "flag a problem", chromedp.SendKeys(chromedp.ID("note"), "Porten har ny kod.\nRing mig."),
+		webtest.Do(t, ctx, "flag a problem", webtest.Type(chromedp.ID("note"), "Porten har ny kod.\nRing mig."),
 			chromedp.Click(chromedp.ID("flag-submit")),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "Operatören har fått")]`)))
 		wantText("flagged booking", check("booking-flagged"), "Operatören har fått ditt meddelande.")
@@ -79,7 +79,7 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Fatalf("search offers the booked time: %v", starts)
 		}
 		webtest.Do(t, ctx, "cancel", chromedp.SetValue(chromedp.ID("reason"), "cannot_do_job"),
-			chromedp.SendKeys(chromedp.ID("cancel-notes"), "Reservdelen finns inte."),
+			webtest.Type(chromedp.ID("cancel-notes"), "Reservdelen finns inte."),
 			chromedp.Click(chromedp.ID("cancel-confirm")), chromedp.Click(chromedp.ID("cancel-submit")),
 			chromedp.WaitVisible(chromedp.Search(`//p[@class="notice"][contains(., "avbokad")]`)))
 		wantText("cancelled booking", check("booking-cancelled"), "Bokningen är avbokad.", "Avbokad",
@@ -109,7 +109,7 @@ func TestPagesInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "open the team page", chromedp.Navigate(base+"/provider/team"),
 			chromedp.WaitVisible(chromedp.ID("email")))
 		wantText("team", check("team"), "Personal", "Konton", ownerA, staffA, "Ägare", "Bjud in personal")
-		webtest.Do(t, ctx, "invite staff", chromedp.SendKeys(chromedp.ID("email"), "ny@vvs-ett.se"),
+		webtest.Do(t, ctx, "invite staff", webtest.Type(chromedp.ID("email"), "ny@vvs-ett.se"),
 			chromedp.Click(chromedp.CSS(`form[action="/provider/team/invitations"] button`)),
 			chromedp.WaitVisible(chromedp.CSS("p.notice")))
 		wantText("team after invite", check("team-invited"), "Inbjudan är skapad", "Väntande inbjudningar", "ny@vvs-ett.se")

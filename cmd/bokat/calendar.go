@@ -173,20 +173,16 @@ func hasCalendars(providers []bokat.ProviderSupply) bool {
 
 // ready refuses, before an import commits, a file naming calendars that
 // apply could not take: a development switch in production, or production
-// without the keys sealing the calendars' addresses (openSealedStore's
-// rules; in development they are kept in the database).
+// without the key sealing the calendars' addresses (secretKeyring's rule;
+// the token pepper is required in production before anything is read).
 func (c *supplyCalendars) ready(sc *storeCommand, providers []bokat.ProviderSupply) error {
 	switch {
 	case !hasCalendars(providers) || !sc.production():
 		return nil
 	case c.allowPrivate:
 		return fmt.Errorf("%w: %s is development only and refused in production", errUsage, sc.fs.label("webhook-allow-private"))
-	case sc.TokenPepper == "":
-		return fmt.Errorf("production requires BOKAT_TOKEN_PEPPER")
-	case c.secretKey == "":
-		return fmt.Errorf("production requires BOKAT_SECRET_KEY")
 	}
-	return nil
+	return requireSecretKey(sc.commonConfig, c.secretKey)
 }
 
 // apply makes the providers' supply-file subscriptions what the file names

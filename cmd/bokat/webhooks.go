@@ -18,8 +18,8 @@ var _ httpapi.Webhooks = (*webhook.Service)(nil)
 // be nil when raw is set).
 func secretKeyring(ctx context.Context, c commonConfig, raw string, db *sqlstore.DB) (*webhook.Keyring, error) {
 	if raw == "" {
-		if c.production() {
-			return nil, fmt.Errorf("production requires BOKAT_SECRET_KEY")
+		if err := requireSecretKey(c, raw); err != nil {
+			return nil, err
 		}
 		var err error
 		raw, err = db.DevelopmentSecret(ctx, "secret_key", randomKey)
@@ -32,6 +32,15 @@ func secretKeyring(ctx context.Context, c commonConfig, raw string, db *sqlstore
 		return nil, fmt.Errorf("%w: --secret-key: %v", errUsage, err)
 	}
 	return webhook.NewKeyring(keys...)
+}
+
+// requireSecretKey refuses production without the secret key (raw);
+// development generates one and keeps it in the database.
+func requireSecretKey(c commonConfig, raw string) error {
+	if raw == "" && c.production() {
+		return fmt.Errorf("production requires BOKAT_SECRET_KEY")
+	}
+	return nil
 }
 
 // parseSecretKeys reads --secret-key: base64 keys of webhook.KeySize bytes,

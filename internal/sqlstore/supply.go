@@ -609,11 +609,9 @@ func (c *supplyChanges) addBlocked(p, o bokat.ProviderSupply, exists bool) bool 
 	if blockedEqual(o.Blocked, p.Blocked) {
 		return false
 	}
+	rows := &c.blocked.rows
 	if !exists {
-		for _, b := range p.Blocked {
-			c.createdBlocked.rows = append(c.createdBlocked.rows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, c.nowMS)
-		}
-		return true
+		rows = &c.createdBlocked.rows // o has none: every period is new
 	}
 	have := make(map[string]bokat.BlockedPeriod, len(o.Blocked))
 	for _, b := range o.Blocked {
@@ -625,7 +623,7 @@ func (c *supplyChanges) addBlocked(p, o bokat.ProviderSupply, exists bool) bool 
 		if h, ok := have[b.ID]; ok && h.Start.Equal(b.Start) && h.End.Equal(b.End) && h.Note == b.Note {
 			continue
 		}
-		c.blocked.rows = append(c.blocked.rows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, c.nowMS)
+		*rows = append(*rows, b.ID, p.ID, Millis(b.Start), Millis(b.End), b.Note, c.nowMS)
 	}
 	for _, b := range o.Blocked {
 		if !want[b.ID] {
@@ -634,6 +632,13 @@ func (c *supplyChanges) addBlocked(p, o bokat.ProviderSupply, exists bool) bool 
 	}
 	return true
 }
+
+// insertBlocked inserts blocked periods: six values per row, then
+// blockedFixed.
+const insertBlocked = `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
+		booking_id, kind, active) VALUES `
+
+var blockedFixed = []string{`NULL, 'blocked', TRUE`}
 
 // writeSupplyChanges writes c: the providers rows, then every child
 // table's deletions, then their insertions.
@@ -658,14 +663,11 @@ func (tx *Tx) writeSupplyChanges(ctx context.Context, c *supplyChanges) error {
 			insert: `INSERT INTO provider_hours (provider_id, weekday, start_minute, end_minute) VALUES `,
 			cols:   4, change: c.hours},
 		{del: `DELETE FROM calendar_entries WHERE kind = 'blocked' AND id IN (`,
-			insert: `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
-		booking_id, kind, active) VALUES `,
+			insert: insertBlocked,
 			conflict: ` ON CONFLICT (id) DO UPDATE SET start_at = excluded.start_at,
 		end_at = excluded.end_at, active = TRUE, note = excluded.note`,
-			cols: 6, change: c.blocked, fixed: []string{`NULL, 'blocked', TRUE`}},
-		{insert: `INSERT INTO calendar_entries (id, provider_id, start_at, end_at, note, created_at,
-		booking_id, kind, active) VALUES `,
-			cols: 6, change: c.createdBlocked, fixed: []string{`NULL, 'blocked', TRUE`}},
+			cols: 6, change: c.blocked, fixed: blockedFixed},
+		{insert: insertBlocked, cols: 6, change: c.createdBlocked, fixed: blockedFixed},
 	}
 	for _, t := range children {
 		if err := tx.deleteIn(ctx, t.del, t.change.clear); err != nil {

@@ -115,8 +115,21 @@ func loadProviders(ctx context.Context, q Reader, id string) ([]bokat.ProviderSu
 // list is its run of it (capacity-limited, so an append to one list never
 // writes into the next): a search keeps the whole supply while it is
 // current, and a national one has over a million service rows.
+//
+// The other tables are asked for the providers found only: ids an import
+// is about to create have no rows there, and a list of them would cost a
+// lookup per id and table (a statement planned, mid-import, without
+// statistics of the tables it fills).
 func loadProvidersIn(ctx context.Context, q Reader, ids []string) ([]bokat.ProviderSupply, error) {
-	return loadProvidersWhere(ctx, q, newProviderFilter(ids))
+	f := newProviderFilter(ids)
+	byID, order, err := readProviders(ctx, q, f)
+	if err != nil || len(order) == 0 {
+		return nil, err
+	}
+	if ids != nil && len(order) < len(ids) {
+		f = newProviderFilter(order)
+	}
+	return readProviderTables(ctx, q, f, byID, order)
 }
 
 // loadProviderRuns reads every provider as loadProvidersIn does, but a run
@@ -154,6 +167,13 @@ func loadProvidersWhere(ctx context.Context, q Reader, f providerFilter) ([]boka
 	if err != nil {
 		return nil, err
 	}
+	return readProviderTables(ctx, q, f, byID, order)
+}
+
+// readProviderTables adds to the providers read (byID, in order) their
+// rows of the other supply tables that f selects.
+func readProviderTables(ctx context.Context, q Reader, f providerFilter, byID map[string]*bokat.ProviderSupply,
+	order []string) ([]bokat.ProviderSupply, error) {
 	for _, read := range []func(context.Context, Reader, providerFilter, map[string]*bokat.ProviderSupply) error{
 		readProviderPostcodes, readProviderServices, readProviderHours, readProviderDayHours,
 	} {
@@ -754,13 +774,18 @@ func (tx *Tx) storedSupply(ctx context.Context, ids []string) (map[string]bokat.
 		if err != nil {
 			return nil, err
 		}
+		if len(ps) == 0 {
+			continue // all to be created
+		}
 		byID := make(map[string]*bokat.ProviderSupply, len(ps))
+		found := make([]string, len(ps))
 		for i := range ps {
 			byID[ps[i].ID] = &ps[i]
+			found[i] = ps[i].ID
 		}
 		rows, err := tx.tx.QueryContext(ctx, `SELECT id, provider_id, start_at, end_at, note FROM calendar_entries
-			WHERE kind = 'blocked' AND active AND provider_id IN (`+placeholders(1, len(chunk))+`)
-			ORDER BY provider_id, start_at, id`, stringArgs(chunk)...)
+			WHERE kind = 'blocked' AND active AND provider_id IN (`+placeholders(1, len(found))+`)
+			ORDER BY provider_id, start_at, id`, stringArgs(found)...)
 		if err != nil {
 			return nil, translate(err)
 		}

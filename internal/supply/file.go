@@ -726,9 +726,12 @@ func instant(v any, end bool) (time.Time, bool) {
 
 // BlockedPeriodID is the stable id of a provider's blocked period: the same
 // provider, start and end give the same id, so importing again matches it.
+// The provider's id leads, so that a provider's periods lie together in the
+// store's index of ids (a large import writes few of its pages per
+// provider, not one per period).
 func BlockedPeriodID(providerID string, start, end time.Time) string {
 	h := sha256.Sum256([]byte(providerID + "|" + strconv.FormatInt(start.UnixMilli(), 10) + "|" + strconv.FormatInt(end.UnixMilli(), 10)))
-	return bokat.BlockedPeriodIDPrefix + hex.EncodeToString(h[:10])
+	return bokat.BlockedPeriodIDPrefix + providerID + "_" + hex.EncodeToString(h[:10])
 }
 
 // parseInstant reads a blocked period's start or end: an RFC 3339 time with

@@ -2,6 +2,7 @@ package supply_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
@@ -578,5 +579,30 @@ providers:
 	}
 	if len(lines) != len(wantProblems) {
 		t.Errorf("%d problems, want %d:\n%s", len(lines), len(wantProblems), perr.Error())
+	}
+}
+
+// A blocked period's id leads with its provider's, so one provider's
+// periods lie together in the store's index of ids; the rest is the digest
+// of provider, start and end, so another provider or time is another id.
+func TestBlockedPeriodIDLeadsWithItsProvider(t *testing.T) {
+	start := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
+	end := start.Add(time.Hour)
+	id := supply.BlockedPeriodID("prv_a", start, end)
+	rest, ok := strings.CutPrefix(id, "blk_prv_a_")
+	if _, err := hex.DecodeString(rest); !ok || err != nil || len(rest) != 20 {
+		t.Fatalf("id %q: want blk_prv_a_ and 20 hex digits", id)
+	}
+	if again := supply.BlockedPeriodID("prv_a", start.In(schedule.Stockholm()), end); again != id {
+		t.Errorf("the same period in another zone: %q, want %q", again, id)
+	}
+	for _, other := range []string{
+		supply.BlockedPeriodID("prv_b", start, end),
+		supply.BlockedPeriodID("prv_a", start, end.Add(time.Minute)),
+		supply.BlockedPeriodID("prv_a", start.Add(-time.Minute), end),
+	} {
+		if other == id {
+			t.Errorf("another provider or time gave the same id %q", id)
+		}
 	}
 }

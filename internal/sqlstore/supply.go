@@ -474,15 +474,6 @@ func (tx *Tx) PutSupply(ctx context.Context, ps []bokat.ProviderSupply, now time
 	if err != nil {
 		return nil, err
 	}
-	if tx.engine == SQLite && len(ps) > supplyReadBatch {
-		// A large import touches more pages than SQLite's default 2 MB
-		// cache holds, and would spill them to the WAL mid-transaction.
-		restore, err := tx.growCache(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer restore()
-	}
 	old, err := tx.storedSupply(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -725,25 +716,6 @@ func (tx *Tx) writeProviders(ctx context.Context, c *supplyChanges) error {
 		}
 	}
 	return nil
-}
-
-// importCacheKiB is the SQLite page cache of a large import's connection.
-const importCacheKiB = 64 << 10
-
-// growCache sets the page cache of the transaction's SQLite connection to
-// importCacheKiB and returns a function that sets it back.
-func (tx *Tx) growCache(ctx context.Context) (func(), error) {
-	var prev int64
-	if err := tx.tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&prev); err != nil {
-		return nil, translate(err)
-	}
-	if _, err := tx.tx.ExecContext(ctx, `PRAGMA cache_size = -`+strconv.Itoa(importCacheKiB)); err != nil {
-		return nil, translate(err)
-	}
-	return func() {
-		// Best effort: a failed reset leaves a larger cache, not a wrong result.
-		_, _ = tx.tx.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+strconv.FormatInt(prev, 10))
-	}, nil
 }
 
 // normalizeForPut is NormalizeSupply with blocked periods of one id kept

@@ -80,22 +80,7 @@ func TestBlockedPeriodIDsTakeTheProviderLedForm(t *testing.T) {
 // entryIDs is the ids of the blocked calendar entries, by start, joined.
 func entryIDs(t *testing.T, db *sqlstore.DB) string {
 	t.Helper()
-	var ids []string
-	err := db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
-		rows, err := tx.Q().QueryContext(context.Background(), `SELECT id FROM calendar_entries WHERE kind = 'blocked' ORDER BY start_at`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return rows.Err()
-	})
+	ids, err := db.Strings(context.Background(), `SELECT id FROM calendar_entries WHERE kind = 'blocked' ORDER BY start_at`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,22 +89,8 @@ func TestRetentionDeletesOnlyExpiredIdempotencyKeys(t *testing.T) {
 		if got.IdempotencyKeys != expired+1 {
 			t.Errorf("deleted %d keys, want %d", got.IdempotencyKeys, expired+1)
 		}
-		var left []string
-		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
-			rows, err := tx.Q().QueryContext(ctx, `SELECT idem_key FROM idempotency_keys ORDER BY idem_key`)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var k string
-				if err := rows.Scan(&k); err != nil {
-					return err
-				}
-				left = append(left, k)
-			}
-			return rows.Err()
-		}); err != nil {
+		left, err := db.Strings(ctx, `SELECT idem_key FROM idempotency_keys ORDER BY idem_key`)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if want := []string{"forever", "later", "later-test"}; !slices.Equal(left, want) {

@@ -39,3 +39,22 @@ func (db *DB) SupplyBeside(ctx context.Context, supplyRev, calendarRev int64, fn
 }
 
 var ErrSnapshotMoved = errSnapshotMoved
+
+// Strings runs a query of one text column on the write pool and returns its
+// rows, for tests that look at rows no store method reads.
+func (db *DB) Strings(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := db.write.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -1,6 +1,7 @@
 // Package webtest drives Bokat's pages in a real headless Chromium for
 // tests: it gives each test a tab, like new, of the test binary's one
-// browser (Debian's chromium) with page scripts disabled, runs steps with a
+// browser (Debian's chromium-headless-shell, or its chromium where the
+// shell is not installed) with page scripts disabled, runs steps with a
 // deadline each, checks a page with axe-core (pinned, installed by CI into
 // .tools/axe with npm) and at phone width, and takes screenshots at phone
 // and desktop widths when asked to ($BOKAT_SCREENSHOTS, or CI=true). It
@@ -88,9 +89,18 @@ type tab struct {
 	close context.CancelFunc
 }
 
+// chromiumNames are the Chromium binaries the tests look for on PATH, the
+// first found taken. The headless shell comes first: Debian builds it from
+// the same chromium source package, at the same version, with the same
+// Blink and V8, without the browser's windows, address bar and their
+// processes. The same pages give byte-identical screenshots in both, and
+// the browser tests cost about a quarter less CPU in the shell (docs/
+// decisions.md, "The browser tests in Chromium's headless shell").
+var chromiumNames = []string{"chromium-headless-shell", "chromium", "chromium-browser"}
+
 // chromiumPath is the Chromium binary on PATH, or "".
 func chromiumPath() string {
-	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell"} {
+	for _, name := range chromiumNames {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
@@ -246,19 +256,19 @@ func Type[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.Vo
 }
 
 // Chromium gives the test a tab of the test binary's headless Chromium
-// (Debian's chromium, started on the first call) that is like a new tab in
-// a fresh profile: its own cookies, cache and history, none left by an
-// earlier test; Swedish pages asked for, page scripts disabled (the pages
-// need none), the desktop viewport. The tab goes back to the browser when
-// the test ends, with the test's context cancelled (and so its listeners
-// gone). It skips the test when the machine has no Chromium, and fails it
+// (Debian's chromium-headless-shell or chromium, started on the first
+// call) that is like a new tab in a fresh profile: its own cookies, cache
+// and history, none left by an earlier test; Swedish pages asked for, page
+// scripts disabled (the pages need none), the desktop viewport. The tab
+// goes back to the browser when the test ends, with the test's context
+// cancelled (and so its listeners gone). It skips the test when the machine has no Chromium, and fails it
 // when the package's TestMain does not call Main. The context carries no
 // timeout: Do and Get derive one per step.
 func Chromium(tb testing.TB) context.Context {
 	tb.Helper()
 	path := chromiumPath()
 	if path == "" {
-		tb.Skip("no chromium binary on PATH: install Debian's chromium package to run the browser test")
+		tb.Skip("no chromium binary on PATH: install Debian's chromium-headless-shell (or chromium) package to run the browser test")
 	}
 	t, err := shared.take(path)
 	if err != nil {

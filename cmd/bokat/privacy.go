@@ -129,6 +129,9 @@ func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now fu
 	if e.IdempotencyKeys > 0 {
 		log.Info("expired idempotency keys deleted", "keys", e.IdempotencyKeys)
 	}
+	if e.InvitationAddresses > 0 {
+		log.Info("addresses of expired provider invitations erased", "invitations", e.InvitationAddresses)
+	}
 }
 
 // privacyConfig is the configuration of `bokat privacy`: the store, and the

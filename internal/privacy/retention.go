@@ -129,15 +129,20 @@ type Expired struct {
 	Copies int
 	// IdempotencyKeys counts the expired idempotency keys deleted.
 	IdempotencyKeys int
+	// InvitationAddresses counts the provider invitations that expired
+	// unanswered whose address was erased.
+	InvitationAddresses int
 }
 
 // EraseExpired runs the retention job once: EraseExpiredContacts, at a
 // fresh now() with the cutoffs r gives, batch after batch until none is
 // left or ctx ends. copies, when not nil, is EraseExpiredContacts' copies
 // that also says how many copies it removed. Then it deletes the expired
-// idempotency keys (request keys are kept 30 days), in transactions of at
-// most retentionBatch keys. It returns what it erased, with the error that
-// stopped it early, if any.
+// idempotency keys (request keys are kept 30 days), and then the addresses
+// of provider invitations that expired unanswered (an invitation's address
+// is kept while it is open), each in transactions of at most retentionBatch
+// rows. It returns what it erased, with the error that stopped it early, if
+// any.
 func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Retention,
 	copies func(ids []string) (int, error)) (Expired, error) {
 	var total Expired
@@ -171,6 +176,16 @@ func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Rete
 			return total, fmt.Errorf("delete expired idempotency keys: %w", err)
 		}
 		total.IdempotencyKeys += n
+		if n < retentionBatch {
+			break
+		}
+	}
+	for ctx.Err() == nil {
+		n, err := s.store.EraseExpiredInvitationAddresses(ctx, now(), retentionBatch)
+		if err != nil {
+			return total, fmt.Errorf("erase the addresses of expired invitations: %w", err)
+		}
+		total.InvitationAddresses += n
 		if n < retentionBatch {
 			break
 		}

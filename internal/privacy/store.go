@@ -37,6 +37,11 @@ type Store interface {
 	// limit idempotency keys whose expiry is at or before now, and returns
 	// how many it deleted.
 	DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
+	// EraseExpiredInvitationAddresses erases, in one transaction, the
+	// e-mail address of up to limit provider invitations that expired at
+	// or before now unanswered (the rows stay), and returns how many it
+	// erased.
+	EraseExpiredInvitationAddresses(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
 // Tx is a write transaction as the privacy use cases use it. It is a

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"bokat"
 	"bokat/internal/idem"
 	"bokat/internal/privacy"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 )
@@ -95,6 +97,76 @@ func TestRetentionDeletesOnlyExpiredIdempotencyKeys(t *testing.T) {
 		}
 		if want := []string{"forever", "later", "later-test"}; !slices.Equal(left, want) {
 			t.Errorf("kept %v, want %v", left, want)
+		}
+	})
+}
+
+// The retention pass erases the address of every invitation that expired
+// unanswered, in batches, and keeps the rows, the open invitation's address
+// and the invitations closed before (their address went when they closed).
+func TestRetentionErasesTheAddressesOfExpiredInvitations(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+		sqlstoretest.WithProvider(t, db, "prov_a")
+		invite := func(id, email string, expires time.Time) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				return tx.InsertInvitation(ctx, provider.Invitation{ID: id, ProviderID: "prov_a", Email: email,
+					Role: provider.Staff, InvitedBy: "pu_owner", CreatedAt: expires.Add(-7 * 24 * time.Hour), ExpiresAt: expires})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const expired = 210 // more than one batch
+		for i := range expired {
+			invite(fmt.Sprintf("inv_old_%03d", i), fmt.Sprintf("gammal%d@example.se", i), now.Add(-time.Duration(i+1)*time.Minute))
+		}
+		invite("inv_at_now", "nu@example.se", now)
+		invite("inv_open", "oppen@example.se", now.Add(time.Millisecond))
+		for _, accepted := range []bool{true, false} {
+			id := fmt.Sprintf("inv_closed_%v", accepted)
+			invite(id, id+"@example.se", now.Add(-time.Hour))
+			if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				return tx.CloseInvitation(ctx, "prov_a", id, accepted, now.Add(-2*time.Hour))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		while := now.Add(-48 * time.Hour) // every invitation but the closed ones open then
+		if found, err := db.ProviderAccountExists(ctx, "gammal0@example.se", while); err != nil || !found {
+			t.Fatalf("before the pass, an invitation open then is not found by its address: %v %v", found, err)
+		}
+
+		got, err := privacy.New(sqlstore.Bind[privacy.Tx](db)).EraseExpired(ctx, func() time.Time { return now },
+			privacy.Retention{Bookings: privacy.DefaultRetainBookings, Requests: privacy.DefaultRetainRequests}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.InvitationAddresses != expired+1 {
+			t.Errorf("erased %d invitation addresses, want %d", got.InvitationAddresses, expired+1)
+		}
+		held, err := db.Strings(ctx, `SELECT id FROM provider_invitations WHERE email <> '' OR email_index <> '' ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"inv_open"}; !slices.Equal(held, want) {
+			t.Errorf("invitations holding an address: %v, want %v", held, want)
+		}
+		if rows, err := db.Strings(ctx, `SELECT id FROM provider_invitations`); err != nil || len(rows) != expired+4 {
+			t.Errorf("%d invitation rows left, want all %d (%v)", len(rows), expired+4, err)
+		}
+		for _, email := range []string{"gammal0@example.se", "gammal209@example.se", "nu@example.se"} {
+			if found, err := db.ProviderAccountExists(ctx, email, while); err != nil || found {
+				t.Errorf("after the pass, %s still finds an invitation: %v %v", email, found, err)
+			}
+		}
+		if found, err := db.ProviderAccountExists(ctx, "oppen@example.se", now); err != nil || !found {
+			t.Errorf("the open invitation is not found by its address: %v %v", found, err)
+		}
+		open, err := db.OpenInvitations(ctx, "prov_a", now)
+		if err != nil || len(open) != 1 || open[0].Email != "oppen@example.se" {
+			t.Errorf("open invitations %+v (%v), want inv_open with its address", open, err)
 		}
 	})
 }

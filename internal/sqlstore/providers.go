@@ -281,6 +281,27 @@ func (tx *Tx) CloseInvitation(ctx context.Context, providerID, id string, accept
 		id, providerID, Millis(now)))
 }
 
+// EraseExpiredInvitationAddresses erases, in one transaction, the address
+// (sealed value and blind index) of up to limit invitations that expired at
+// or before now without being accepted or withdrawn (those lost theirs
+// then), and returns how many it erased. The rows stay, ids and times
+// with them, for the audit trail that names them; an invitation with its
+// address erased finds nobody and opens nothing.
+func (db *DB) EraseExpiredInvitationAddresses(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := db.InTx(ctx, func(tx *Tx) error {
+		res, err := tx.tx.ExecContext(ctx, `UPDATE provider_invitations SET email = '', email_index = ''
+			WHERE id IN (SELECT id FROM provider_invitations WHERE expires_at <= $1 AND email <> '' LIMIT $2)`,
+			Millis(now), limit)
+		if err != nil {
+			return translate(err)
+		}
+		n, err = res.RowsAffected()
+		return translate(err)
+	})
+	return int(n), err
+}
+
 // InsertInvitation stores an invitation, its address sealed.
 func (tx *Tx) InsertInvitation(ctx context.Context, inv provider.Invitation) error {
 	sealed, keyID, index, err := tx.db.sealProviderEmail("provider_invitations", inv.ID, inv.Email)

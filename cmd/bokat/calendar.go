@@ -214,7 +214,12 @@ func (c *supplyCalendars) apply(ctx context.Context, sc *storeCommand, db *sqlst
 	if !hasCalendars(providers) && len(res.Changes) == 0 {
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "calendars: %d added, %d removed, %d kept, %d refused\n", res.Added, res.Removed, res.Kept, len(res.Refused))
+	dismissed := ""
+	if res.Dismissed > 0 {
+		dismissed = fmt.Sprintf(", %d left out", res.Dismissed)
+	}
+	fmt.Fprintf(e.stdout, "calendars: %d added, %d removed, %d kept, %d refused%s\n", res.Added, res.Removed, res.Kept,
+		len(res.Refused), dismissed)
 	list := func(fs []calsync.Feed) string {
 		parts := make([]string, len(fs))
 		for i, f := range fs {
@@ -232,6 +237,10 @@ func (c *supplyCalendars) apply(ctx context.Context, sc *storeCommand, db *sqlst
 		}
 		if len(ch.Own) > 0 {
 			parts = append(parts, "kept "+list(ch.Own)+": not added from a supply file")
+		}
+		if len(ch.Dismissed) > 0 {
+			parts = append(parts, "left out the calendar(s) on "+strings.Join(ch.Dismissed, ", ")+
+				": removed from the provider by hand (added again by hand, they count again)")
 		}
 		fmt.Fprintf(e.stdout, "  %s: %s\n", ch.ProviderID, strings.Join(parts, "; "))
 	}

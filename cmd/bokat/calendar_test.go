@@ -99,6 +99,26 @@ func TestProviderCalendarCommands(t *testing.T) {
 	if _, _, err := cmd("provider", "calendar", "remove", id, added); err == nil || !strings.Contains(err.Error(), "no such provider or calendar") {
 		t.Errorf("second remove: %v", err)
 	}
+	// The file names its calendar again: the import had removed it, so it
+	// comes back. Removed by hand, it stays out of the next import.
+	if out, _, err = cmd("supply", "import", file, "--webhook-allow-private"); err != nil || !strings.Contains(out, "calendars: 1 added, 0 removed") {
+		t.Fatalf("import naming the calendar again: %v\n%s", err, out)
+	}
+	out, _, err = cmd("provider", "calendar", "list", id)
+	if err != nil || !strings.Contains(out, "source=supply") {
+		t.Fatalf("list after the calendar came back: %v\n%s", err, out)
+	}
+	if _, _, err := cmd("provider", "calendar", "remove", id, strings.Fields(out)[0]); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = cmd("supply", "import", file, "--webhook-allow-private")
+	if err != nil || !strings.Contains(out, "calendars: 0 added, 0 removed, 0 kept, 0 refused, 1 left out\n  "+id+
+		": left out the calendar(s) on 127.0.0.1: removed from the provider by hand (added again by hand, they count again)\n") || strings.Contains(out, "secret-token") {
+		t.Fatalf("import after the calendar was removed by hand: %v\n%s", err, out)
+	}
+	if out, _, err = cmd("provider", "calendar", "list", id); err != nil || strings.Contains(out, "cfd_") {
+		t.Fatalf("list after that import: %v\n%s", err, out)
+	}
 	if _, _, err := cmd("provider", "calendar", "list"); exitCode(err) != 2 {
 		t.Errorf("list without a provider: %v, want a usage error", err)
 	}

@@ -101,10 +101,16 @@ func (s *Feeds) CheckURL(ctx context.Context, rawURL string) (string, error) {
 }
 
 // Remove ends a provider's subscription and frees its busy times at once;
-// an unknown feed is bokat.ErrNotFound.
+// an unknown feed is bokat.ErrNotFound. The removal sticks: an import of a
+// supply file naming the address leaves it out (SupplyChange.Dismissed)
+// until the calendar is added again by hand (Add).
 func (s *Feeds) Remove(ctx context.Context, providerID, feedID string) error {
+	now := s.now().UTC()
 	return s.store.InTx(ctx, func(tx Tx) error {
 		if err := tx.LockProviderCalendar(ctx, providerID); err != nil {
+			return err
+		}
+		if err := tx.DismissFeed(ctx, providerID, feedID, now); err != nil {
 			return err
 		}
 		return tx.DeleteFeed(ctx, providerID, feedID)
@@ -148,6 +154,9 @@ type SupplyResult struct {
 	// Added, Removed and Kept count the subscriptions made, ended and
 	// left as they were.
 	Added, Removed, Kept int
+	// Dismissed counts the calendars the file names that the provider
+	// removed by hand (Remove), left out.
+	Dismissed int
 	// Changes says per provider (in the file's order) what was added and
 	// removed, and which feeds the file does not name stay because they
 	// were not added from a supply file (Own). Feeds carry ID, Label and
@@ -163,6 +172,10 @@ type SupplyResult struct {
 type SupplyChange struct {
 	ProviderID          string
 	Added, Removed, Own []Feed
+	// Dismissed are the hosts of the calendars the file names that were
+	// removed from the provider by hand (Remove): they are not subscribed
+	// again.
+	Dismissed []string
 }
 
 // Changed reports whether applying the file wrote anything.
@@ -227,6 +240,14 @@ func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSuppl
 			case err != nil:
 				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
 			}
+			switch dismissed, err := s.store.FeedDismissed(ctx, p.ID, f.URL); {
+			case err != nil:
+				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
+			case dismissed:
+				pl.Dismissed = append(pl.Dismissed, f.Label)
+				res.Dismissed++
+				continue
+			}
 			pl.add = append(pl.add, f)
 		}
 		for j, f := range existing {
@@ -245,7 +266,7 @@ func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSuppl
 			}
 			pl.add = pl.add[:max(room, 0)]
 		}
-		if len(pl.add)+len(pl.Removed)+len(pl.Own) > 0 {
+		if len(pl.add)+len(pl.Removed)+len(pl.Own)+len(pl.Dismissed) > 0 {
 			plans = append(plans, pl)
 		}
 	}

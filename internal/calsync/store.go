@@ -121,6 +121,10 @@ type Store interface {
 	// ProviderContact returns a provider's name and contact data, or an
 	// error wrapping bokat.ErrNotFound.
 	ProviderContact(ctx context.Context, providerID string) (bokat.ProviderContact, error)
+	// FeedDismissed reports whether a calendar of the provider with the
+	// address (as CheckURL gives it) was removed by hand (DismissFeed) and
+	// not inserted again since.
+	FeedDismissed(ctx context.Context, providerID, url string) (bool, error)
 }
 
 // Tx is a write transaction as calendar sync uses it.
@@ -132,6 +136,10 @@ type Tx interface {
 	// DeleteFeed removes a provider's feed and its busy times, or returns
 	// bokat.ErrNotFound.
 	DeleteFeed(ctx context.Context, providerID, feedID string) error
+	// DismissFeed records that the provider's feed is removed by hand at
+	// now: FeedDismissed then reports its address until a feed of the
+	// provider with it is inserted again.
+	DismissFeed(ctx context.Context, providerID, feedID string, now time.Time) error
 	// SetFeedRule changes a feed's rule and makes it due at now (its busy
 	// times are read again), or returns bokat.ErrNotFound.
 	SetFeedRule(ctx context.Context, providerID, feedID string, rule Rule, now time.Time) error

@@ -650,6 +650,90 @@ func TestSubscribeSupply(t *testing.T) {
 	})
 }
 
+// TestCalendarRemovedByHandStaysRemoved: a calendar removed by hand (as
+// the provider's page, the provider API and the operator's command remove
+// one) is left out by later imports of a file naming it, whoever added it;
+// added again by hand, it counts again. A calendar the import itself
+// removed comes back when a file names it again.
+func TestCalendarRemovedByHandStaysRemoved(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		e := newSyncEnv(t, db)
+		file := func(paths ...string) []bokat.ProviderSupply {
+			p := bokat.ProviderSupply{Provider: bokat.Provider{ID: providerID}}
+			for _, path := range paths {
+				p.Calendars = append(p.Calendars, bokat.CalendarSubscription{URL: feedURL(path)})
+			}
+			return []bokat.ProviderSupply{p}
+		}
+		labels := func() []string {
+			t.Helper()
+			feeds, err := e.feeds.List(ctx, providerID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, f := range feeds {
+				out = append(out, strings.TrimPrefix(f.URL, "https://"+publicHost)+" "+f.Source)
+			}
+			return out
+		}
+		res, err := e.feeds.ApplySupply(ctx, file("/a.ics", "/b.ics"))
+		if err != nil || res.Added != 2 {
+			t.Fatalf("first file = %+v, %v", res, err)
+		}
+		own, err := e.feeds.Add(ctx, providerID, feedURL("/own.ics"), "", calsync.SourceProvider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.feeds.Remove(ctx, providerID, res.Changes[0].Added[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.feeds.Remove(ctx, providerID, own.ID); err != nil {
+			t.Fatal(err)
+		}
+
+		// The file names a and the provider's own calendar, both removed
+		// by hand: both are left out, nothing is written.
+		res, err = e.feeds.ApplySupply(ctx, file("/a.ics", "/b.ics", "/own.ics"))
+		if err != nil || res.Added != 0 || res.Kept != 1 || res.Dismissed != 2 || res.Changed() || len(res.Changes) != 1 ||
+			!slices.Equal(res.Changes[0].Dismissed, []string{publicHost, publicHost}) {
+			t.Fatalf("file naming the calendars removed by hand = %+v, %v; want both left out, b kept", res, err)
+		}
+		if got := labels(); !slices.Equal(got, []string{"/b.ics supply"}) {
+			t.Fatalf("feeds after the import: %v, want b only", got)
+		}
+
+		// The import removes b itself; a later file naming it adds it again.
+		if res, err = e.feeds.ApplySupply(ctx, file("/a.ics")); err != nil || res.Removed != 1 || res.Dismissed != 1 {
+			t.Fatalf("file without b = %+v, %v; want b removed, a left out", res, err)
+		}
+		if res, err = e.feeds.ApplySupply(ctx, file("/a.ics", "/b.ics")); err != nil || res.Added != 1 || res.Dismissed != 1 {
+			t.Fatalf("file naming b again = %+v, %v; want b added, a left out", res, err)
+		}
+
+		// a added again by hand counts again: the file keeps it, and a
+		// removal by the import (the file no longer naming it) does not
+		// touch the provider's own.
+		if _, err := e.feeds.Add(ctx, providerID, feedURL("/a.ics"), "", calsync.SourceProvider); err != nil {
+			t.Fatal(err)
+		}
+		if res, err = e.feeds.ApplySupply(ctx, file("/a.ics", "/b.ics")); err != nil || res.Kept != 2 || res.Dismissed != 0 || res.Changed() {
+			t.Fatalf("file after a was added again = %+v, %v; want a and b kept, nothing left out", res, err)
+		}
+		if got := labels(); !slices.Equal(got, []string{"/b.ics supply", "/a.ics provider"}) {
+			t.Fatalf("feeds after a was added again: %v", got)
+		}
+		if dismissed, err := db.FeedDismissed(ctx, providerID, feedURL("/a.ics")); err != nil || dismissed {
+			t.Errorf("a is still recorded as removed by hand after it was added again: %v %v", dismissed, err)
+		}
+		if dismissed, err := db.FeedDismissed(ctx, providerID, feedURL("/own.ics")); err != nil || !dismissed {
+			t.Errorf("own is not recorded as removed by hand: %v %v", dismissed, err)
+		}
+	})
+}
+
 // TestSlowFeedHoldsOnlyItsSlot: with two polls at a time, a feed that
 // answers only after every other feed was polled does not hold them up:
 // the other slot goes on claiming. (Were feeds polled in batches, the slow

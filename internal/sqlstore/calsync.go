@@ -47,7 +47,35 @@ func (tx *Tx) InsertFeed(ctx context.Context, f calsync.Feed, now time.Time) err
 	if err = translate(err); errors.Is(err, bokat.ErrConflict) {
 		return fmt.Errorf("provider %s already has this calendar: %w", f.ProviderID, bokat.ErrConflict)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Added again: a dismissal of the address no longer holds.
+	_, err = tx.tx.ExecContext(ctx, `DELETE FROM dismissed_calendars WHERE provider_id = $1 AND url_index = $2`,
+		f.ProviderID, v.Index(indexFeedURL, f.URL))
+	return translate(err)
+}
+
+// DismissFeed records that the provider's feed was removed by hand at now.
+func (tx *Tx) DismissFeed(ctx context.Context, providerID, feedID string, now time.Time) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO dismissed_calendars (provider_id, url_index, dismissed_at)
+		SELECT provider_id, url_index, $3 FROM calendar_feeds WHERE id = $1 AND provider_id = $2
+		ON CONFLICT (provider_id, url_index) DO UPDATE SET dismissed_at = excluded.dismissed_at`,
+		feedID, providerID, Millis(now))
+	return translate(err)
+}
+
+// FeedDismissed reports whether a calendar of the provider with the address
+// was removed by hand and not added again since.
+func (db *DB) FeedDismissed(ctx context.Context, providerID, rawURL string) (bool, error) {
+	v, err := db.contactVault()
+	if err != nil {
+		return false, err
+	}
+	var n int
+	err = db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM dismissed_calendars WHERE provider_id = $1 AND url_index = $2`,
+		providerID, v.Index(indexFeedURL, rawURL)).Scan(&n)
+	return n > 0, translate(err)
 }
 
 // DeleteFeed removes a provider's feed, its busy times and its unraised

@@ -14,6 +14,7 @@ import (
 	"bokat"
 	"bokat/internal/calfeed"
 	"bokat/internal/calsync"
+	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
 	"bokat/internal/webhook"
 	"bokat/internal/wire"
@@ -34,7 +35,8 @@ type calendarConfig struct {
 
 // runProviderCalendar adds, lists and removes a provider's calendar
 // subscriptions and sets a feed's rule, through the same use cases the
-// provider pages use. Feed addresses are secrets: list shows their host.
+// provider pages use, each write with its provider audit row (actor
+// operator). Feed addresses are secrets: list shows their host.
 func runProviderCalendar(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: %s", errUsage, calendarUsage)
@@ -77,23 +79,25 @@ func runProviderCalendar(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer db.Close()
-	feeds := calsync.NewFeeds(sqlstore.Bind[calsync.Tx](db), webhook.NewGuard(net.DefaultResolver, c.AllowPrivate), e.now)
-	if err := calendarCommand(ctx, feeds, verb, pos, calsync.Rule(c.Rule), e); err != nil {
+	cals := provider.NewCalendars(provider.CalendarsConfig{Store: sqlstore.Bind[calsync.Tx](db),
+		InTx: sqlstore.Bind[provider.CalendarTx](db).InTx, Guard: webhook.NewGuard(net.DefaultResolver, c.AllowPrivate), Now: e.now})
+	if err := calendarCommand(ctx, cals, verb, pos, calsync.Rule(c.Rule), e); err != nil {
 		return explainCalendarError(err)
 	}
 	return nil
 }
 
-func calendarCommand(ctx context.Context, feeds *calsync.Feeds, verb string, pos []string, rule calsync.Rule, e env) error {
+func calendarCommand(ctx context.Context, cals *provider.Calendars, verb string, pos []string, rule calsync.Rule, e env) error {
+	operator := provider.User{ProviderID: pos[0], ID: provider.OperatorActor}
 	switch verb {
 	case "add":
-		f, err := feeds.Add(ctx, pos[0], pos[1], rule, calsync.SourceOperator)
+		f, err := cals.Add(ctx, operator, pos[1], rule)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s %s %s (polled within one sync interval of serve)\n", f.ID, f.Label, f.Rule)
 	case "list":
-		list, err := feeds.List(ctx, pos[0])
+		list, err := cals.List(ctx, operator)
 		if err != nil {
 			return err
 		}
@@ -106,7 +110,7 @@ func calendarCommand(ctx context.Context, feeds *calsync.Feeds, verb string, pos
 			fmt.Fprintln(e.stdout)
 		}
 	case "remove":
-		if err := feeds.Remove(ctx, pos[0], pos[1]); err != nil {
+		if err := cals.Remove(ctx, operator, pos[1]); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "removed %s; its busy times no longer block\n", pos[1])
@@ -115,7 +119,7 @@ func calendarCommand(ctx context.Context, feeds *calsync.Feeds, verb string, pos
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		if err := feeds.SetRule(ctx, pos[0], pos[1], r); err != nil {
+		if _, err := cals.SetRule(ctx, operator, pos[1], r); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "%s now %s; read again at the next round\n", pos[1], r)

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"bokat/internal/clocktest"
+	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
 )
@@ -118,6 +120,28 @@ func TestProviderCalendarCommands(t *testing.T) {
 	}
 	if out, _, err = cmd("provider", "calendar", "list", id); err != nil || strings.Contains(out, "cfd_") {
 		t.Fatalf("list after that import: %v\n%s", err, out)
+	}
+	// Each of the commands' writes has its provider audit row, by the
+	// operator, naming the host and never the address; the imports write
+	// none.
+	db, err := sqlstore.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, err := db.ProviderAudit(context.Background(), id, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audited []string
+	for _, a := range entries {
+		if strings.HasPrefix(a.Action, "calendar.") {
+			audited = append([]string{a.Actor + " " + a.Action + " " + a.Note}, audited...)
+		}
+	}
+	if want := []string{"operator calendar.added host=127.0.0.1 rule=busy_only", "operator calendar.rule rule=everything",
+		"operator calendar.removed ", "operator calendar.removed "}; !slices.Equal(audited, want) {
+		t.Errorf("provider audit of the calendar commands:\n%s\nwant\n%s", strings.Join(audited, "\n"), strings.Join(want, "\n"))
 	}
 	if _, _, err := cmd("provider", "calendar", "list"); exitCode(err) != 2 {
 		t.Errorf("list without a provider: %v, want a usage error", err)

@@ -51,7 +51,8 @@ type CalendarsConfig struct {
 }
 
 // Calendars runs the calendar subscription use cases for provider users
-// and tokens.
+// and tokens, and for the operator's commands (a User whose ID is
+// OperatorActor).
 type Calendars struct {
 	cfg CalendarsConfig
 	// written, in a keyed write's copy only, receives the feed the write
@@ -121,8 +122,14 @@ func (c *Calendars) Conflicts(ctx context.Context, u User) ([]calsync.Conflict, 
 // Add subscribes u's provider to the feed at rawURL (https, or webcal://
 // read as https) under rule (busy_only when empty). A refused address is
 // a validation_failed bokat.Error naming the reason without the address.
+// The feed's source is the operator's when u is OperatorActor, else the
+// provider's.
 func (c *Calendars) Add(ctx context.Context, u User, rawURL string, rule calsync.Rule) (calsync.Feed, error) {
-	return c.feeds(u).Add(ctx, u.ProviderID, rawURL, rule, calsync.SourceProvider)
+	source := calsync.SourceProvider
+	if u.ID == OperatorActor {
+		source = calsync.SourceOperator
+	}
+	return c.feeds(u).Add(ctx, u.ProviderID, rawURL, rule, source)
 }
 
 // Remove ends one of the provider's subscriptions and frees its busy times;

@@ -52,7 +52,7 @@ type env struct {
 	mu     sync.Mutex
 }
 
-func newEnv(t testing.TB, db *sqlstore.DB) *env {
+func newEnv(t testing.TB, db *sqlstore.DB, configure ...func(*operator.PagesConfig)) *env {
 	t.Helper()
 	cat, err := catalog.Load()
 	if err != nil {
@@ -79,13 +79,17 @@ func newEnv(t testing.TB, db *sqlstore.DB) *env {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	pages, err := operator.NewPages(operator.PagesConfig{
+	cfg := operator.PagesConfig{
 		BaseURL: "http://127.0.0.1", Store: e.st, Hasher: e.hasher, Sender: e.sender, Logger: log, Now: e.clock.Now,
 		Wake:    func() { e.mu.Lock(); e.woken++; e.mu.Unlock() },
 		Mover:   &operator.Mover{Search: e.search, Lifecycle: e.life},
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: operator.DefaultLimits(),
 		Credentials: credentials.New(sqlstore.Bind[credentials.Tx](db), e.hasher, e.clock.Now),
-	})
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	pages, err := operator.NewPages(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

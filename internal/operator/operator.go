@@ -96,12 +96,15 @@ type Service struct {
 	log   *slog.Logger
 	// wake is called after a write queued notification jobs (nil: none).
 	wake func()
+	// staleAfter is how long a calendar may fail before it is stale.
+	staleAfter time.Duration
 }
 
 // NewService returns the use cases over the store; wake (may be nil) is
-// called after a write that queued notification jobs committed.
+// called after a write that queued notification jobs committed. Calendars
+// are stale after StaleAfter.
 func NewService(store Store, now func() time.Time, log *slog.Logger, wake func()) *Service {
-	return &Service{store: store, now: now, log: log, wake: wake}
+	return &Service{store: store, now: now, log: log, wake: wake, staleAfter: StaleAfter}
 }
 
 func newID(prefix string) (string, error) {

@@ -43,6 +43,10 @@ type PagesConfig struct {
 	// Credentials is the credential lifecycle the partners page runs
 	// (rotate, revoke, purge); required.
 	Credentials *credentials.Service
+	// CalendarStaleAfter is how long a provider's calendar may fail before
+	// the console shows it stale, as serve's --calendar-stale-after (0:
+	// StaleAfter).
+	CalendarStaleAfter time.Duration
 }
 
 // Limits are the console's budgets.
@@ -85,6 +89,9 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 		return nil, err
 	}
 	svc := NewService(cfg.Store, cfg.Now, cfg.Logger, cfg.Wake)
+	if cfg.CalendarStaleAfter > 0 {
+		svc.staleAfter = cfg.CalendarStaleAfter
+	}
 	site := web.NewSite(web.Site[Tx]{
 		Prefix:      Prefix,
 		Layout:      layout,
@@ -620,21 +627,16 @@ func (p *Pages) providerPage(w http.ResponseWriter, r *http.Request, _ Operator,
 
 func (p *Pages) renderProvider(w http.ResponseWriter, r *http.Request, pg web.Page, status int, d providerPage) {
 	id := r.PathValue("provider_id")
-	list, err := p.svc.Providers(r.Context())
-	if err != nil {
-		p.site.Fail(w, r, "read providers", err)
-		return
-	}
-	found := false
-	for _, h := range list {
-		if h.ID == id {
-			d.Row, d.Paused, found = providerRowOf(h, pg), !h.PausedUntil.IsZero(), true
-		}
-	}
-	if !found {
+	h, err := p.svc.Provider(r.Context(), id)
+	if errors.Is(err, bokat.ErrNotFound) {
 		p.site.Layout.RenderError(w, r, http.StatusNotFound, "err_not_found", "not_found")
 		return
 	}
+	if err != nil {
+		p.site.Fail(w, r, "read the provider", err)
+		return
+	}
+	d.Row, d.Paused = providerRowOf(h, pg), !h.PausedUntil.IsZero()
 	pg.Title = d.Row.Name
 	pg.MarkCurrent(Prefix + "/providers")
 	pg.ShowNotice(r, "paused_notice", "unpaused_notice", "provider_invited_notice", "token_revoked_notice")

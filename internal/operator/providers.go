@@ -44,24 +44,46 @@ type FeedHealth struct {
 	Stale        bool
 }
 
-// HealthQuery is the instants the providers' health is read at.
+// HealthQuery is the instants the providers' health is read at, and the
+// provider read ("" for every provider).
 type HealthQuery struct {
 	Now, FailuresSince, StaleBefore time.Time
+	ProviderID                      string
 }
 
 // Health periods.
 const (
 	// FailureWindow is how far back message failures are counted.
 	FailureWindow = 30 * 24 * time.Hour
-	// StaleAfter is how long a calendar may fail before it is stale (the
-	// sync worker's default).
+	// StaleAfter is how long a calendar may fail before it is stale when
+	// the console is not told otherwise (PagesConfig.CalendarStaleAfter):
+	// the sync worker's default.
 	StaleAfter = calsync.DefaultStaleAfter
 )
 
+// healthQuery is the query of the health of the provider id ("": every
+// provider) at now.
+func (s *Service) healthQuery(id string) HealthQuery {
+	now := s.now()
+	return HealthQuery{Now: now, FailuresSince: now.Add(-FailureWindow), StaleBefore: now.Add(-s.staleAfter), ProviderID: id}
+}
+
 // Providers returns every provider's health.
 func (s *Service) Providers(ctx context.Context) ([]ProviderHealth, error) {
-	now := s.now()
-	return s.store.ProviderHealth(ctx, HealthQuery{Now: now, FailuresSince: now.Add(-FailureWindow), StaleBefore: now.Add(-StaleAfter)})
+	return s.store.ProviderHealth(ctx, s.healthQuery(""))
+}
+
+// Provider returns one provider's health, reading only that provider's
+// rows; an unknown provider is bokat.ErrNotFound.
+func (s *Service) Provider(ctx context.Context, id string) (ProviderHealth, error) {
+	list, err := s.store.ProviderHealth(ctx, s.healthQuery(id))
+	if err != nil {
+		return ProviderHealth{}, err
+	}
+	if len(list) != 1 {
+		return ProviderHealth{}, fmt.Errorf("provider %s: %w", id, bokat.ErrNotFound)
+	}
+	return list[0], nil
 }
 
 // MaxPauseDays bounds how far ahead an operator's pause may end, as the

@@ -2,12 +2,15 @@ package operator_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"bokat"
 	"bokat/internal/operator"
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
@@ -57,6 +60,50 @@ func (e *env) bookedProvider(t testing.TB, bookingID string) (id, name string) {
 		t.Fatal(err)
 	}
 	return id, name
+}
+
+// TestConsoleProviderPageReadsOneProviderAtTheConfiguredStaleBound: one
+// provider's health holds that provider's calendars only, an unknown one is
+// not found, and a calendar is stale after the console's configured bound
+// (serve's --calendar-stale-after), not the default, on each engine.
+func TestConsoleProviderPageReadsOneProviderAtTheConfiguredStaleBound(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db, func(c *operator.PagesConfig) { c.CalendarStaleAfter = 12 * time.Hour })
+		all, err := e.svc.Providers(ctx)
+		if err != nil || len(all) < 2 {
+			t.Fatalf("providers: %d, %v", len(all), err)
+		}
+		a, b := all[0].ID, all[1].ID
+		now := e.clock.Now()
+		e.addFeed(t, a, "cfd_a", "a.example.se", now.Add(-8*time.Hour), now.Add(-7*time.Hour))
+		e.addFeed(t, b, "cfd_b", "b.example.se", now.Add(-time.Hour), time.Time{})
+		feeds := func(h operator.ProviderHealth) string {
+			var out []string
+			for _, f := range h.Feeds {
+				out = append(out, fmt.Sprintf("%s stale=%v", f.ID, f.Stale))
+			}
+			return strings.Join(out, ", ")
+		}
+		h, err := e.svc.Provider(ctx, a)
+		if err != nil || h.ID != a || feeds(h) != "cfd_a stale=false" {
+			t.Fatalf("provider %s: %+v, %v; want its own calendar, failing 7 h and not stale under a 12 h bound", a, h, err)
+		}
+		if h, err := e.svc.Provider(ctx, b); err != nil || feeds(h) != "cfd_b stale=false" {
+			t.Fatalf("provider %s: %+v, %v; want its own calendar only", b, h, err)
+		}
+		if _, err := e.svc.Provider(ctx, "prv_nobody"); !errors.Is(err, bokat.ErrNotFound) {
+			t.Errorf("an unknown provider: %v, want not found", err)
+		}
+		e.clock.Advance(5 * time.Hour)
+		if h, err := e.svc.Provider(ctx, a); err != nil || feeds(h) != "cfd_a stale=true" {
+			t.Errorf("provider %s failing 12 h: %+v, %v; want stale", a, h, err)
+		}
+		all, err = e.svc.Providers(ctx)
+		if err != nil || len(all) < 2 || all[0].ID != a || feeds(all[0]) != "cfd_a stale=true" || feeds(all[1]) != "cfd_b stale=false" {
+			t.Errorf("every provider: %v; want each with its own calendar", err)
+		}
+	})
 }
 
 // TestConsoleShowsProvidersHealthAndActsOnThem reads the providers' health

@@ -40,10 +40,12 @@ type Store interface {
 	// booking (the other contact fields empty).
 	BookingAddresses(ctx context.Context, id string) (bokat.BookingContact, error)
 
-	// ProviderHealth returns every provider by name with its status, its
+	// ProviderHealth returns every provider by name (or only
+	// q.ProviderID's, when set: none when unknown) with its status, its
 	// people and open invitations at q.Now, its messages that failed since
 	// q.FailuresSince, and its calendar subscriptions (stale when failing
-	// since q.StaleBefore or earlier).
+	// since q.StaleBefore or earlier). With q.ProviderID set it reads that
+	// provider's rows only.
 	ProviderHealth(ctx context.Context, q HealthQuery) ([]ProviderHealth, error)
 	// FollowUps returns at most limit follow-up requests, newest first
 	// (only those with no candidate provider when uncovered), each with

@@ -345,10 +345,21 @@ func (db *DB) BookingStory(ctx context.Context, id string) (operator.Story, erro
 	return st, translate(rows.Err())
 }
 
-// ProviderHealth returns every provider by name with its people, message
-// failures since the instant and calendar subscriptions.
+// ProviderHealth returns every provider by name, or q.ProviderID only,
+// with its people, message failures since the instant and calendar
+// subscriptions.
 func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]operator.ProviderHealth, error) {
 	since, staleBefore := q.FailuresSince, q.StaleBefore
+	// With one provider asked for, each query reads that provider's rows
+	// only, by index.
+	var (
+		onlyProvider, onlyBookingsOf, onlyFeedsOf string
+		only                                      []any // the provider id, when one is asked for
+	)
+	if q.ProviderID != "" {
+		onlyProvider, onlyBookingsOf, onlyFeedsOf = ` WHERE p.id = $3`, ` AND b.provider_id = $2`, ` WHERE provider_id = $1`
+		only = []any{q.ProviderID}
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT p.id, p.name, p.active, p.paused_until,
 		(SELECT COUNT(*) FROM provider_users u WHERE u.provider_id = p.id AND u.removed_at IS NULL),
 		(SELECT MAX(u.last_sign_in_at) FROM provider_users u WHERE u.provider_id = p.id),
@@ -356,7 +367,7 @@ func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]ope
 		    AND i.revoked_at IS NULL AND i.expires_at > $2),
 		(SELECT COUNT(*) FROM notification_jobs j JOIN bookings b ON b.id = j.booking_id
 		    WHERE b.provider_id = p.id AND j.recipient = 'provider' AND j.status = 'failed' AND j.updated_at >= $1)
-		FROM providers p ORDER BY p.name, p.id`, Millis(since), Millis(q.Now))
+		FROM providers p`+onlyProvider+` ORDER BY p.name, p.id`, append([]any{Millis(since), Millis(q.Now)}, only...)...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -385,7 +396,7 @@ func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]ope
 	}
 	rows, err = db.read.QueryContext(ctx, `SELECT b.provider_id, j.last_error FROM notification_jobs j
 		JOIN bookings b ON b.id = j.booking_id WHERE j.recipient = 'provider' AND j.status = 'failed' AND j.updated_at >= $1
-		ORDER BY j.updated_at, j.id`, Millis(since))
+		`+onlyBookingsOf+` ORDER BY j.updated_at, j.id`, append([]any{Millis(since)}, only...)...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -404,7 +415,7 @@ func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]ope
 		return nil, translate(err)
 	}
 	rows, err = db.read.QueryContext(ctx, `SELECT id, provider_id, label, last_synced_at, last_error, failing_since
-		FROM calendar_feeds ORDER BY created_at, id`)
+		FROM calendar_feeds`+onlyFeedsOf+` ORDER BY created_at, id`, only...)
 	if err != nil {
 		return nil, translate(err)
 	}

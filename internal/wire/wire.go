@@ -237,6 +237,9 @@ func (u *UseCases) operatorPages(b Base, o Options) error {
 	if c.Credentials == nil {
 		c.Credentials = u.Credentials
 	}
+	if c.CalendarStaleAfter == 0 {
+		c.CalendarStaleAfter = o.CalendarStaleAfter
+	}
 	pages, err := operator.NewPages(c)
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ func newEnv(t testing.TB, db *sqlstore.DB, configure ...func(*operator.PagesConf
 		Wake:    func() { e.mu.Lock(); e.woken++; e.mu.Unlock() },
 		Mover:   &operator.Mover{Search: e.search, Lifecycle: e.life},
 		Limiter: ratelimit.NewMemory(ratelimit.MemoryOptions{Now: e.clock.Now}), Limits: operator.DefaultLimits(),
-		Credentials: credentials.New(sqlstore.Bind[credentials.Tx](db), e.hasher, e.clock.Now),
+		Credentials: credentials.New(sqlstore.Bind[credentials.Tx](db), e.hasher, e.clock.Now), Catalog: cat,
 	}
 	for _, c := range configure {
 		c(&cfg)

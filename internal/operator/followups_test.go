@@ -62,6 +62,12 @@ func TestConsoleShowsTheFollowUpQueue(t *testing.T) {
 		if strings.Contains(all.Body, "Gåsfot") || strings.Contains(all.Body, customerEmail) || strings.Contains(all.Body, "Hornsgatan") {
 			t.Error("the queue shows the customer's contact data")
 		}
+		if strings.Count(all.Body, "VVS: Montering av blandare") != 2 || strings.Contains(all.Body, "install_faucet") {
+			t.Errorf("the queue does not name each request's job by the catalog's names:\n%s", all.Body)
+		}
+		if en := c.Do("GET", "/operator/follow-ups?lang=en", nil); strings.Count(en.Body, "Plumbing: Faucet installation") != 2 {
+			t.Errorf("the English queue does not name the jobs in English:\n%s", en.Body)
+		}
 		only := c.Do("GET", "/operator/follow-ups?uncovered=1", nil)
 		if !strings.Contains(only.Body, uncovered) || strings.Contains(only.Body, covered) {
 			t.Errorf("the uncovered requests:\n%s", only.Body)

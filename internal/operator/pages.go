@@ -10,6 +10,7 @@ import (
 
 	"bokat"
 	"bokat/internal/auth"
+	"bokat/internal/catalog"
 	"bokat/internal/credentials"
 	"bokat/internal/provider"
 	"bokat/internal/ratelimit"
@@ -47,6 +48,8 @@ type PagesConfig struct {
 	// the console shows it stale, as serve's --calendar-stale-after (0:
 	// StaleAfter).
 	CalendarStaleAfter time.Duration
+	// Catalog names the jobs of follow-up requests (nil: by their ids).
+	Catalog *catalog.Catalog
 }
 
 // Limits are the console's budgets.
@@ -69,11 +72,12 @@ func DefaultLimits() Limits {
 
 // Pages serves the console under Prefix.
 type Pages struct {
-	svc   *Service
-	mover *Mover
-	creds *credentials.Service
-	site  *web.Site[Tx]
-	mux   *http.ServeMux
+	svc     *Service
+	mover   *Mover
+	creds   *credentials.Service
+	catalog *catalog.Catalog
+	site    *web.Site[Tx]
+	mux     *http.ServeMux
 }
 
 // NewPages returns the console.
@@ -112,7 +116,7 @@ func NewPages(cfg PagesConfig) (*Pages, error) {
 			{Err: ErrNotConfirmed, Status: http.StatusConflict, MessageKey: "err_not_confirmed", Code: "booking_not_confirmed"},
 		},
 	}, cfg.BaseURL, cfg.Hasher, SessionTTL)
-	p := &Pages{svc: svc, mover: cfg.Mover, creds: cfg.Credentials, site: site, mux: http.NewServeMux()}
+	p := &Pages{svc: svc, mover: cfg.Mover, creds: cfg.Credentials, catalog: cfg.Catalog, site: site, mux: http.NewServeMux()}
 	p.routes()
 	return p, nil
 }
@@ -718,6 +722,23 @@ type followUpsPage struct {
 	NoteFor   string
 }
 
+// jobName is a job type's name in the page's language after its
+// vertical's ("VVS: Byte av blandare"), or its ids ("vvs / install_faucet")
+// when the catalog does not know it or the console has none.
+func (p *Pages) jobName(verticalID, jobTypeID, lang string) string {
+	if p.catalog != nil {
+		v, okV := p.catalog.Vertical(verticalID)
+		j, okJ := p.catalog.JobType(verticalID, jobTypeID)
+		if okV && okJ {
+			if lang == "en" {
+				return v.LabelEN + ": " + j.LabelEN
+			}
+			return v.LabelSV + ": " + j.LabelSV
+		}
+	}
+	return verticalID + " / " + jobTypeID
+}
+
 func (p *Pages) followUps(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	p.renderFollowUps(w, r, pg, http.StatusOK, "", "")
 }
@@ -735,7 +756,7 @@ func (p *Pages) renderFollowUps(w http.ResponseWriter, r *http.Request, pg web.P
 	d := followUpsPage{Uncovered: uncovered, AllURL: Prefix + "/follow-ups", UncovURL: Prefix + "/follow-ups?uncovered=1",
 		Note: note, NoteFor: noteFor}
 	for _, f := range list {
-		row := followUpRow{ID: f.ID, Created: stamp(f.CreatedAt, pg.Lang), Job: f.VerticalID + " / " + f.JobTypeID,
+		row := followUpRow{ID: f.ID, Created: stamp(f.CreatedAt, pg.Lang), Job: p.jobName(f.VerticalID, f.JobTypeID, pg.Lang),
 			Postcode: f.Postcode, Status: f.Status, Mode: f.Mode, Uncovered: f.CandidateCount == 0,
 			NoteAction: Prefix + "/follow-ups/" + f.ID + "/note"}
 		if row.Postcode == "" {

@@ -240,6 +240,9 @@ func (u *UseCases) operatorPages(b Base, o Options) error {
 	if c.CalendarStaleAfter == 0 {
 		c.CalendarStaleAfter = o.CalendarStaleAfter
 	}
+	if c.Catalog == nil {
+		c.Catalog = b.Catalog
+	}
 	pages, err := operator.NewPages(c)
 	if err != nil {
 		return err

@@ -45,20 +45,26 @@ func resealWorker(db *sqlstore.DB, log *slog.Logger, interval time.Duration) wor
 	}}
 }
 
-// retentionConfig holds how long customer contact data is kept.
+// retentionConfig holds how long customer contact data, and the operators'
+// audit trail, are kept.
 type retentionConfig struct {
-	RetainBookings time.Duration
-	RetainRequests time.Duration
+	RetainBookings      time.Duration
+	RetainRequests      time.Duration
+	RetainOperatorAudit time.Duration
 }
 
 func (c *retentionConfig) register(fs *flagSet) {
 	c.RetainBookings, c.RetainRequests = privacy.DefaultRetainBookings, privacy.DefaultRetainRequests
+	c.RetainOperatorAudit = privacy.DefaultRetainOperatorAudit
 	fs.Text(new(string), "retain-bookings", "BOKAT_RETAIN_BOOKINGS", "1095d",
 		"how long a booking's customer contact data is kept after its slot ended or it was cancelled (Go duration or days, e.g. 1095d)",
 		retentionSetter(&c.RetainBookings))
 	fs.Text(new(string), "retain-requests", "BOKAT_RETAIN_REQUESTS", "30d",
 		"how long a follow-up request's customer contact data is kept after it was created (Go duration or days, e.g. 30d)",
 		retentionSetter(&c.RetainRequests))
+	fs.Text(new(string), "retain-operator-audit", "BOKAT_RETAIN_OPERATOR_AUDIT", "730d",
+		"how long a row of the operators' audit trail (credential actions, by operator or user name) is kept (Go duration or days)",
+		retentionSetter(&c.RetainOperatorAudit))
 }
 
 func retentionSetter(p *time.Duration) func(string) error {
@@ -118,7 +124,8 @@ func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now fu
 		}
 	}
 	p := privacy.New(sqlstore.Bind[privacy.Tx](db))
-	e, err := p.EraseExpired(ctx, now, privacy.Retention{Bookings: c.RetainBookings, Requests: c.RetainRequests}, copies)
+	e, err := p.EraseExpired(ctx, now, privacy.Retention{Bookings: c.RetainBookings, Requests: c.RetainRequests,
+		OperatorAudit: c.RetainOperatorAudit}, copies)
 	if err != nil && ctx.Err() == nil {
 		log.Warn("contact retention failed", "error", err.Error())
 	}
@@ -131,6 +138,9 @@ func eraseExpired(ctx context.Context, db *sqlstore.DB, log *slog.Logger, now fu
 	}
 	if e.InvitationAddresses > 0 {
 		log.Info("addresses of expired provider invitations erased", "invitations", e.InvitationAddresses)
+	}
+	if e.OperatorAudit > 0 {
+		log.Info("old operator audit rows deleted", "rows", e.OperatorAudit)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"bokat/internal/catalog"
 	"bokat/internal/clocktest"
 	"bokat/internal/notify/notifytest"
+	"bokat/internal/operator"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
 	"bokat/internal/supply"
@@ -519,5 +521,50 @@ func TestCorrectOnRequest(t *testing.T) {
 				t.Errorf("nothing to correct: %v, want a usage error", err)
 			}
 		})
+	}
+}
+
+// TestRetentionKeepsTheOperatorAuditForItsPeriod: serve keeps the
+// operators' audit trail 730 days unless told otherwise, and its retention
+// job deletes the older rows and logs how many, never what they said.
+func TestRetentionKeepsTheOperatorAuditForItsPeriod(t *testing.T) {
+	t.Parallel()
+	var c retentionConfig
+	c.register(newFlagSet("serve", env{getenv: getenvFrom(nil), stderr: io.Discard}))
+	if c.RetainOperatorAudit != 730*24*time.Hour {
+		t.Errorf("default operator audit retention %v, want 730 days", c.RetainOperatorAudit)
+	}
+	fs := newFlagSet("serve", env{getenv: getenvFrom(map[string]string{"BOKAT_RETAIN_OPERATOR_AUDIT": "90d"}), stderr: io.Discard})
+	c.register(fs)
+	if _, err := fs.parse(nil); err != nil || c.RetainOperatorAudit != 90*24*time.Hour {
+		t.Errorf("BOKAT_RETAIN_OPERATOR_AUDIT=90d: %v, %v", c.RetainOperatorAudit, err)
+	}
+
+	db, err := openStore(t.Context(), commonConfig{Database: migratedSQLite(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for id, at := range map[string]time.Time{"opa_old": now.Add(-91 * 24 * time.Hour), "opa_new": now.Add(-89 * 24 * time.Hour)} {
+		if err := db.InTx(t.Context(), func(tx *sqlstore.Tx) error {
+			return tx.AppendOperatorAudit(t.Context(), operator.AuditEntry{ID: id, At: at, Actor: "cli:hemlig-anvandare",
+				Action: "partner.key_rotated", ObjectKind: "partner", ObjectID: "pc_1"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs bytes.Buffer
+	eraseExpired(t.Context(), db, slog.New(slog.NewJSONHandler(&logs, nil)), func() time.Time { return now }, c, "")
+	var (
+		kept  int
+		first string
+	)
+	if err := db.R().QueryRowContext(t.Context(), `SELECT COUNT(*), MIN(id) FROM operator_audit`).Scan(&kept, &first); err != nil ||
+		kept != 1 || first != "opa_new" {
+		t.Errorf("operator audit rows kept: %d, the first %q (%v); want opa_new only", kept, first, err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"old operator audit rows deleted","rows":1`) || strings.Contains(logs.String(), "hemlig") {
+		t.Errorf("retention log %s; want the count of deleted rows only", logs.String())
 	}
 }

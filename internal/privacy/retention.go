@@ -15,6 +15,11 @@ import (
 const (
 	DefaultRetainBookings = 3 * 365 * 24 * time.Hour
 	DefaultRetainRequests = 30 * 24 * time.Hour
+	// DefaultRetainOperatorAudit is how long the operators' audit trail
+	// (who did what to which credential, by operator id or operating-system
+	// user name) is kept: two years, longer than any credential's overlap
+	// or expiry, for questions about past access.
+	DefaultRetainOperatorAudit = 2 * 365 * 24 * time.Hour
 )
 
 // Retention is how long customer contact data is kept.
@@ -24,6 +29,9 @@ type Retention struct {
 	Bookings time.Duration
 	// Requests is counted from a follow-up request's creation.
 	Requests time.Duration
+	// OperatorAudit is how long an operator audit row is kept after it
+	// was written; zero keeps them.
+	OperatorAudit time.Duration
 }
 
 // ParseRetention reads a retention period: a Go duration ("720h") or whole
@@ -132,6 +140,8 @@ type Expired struct {
 	// InvitationAddresses counts the provider invitations that expired
 	// unanswered whose address was erased.
 	InvitationAddresses int
+	// OperatorAudit counts the operator audit rows deleted.
+	OperatorAudit int
 }
 
 // EraseExpired runs the retention job once: EraseExpiredContacts, at a
@@ -140,9 +150,10 @@ type Expired struct {
 // that also says how many copies it removed. Then it deletes the expired
 // idempotency keys (request keys are kept 30 days), and then the addresses
 // of provider invitations that expired unanswered (an invitation's address
-// is kept while it is open), each in transactions of at most retentionBatch
-// rows. It returns what it erased, with the error that stopped it early, if
-// any.
+// is kept while it is open), and then the operator audit rows older than
+// r.OperatorAudit (when set), each in transactions of at most
+// retentionBatch rows. It returns what it erased, with the error that
+// stopped it early, if any.
 func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Retention,
 	copies func(ids []string) (int, error)) (Expired, error) {
 	var total Expired
@@ -186,6 +197,16 @@ func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Rete
 			return total, fmt.Errorf("erase the addresses of expired invitations: %w", err)
 		}
 		total.InvitationAddresses += n
+		if n < retentionBatch {
+			break
+		}
+	}
+	for r.OperatorAudit > 0 && ctx.Err() == nil {
+		n, err := s.store.DeleteOperatorAuditBefore(ctx, now().Add(-r.OperatorAudit), retentionBatch)
+		if err != nil {
+			return total, fmt.Errorf("delete old operator audit rows: %w", err)
+		}
+		total.OperatorAudit += n
 		if n < retentionBatch {
 			break
 		}

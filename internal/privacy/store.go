@@ -42,6 +42,10 @@ type Store interface {
 	// or before now unanswered (the rows stay), and returns how many it
 	// erased.
 	EraseExpiredInvitationAddresses(ctx context.Context, now time.Time, limit int) (int, error)
+	// DeleteOperatorAuditBefore deletes, in one transaction, up to limit
+	// operator audit rows written before the instant, and returns how many
+	// it deleted.
+	DeleteOperatorAuditBefore(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // Tx is a write transaction as the privacy use cases use it. It is a

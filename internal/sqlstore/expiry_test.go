@@ -10,6 +10,7 @@ import (
 
 	"bokat"
 	"bokat/internal/idem"
+	"bokat/internal/operator"
 	"bokat/internal/privacy"
 	"bokat/internal/provider"
 	"bokat/internal/sqlstore"
@@ -167,6 +168,53 @@ func TestRetentionErasesTheAddressesOfExpiredInvitations(t *testing.T) {
 		open, err := db.OpenInvitations(ctx, "prov_a", now)
 		if err != nil || len(open) != 1 || open[0].Email != "oppen@example.se" {
 			t.Errorf("open invitations %+v (%v), want inv_open with its address", open, err)
+		}
+	})
+}
+
+// The retention pass deletes the operator audit rows older than the
+// period, in batches, and keeps the rest; without a period it keeps all.
+func TestRetentionDeletesOldOperatorAuditRows(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+		const period = 730 * 24 * time.Hour
+		write := func(id string, at time.Time) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+				return tx.AppendOperatorAudit(ctx, operator.AuditEntry{ID: id, At: at, Actor: "cli:drift", Action: "partner.key_rotated",
+					ObjectKind: "partner", ObjectID: "pc_1", Details: map[string]string{"mode": "live"}})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const old = 230 // more than one batch
+		for i := range old {
+			write(fmt.Sprintf("opa_old_%03d", i), now.Add(-period-time.Duration(i+1)*time.Minute))
+		}
+		write("opa_at_bound", now.Add(-period))
+		write("opa_recent", now.Add(-time.Hour))
+		erase := func(r privacy.Retention) privacy.Expired {
+			t.Helper()
+			got, err := privacy.New(sqlstore.Bind[privacy.Tx](db)).EraseExpired(ctx, func() time.Time { return now }, r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		if got := erase(privacy.Retention{Bookings: privacy.DefaultRetainBookings, Requests: privacy.DefaultRetainRequests}); got.OperatorAudit != 0 {
+			t.Errorf("without a period: deleted %d rows, want none", got.OperatorAudit)
+		}
+		if got := erase(privacy.Retention{Bookings: privacy.DefaultRetainBookings, Requests: privacy.DefaultRetainRequests,
+			OperatorAudit: period}); got.OperatorAudit != old {
+			t.Errorf("deleted %d operator audit rows, want %d", got.OperatorAudit, old)
+		}
+		left, err := db.Strings(ctx, `SELECT id FROM operator_audit ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"opa_at_bound", "opa_recent"}; !slices.Equal(left, want) {
+			t.Errorf("kept %v, want %v", left, want)
 		}
 	})
 }

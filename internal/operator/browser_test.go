@@ -94,6 +94,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		webtest.Do(t, ctx, "the providers, in English", chromedp.Click(chromedp.CSS(`nav.main a[href^="/operator/providers"]`)),
 			chromedp.WaitVisible(chromedp.ID("attention")))
 		wantText("providers", check("providers-en"), "Providers", "Failed messages (30 days)", name, "1 of 1 stale")
+		webtest.Do(t, ctx, "find the booked provider", webtest.Type(chromedp.ID("q"), strings.ToLower(name)),
+			chromedp.Click(chromedp.ID("search-submit")), chromedp.WaitVisible(chromedp.CSS(`input#q[value="`+strings.ToLower(name)+`"]`)))
+		if n := webtest.Get(t, ctx, "the providers found", chromedp.Evaluate[int](`document.querySelectorAll("tbody tr").length`)); n != 1 {
+			t.Errorf("the search for %q lists %d providers, want 1", strings.ToLower(name), n)
+		}
+		wantText("providers found", check("providers-found-en"), name, "1 of 1 stale")
 		webtest.Do(t, ctx, "the booked provider", chromedp.Click(chromedp.CSS(`a[href^="/operator/providers/`+prv+`"]`)),
 			chromedp.WaitVisible(chromedp.ID("pause-submit")))
 		wantText("provider", check("provider-en"), name, "Calendar sync", "calendar.example.se", "stale", "550 mailbox unavailable",

@@ -586,12 +586,22 @@ func providerRowOf(h ProviderHealth, pg web.Page) providerRow {
 	return out
 }
 
+// ProvidersShown is the most providers the providers page lists: a
+// national supply has tens of thousands, which the search narrows.
+const ProvidersShown = 100
+
 // providersPage is the data of the providers list.
 type providersPage struct {
 	Rows      []providerRow
 	Attention bool
 	AllURL    string
 	AttnURL   string
+	// Q is the search (a part of a name or id); Matched how many providers
+	// it and the attention filter let through, of which Rows shows the
+	// first ProvidersShown.
+	Q       string
+	Matched int
+	Capped  bool
 }
 
 func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
@@ -602,15 +612,26 @@ func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg
 	}
 	pg.Title = pg.T["providers_title"]
 	pg.MarkCurrent(Prefix + "/providers")
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	if len(q) > 100 {
+		q = q[:100]
+	}
 	d := providersPage{Attention: r.URL.Query().Get("attention") == "1", AllURL: Prefix + "/providers",
-		AttnURL: Prefix + "/providers?attention=1"}
+		AttnURL: Prefix + "/providers?attention=1", Q: q}
+	needle := strings.ToLower(q)
 	for _, h := range list {
+		if needle != "" && !strings.Contains(strings.ToLower(h.Name), needle) && !strings.Contains(h.ID, needle) {
+			continue
+		}
 		row := providerRowOf(h, pg)
 		if d.Attention && !row.Attention {
 			continue
 		}
-		d.Rows = append(d.Rows, row)
+		if d.Matched++; len(d.Rows) < ProvidersShown {
+			d.Rows = append(d.Rows, row)
+		}
 	}
+	d.Capped = d.Matched > len(d.Rows)
 	pg.Data = d
 	p.site.Layout.Render(w, r, http.StatusOK, "providers", pg)
 }

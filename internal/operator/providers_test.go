@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +12,13 @@ import (
 	"time"
 
 	"bokat"
+	"bokat/internal/catalog"
 	"bokat/internal/operator"
 	"bokat/internal/provider"
+	"bokat/internal/schedule"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
+	"bokat/internal/supply"
 )
 
 // failProviderMessage marks a booking's provider message failed, as the
@@ -102,6 +106,57 @@ func TestConsoleProviderPageReadsOneProviderAtTheConfiguredStaleBound(t *testing
 		all, err = e.svc.Providers(ctx)
 		if err != nil || len(all) < 2 || all[0].ID != a || feeds(all[0]) != "cfd_a stale=true" || feeds(all[1]) != "cfd_b stale=false" {
 			t.Errorf("every provider: %v; want each with its own calendar", err)
+		}
+	})
+}
+
+// TestConsoleFindsProvidersAmongMany: the providers page lists at most
+// ProvidersShown providers and says how many matched; its search narrows the
+// list by a part of a name or id (any case), with the attention filter too.
+func TestConsoleFindsProvidersAmongMany(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		e.invite(t, operatorEmail)
+		cat, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var national bytes.Buffer
+		if err := supply.Generate(&national, cat, supply.GenerateOptions{Providers: 120, Seed: 3, From: schedule.NewDate(2026, 3, 2),
+			National: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](db), cat, "national.yaml", national.Bytes(),
+			e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		all, err := e.svc.Providers(context.Background())
+		if err != nil || len(all) <= operator.ProvidersShown {
+			t.Fatalf("%d providers (%v), want more than a page", len(all), err)
+		}
+		c := newClient(t, e.srv.URL)
+		c.SignIn(e.sender, operatorEmail)
+		rows := func(body string) int { return strings.Count(body, `href="/operator/providers/prv_`) }
+
+		page := c.Do("GET", "/operator/providers", nil)
+		if n := rows(page.Body); page.Status != http.StatusOK || n != operator.ProvidersShown ||
+			!strings.Contains(page.Body, fmt.Sprintf("Visar de %d första av %d.", operator.ProvidersShown, len(all))) {
+			t.Fatalf("the whole list: %d, %d rows, want %d and the count of all %d", page.Status, n, operator.ProvidersShown, len(all))
+		}
+		one := all[len(all)-1] // past the first page
+		for _, q := range []string{one.ID, strings.ToUpper(one.Name), strings.ToLower(one.Name)} {
+			found := c.Do("GET", "/operator/providers?q="+url.QueryEscape(q), nil)
+			if rows(found.Body) < 1 || !strings.Contains(found.Body, `href="/operator/providers/`+one.ID+`"`) ||
+				strings.Contains(found.Body, `id="capped"`) {
+				t.Errorf("search %q: %d rows, want %s among them and no cap", q, rows(found.Body), one.ID)
+			}
+		}
+		if none := c.Do("GET", "/operator/providers?q=finns-inte", nil); rows(none.Body) != 0 || !strings.Contains(none.Body, "Inga hantverkare här.") {
+			t.Errorf("a search finding nothing: %d rows", rows(none.Body))
+		}
+		if attention := c.Do("GET", "/operator/providers?attention=1&q="+url.QueryEscape(one.ID), nil); rows(attention.Body) != 0 ||
+			!strings.Contains(attention.Body, `name="attention" value="1"`) {
+			t.Errorf("search among those that need attention (none): %d rows", rows(attention.Body))
 		}
 	})
 }

@@ -106,7 +106,12 @@ var pageTemplates = map[string]string{
 <td data-label="{{index $.T "col_object"}}">{{if .URL}}<a href="{{$.Link .URL}}">{{.Object}}</a>{{else}}{{.Object}}{{end}}</td><td data-label="{{index $.T "col_detail"}}">{{.Details}}</td></tr>{{end}}</tbody></table>
 {{else}}<p class="muted">{{index .T "none"}}</p>{{end}}{{end}}`,
 
-	"providers": `{{define "content"}}{{with .Data}}<p>{{if .Attention}}<a href="{{$.Link .AllURL}}">{{index $.T "p_show_all"}}</a>{{else}}<a href="{{$.Link .AttnURL}}" id="attention">{{index $.T "p_show_attention"}}</a>{{end}}</p>
+	"providers": `{{define "content"}}{{with .Data}}<form method="get" action="{{$.Link "/operator/providers"}}" class="search">
+{{if eq $.Lang "en"}}<input type="hidden" name="lang" value="en">{{end}}{{if .Attention}}<input type="hidden" name="attention" value="1">{{end}}
+<div class="row"><div><label for="q">{{index $.T "p_search"}}</label><input type="search" id="q" name="q" value="{{.Q}}" maxlength="100"></div></div>
+<button type="submit" id="search-submit">{{index $.T "p_search_button"}}</button></form>
+<p>{{if .Attention}}<a href="{{$.Link .AllURL}}">{{index $.T "p_show_all"}}</a>{{else}}<a href="{{$.Link .AttnURL}}" id="attention">{{index $.T "p_show_attention"}}</a>{{end}}</p>
+{{if .Capped}}<p class="muted" id="capped">{{printf (index $.T "p_capped") (len .Rows) .Matched}}</p>{{end}}
 {{if .Rows}}<table class="stack"><thead><tr><th scope="col">{{index $.T "col_provider"}}</th><th scope="col">{{index $.T "col_status"}}</th><th scope="col">{{index $.T "col_people"}}</th><th scope="col">{{index $.T "col_failures"}}</th><th scope="col">{{index $.T "col_calendars"}}</th></tr></thead>
 <tbody>{{range .Rows}}<tr><td data-label="{{index $.T "col_provider"}}"><a href="{{$.Link .URL}}">{{.Name}}</a> <span class="muted">{{.ID}}</span></td>
 <td data-label="{{index $.T "col_status"}}"><span class="status {{.StatusClass}}">{{.Status}}</span></td>

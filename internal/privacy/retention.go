@@ -181,35 +181,38 @@ func (s *Service) EraseExpired(ctx context.Context, now func() time.Time, r Rete
 			break
 		}
 	}
-	for ctx.Err() == nil {
-		n, err := s.store.DeleteExpiredIdempotencyKeys(ctx, now(), retentionBatch)
-		if err != nil {
-			return total, fmt.Errorf("delete expired idempotency keys: %w", err)
-		}
-		total.IdempotencyKeys += n
-		if n < retentionBatch {
-			break
-		}
+	if err := inBatches(ctx, &total.IdempotencyKeys, func() (int, error) {
+		return s.store.DeleteExpiredIdempotencyKeys(ctx, now(), retentionBatch)
+	}); err != nil {
+		return total, fmt.Errorf("delete expired idempotency keys: %w", err)
 	}
-	for ctx.Err() == nil {
-		n, err := s.store.EraseExpiredInvitationAddresses(ctx, now(), retentionBatch)
-		if err != nil {
-			return total, fmt.Errorf("erase the addresses of expired invitations: %w", err)
-		}
-		total.InvitationAddresses += n
-		if n < retentionBatch {
-			break
-		}
+	if err := inBatches(ctx, &total.InvitationAddresses, func() (int, error) {
+		return s.store.EraseExpiredInvitationAddresses(ctx, now(), retentionBatch)
+	}); err != nil {
+		return total, fmt.Errorf("erase the addresses of expired invitations: %w", err)
 	}
-	for r.OperatorAudit > 0 && ctx.Err() == nil {
-		n, err := s.store.DeleteOperatorAuditBefore(ctx, now().Add(-r.OperatorAudit), retentionBatch)
-		if err != nil {
+	if r.OperatorAudit > 0 {
+		if err := inBatches(ctx, &total.OperatorAudit, func() (int, error) {
+			return s.store.DeleteOperatorAuditBefore(ctx, now().Add(-r.OperatorAudit), retentionBatch)
+		}); err != nil {
 			return total, fmt.Errorf("delete old operator audit rows: %w", err)
-		}
-		total.OperatorAudit += n
-		if n < retentionBatch {
-			break
 		}
 	}
 	return total, nil
+}
+
+// inBatches runs batch, adding what each run did to *count, until a run does
+// fewer than retentionBatch rows, fails, or ctx ends.
+func inBatches(ctx context.Context, count *int, batch func() (int, error)) error {
+	for ctx.Err() == nil {
+		n, err := batch()
+		if err != nil {
+			return err
+		}
+		*count += n
+		if n < retentionBatch {
+			return nil
+		}
+	}
+	return nil
 }

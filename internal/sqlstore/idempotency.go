@@ -148,20 +148,9 @@ func (tx *Tx) dropExpiredIdempotencyRecord(ctx context.Context, r IdempotencyRec
 // server's clock: a test owner's clock is never behind it), and returns
 // how many it deleted. Keys without an expiry are kept.
 func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
-	var n int64
-	err := db.InTx(ctx, func(tx *Tx) error {
-		res, err := tx.tx.ExecContext(ctx,
-			`DELETE FROM idempotency_keys WHERE (owner_key, operation, idem_key) IN (
-			   SELECT owner_key, operation, idem_key FROM idempotency_keys
-			    WHERE expires_at IS NOT NULL AND expires_at <= $1 LIMIT $2)`,
-			Millis(now), limit)
-		if err != nil {
-			return translate(err)
-		}
-		n, err = res.RowsAffected()
-		return translate(err)
-	})
-	return int(n), err
+	return db.execCounted(ctx, `DELETE FROM idempotency_keys WHERE (owner_key, operation, idem_key) IN (
+		SELECT owner_key, operation, idem_key FROM idempotency_keys
+		 WHERE expires_at IS NOT NULL AND expires_at <= $1 LIMIT $2)`, Millis(now), limit)
 }
 
 // PutIdempotencyRecord stores the outcome of a keyed write in the same

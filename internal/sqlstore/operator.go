@@ -120,17 +120,8 @@ func (db *DB) ConsoleAudit(ctx context.Context, kind, id string, limit int) ([]o
 // operator audit rows written before the instant (oldest first), and
 // returns how many it deleted.
 func (db *DB) DeleteOperatorAuditBefore(ctx context.Context, before time.Time, limit int) (int, error) {
-	var n int64
-	err := db.InTx(ctx, func(tx *Tx) error {
-		res, err := tx.tx.ExecContext(ctx, `DELETE FROM operator_audit WHERE id IN (
-			SELECT id FROM operator_audit WHERE at < $1 ORDER BY at LIMIT $2)`, Millis(before), limit)
-		if err != nil {
-			return translate(err)
-		}
-		n, err = res.RowsAffected()
-		return translate(err)
-	})
-	return int(n), err
+	return db.execCounted(ctx, `DELETE FROM operator_audit WHERE id IN (
+		SELECT id FROM operator_audit WHERE at < $1 ORDER BY at LIMIT $2)`, Millis(before), limit)
 }
 
 // AppendOperatorAudit records one operator action, its details as a JSON

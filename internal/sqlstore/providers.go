@@ -288,18 +288,8 @@ func (tx *Tx) CloseInvitation(ctx context.Context, providerID, id string, accept
 // with them, for the audit trail that names them; an invitation with its
 // address erased finds nobody and opens nothing.
 func (db *DB) EraseExpiredInvitationAddresses(ctx context.Context, now time.Time, limit int) (int, error) {
-	var n int64
-	err := db.InTx(ctx, func(tx *Tx) error {
-		res, err := tx.tx.ExecContext(ctx, `UPDATE provider_invitations SET email = '', email_index = ''
-			WHERE id IN (SELECT id FROM provider_invitations WHERE expires_at <= $1 AND email <> '' LIMIT $2)`,
-			Millis(now), limit)
-		if err != nil {
-			return translate(err)
-		}
-		n, err = res.RowsAffected()
-		return translate(err)
-	})
-	return int(n), err
+	return db.execCounted(ctx, `UPDATE provider_invitations SET email = '', email_index = ''
+		WHERE id IN (SELECT id FROM provider_invitations WHERE expires_at <= $1 AND email <> '' LIMIT $2)`, Millis(now), limit)
 }
 
 // InsertInvitation stores an invitation, its address sealed.

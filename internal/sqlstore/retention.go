@@ -10,6 +10,21 @@ import (
 // the contact data it needed was erased.
 const erasedLastError = "contact data erased"
 
+// execCounted runs one statement in a transaction of its own and returns how
+// many rows it changed: a retention batch.
+func (db *DB) execCounted(ctx context.Context, query string, args ...any) (int, error) {
+	var n int64
+	err := db.InTx(ctx, func(tx *Tx) error {
+		res, err := tx.tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return translate(err)
+		}
+		n, err = res.RowsAffected()
+		return translate(err)
+	})
+	return int(n), err
+}
+
 // ExpiredContacts implements privacy.Store.
 func (db *DB) ExpiredContacts(ctx context.Context, bookingsBefore, requestsBefore time.Time, limit int) (bookings, requests []string, err error) {
 	bookings, err = db.ids(ctx, `SELECT id FROM bookings WHERE contact_erased_at IS NULL

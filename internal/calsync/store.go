@@ -131,7 +131,9 @@ type Store interface {
 type Tx interface {
 	// InsertFeed stores a new feed, its address sealed. The same address
 	// twice for one provider fails with an error wrapping
-	// bokat.ErrConflict; an unknown provider with bokat.ErrNotFound.
+	// bokat.ErrConflict; an unknown provider with bokat.ErrNotFound. A feed
+	// not from a supply file ends a removal by hand of its address
+	// (FeedDismissed reports it no longer).
 	InsertFeed(ctx context.Context, f Feed, now time.Time) error
 	// DeleteFeed removes a provider's feed and its busy times, or returns
 	// bokat.ErrNotFound.

@@ -731,6 +731,17 @@ func TestCalendarRemovedByHandStaysRemoved(t *testing.T) {
 		if dismissed, err := db.FeedDismissed(ctx, providerID, feedURL("/own.ics")); err != nil || !dismissed {
 			t.Errorf("own is not recorded as removed by hand: %v %v", dismissed, err)
 		}
+		// An import that raced the removal (it planned the address before)
+		// still does not end the record: only a hand does.
+		if err := db.InTx(ctx, func(tx *sqlstore.Tx) error {
+			return tx.InsertFeed(ctx, calsync.Feed{ID: "cfd_raced", ProviderID: providerID, URL: feedURL("/own.ics"),
+				Label: publicHost, Rule: calsync.RuleBusyOnly, Source: calsync.SourceSupply}, e.clock.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if dismissed, err := db.FeedDismissed(ctx, providerID, feedURL("/own.ics")); err != nil || !dismissed {
+			t.Errorf("a supply file's feed ended the record of own's removal by hand: %v %v", dismissed, err)
+		}
 	})
 }
 

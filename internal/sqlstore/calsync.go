@@ -27,7 +27,8 @@ const indexFeedURL = "calendar-feed-url"
 func feedContext(id string) string { return "bokat calendar feed\x00" + id + "\x00url" }
 
 // InsertFeed stores a new feed with its address sealed under the vault's
-// sealing key and its blind index, due at once.
+// sealing key and its blind index, due at once; one added by hand clears
+// the record of its address's removal by hand.
 func (tx *Tx) InsertFeed(ctx context.Context, f calsync.Feed, now time.Time) error {
 	v, err := tx.db.contactVault()
 	if err != nil {
@@ -47,10 +48,11 @@ func (tx *Tx) InsertFeed(ctx context.Context, f calsync.Feed, now time.Time) err
 	if err = translate(err); errors.Is(err, bokat.ErrConflict) {
 		return fmt.Errorf("provider %s already has this calendar: %w", f.ProviderID, bokat.ErrConflict)
 	}
-	if err != nil {
+	if err != nil || f.Source == calsync.SourceSupply {
 		return err
 	}
-	// Added again: a dismissal of the address no longer holds.
+	// Added again by hand: a removal by hand of the address no longer
+	// holds. (An import never adds an address so removed.)
 	_, err = tx.tx.ExecContext(ctx, `DELETE FROM dismissed_calendars WHERE provider_id = $1 AND url_index = $2`,
 		f.ProviderID, v.Index(indexFeedURL, f.URL))
 	return translate(err)

@@ -78,18 +78,34 @@ func (s *Feeds) newFeed(ctx context.Context, providerID, rawURL string, rule Rul
 	if _, err := ParseRule(string(rule)); err != nil {
 		return Feed{}, invalid("rule: must be busy_only, everything or all_day_busy")
 	}
-	u, _ := url.Parse(raw)
 	return Feed{ID: bokat.CalendarFeedIDPrefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", ""), ProviderID: providerID, URL: raw,
-		Label: u.Hostname(), Rule: rule, Source: source}, nil
+		Label: hostOf(raw), Rule: rule, Source: source}, nil
+}
+
+// feedAddress is the address a feed given as rawURL is stored and read at:
+// trimmed, webcal:// read as https://.
+func feedAddress(rawURL string) string {
+	raw := strings.TrimSpace(rawURL)
+	if rest, ok := strings.CutPrefix(raw, "webcal://"); ok {
+		return "https://" + rest
+	}
+	return raw
+}
+
+// hostOf is a feed address's host, the label people see instead of the
+// address ("" when it does not parse).
+func hostOf(address string) string {
+	u, err := url.Parse(address)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // CheckURL returns the address a feed would be read from, or a
 // validation_failed Problem error saying why it cannot be.
 func (s *Feeds) CheckURL(ctx context.Context, rawURL string) (string, error) {
-	raw := strings.TrimSpace(rawURL)
-	if rest, ok := strings.CutPrefix(raw, "webcal://"); ok {
-		raw = "https://" + rest
-	}
+	raw := feedAddress(rawURL)
 	if _, err := s.guard.CheckURL(ctx, raw); err != nil {
 		var rej *webhook.RejectedError
 		if errors.As(err, &rej) {
@@ -222,13 +238,20 @@ func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSuppl
 		named := make([]bool, len(existing))
 		pl := plan{SupplyChange: SupplyChange{ProviderID: p.ID}}
 		for i, c := range p.Calendars {
-			raw := strings.TrimSpace(c.URL)
-			if rest, ok := strings.CutPrefix(raw, "webcal://"); ok {
-				raw = "https://" + rest
-			}
+			raw := feedAddress(c.URL)
 			if j := slices.IndexFunc(existing, func(f Feed) bool { return f.URL == raw }); j >= 0 {
 				named[j] = true
 				res.Kept++
+				continue
+			}
+			// A calendar removed by hand is left out before its address is
+			// checked: no lookup for an address that will not be read.
+			switch dismissed, err := s.store.FeedDismissed(ctx, p.ID, raw); {
+			case err != nil:
+				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
+			case dismissed:
+				pl.Dismissed = append(pl.Dismissed, hostOf(raw))
+				res.Dismissed++
 				continue
 			}
 			f, err := s.newFeed(ctx, p.ID, c.URL, Rule(c.Rule), SourceSupply)
@@ -239,14 +262,6 @@ func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSuppl
 				continue
 			case err != nil:
 				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
-			}
-			switch dismissed, err := s.store.FeedDismissed(ctx, p.ID, f.URL); {
-			case err != nil:
-				return res, fmt.Errorf("subscribe %s calendars[%d]: %w", p.ID, i, err)
-			case dismissed:
-				pl.Dismissed = append(pl.Dismissed, f.Label)
-				res.Dismissed++
-				continue
 			}
 			pl.add = append(pl.add, f)
 		}

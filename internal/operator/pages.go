@@ -531,7 +531,6 @@ type providerRow struct {
 	Feeds                              []feedRow
 	FeedsLine                          string
 	FeedsClass                         string
-	Attention                          bool
 }
 
 type feedRow struct {
@@ -582,8 +581,22 @@ func providerRowOf(h ProviderHealth, pg web.Page) providerRow {
 	default:
 		out.FeedsLine, out.FeedsClass = fmt.Sprintf(pg.T["feeds_ok"], len(h.Feeds)), "ok"
 	}
-	out.Attention = stale > 0 || failing > 0 || h.MessageFailures > 0 || !h.PausedUntil.IsZero() || !h.Active
 	return out
+}
+
+// needsAttention reports whether a provider needs an operator's look: it
+// is inactive or paused, a message to it failed, or a calendar of its is
+// failing or stale.
+func needsAttention(h ProviderHealth) bool {
+	if !h.Active || !h.PausedUntil.IsZero() || h.MessageFailures > 0 {
+		return true
+	}
+	for _, f := range h.Feeds {
+		if f.Stale || !f.FailingSince.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 // ProvidersShown is the most providers the providers page lists: a
@@ -601,7 +614,6 @@ type providersPage struct {
 	// first ProvidersShown.
 	Q       string
 	Matched int
-	Capped  bool
 }
 
 func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
@@ -623,15 +635,13 @@ func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg
 		if needle != "" && !strings.Contains(strings.ToLower(h.Name), needle) && !strings.Contains(h.ID, needle) {
 			continue
 		}
-		row := providerRowOf(h, pg)
-		if d.Attention && !row.Attention {
+		if d.Attention && !needsAttention(h) {
 			continue
 		}
 		if d.Matched++; len(d.Rows) < ProvidersShown {
-			d.Rows = append(d.Rows, row)
+			d.Rows = append(d.Rows, providerRowOf(h, pg))
 		}
 	}
-	d.Capped = d.Matched > len(d.Rows)
 	pg.Data = d
 	p.site.Layout.Render(w, r, http.StatusOK, "providers", pg)
 }

@@ -111,7 +111,7 @@ var pageTemplates = map[string]string{
 <div class="row"><div><label for="q">{{index $.T "p_search"}}</label><input type="search" id="q" name="q" value="{{.Q}}" maxlength="100"></div></div>
 <button type="submit" id="search-submit">{{index $.T "p_search_button"}}</button></form>
 <p>{{if .Attention}}<a href="{{$.Link .AllURL}}">{{index $.T "p_show_all"}}</a>{{else}}<a href="{{$.Link .AttnURL}}" id="attention">{{index $.T "p_show_attention"}}</a>{{end}}</p>
-{{if .Capped}}<p class="muted" id="capped">{{printf (index $.T "p_capped") (len .Rows) .Matched}}</p>{{end}}
+{{if gt .Matched (len .Rows)}}<p class="muted" id="capped">{{printf (index $.T "p_capped") (len .Rows) .Matched}}</p>{{end}}
 {{if .Rows}}<table class="stack"><thead><tr><th scope="col">{{index $.T "col_provider"}}</th><th scope="col">{{index $.T "col_status"}}</th><th scope="col">{{index $.T "col_people"}}</th><th scope="col">{{index $.T "col_failures"}}</th><th scope="col">{{index $.T "col_calendars"}}</th></tr></thead>
 <tbody>{{range .Rows}}<tr><td data-label="{{index $.T "col_provider"}}"><a href="{{$.Link .URL}}">{{.Name}}</a> <span class="muted">{{.ID}}</span></td>
 <td data-label="{{index $.T "col_status"}}"><span class="status {{.StatusClass}}">{{.Status}}</span></td>

@@ -48,14 +48,22 @@ func (s *Feeds) Add(ctx context.Context, providerID, rawURL string, rule Rule, s
 		return Feed{}, err
 	}
 	now := s.now().UTC()
-	existing, err := s.store.ProviderFeeds(ctx, providerID)
-	if err != nil {
-		return Feed{}, err
-	}
-	if len(existing) >= MaxFeedsPerProvider {
-		return Feed{}, invalid(fmt.Sprintf("url: a provider has at most %d calendars", MaxFeedsPerProvider))
-	}
-	err = s.store.InTx(ctx, func(tx Tx) error { return tx.InsertFeed(ctx, f, now) })
+	// The limit and the address already held are decided under the
+	// provider's calendar lock, so two adds at once cannot pass them both.
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.LockProviderCalendar(ctx, providerID); err != nil {
+			return err
+		}
+		switch st, err := tx.CalendarAddress(ctx, providerID, f.URL); {
+		case err != nil:
+			return err
+		case st.Subscribed:
+			return bokat.ErrConflict
+		case st.Feeds >= MaxFeedsPerProvider:
+			return tooMany()
+		}
+		return tx.InsertFeed(ctx, f, now)
+	})
 	switch {
 	case errors.Is(err, bokat.ErrConflict):
 		return Feed{}, invalid("url: the provider already has this calendar")
@@ -159,6 +167,11 @@ func (s *Feeds) Conflicts(ctx context.Context, providerID string) ([]Conflict, e
 // now: its provider is then not directly bookable.
 func (f Feed) Stale(now time.Time, staleAfter time.Duration) bool {
 	return !f.FailingSince.IsZero() && now.Sub(f.FailingSince) >= staleAfter
+}
+
+// tooMany refuses a calendar over MaxFeedsPerProvider.
+func tooMany() error {
+	return invalid(fmt.Sprintf("url: a provider has at most %d calendars", MaxFeedsPerProvider))
 }
 
 func invalid(issue string) error {
@@ -274,57 +287,73 @@ func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSuppl
 				pl.Own = append(pl.Own, f)
 			}
 		}
-		if room := MaxFeedsPerProvider - (len(existing) - len(pl.Removed)); len(pl.add) > room {
-			for _, f := range pl.add[max(room, 0):] {
-				res.Refused = append(res.Refused, fmt.Sprintf("%s calendar on %s: url: a provider has at most %d calendars", p.ID, f.Label,
-					MaxFeedsPerProvider))
-			}
-			pl.add = pl.add[:max(room, 0)]
-		}
 		if len(pl.add)+len(pl.Removed)+len(pl.Own)+len(pl.Dismissed) > 0 {
 			plans = append(plans, pl)
 		}
 	}
+	// The plans were made from reads outside the transaction; the
+	// provider's hands may have moved since. Under each provider's
+	// calendar lock the transaction decides again: a calendar removed by
+	// hand meanwhile is left out (and one the import meant to remove is
+	// gone already), one added by hand meanwhile is kept, and the limit
+	// counts what the provider has now.
 	now := s.now().UTC()
+	var applied []SupplyChange
+	var added, removed, kept, dismissed int
+	var refused []string
 	err = s.store.InTx(ctx, func(tx Tx) error {
+		applied, added, removed, kept, dismissed, refused = nil, 0, 0, 0, 0, nil
 		for _, pl := range plans {
-			if len(pl.add)+len(pl.Removed) == 0 {
-				continue
-			}
-			if err := tx.LockProviderCalendar(ctx, pl.ProviderID); err != nil {
-				return err
+			ch := pl.SupplyChange
+			ch.Removed, ch.Dismissed = nil, slices.Clone(pl.Dismissed)
+			if len(pl.add)+len(pl.Removed) > 0 {
+				if err := tx.LockProviderCalendar(ctx, pl.ProviderID); err != nil {
+					return err
+				}
 			}
 			for _, f := range pl.Removed {
-				if err := tx.DeleteFeed(ctx, pl.ProviderID, f.ID); err != nil {
+				switch err := tx.DeleteFeed(ctx, pl.ProviderID, f.ID); {
+				case errors.Is(err, bokat.ErrNotFound): // removed by hand meanwhile
+				case err != nil:
 					return fmt.Errorf("unsubscribe %s from %s: %w", pl.ProviderID, f.ID, err)
+				default:
+					f.URL = ""
+					ch.Removed = append(ch.Removed, f)
 				}
 			}
 			for _, f := range pl.add {
-				if err := tx.InsertFeed(ctx, f, now); err != nil {
+				switch st, err := tx.CalendarAddress(ctx, pl.ProviderID, f.URL); {
+				case err != nil:
 					return fmt.Errorf("subscribe %s to a calendar on %s: %w", pl.ProviderID, f.Label, err)
+				case st.Subscribed:
+					kept++
+				case st.Dismissed:
+					ch.Dismissed = append(ch.Dismissed, f.Label)
+					dismissed++
+				case st.Feeds >= MaxFeedsPerProvider:
+					refused = append(refused, fmt.Sprintf("%s calendar on %s: url: a provider has at most %d calendars", pl.ProviderID,
+						f.Label, MaxFeedsPerProvider))
+				default:
+					if err := tx.InsertFeed(ctx, f, now); err != nil {
+						return fmt.Errorf("subscribe %s to a calendar on %s: %w", pl.ProviderID, f.Label, err)
+					}
+					f.CreatedAt, f.URL = now, ""
+					ch.Added = append(ch.Added, f)
 				}
 			}
+			for i := range ch.Own {
+				ch.Own[i].URL = ""
+			}
+			added, removed = added+len(ch.Added), removed+len(ch.Removed)
+			applied = append(applied, ch)
 		}
 		return nil
 	})
 	if err != nil {
 		return SupplyResult{Refused: res.Refused}, err
 	}
-	for _, pl := range plans {
-		for i := range pl.add {
-			pl.add[i].CreatedAt = now
-			pl.add[i].URL = ""
-		}
-		for i := range pl.Removed {
-			pl.Removed[i].URL = ""
-		}
-		for i := range pl.Own {
-			pl.Own[i].URL = ""
-		}
-		pl.Added = pl.add
-		res.Added += len(pl.add)
-		res.Removed += len(pl.Removed)
-		res.Changes = append(res.Changes, pl.SupplyChange)
-	}
+	res.Added, res.Removed, res.Kept, res.Dismissed = added, removed, res.Kept+kept, res.Dismissed+dismissed
+	res.Refused = append(res.Refused, refused...)
+	res.Changes = applied
 	return res, nil
 }

@@ -88,6 +88,17 @@ type BookedSlot struct {
 // lease another worker holds now (it expired while the poll ran).
 var ErrLeaseLost = errors.New("calendar feed lease lost")
 
+// AddressState is what one provider's calendars hold of one address.
+type AddressState struct {
+	// Feeds counts the provider's calendars, whatever their address.
+	Feeds int
+	// Subscribed: one of them has the address.
+	Subscribed bool
+	// Dismissed: the address was removed by hand (DismissFeed) and not
+	// added again by hand since.
+	Dismissed bool
+}
+
 // Store is what calendar sync needs of the database outside a transaction.
 type Store interface {
 	// InTx runs fn in one write transaction, committed when fn returns nil.
@@ -138,6 +149,10 @@ type Tx interface {
 	// DeleteFeed removes a provider's feed and its busy times, or returns
 	// bokat.ErrNotFound.
 	DeleteFeed(ctx context.Context, providerID, feedID string) error
+	// CalendarAddress reads what the provider's calendars hold of the
+	// address (as CheckURL gives it) when the transaction has taken the
+	// provider's calendar lock: what a feed's insert must decide on.
+	CalendarAddress(ctx context.Context, providerID, url string) (AddressState, error)
 	// DismissFeed records that the provider's feed is removed by hand at
 	// now: FeedDismissed then reports its address until a feed of the
 	// provider with it is inserted again.

@@ -67,6 +67,27 @@ func (tx *Tx) DismissFeed(ctx context.Context, providerID, feedID string, now ti
 	return translate(err)
 }
 
+// CalendarAddress reads, in the transaction, what the provider's calendars
+// hold of the address: how many calendars the provider has, whether one
+// has the address, and whether the address was removed by hand and not
+// added again by hand since.
+func (tx *Tx) CalendarAddress(ctx context.Context, providerID, rawURL string) (calsync.AddressState, error) {
+	v, err := tx.db.contactVault()
+	if err != nil {
+		return calsync.AddressState{}, err
+	}
+	index := v.Index(indexFeedURL, rawURL)
+	var st calsync.AddressState
+	var subscribed, dismissed int
+	err = tx.tx.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM calendar_feeds WHERE provider_id = $1),
+		(SELECT COUNT(*) FROM calendar_feeds WHERE provider_id = $1 AND url_index = $2),
+		(SELECT COUNT(*) FROM dismissed_calendars WHERE provider_id = $1 AND url_index = $2)`,
+		providerID, index).Scan(&st.Feeds, &subscribed, &dismissed)
+	st.Subscribed, st.Dismissed = subscribed > 0, dismissed > 0
+	return st, translate(err)
+}
+
 // FeedDismissed reports whether a calendar of the provider with the address
 // was removed by hand and not added again since.
 func (db *DB) FeedDismissed(ctx context.Context, providerID, rawURL string) (bool, error) {

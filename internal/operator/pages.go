@@ -584,21 +584,6 @@ func providerRowOf(h ProviderHealth, pg web.Page) providerRow {
 	return out
 }
 
-// needsAttention reports whether a provider needs an operator's look: it
-// is inactive or paused, a message to it failed, or a calendar of its is
-// failing or stale.
-func needsAttention(h ProviderHealth) bool {
-	if !h.Active || !h.PausedUntil.IsZero() || h.MessageFailures > 0 {
-		return true
-	}
-	for _, f := range h.Feeds {
-		if f.Stale || !f.FailingSince.IsZero() {
-			return true
-		}
-	}
-	return false
-}
-
 // ProvidersShown is the most providers the providers page lists: a
 // national supply has tens of thousands, which the search narrows.
 const ProvidersShown = 100
@@ -617,30 +602,22 @@ type providersPage struct {
 }
 
 func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
-	list, err := p.svc.Providers(r.Context())
-	if err != nil {
-		p.site.Fail(w, r, "read providers", err)
-		return
-	}
-	pg.Title = pg.T["providers_title"]
-	pg.MarkCurrent(Prefix + "/providers")
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if len(q) > 100 {
 		q = q[:100]
 	}
 	d := providersPage{Attention: r.URL.Query().Get("attention") == "1", AllURL: Prefix + "/providers",
 		AttnURL: Prefix + "/providers?attention=1", Q: q}
-	needle := strings.ToLower(q)
+	list, matched, err := p.svc.FindProviders(r.Context(), ProviderFilter{Search: q, Attention: d.Attention}, ProvidersShown)
+	if err != nil {
+		p.site.Fail(w, r, "read providers", err)
+		return
+	}
+	pg.Title = pg.T["providers_title"]
+	pg.MarkCurrent(Prefix + "/providers")
+	d.Matched = matched
 	for _, h := range list {
-		if needle != "" && !strings.Contains(strings.ToLower(h.Name), needle) && !strings.Contains(h.ID, needle) {
-			continue
-		}
-		if d.Attention && !needsAttention(h) {
-			continue
-		}
-		if d.Matched++; len(d.Rows) < ProvidersShown {
-			d.Rows = append(d.Rows, providerRowOf(h, pg))
-		}
+		d.Rows = append(d.Rows, providerRowOf(h, pg))
 	}
 	pg.Data = d
 	p.site.Layout.Render(w, r, http.StatusOK, "providers", pg)

@@ -45,10 +45,31 @@ type FeedHealth struct {
 }
 
 // HealthQuery is the instants the providers' health is read at, and the
-// provider read ("" for every provider).
+// providers read (nil: every provider).
 type HealthQuery struct {
 	Now, FailuresSince, StaleBefore time.Time
-	ProviderID                      string
+	ProviderIDs                     []string
+}
+
+// ProviderBrief is what the providers list matches and filters every
+// provider on: its name and id, and whether it needs an operator's look.
+type ProviderBrief struct {
+	ID, Name string
+	Active   bool
+	Paused   bool
+	// MessageFailed: a message to the provider failed in the period asked
+	// for.
+	MessageFailed bool
+	// CalendarFailing: a calendar of the provider's is failing (stale or
+	// not yet).
+	CalendarFailing bool
+}
+
+// NeedsAttention reports whether the provider needs an operator's look: it
+// is inactive or paused, a message to it failed, or a calendar of its is
+// failing or stale.
+func (b ProviderBrief) NeedsAttention() bool {
+	return !b.Active || b.Paused || b.MessageFailed || b.CalendarFailing
 }
 
 // Health periods.
@@ -61,22 +82,58 @@ const (
 	StaleAfter = calsync.DefaultStaleAfter
 )
 
-// healthQuery is the query of the health of the provider id ("": every
+// healthQuery is the query of the health of the providers ids (nil: every
 // provider) at now.
-func (s *Service) healthQuery(id string) HealthQuery {
-	now := s.now()
-	return HealthQuery{Now: now, FailuresSince: now.Add(-FailureWindow), StaleBefore: now.Add(-s.staleAfter), ProviderID: id}
+func (s *Service) healthQuery(now time.Time, ids []string) HealthQuery {
+	return HealthQuery{Now: now, FailuresSince: now.Add(-FailureWindow), StaleBefore: now.Add(-s.staleAfter), ProviderIDs: ids}
 }
 
-// Providers returns every provider's health.
-func (s *Service) Providers(ctx context.Context) ([]ProviderHealth, error) {
-	return s.store.ProviderHealth(ctx, s.healthQuery(""))
+// ProviderFilter narrows the providers list.
+type ProviderFilter struct {
+	// Search is a part of a provider's name (in any case) or id; "" lets
+	// every provider through.
+	Search string
+	// Attention lets through only the providers that need an operator's
+	// look (ProviderBrief.NeedsAttention).
+	Attention bool
+}
+
+// FindProviders returns the health of the first limit providers, by name,
+// that the filter lets through, and how many it lets through. It reads
+// every provider's brief, and the health (people, invitations, messages,
+// calendars) of those it returns only: at national size the list stays a
+// page's work.
+func (s *Service) FindProviders(ctx context.Context, f ProviderFilter, limit int) ([]ProviderHealth, int, error) {
+	now := s.now()
+	briefs, err := s.store.ProviderBriefs(ctx, now.Add(-FailureWindow))
+	if err != nil {
+		return nil, 0, err
+	}
+	needle := strings.ToLower(f.Search)
+	var ids []string
+	matched := 0
+	for _, b := range briefs {
+		if needle != "" && !strings.Contains(strings.ToLower(b.Name), needle) && !strings.Contains(b.ID, needle) {
+			continue
+		}
+		if f.Attention && !b.NeedsAttention() {
+			continue
+		}
+		if matched++; len(ids) < limit {
+			ids = append(ids, b.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, matched, nil
+	}
+	list, err := s.store.ProviderHealth(ctx, s.healthQuery(now, ids))
+	return list, matched, err
 }
 
 // Provider returns one provider's health, reading only that provider's
 // rows; an unknown provider is bokat.ErrNotFound.
 func (s *Service) Provider(ctx context.Context, id string) (ProviderHealth, error) {
-	list, err := s.store.ProviderHealth(ctx, s.healthQuery(id))
+	list, err := s.store.ProviderHealth(ctx, s.healthQuery(s.now(), []string{id}))
 	if err != nil {
 		return ProviderHealth{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestConsoleProviderPageReadsOneProviderAtTheConfiguredStaleBound(t *testing
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		e := newEnv(t, db, func(c *operator.PagesConfig) { c.CalendarStaleAfter = 12 * time.Hour })
-		all, err := e.svc.Providers(ctx)
+		all, _, err := e.svc.FindProviders(ctx, operator.ProviderFilter{}, operator.ProvidersShown)
 		if err != nil || len(all) < 2 {
 			t.Fatalf("providers: %d, %v", len(all), err)
 		}
@@ -103,9 +104,15 @@ func TestConsoleProviderPageReadsOneProviderAtTheConfiguredStaleBound(t *testing
 		if h, err := e.svc.Provider(ctx, a); err != nil || feeds(h) != "cfd_a stale=true" {
 			t.Errorf("provider %s failing 12 h: %+v, %v; want stale", a, h, err)
 		}
-		all, err = e.svc.Providers(ctx)
+		all, _, err = e.svc.FindProviders(ctx, operator.ProviderFilter{}, operator.ProvidersShown)
 		if err != nil || len(all) < 2 || all[0].ID != a || feeds(all[0]) != "cfd_a stale=true" || feeds(all[1]) != "cfd_b stale=false" {
 			t.Errorf("every provider: %v; want each with its own calendar", err)
+		}
+		// Only a's calendar is failing: of the two, only a needs attention.
+		attention, n, err := e.svc.FindProviders(ctx, operator.ProviderFilter{Attention: true}, operator.ProvidersShown)
+		if err != nil || n != len(attention) || !slices.ContainsFunc(attention, func(h operator.ProviderHealth) bool { return h.ID == a }) ||
+			slices.ContainsFunc(attention, func(h operator.ProviderHealth) bool { return h.ID == b }) {
+			t.Errorf("providers that need attention: %d of %d (%v); want a and not b", len(attention), n, err)
 		}
 	})
 }
@@ -130,8 +137,8 @@ func TestConsoleFindsProvidersAmongMany(t *testing.T) {
 			e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		all, err := e.svc.Providers(context.Background())
-		if err != nil || len(all) <= operator.ProvidersShown {
+		all, matched, err := e.svc.FindProviders(context.Background(), operator.ProviderFilter{}, 1000)
+		if err != nil || len(all) <= operator.ProvidersShown || matched != len(all) {
 			t.Fatalf("%d providers (%v), want more than a page", len(all), err)
 		}
 		c := newClient(t, e.srv.URL)
@@ -252,6 +259,70 @@ func TestConsoleShowsProvidersHealthAndActsOnThem(t *testing.T) {
 		if err != nil || len(pa) != 3 || pa[0].Action != provider.ActionInvited || pa[1].Action != provider.ActionPauseSet ||
 			pa[1].Actor != provider.OperatorActor || pa[1].Note != "resumed" {
 			t.Errorf("the provider's audit: %+v %v", pa, err)
+		}
+	})
+}
+
+// TestProvidersThatNeedAttention: each reason a provider needs attention
+// is read for the providers list on its own (inactive, paused, a message
+// failed within the window, a calendar failing though not yet stale), a
+// message that failed before the window is not one, and the list's count
+// and rows follow, on each engine.
+func TestProvidersThatNeedAttention(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		old := e.book(t, "old")
+		oldPrv, _ := e.bookedProvider(t, old)
+		e.failProviderMessage(t, old, "550 long ago")
+		e.clock.Advance(operator.FailureWindow + time.Hour)
+		all, n, err := e.svc.FindProviders(ctx, operator.ProviderFilter{}, operator.ProvidersShown)
+		if err != nil || n != len(all) || len(all) < 5 {
+			t.Fatalf("providers: %d of %d, %v", len(all), n, err)
+		}
+		// A message that failed before the window is not a reason.
+		if got, n, err := e.svc.FindProviders(ctx, operator.ProviderFilter{Attention: true}, operator.ProvidersShown); err != nil ||
+			n != 0 || len(got) != 0 {
+			t.Fatalf("providers that need attention after the window: %d (%v); want none", n, err)
+		}
+		// The demo's providers, other than the one with the old failure.
+		var others []string
+		for _, h := range all {
+			if h.ID != oldPrv {
+				others = append(others, h.ID)
+			}
+		}
+		inactive, paused, failing, healthy := others[0], others[1], others[2], others[3]
+		if err := e.exec(`UPDATE providers SET active = $2 WHERE id = $1`, inactive, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.exec(`UPDATE providers SET paused_until = $2 WHERE id = $1`, paused, e.clock.Now().Add(72*time.Hour).UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		now := e.clock.Now()
+		e.addFeed(t, failing, "cfd_failing", "failing.example.se", now.Add(-2*time.Hour), now.Add(-time.Hour))
+		e.addFeed(t, healthy, "cfd_healthy", "healthy.example.se", now.Add(-time.Hour), time.Time{})
+		recent := e.book(t, "recent")
+		recentPrv, _ := e.bookedProvider(t, recent)
+		e.failProviderMessage(t, recent, "550 today")
+
+		want := []string{inactive, paused, failing}
+		if recentPrv != healthy && !slices.Contains(want, recentPrv) {
+			want = append(want, recentPrv)
+		}
+		got, n, err := e.svc.FindProviders(ctx, operator.ProviderFilter{Attention: true}, operator.ProvidersShown)
+		ids := make([]string, 0, len(got))
+		for _, h := range got {
+			ids = append(ids, h.ID)
+		}
+		slices.Sort(ids)
+		slices.Sort(want)
+		if err != nil || n != len(want) || !slices.Equal(ids, want) {
+			t.Fatalf("providers that need attention: %v (%d matched, %v); want %v", ids, n, err, want)
+		}
+		// The limit cuts the rows, not the count.
+		if got, n, err := e.svc.FindProviders(ctx, operator.ProviderFilter{Attention: true}, 2); err != nil || len(got) != 2 || n != len(want) {
+			t.Errorf("limited to 2: %d rows of %d, %v", len(got), n, err)
 		}
 	})
 }

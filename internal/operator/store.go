@@ -40,13 +40,16 @@ type Store interface {
 	// booking (the other contact fields empty).
 	BookingAddresses(ctx context.Context, id string) (bokat.BookingContact, error)
 
-	// ProviderHealth returns every provider by name (or only
-	// q.ProviderID's, when set: none when unknown) with its status, its
-	// people and open invitations at q.Now, its messages that failed since
-	// q.FailuresSince, and its calendar subscriptions (stale when failing
-	// since q.StaleBefore or earlier). With q.ProviderID set it reads that
-	// provider's rows only.
+	// ProviderHealth returns the providers q.ProviderIDs names (every
+	// provider when nil; an unknown id is left out), by name, each with its
+	// status, its people and open invitations at q.Now, its messages that
+	// failed since q.FailuresSince, and its calendar subscriptions (stale
+	// when failing since q.StaleBefore or earlier). With q.ProviderIDs set
+	// it reads those providers' rows only.
 	ProviderHealth(ctx context.Context, q HealthQuery) ([]ProviderHealth, error)
+	// ProviderBriefs returns every provider's brief, by name and id, its
+	// message failures counted since failuresSince.
+	ProviderBriefs(ctx context.Context, failuresSince time.Time) ([]ProviderBrief, error)
 	// FollowUps returns at most limit follow-up requests, newest first
 	// (only those with no candidate provider when uncovered), each with
 	// its candidates.

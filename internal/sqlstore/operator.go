@@ -353,20 +353,25 @@ func (db *DB) BookingStory(ctx context.Context, id string) (operator.Story, erro
 	return st, translate(rows.Err())
 }
 
-// ProviderHealth returns every provider by name, or q.ProviderID only,
-// with its people, message failures since the instant and calendar
-// subscriptions.
+// ProviderHealth returns every provider by name, or those q.ProviderIDs
+// names only, with its people, message failures since the instant and
+// calendar subscriptions.
 func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]operator.ProviderHealth, error) {
 	since, staleBefore := q.FailuresSince, q.StaleBefore
-	// With one provider asked for, each query reads that provider's rows
+	// With providers asked for, each query reads those providers' rows
 	// only, by index.
 	var (
 		onlyProvider, onlyBookingsOf, onlyFeedsOf string
-		only                                      []any // the provider id, when one is asked for
+		only                                      []any // the provider ids, when asked for
 	)
-	if q.ProviderID != "" {
-		onlyProvider, onlyBookingsOf, onlyFeedsOf = ` WHERE p.id = $3`, ` AND b.provider_id = $2`, ` WHERE provider_id = $1`
-		only = []any{q.ProviderID}
+	if q.ProviderIDs != nil {
+		if len(q.ProviderIDs) == 0 {
+			return nil, nil
+		}
+		only = stringArgs(q.ProviderIDs)
+		onlyProvider = ` WHERE p.id IN (` + placeholders(3, len(only)) + `)`
+		onlyBookingsOf = ` AND b.provider_id IN (` + placeholders(2, len(only)) + `)`
+		onlyFeedsOf = ` WHERE provider_id IN (` + placeholders(1, len(only)) + `)`
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT p.id, p.name, p.active, p.paused_until,
 		(SELECT COUNT(*) FROM provider_users u WHERE u.provider_id = p.id AND u.removed_at IS NULL),
@@ -444,6 +449,58 @@ func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]ope
 		}
 	}
 	return out, translate(rows.Err())
+}
+
+// ProviderBriefs returns every provider's brief by name and id: three
+// reads of small results (the providers' own rows, the providers with a
+// message failed since the instant, by the failed jobs' partial index, and
+// those with a failing calendar, by the failing feeds' one).
+func (db *DB) ProviderBriefs(ctx context.Context, failuresSince time.Time) ([]operator.ProviderBrief, error) {
+	failed, err := db.providerSet(ctx, `SELECT DISTINCT b.provider_id FROM notification_jobs j JOIN bookings b ON b.id = j.booking_id
+		WHERE j.status = 'failed' AND j.updated_at >= $1 AND j.recipient = 'provider'`, Millis(failuresSince))
+	if err != nil {
+		return nil, err
+	}
+	failing, err := db.providerSet(ctx, `SELECT DISTINCT provider_id FROM calendar_feeds WHERE failing_since IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, name, active, paused_until FROM providers ORDER BY name, id`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []operator.ProviderBrief
+	for rows.Next() {
+		var (
+			b      operator.ProviderBrief
+			paused int64
+		)
+		if err := rows.Scan(&b.ID, &b.Name, &b.Active, &paused); err != nil {
+			return nil, translate(err)
+		}
+		b.Paused, b.MessageFailed, b.CalendarFailing = paused != 0, failed[b.ID], failing[b.ID]
+		out = append(out, b)
+	}
+	return out, translate(rows.Err())
+}
+
+// providerSet returns the provider ids the query reads, as a set.
+func (db *DB) providerSet(ctx context.Context, query string, args ...any) (map[string]bool, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	set := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, translate(err)
+		}
+		set[id] = true
+	}
+	return set, translate(rows.Err())
 }
 
 // FollowUps returns the latest follow-up requests, newest first, with

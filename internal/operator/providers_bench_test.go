@@ -1,16 +1,10 @@
 package operator_test
 
 import (
-	"bytes"
-	"context"
 	"net/http"
 	"testing"
 
-	"bokat/internal/catalog"
-	"bokat/internal/schedule"
-	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
-	"bokat/internal/supply"
 )
 
 // BenchmarkProvidersPage serves the console's providers list with a
@@ -22,19 +16,7 @@ func BenchmarkProvidersPage(b *testing.B) {
 		b.Run(string(engine), func(b *testing.B) {
 			e := newEnv(b, sqlstoretest.Open(b, engine))
 			e.invite(b, operatorEmail)
-			cat, err := catalog.Load()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var national bytes.Buffer
-			if err := supply.Generate(&national, cat, supply.GenerateOptions{Providers: 10_000, Seed: 5, From: schedule.NewDate(2026, 3, 2),
-				National: true}); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, "national.yaml", national.Bytes(),
-				e.clock.Now()); err != nil {
-				b.Fatal(err)
-			}
+			e.importNational(b, 10_000, 5)
 			c := newClient(b, e.srv.URL)
 			c.SignIn(e.sender, operatorEmail)
 			for _, page := range []struct{ name, path string }{

@@ -49,6 +49,25 @@ func (e *env) addFeed(t testing.TB, providerID, id, label string, synced, failin
 	}
 }
 
+// importNational imports a generated national supply of n providers from
+// the seed.
+func (e *env) importNational(tb testing.TB, n int, seed uint64) {
+	tb.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var national bytes.Buffer
+	if err := supply.Generate(&national, cat, supply.GenerateOptions{Providers: n, Seed: seed, From: schedule.NewDate(2026, 3, 2),
+		National: true}); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](e.db), cat, "national.yaml", national.Bytes(),
+		e.clock.Now()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // exec runs a statement in a write transaction.
 func (e *env) exec(q string, args ...any) error {
 	return e.db.InTx(context.Background(), func(tx *sqlstore.Tx) error {
@@ -124,19 +143,7 @@ func TestConsoleFindsProvidersAmongMany(t *testing.T) {
 	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		e.invite(t, operatorEmail)
-		cat, err := catalog.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var national bytes.Buffer
-		if err := supply.Generate(&national, cat, supply.GenerateOptions{Providers: 120, Seed: 3, From: schedule.NewDate(2026, 3, 2),
-			National: true}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := supply.Import(context.Background(), sqlstore.Bind[supply.Tx](db), cat, "national.yaml", national.Bytes(),
-			e.clock.Now()); err != nil {
-			t.Fatal(err)
-		}
+		e.importNational(t, 120, 3)
 		all, matched, err := e.svc.FindProviders(context.Background(), operator.ProviderFilter{}, 1000)
 		if err != nil || len(all) <= operator.ProvidersShown || matched != len(all) {
 			t.Fatalf("%d providers (%v), want more than a page", len(all), err)

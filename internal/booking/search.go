@@ -289,8 +289,9 @@ var bookedProviderUnavailable = fallback{ReasonBookedProviderUnavailable, "The b
 // same job (service, quantity, postcodes) with b's own provider only, up
 // to MaxOptions of them, in the window of t; what reschedule accepts. It
 // looks the booking up by nothing: the caller has checked its owner and
-// that it is active. Slots that overlap b's own time are not offered. The
-// errors are Search's.
+// that it is active. It searches b's realm at the clock ctx carries for it
+// (bokat.RealmNow: a test booking's owner's). Slots that overlap b's own
+// time are not offered. The errors are Search's.
 func (s *Search) OptionsFor(ctx context.Context, b bokat.Booking, t TimingQuery) (Result, error) {
 	if s.keys == nil {
 		return Result{}, SigningNotConfigured()
@@ -307,7 +308,7 @@ func (s *Search) OptionsFor(ctx context.Context, b bokat.Booking, t TimingQuery)
 		job.quantity = 1
 	}
 	q := Query{VerticalID: b.VerticalID, JobTypeID: b.JobTypeID, Postcode: b.Postcode,
-		DestinationPostcode: b.DestinationPostcode, Locale: locale}
+		DestinationPostcode: b.DestinationPostcode, Locale: locale, Mode: b.Mode}
 	res, err := s.walkJob(ctx, res, job, q, locale, b.ProviderID)
 	if err != nil {
 		return Result{}, err

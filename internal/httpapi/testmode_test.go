@@ -150,6 +150,22 @@ func TestTestAndLiveRealmsNeverMeet(t *testing.T) {
 		if n := e.count(t, `SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = 'same-key' AND mode = 'test'`); n != 1 {
 			t.Errorf("test idempotency records = %d, want 1", n)
 		}
+		// Reschedule options: each booking's own provider, in its realm.
+		for id, token := range map[string]string{testBooking: test, liveBooking: live} {
+			r := e.do(request{Method: "POST", Path: "/v1/bookings/" + id + "/booking-options", Body: rescheduleOptionsBody(),
+				Header: bearer(token)})
+			checkMode(t, "reschedule options", r.Header, token == test)
+			opts, _ := r.JSON["options"].([]any)
+			if r.Status != 200 || len(opts) == 0 {
+				t.Errorf("reschedule options of the %s booking: %d %s, want its provider's times", map[bool]string{true: "test",
+					false: "live"}[token == test], r.Status, r.Body)
+			}
+			for _, o := range opts {
+				if (optionProvider(o.(map[string]any)) == testProvider) != (token == test) {
+					t.Errorf("reschedule options crossed realms: %v", optionProvider(o.(map[string]any)))
+				}
+			}
+		}
 		if bs, err := e.db.ProviderBookings(context.Background(), testProvider, time.Now().Add(-time.Hour)); err != nil || len(bs) != 0 {
 			t.Errorf("the provider's feed and pages see %d test bookings (%v), want none", len(bs), err)
 		}

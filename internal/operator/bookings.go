@@ -199,10 +199,16 @@ func (s *Service) Cancel(ctx context.Context, op Operator, id string, in CancelI
 		if !b.Active() {
 			return ErrNotConfirmed
 		}
+		// The booking's times are its owner's (a test booking's owner's
+		// clock); the audit's the server's.
+		bctx, bnow, err := booking.OwnerNow(ctx, tx, b, now)
+		if err != nil {
+			return err
+		}
 		if in.For == ForProvider {
-			err = booking.CancelByProviderInTx(ctx, tx, b, "", now)
+			err = booking.CancelByProviderInTx(bctx, tx, b, "", bnow)
 		} else {
-			err = booking.CancelInTx(ctx, tx, b, in.Reason, now)
+			err = booking.CancelInTx(bctx, tx, b, in.Reason, bnow)
 		}
 		if err != nil {
 			return err
@@ -237,6 +243,10 @@ func (s *Service) MoveOptions(ctx context.Context, m *Mover, id, when, lang stri
 	locale := "sv-SE"
 	if lang == web.EN {
 		locale = "en-GB"
+	}
+	ctx, _, err = bokat.OwnerNow(ctx, s.store, b.Mode, b.OwnerClientID, b.OwnerUserID, s.now())
+	if err != nil {
+		return b, booking.Result{}, err
 	}
 	res, err := m.Search.OptionsFor(ctx, b.Booking, booking.TimingQuery{PreferredTimeText: when, Locale: locale})
 	return b, res, err
@@ -281,12 +291,19 @@ func (s *Service) Move(ctx context.Context, m *Mover, op Operator, id string, in
 	}
 	owner := bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: b.OwnerClientID, UserID: b.OwnerUserID, Mode: b.Mode}
 	key := idem.Key{Owner: "operator:" + op.ID, Operation: booking.OpReschedule, Key: newKey(), Mode: b.Mode.Or()}
+	// The move happens at the owner's now (a test booking's owner's
+	// clock), as the owner's own reschedule does; the audit keeps the
+	// server's.
 	now := s.now()
+	ctx, ownerNow, err := bokat.OwnerNow(ctx, s.store, b.Mode, b.OwnerClientID, b.OwnerUserID, now)
+	if err != nil {
+		return err
+	}
 	in2 := booking.RescheduleInput{
 		OptionID:        in.OptionID,
 		ServiceLocation: booking.Location{Address: contact.ServiceAddress, Postcode: b.Postcode},
-		UserConfirmed:   true, TermsAccepted: true, TermsVersion: b.TermsVersion, TermsAcceptedAt: now,
-		Also: func(ctx context.Context, tx booking.Tx, moved bokat.Booking, now time.Time) error {
+		UserConfirmed:   true, TermsAccepted: true, TermsVersion: b.TermsVersion, TermsAcceptedAt: ownerNow,
+		Also: func(ctx context.Context, tx booking.Tx, moved bokat.Booking, _ time.Time) error {
 			a, ok := tx.(AuditTx)
 			if !ok {
 				return errors.New("operator: the lifecycle's transaction cannot write the audit log")

@@ -104,9 +104,15 @@ func newEnv(t testing.TB, db *sqlstore.DB, configure ...func(*operator.PagesConf
 // booking id.
 func (e *env) book(t testing.TB, key string) string {
 	t.Helper()
-	ctx := context.Background()
+	return e.bookIn(t, context.Background(), partner, key)
+}
+
+// bookIn is book for the principal, searching its realm at the clock ctx
+// carries (a test owner's, bokat.WithTestClock).
+func (e *env) bookIn(t testing.TB, ctx context.Context, partner bokat.Principal, key string) string {
+	t.Helper()
 	res, err := e.search.Search(ctx, booking.Query{VerticalID: "vvs", JobTypeID: "install_faucet", Postcode: "113 45",
-		PreferredTimeText: "i morgon", Locale: "sv-SE"})
+		PreferredTimeText: "i morgon", Locale: "sv-SE", Mode: partner.Realm()})
 	if err != nil || len(res.Options) == 0 {
 		t.Fatalf("search: %v (%d options, %s)", err, len(res.Options), res.FallbackReason)
 	}
@@ -117,7 +123,8 @@ func (e *env) book(t testing.TB, key string) string {
 		ServiceLocation:  booking.Location{Address: "Drottninggatan 1", Postcode: "113 45"},
 		ConsentConfirmed: true, TermsAccepted: true, TermsVersion: o.Claims.TermsVersion, TermsAcceptedAt: o.Claims.IssuedAt,
 	}
-	out, _, err := e.life.Confirm(ctx, partner, in, idem.Key{Owner: partner.OwnerKey(), Operation: booking.OpConfirm, Key: key}, "fp-"+key,
+	out, _, err := e.life.Confirm(ctx, partner, in, idem.Key{Owner: partner.OwnerKey(), Operation: booking.OpConfirm, Key: key,
+		Mode: partner.Realm()}, "fp-"+key,
 		func(b bokat.Booking) (idem.Outcome, error) {
 			raw, err := json.Marshal(booking.RecordOf(b))
 			return idem.Outcome{Body: raw, ResourceID: b.ID}, err

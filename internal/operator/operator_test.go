@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"bokat"
 	"bokat/internal/operator"
@@ -212,6 +213,87 @@ func TestConsoleRefusesControlCharactersInPathValues(t *testing.T) {
 		}
 		if types, _ := e.events(t, id); len(types) != 1 {
 			t.Errorf("events of %s: %v, want only its confirmation", id, types)
+		}
+	})
+}
+
+// TestConsoleMovesAndCancelsTestBookingsOnTheirOwnersClock: a test
+// booking's move page offers its own provider's times in the test realm,
+// counted from its owner's test clock (ten days ahead of the server's);
+// the move and the cancel write the booking's times on that clock, as the
+// owner's own calls would, and the operator's audit on the server's, on
+// each engine.
+func TestConsoleMovesAndCancelsTestBookingsOnTheirOwnersClock(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		op := e.invite(t, operatorEmail)
+		sandbox := bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: "pc_sandbox", Mode: bokat.ModeTest}
+		// The provider the faucet search finds first joins the test realm.
+		live := e.book(t, "live")
+		prv, _ := e.bookedProvider(t, live)
+		if err := e.exec(`UPDATE providers SET mode = 'test' WHERE id = $1`, prv); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.exec(`UPDATE supply_revision SET revision = revision + 1 WHERE id = 1`); err != nil {
+			t.Fatal(err)
+		}
+		const ahead = 10 * 24 * time.Hour
+		if _, err := db.AdvanceTestClock(ctx, sandbox.ClientID, "", e.clock.Now(), func(time.Duration) (time.Duration, error) {
+			return ahead, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		id := e.bookIn(t, bokat.WithTestClock(ctx, ahead), sandbox, "test")
+		ownerNow := e.clock.Now().Add(ahead)
+		slotOf := func() time.Time {
+			t.Helper()
+			var start int64
+			if err := db.R().QueryRowContext(ctx, `SELECT slot_start_at FROM bookings WHERE id = $1`, id).Scan(&start); err != nil {
+				t.Fatal(err)
+			}
+			return time.UnixMilli(start)
+		}
+		if booked := slotOf(); !booked.After(ownerNow) {
+			t.Fatalf("the test booking is at %v, before its owner's now %v", booked, ownerNow)
+		}
+
+		c := newClient(t, e.srv.URL)
+		c.SignIn(e.sender, operatorEmail)
+		mv := c.Do("GET", "/operator/bookings/"+id+"/move?when=om+fyra+dagar", nil)
+		if mv.Status != http.StatusOK || strings.Contains(mv.Body, "booked_provider_not_bookable") {
+			t.Fatalf("the move page of a test booking: %d\n%s", mv.Status, mv.Body)
+		}
+		opt := regexpFind(t, mv.Body, `name="option" value="([^"]+)"`)
+		p := c.Post("/operator/bookings/"+id+"/move", url.Values{"option": {opt}, "for": {"customer"},
+			"note": {"Integratören bad om en annan tid."}, "agreed": {"yes"}})
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("move: %d %s\n%s", p.Status, p.Location, p.Body)
+		}
+		// "Om fyra dagar" on the owner's clock: four days after its now.
+		if moved := slotOf(); moved.Before(ownerNow.Add(3 * 24 * time.Hour)) {
+			t.Errorf("moved to %v, want four days after the owner's now %v", moved, ownerNow)
+		}
+		var occurred int64
+		if err := db.R().QueryRowContext(ctx, `SELECT occurred_at FROM outbox_events WHERE booking_id = $1
+			AND event_type = 'booking.rescheduled'`, id).Scan(&occurred); err != nil || !time.UnixMilli(occurred).Equal(ownerNow) {
+			t.Errorf("the move's event at %v (%v), want the owner's now %v", time.UnixMilli(occurred), err, ownerNow)
+		}
+
+		p = c.Post("/operator/bookings/"+id+"/cancel", url.Values{"for": {"customer"}, "reason": {"timing_no_longer_works"},
+			"note": {"Integratören bad oss avboka."}, "confirm": {"yes"}})
+		if p.Status != http.StatusSeeOther {
+			t.Fatalf("cancel: %d %s", p.Status, p.Body)
+		}
+		var cancelled int64
+		if err := db.R().QueryRowContext(ctx, `SELECT cancelled_at FROM bookings WHERE id = $1`, id).Scan(&cancelled); err != nil ||
+			!time.UnixMilli(cancelled).Equal(ownerNow) {
+			t.Errorf("cancelled at %v (%v), want the owner's now %v", time.UnixMilli(cancelled), err, ownerNow)
+		}
+		a := e.audit(t, "booking", id)
+		if len(a) != 2 || a[0].Action != operator.ActionBookingCancelled || a[1].Action != operator.ActionBookingMoved ||
+			a[0].Actor != op.ID || !a[0].At.Equal(e.clock.Now()) || !a[1].At.Equal(e.clock.Now()) {
+			t.Errorf("audit: %+v; want the move and the cancel at the server's now", a)
 		}
 	})
 }

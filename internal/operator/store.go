@@ -33,6 +33,9 @@ type Store interface {
 	FindBookings(ctx context.Context, f BookingFilter) ([]Booking, error)
 	// OperatorBooking returns a booking by id with its acknowledgement.
 	OperatorBooking(ctx context.Context, id string) (Booking, error)
+	// TestClocks reads a test booking's owner's clock: the console acts on
+	// a test booking at its owner's now, as the owner's own calls do.
+	bokat.TestClocks
 	// BookingStory returns what happened to a booking: its events, its
 	// messages (notification jobs) and its webhook deliveries.
 	BookingStory(ctx context.Context, id string) (Story, error)

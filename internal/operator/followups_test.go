@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"bokat"
 	"bokat/internal/catalog"
 	"bokat/internal/followup"
 	"bokat/internal/idem"
@@ -21,6 +23,13 @@ import (
 // the API does, and returns its id.
 func (e *env) request(t testing.TB, address string) string {
 	t.Helper()
+	return e.requestIn(t, context.Background(), partner, address)
+}
+
+// requestIn is request for the principal, at the clock ctx carries (a test
+// owner's, bokat.WithTestClock).
+func (e *env) requestIn(t testing.TB, ctx context.Context, partner bokat.Principal, address string) string {
+	t.Helper()
 	cat, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -31,8 +40,8 @@ func (e *env) request(t testing.TB, address string) string {
 		Location: followup.Location{Address: address}, Timing: followup.Timing{PreferredTimeText: "nästa vecka"},
 		CustomerNextStep: "home_visit", ConsentConfirmed: true}
 	var id string
-	_, _, err = svc.Create(context.Background(), partner, in, idem.Key{Owner: partner.OwnerKey(), Operation: "requests.create",
-		Key: uuid.NewString()}, "fp", func(r followup.Request) (idem.Outcome, error) {
+	_, _, err = svc.Create(ctx, partner, in, idem.Key{Owner: partner.OwnerKey(), Operation: "requests.create",
+		Key: uuid.NewString(), Mode: partner.Realm()}, "fp", func(r followup.Request) (idem.Outcome, error) {
 		id = r.ID
 		return idem.Outcome{Body: []byte(`{}`)}, nil
 	})
@@ -91,6 +100,32 @@ func TestConsoleShowsTheFollowUpQueue(t *testing.T) {
 		if page := c.Do("GET", "/operator/follow-ups?uncovered=1&lang=en", nil); !strings.Contains(page.Body, "What was done") ||
 			!strings.Contains(page.Body, "Kiruna Rör") || !strings.Contains(page.Body, "No provider covers the job here") {
 			t.Errorf("the queue after the note:\n%s", page.Body)
+		}
+	})
+}
+
+// TestFollowUpQueueOrdersByArrival: the queue lists requests newest first
+// by when they reached Bokat. A test request's own time is its owner's
+// test clock, here a year ahead: it is marked as a test request and does
+// not stay on top of the live requests made after it, on each engine.
+func TestFollowUpQueueOrdersByArrival(t *testing.T) {
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		e := newEnv(t, db)
+		e.invite(t, operatorEmail)
+		sandbox := bokat.Principal{Kind: bokat.PrincipalPartner, ClientID: "pc_sandbox", Mode: bokat.ModeTest}
+		const ahead = 365 * 24 * time.Hour
+		test := e.requestIn(t, bokat.WithTestClock(context.Background(), ahead), sandbox, "Storgatan 1, 981 31 Kiruna")
+		e.clock.Advance(time.Minute)
+		live := e.request(t, "Hornsgatan 172, 117 28 Stockholm")
+		c := newClient(t, e.srv.URL)
+		c.SignIn(e.sender, operatorEmail)
+		queue := c.Do("GET", "/operator/follow-ups", nil).Body
+		at, tat := strings.Index(queue, `id="fu-`+live+`"`), strings.Index(queue, `id="fu-`+test+`"`)
+		if at < 0 || tat < 0 || at > tat {
+			t.Errorf("the live request made last is not first (live at %d, test at %d)", at, tat)
+		}
+		if !strings.Contains(queue, test+" (testläge)") {
+			t.Errorf("the test request is not marked as one")
 		}
 	})
 }

@@ -503,14 +503,17 @@ func (db *DB) providerSet(ctx context.Context, query string, args ...any) (map[s
 	return set, translate(rows.Err())
 }
 
-// FollowUps returns the latest follow-up requests, newest first, with
-// their candidates.
+// FollowUps returns the latest follow-up requests, newest first (as they
+// reached the server), with their candidates.
 func (db *DB) FollowUps(ctx context.Context, uncovered bool, limit int) ([]operator.FollowUp, error) {
 	q := `SELECT id, created_at, vertical_id, job_type_id, postcode, status, mode, candidate_count FROM follow_up_requests`
 	if uncovered {
 		q += ` WHERE candidate_count = 0`
 	}
-	rows, err := db.read.QueryContext(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
+	// Newest first by id: a request id is a UUIDv7 of the server's clock,
+	// while a test request's created_at is its owner's test clock, which
+	// may stand months ahead and would keep it on top.
+	rows, err := db.read.QueryContext(ctx, q+` ORDER BY id DESC LIMIT $1`, limit)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -604,7 +604,7 @@ type providersPage struct {
 func (p *Pages) providers(w http.ResponseWriter, r *http.Request, _ Operator, pg web.Page) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if len(q) > 100 {
-		q = q[:100]
+		q = strings.ToValidUTF8(q[:100], "") // not half a letter
 	}
 	d := providersPage{Attention: r.URL.Query().Get("attention") == "1", AllURL: Prefix + "/providers",
 		AttnURL: Prefix + "/providers?attention=1", Q: q}

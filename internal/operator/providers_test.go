@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"bokat"
 	"bokat/internal/catalog"
@@ -164,6 +165,11 @@ func TestConsoleFindsProvidersAmongMany(t *testing.T) {
 				strings.Contains(found.Body, `id="capped"`) {
 				t.Errorf("search %q: %d rows, want %s among them and no cap", q, rows(found.Body), one.ID)
 			}
+		}
+		// A search over 100 bytes is cut there, never inside a letter.
+		long := c.Do("GET", "/operator/providers?q="+url.QueryEscape("a"+strings.Repeat("ö", 60)), nil)
+		if !utf8.ValidString(long.Body) || !strings.Contains(long.Body, `value="a`+strings.Repeat("ö", 49)+`"`) {
+			t.Errorf("a long search: the page is not valid UTF-8 or lacks the search cut at 99 bytes")
 		}
 		if none := c.Do("GET", "/operator/providers?q=finns-inte", nil); rows(none.Body) != 0 || !strings.Contains(none.Body, "Inga hantverkare här.") {
 			t.Errorf("a search finding nothing: %d rows", rows(none.Body))

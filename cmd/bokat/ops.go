@@ -21,6 +21,7 @@ import (
 	"bokat/internal/notify"
 	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redislimit"
 	"bokat/internal/sqlstore"
 	"bokat/internal/telemetry"
 	"bokat/internal/wire"
@@ -72,7 +73,7 @@ func (c *opsConfig) register(fs *flagSet) {
 	fs.Text(&c.RateReads, "rate-reads", "BOKAT_RATE_READS", "300/min", "read quota per principal (status, capabilities, other GETs)", checkRate)
 	fs.Text(&c.RateControl, "rate-control", "BOKAT_RATE_CONTROL", "600/min", "quota per client IP of what runs no operation: MCP initialize, tools/list, ping; /readyz, /metrics", checkRate)
 	fs.Text(&c.Redis, "redis", "BOKAT_REDIS_URL", "", "redis:// URL: share rate limits between instances (default: in-process limits)", checkRedisURL)
-	fs.String(&c.RedisPrefix, "redis-prefix", "BOKAT_REDIS_PREFIX", ratelimit.DefaultRedisPrefix, "prefix of the rate-limit keys in Redis (instances sharing limits use the same)")
+	fs.String(&c.RedisPrefix, "redis-prefix", "BOKAT_REDIS_PREFIX", redislimit.DefaultPrefix, "prefix of the rate-limit keys in Redis (instances sharing limits use the same)")
 	fs.Text(&c.TrustedProxies, "trusted-proxies", "BOKAT_TRUSTED_PROXIES", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For is believed", func(s string) error {
 		_, err := httpapi.ParseTrustedProxies(s)
 		return err
@@ -251,18 +252,18 @@ func setupOps(ctx context.Context, c opsConfig, db *sqlstore.DB, log *slog.Logge
 	)
 
 	if c.Redis != "" {
-		client, err := ratelimit.DialRedis(c.Redis)
+		client, err := redislimit.Dial(c.Redis)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --redis: %v", errUsage, err)
 		}
-		redis.SetLogger(ratelimit.Logger{Log: log})
+		redis.SetLogger(redislimit.Logger{Log: log})
 		o.closers = append(o.closers, client)
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		if err := client.Ping(pctx).Err(); err != nil {
 			log.Warn("Redis does not answer; rate limits fail open until it does", "error", err.Error())
 		}
 		cancel()
-		o.limiter = ratelimit.NewRedis(client, ratelimit.RedisOptions{Prefix: c.RedisPrefix, Now: c.now})
+		o.limiter = redislimit.New(client, redislimit.Options{Prefix: c.RedisPrefix, Now: c.now})
 	} else {
 		o.limiter = ratelimit.NewMemory(ratelimit.MemoryOptions{Now: c.now})
 	}

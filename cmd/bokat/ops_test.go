@@ -21,7 +21,7 @@ import (
 
 	"bokat/internal/clocktest"
 	"bokat/internal/logtest"
-	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redislimit"
 	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -171,7 +171,7 @@ func TestServeSharesRateLimitsThroughRedis(t *testing.T) {
 		t.Fatalf("statuses across two instances = %v, want the quota of 4 shared", statuses)
 	}
 	// --redis-prefix is the keys' prefix, as documented.
-	c, err := ratelimit.DialRedis(redisURL)
+	c, err := redislimit.Dial(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"bokat/internal/clocktest"
 	"bokat/internal/oauth"
 	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redislimit"
 	"bokat/internal/ratelimit/redistest"
 )
 
@@ -41,10 +42,10 @@ func forEachOAuthLimiter(t *testing.T, fn func(t *testing.T, l oauth.Limiter)) {
 
 // patientRedisLimiter is a Redis limiter on the test server whose quotas
 // run on clk, on a patient client (see patientRedisClient).
-func patientRedisLimiter(t *testing.T, clk *clocktest.Clock) *ratelimit.Redis {
+func patientRedisLimiter(t *testing.T, clk *clocktest.Clock) *redislimit.Limiter {
 	t.Helper()
 	prefix := "bokat-test:" + strings.ToLower(rand.Text()[:12]) + ":"
-	return ratelimit.NewRedis(patientRedisClient(t, prefix), ratelimit.RedisOptions{Prefix: prefix, Now: clk.Now})
+	return redislimit.New(patientRedisClient(t, prefix), redislimit.Options{Prefix: prefix, Now: clk.Now})
 }
 
 // patientRedisClient is a client on the test server that waits long and
@@ -362,12 +363,12 @@ func TestOAuthRequestBudgets(t *testing.T) {
 // work unchecked, as the API does, and say so in a warning.
 func TestOAuthBudgetsFailOpen(t *testing.T) {
 	t.Parallel()
-	c, err := ratelimit.DialRedis("redis://127.0.0.1:1/0")
+	c, err := redislimit.Dial("redis://127.0.0.1:1/0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	e := newLimitedOAuthEnv(t, ratelimit.NewRedis(c, ratelimit.RedisOptions{}), oauth.DefaultLimits())
+	e := newLimitedOAuthEnv(t, redislimit.New(c, redislimit.Options{}), oauth.DefaultLimits())
 	conf := e.newClient("Hemhjälpen AI", false)
 	b := e.browserAt("203.0.113.7")
 	e.signIn(b, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), "open@example.se")

@@ -16,6 +16,7 @@ import (
 	"bokat"
 	"bokat/internal/clocktest"
 	"bokat/internal/ratelimit"
+	"bokat/internal/ratelimit/redislimit"
 	"bokat/internal/ratelimit/redistest"
 	"bokat/internal/sqlstore"
 	"bokat/internal/sqlstore/sqlstoretest"
@@ -297,9 +298,9 @@ func redisURL() string { return redistest.URL() }
 // redisLimiter returns a Redis limiter on the test server with a key
 // prefix unique to the test, its quotas on clk. Its client is patient
 // (see patientRedisClient): these tests count requests exactly.
-func redisLimiter(tb testing.TB, prefix string, clk *clocktest.Clock) *ratelimit.Redis {
+func redisLimiter(tb testing.TB, prefix string, clk *clocktest.Clock) *redislimit.Limiter {
 	tb.Helper()
-	return ratelimit.NewRedis(patientRedisClient(tb, prefix), ratelimit.RedisOptions{Prefix: prefix, Now: clk.Now})
+	return redislimit.New(patientRedisClient(tb, prefix), redislimit.Options{Prefix: prefix, Now: clk.Now})
 }
 
 func TestRedisLimitIsSharedByTwoInstances(t *testing.T) {
@@ -354,7 +355,7 @@ func TestRedisDownFailsOpenWithAWarningAndAMetric(t *testing.T) {
 	}
 	dead := "redis://" + ln.Addr().String()
 	ln.Close()
-	c, err := ratelimit.DialRedis(dead)
+	c, err := redislimit.Dial(dead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestRedisDownFailsOpenWithAWarningAndAMetric(t *testing.T) {
 	// limiter's, which times its cool-down, stand still: however slowly
 	// the five requests run, exactly one warning is due.
 	clk := newTestClock()
-	e := sqliteEnv(t, withLimits(ratelimit.NewRedis(c, ratelimit.RedisOptions{Now: clk.Now}), smallLimits(1, 1, 1)), withMetrics(m),
+	e := sqliteEnv(t, withLimits(redislimit.New(c, redislimit.Options{Now: clk.Now}), smallLimits(1, 1, 1)), withMetrics(m),
 		func(c *envConfig) { c.Now = clk.Now })
 	for i := 0; i < 5; i++ {
 		r := e.do(request{Method: "GET", Path: "/v1/capabilities"})

@@ -29,21 +29,3 @@ func BenchmarkMemoryAllow(b *testing.B) {
 		}
 	})
 }
-
-// BenchmarkRedisAllow measures one decision against the local Redis server
-// (a round trip running the GCRA script).
-func BenchmarkRedisAllow(b *testing.B) {
-	c, prefix := testRedis(b)
-	l := NewRedis(c, RedisOptions{Prefix: prefix})
-	p := Policy{Name: "reads", Quota: 1 << 30, Window: time.Minute}
-	ctx := context.Background()
-	var n atomic.Uint64
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := l.Allow(ctx, p, "principal:"+strconv.FormatUint(n.Add(1)%100, 10)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}

@@ -16,10 +16,7 @@ type Peeker interface {
 	Peek(ctx context.Context, p Policy, key string) (Decision, error)
 }
 
-var (
-	_ Peeker = (*Memory)(nil)
-	_ Peeker = (*Redis)(nil)
-)
+var _ Peeker = (*Memory)(nil)
 
 // Peek reports key's state under p without spending. It never fails.
 func (m *Memory) Peek(_ context.Context, p Policy, key string) (Decision, error) {
@@ -45,18 +42,4 @@ func (m *Memory) Peek(_ context.Context, p Policy, key string) (Decision, error)
 		d.RetryAfter = seconds((1 - tokens) / perSecond)
 	}
 	return d, nil
-}
-
-// Peek reports key's state under p without spending (the script at cost
-// zero, which leaves the key as it was).
-func (r *Redis) Peek(ctx context.Context, p Policy, key string) (Decision, error) {
-	if !p.Enabled() {
-		return Decision{Allowed: true, Remaining: 1 << 31}, nil
-	}
-	g := newGCRA(p)
-	_, ahead, err := r.run(ctx, p, key, g, 0)
-	if err != nil {
-		return Decision{}, err
-	}
-	return g.decide(ahead+g.emission <= g.window, ahead), nil
 }

@@ -2,8 +2,9 @@
 // a quota policy ("120 requests per minute"). A caller may spend its whole
 // quota in one burst; the quota then refills evenly over the window (a token
 // bucket, or its Redis twin GCRA). Two limiters share one interface: Memory,
-// in the process, and Redis, shared by every instance that uses the same
-// Redis server and key prefix.
+// in the process, and redislimit.Limiter (a package of its own, so that
+// only the program that configures Redis links its client), shared by
+// every instance that uses the same Redis server and key prefix.
 //
 // The package also renders the IETF RateLimit header fields
 // (draft-ietf-httpapi-ratelimit-headers-10/11): RateLimit-Policy and

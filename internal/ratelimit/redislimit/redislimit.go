@@ -1,4 +1,8 @@
-package ratelimit
+// Package redislimit is the rate limiter whose state lives in Redis, so
+// that every instance of Bokat using the same server and prefix shares one
+// quota per key. It is a package of its own so that only the program that
+// configures Redis links the Redis client.
+package redislimit
 
 import (
 	"context"
@@ -12,12 +16,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"bokat/internal/ratelimit"
 )
 
-// DefaultRedisPrefix starts every key the Redis limiter writes.
-const DefaultRedisPrefix = "bokat:rl:"
+// DefaultPrefix starts every key the Redis limiter writes.
+const DefaultPrefix = "bokat:rl:"
 
-// Redis is a limiter whose state lives in Redis, so that every instance
+var _ ratelimit.Peeker = (*Limiter)(nil)
+
+// Limiter is a limiter whose state lives in Redis, so that every instance
 // using the same server and prefix shares one quota per key. It runs GCRA,
 // the token bucket's twin, in one Lua script (atomic on the server) on the
 // instance's clock: the script is handed the time, so an injected clock
@@ -29,9 +37,9 @@ const DefaultRedisPrefix = "bokat:rl:"
 // Keys are stored as a SHA-256 digest of the caller's key, so Redis never
 // holds client ids or IP addresses in clear.
 //
-// After a failure it reports ErrUnavailable at once for a short cool-down
-// instead of waiting on a dead server for every request.
-type Redis struct {
+// After a failure it reports ratelimit.ErrUnavailable at once for a short
+// cool-down instead of waiting on a dead server for every request.
+type Limiter struct {
 	client   redis.UniversalClient
 	prefix   string
 	cooldown time.Duration
@@ -40,9 +48,9 @@ type Redis struct {
 	downUntil atomic.Int64
 }
 
-// RedisOptions configures a Redis limiter.
-type RedisOptions struct {
-	// Prefix starts every key; DefaultRedisPrefix by default.
+// Options configures a Limiter.
+type Options struct {
+	// Prefix starts every key; DefaultPrefix by default.
 	Prefix string
 	// Cooldown is how long to skip Redis after a failure; 1s by default.
 	Cooldown time.Duration
@@ -51,14 +59,14 @@ type RedisOptions struct {
 	Now func() time.Time
 }
 
-// NewRedis returns a limiter on the client.
-func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
-	r := &Redis{client: client, prefix: opts.Prefix, cooldown: opts.Cooldown, now: opts.Now}
+// New returns a limiter on the client.
+func New(client redis.UniversalClient, opts Options) *Limiter {
+	r := &Limiter{client: client, prefix: opts.Prefix, cooldown: opts.Cooldown, now: opts.Now}
 	if r.now == nil {
 		r.now = time.Now
 	}
 	if r.prefix == "" {
-		r.prefix = DefaultRedisPrefix
+		r.prefix = DefaultPrefix
 	}
 	if r.cooldown <= 0 {
 		r.cooldown = time.Second
@@ -66,12 +74,12 @@ func NewRedis(client redis.UniversalClient, opts RedisOptions) *Redis {
 	return r
 }
 
-// DialRedis returns a client for a redis:// or rediss:// URL with short
+// Dial returns a client for a redis:// or rediss:// URL with short
 // timeouts suited to a limiter that fails open: a slow Redis must not slow
 // every request. The URL's own dial_timeout, read_timeout, write_timeout
 // and max_retries parameters win over those defaults. It does not connect
 // yet.
-func DialRedis(rawURL string) (*redis.Client, error) {
+func Dial(rawURL string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
@@ -101,25 +109,39 @@ func DialRedis(rawURL string) (*redis.Client, error) {
 }
 
 // Allow spends one request of key's quota under p.
-func (r *Redis) Allow(ctx context.Context, p Policy, key string) (Decision, error) {
+func (r *Limiter) Allow(ctx context.Context, p ratelimit.Policy, key string) (ratelimit.Decision, error) {
 	if !p.Enabled() {
-		return Decision{Allowed: true, Remaining: 1 << 31}, nil
+		return ratelimit.Decision{Allowed: true, Remaining: 1 << 31}, nil
 	}
 	g := newGCRA(p)
 	allowed, ahead, err := r.run(ctx, p, key, g, 1)
 	if err != nil {
-		return Decision{}, err
+		return ratelimit.Decision{}, err
 	}
 	return g.decide(allowed, ahead), nil
+}
+
+// Peek reports key's state under p without spending (the script at cost
+// zero, which leaves the key as it was).
+func (r *Limiter) Peek(ctx context.Context, p ratelimit.Policy, key string) (ratelimit.Decision, error) {
+	if !p.Enabled() {
+		return ratelimit.Decision{Allowed: true, Remaining: 1 << 31}, nil
+	}
+	g := newGCRA(p)
+	_, ahead, err := r.run(ctx, p, key, g, 0)
+	if err != nil {
+		return ratelimit.Decision{}, err
+	}
+	return g.decide(ahead+g.emission <= g.window, ahead), nil
 }
 
 // run runs the script for cost requests of key under p (cost 0 spends
 // nothing) and returns its verdict and how far the key's TAT is ahead of
 // now after the call.
-func (r *Redis) run(ctx context.Context, p Policy, key string, g gcraParams, cost int64) (allowed bool, ahead int64, err error) {
+func (r *Limiter) run(ctx context.Context, p ratelimit.Policy, key string, g gcraParams, cost int64) (allowed bool, ahead int64, err error) {
 	now := r.now()
 	if until := r.downUntil.Load(); until != 0 && now.UnixNano() < until {
-		return false, 0, fmt.Errorf("%w: cooling down after a failure", ErrUnavailable)
+		return false, 0, fmt.Errorf("%w: cooling down after a failure", ratelimit.ErrUnavailable)
 	}
 	nowUS := now.UnixMicro()
 	res, err := gcraScript.Run(ctx, r.client, []string{r.key(p, key)},
@@ -129,7 +151,7 @@ func (r *Redis) run(ctx context.Context, p Policy, key string, g gcraParams, cos
 	}
 	if err != nil {
 		r.downUntil.Store(r.now().Add(r.cooldown).UnixNano())
-		return false, 0, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return false, 0, fmt.Errorf("%w: %w", ratelimit.ErrUnavailable, err)
 	}
 	r.downUntil.Store(0)
 	return res[0] == 1, max(res[1]-nowUS, 0), nil
@@ -142,7 +164,7 @@ type gcraParams struct {
 	emission, window int64
 }
 
-func newGCRA(p Policy) gcraParams {
+func newGCRA(p ratelimit.Policy) gcraParams {
 	window := p.Window.Microseconds()
 	// Rounding the emission interval down keeps quota emissions within the
 	// window, so a burst of exactly the quota is allowed at any quota.
@@ -151,8 +173,8 @@ func newGCRA(p Policy) gcraParams {
 
 // decide reads a decision from a verdict and how far the key's TAT is
 // ahead of now (µs, never negative).
-func (g gcraParams) decide(allowed bool, ahead int64) Decision {
-	d := Decision{
+func (g gcraParams) decide(allowed bool, ahead int64) ratelimit.Decision {
+	d := ratelimit.Decision{
 		Allowed:   allowed,
 		Remaining: int(max(g.window-ahead, 0) / g.emission),
 		Reset:     time.Duration(ahead) * time.Microsecond,
@@ -192,7 +214,7 @@ return {1, after}
 
 // key names the Redis key of (p, key). The policy's quota and window are
 // part of it so that instances configured differently never share state.
-func (r *Redis) key(p Policy, key string) string {
+func (r *Limiter) key(p ratelimit.Policy, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return fmt.Sprintf("%s%s:%d:%d:%s", r.prefix, p.Name, p.Quota, int64(p.Window/time.Second), hex.EncodeToString(sum[:16]))
 }

@@ -169,10 +169,11 @@ func (f Feed) Stale(now time.Time, staleAfter time.Duration) bool {
 	return !f.FailingSince.IsZero() && now.Sub(f.FailingSince) >= staleAfter
 }
 
+// tooManyIssue is the issue of a calendar over MaxFeedsPerProvider.
+var tooManyIssue = fmt.Sprintf("url: a provider has at most %d calendars", MaxFeedsPerProvider)
+
 // tooMany refuses a calendar over MaxFeedsPerProvider.
-func tooMany() error {
-	return invalid(fmt.Sprintf("url: a provider has at most %d calendars", MaxFeedsPerProvider))
-}
+func tooMany() error { return invalid(tooManyIssue) }
 
 func invalid(issue string) error {
 	return &bokat.Error{Code: bokat.CodeValidationFailed, Detail: "The calendar subscription is not valid.", Issues: []string{issue}}
@@ -331,8 +332,7 @@ func (s *Feeds) ApplySupply(ctx context.Context, providers []bokat.ProviderSuppl
 					ch.Dismissed = append(ch.Dismissed, f.Label)
 					dismissed++
 				case st.Feeds >= MaxFeedsPerProvider:
-					refused = append(refused, fmt.Sprintf("%s calendar on %s: url: a provider has at most %d calendars", pl.ProviderID,
-						f.Label, MaxFeedsPerProvider))
+					refused = append(refused, fmt.Sprintf("%s calendar on %s: %s", pl.ProviderID, f.Label, tooManyIssue))
 				default:
 					if err := tx.InsertFeed(ctx, f, now); err != nil {
 						return fmt.Errorf("subscribe %s to a calendar on %s: %w", pl.ProviderID, f.Label, err)

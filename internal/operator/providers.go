@@ -45,7 +45,7 @@ type FeedHealth struct {
 }
 
 // HealthQuery is the instants the providers' health is read at, and the
-// providers read (nil: every provider).
+// providers read.
 type HealthQuery struct {
 	Now, FailuresSince, StaleBefore time.Time
 	ProviderIDs                     []string
@@ -82,8 +82,7 @@ const (
 	StaleAfter = calsync.DefaultStaleAfter
 )
 
-// healthQuery is the query of the health of the providers ids (nil: every
-// provider) at now.
+// healthQuery is the query of the health of the providers ids at now.
 func (s *Service) healthQuery(now time.Time, ids []string) HealthQuery {
 	return HealthQuery{Now: now, FailuresSince: now.Add(-FailureWindow), StaleBefore: now.Add(-s.staleAfter), ProviderIDs: ids}
 }

@@ -43,12 +43,11 @@ type Store interface {
 	// booking (the other contact fields empty).
 	BookingAddresses(ctx context.Context, id string) (bokat.BookingContact, error)
 
-	// ProviderHealth returns the providers q.ProviderIDs names (every
-	// provider when nil; an unknown id is left out), by name, each with its
-	// status, its people and open invitations at q.Now, its messages that
-	// failed since q.FailuresSince, and its calendar subscriptions (stale
-	// when failing since q.StaleBefore or earlier). With q.ProviderIDs set
-	// it reads those providers' rows only.
+	// ProviderHealth returns the providers q.ProviderIDs names (an unknown
+	// id is left out), by name, each with its status, its people and open
+	// invitations at q.Now, its messages that failed since
+	// q.FailuresSince, and its calendar subscriptions (stale when failing
+	// since q.StaleBefore or earlier). It reads those providers' rows only.
 	ProviderHealth(ctx context.Context, q HealthQuery) ([]ProviderHealth, error)
 	// ProviderBriefs returns every provider's brief, by name and id, its
 	// message failures counted since failuresSince.

@@ -353,26 +353,18 @@ func (db *DB) BookingStory(ctx context.Context, id string) (operator.Story, erro
 	return st, translate(rows.Err())
 }
 
-// ProviderHealth returns every provider by name, or those q.ProviderIDs
-// names only, with its people, message failures since the instant and
-// calendar subscriptions.
+// ProviderHealth returns the providers q.ProviderIDs names, by name, with
+// their people, message failures since the instant and calendar
+// subscriptions; each query reads those providers' rows only, by index.
 func (db *DB) ProviderHealth(ctx context.Context, q operator.HealthQuery) ([]operator.ProviderHealth, error) {
 	since, staleBefore := q.FailuresSince, q.StaleBefore
-	// With providers asked for, each query reads those providers' rows
-	// only, by index.
-	var (
-		onlyProvider, onlyBookingsOf, onlyFeedsOf string
-		only                                      []any // the provider ids, when asked for
-	)
-	if q.ProviderIDs != nil {
-		if len(q.ProviderIDs) == 0 {
-			return nil, nil
-		}
-		only = stringArgs(q.ProviderIDs)
-		onlyProvider = ` WHERE p.id IN (` + placeholders(3, len(only)) + `)`
-		onlyBookingsOf = ` AND b.provider_id IN (` + placeholders(2, len(only)) + `)`
-		onlyFeedsOf = ` WHERE provider_id IN (` + placeholders(1, len(only)) + `)`
+	if len(q.ProviderIDs) == 0 {
+		return nil, nil
 	}
+	only := stringArgs(q.ProviderIDs)
+	onlyProvider := ` WHERE p.id IN (` + placeholders(3, len(only)) + `)`
+	onlyBookingsOf := ` AND b.provider_id IN (` + placeholders(2, len(only)) + `)`
+	onlyFeedsOf := ` WHERE provider_id IN (` + placeholders(1, len(only)) + `)`
 	rows, err := db.read.QueryContext(ctx, `SELECT p.id, p.name, p.active, p.paused_until,
 		(SELECT COUNT(*) FROM provider_users u WHERE u.provider_id = p.id AND u.removed_at IS NULL),
 		(SELECT MAX(u.last_sign_in_at) FROM provider_users u WHERE u.provider_id = p.id),

@@ -56,11 +56,17 @@ type PersonErasure struct {
 const EraseCancelReason = "other"
 
 // CancelAsLifecycle is the cancel of ErasePerson that cancels a booking as
-// the lifecycle does at now (reason EraseCancelReason, its event and
-// notifications).
+// the lifecycle does at now, a test booking at its owner's test clock
+// (reason EraseCancelReason, its event and notifications).
 func CancelAsLifecycle(now time.Time) func(ctx context.Context, tx Tx, b bokat.Booking) error {
 	return func(ctx context.Context, tx Tx, b bokat.Booking) error {
-		return booking.CancelInTx(ctx, tx, b, EraseCancelReason, now)
+		// A test booking is cancelled at its owner's test clock, as its
+		// owner's own cancel would be.
+		ctx, ownerNow, err := booking.OwnerNow(ctx, tx, b, now)
+		if err != nil {
+			return err
+		}
+		return booking.CancelInTx(ctx, tx, b, EraseCancelReason, ownerNow)
 	}
 }
 
@@ -69,9 +75,10 @@ func CancelAsLifecycle(now time.Time) func(ctx context.Context, tx Tx, b bokat.B
 // PersonRecords finds it): the contact data of their bookings and
 // follow-up requests (as retention does, unsent notification jobs
 // dropped) and their sign-in account (user, sessions, grants, tokens,
-// sign-in codes). A confirmed booking whose slot has not ended makes it
-// fail with *FutureBookingsError unless cancel is given; then each such
-// booking is erased and then handed to cancel inside the transaction (which
+// sign-in codes). A confirmed booking whose slot has not ended (on its
+// owner's clock: a test booking's owner's test clock) makes it fail with
+// *FutureBookingsError unless cancel is given; then each such booking is
+// erased and then handed to cancel inside the transaction (which
 // must cancel it with its event and notifications, as CancelAsLifecycle
 // does: the customer's message then finds no address and is skipped, the
 // provider's goes out).
@@ -84,10 +91,23 @@ func (s *Service) ErasePerson(ctx context.Context, email, phone string, now time
 		if err != nil {
 			return err
 		}
+		// Still to come is judged on each booking's owner's clock: a test
+		// booking whose slot ended on its owner's test clock is past.
 		var future []string
-		for _, b := range bookings {
-			if b.Upcoming {
-				future = append(future, b.ID)
+		for _, r := range bookings {
+			if !r.Upcoming {
+				continue
+			}
+			b, err := tx.BookingByID(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			_, ownerNow, err := booking.OwnerNow(ctx, tx, b, now)
+			if err != nil {
+				return err
+			}
+			if b.SlotEnd.After(ownerNow) {
+				future = append(future, r.ID)
 			}
 		}
 		if len(future) > 0 && cancel == nil {

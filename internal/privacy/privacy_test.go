@@ -310,3 +310,41 @@ func TestResealPass(t *testing.T) {
 		}
 	})
 }
+
+// TestEraseJudgesTestBookingsOnTheirOwnersClock: a test booking still to
+// come on the server's clock but ended on its owner's test clock (thirty
+// days ahead) is past for an erasure; one still to come on the owner's
+// clock is cancelled at the owner's now, on each engine.
+func TestEraseJudgesTestBookingsOnTheirOwnersClock(t *testing.T) {
+	t.Parallel()
+	sqlstoretest.ForEachEngine(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		sqlstoretest.WithProvider(t, db, "p1")
+		now := sqlstoretest.T0.Add(24 * time.Hour)
+		const ahead = 30 * 24 * time.Hour
+		if _, err := db.AdvanceTestClock(ctx, "pc_sandbox", "", now, func(time.Duration) (time.Duration, error) { return ahead, nil }); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []bokat.Booking{sqlstoretest.Booking("bkg_ended", "p1", now.Add(2*time.Hour), 60),
+			sqlstoretest.Booking("bkg_ahead", "p1", now.Add(ahead+48*time.Hour), 60)} {
+			b.Mode, b.OwnerClientID = bokat.ModeTest, "pc_sandbox"
+			if err := sqlstoretest.InsertBooking(t, db, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := service(db).ErasePerson(ctx, "greta@example.se", "", now, nil)
+		var future *privacy.FutureBookingsError
+		if !errors.As(err, &future) || !slices.Equal(future.IDs, []string{"bkg_ahead"}) {
+			t.Fatalf("erase without a cancel: %v; want only bkg_ahead still to come", err)
+		}
+		out, err := service(db).ErasePerson(ctx, "greta@example.se", "", now, privacy.CancelAsLifecycle(now))
+		if err != nil || !slices.Equal(out.Cancelled, []string{"bkg_ahead"}) || !slices.Equal(out.Bookings, []string{"bkg_ahead", "bkg_ended"}) {
+			t.Fatalf("erase = %+v, %v; want both erased, bkg_ahead cancelled", out, err)
+		}
+		var cancelled int64
+		if err := db.R().QueryRowContext(ctx, `SELECT cancelled_at FROM bookings WHERE id = 'bkg_ahead'`).Scan(&cancelled); err != nil ||
+			!time.UnixMilli(cancelled).Equal(now.Add(ahead)) {
+			t.Errorf("cancelled at %v (%v), want the owner's now %v", time.UnixMilli(cancelled), err, now.Add(ahead))
+		}
+	})
+}

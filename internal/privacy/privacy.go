@@ -92,8 +92,11 @@ func (s *Service) ErasePerson(ctx context.Context, email, phone string, now time
 			return err
 		}
 		// Still to come is judged on each booking's owner's clock: a test
-		// booking whose slot ended on its owner's test clock is past.
-		var future []string
+		// booking whose slot ended on its owner's test clock is past. The
+		// bookings read here are the ones cancelled below (the erasure
+		// changes none of a booking's own fields).
+		var future []bokat.Booking
+		var futureIDs []string
 		for _, r := range bookings {
 			if !r.Upcoming {
 				continue
@@ -107,11 +110,11 @@ func (s *Service) ErasePerson(ctx context.Context, email, phone string, now time
 				return err
 			}
 			if b.SlotEnd.After(ownerNow) {
-				future = append(future, r.ID)
+				future, futureIDs = append(future, b), append(futureIDs, b.ID)
 			}
 		}
 		if len(future) > 0 && cancel == nil {
-			return &FutureBookingsError{IDs: future}
+			return &FutureBookingsError{IDs: futureIDs}
 		}
 		for _, b := range bookings {
 			ok, dropped, err := tx.EraseBookingContact(ctx, b.ID, now, time.Time{})
@@ -123,15 +126,11 @@ func (s *Service) ErasePerson(ctx context.Context, email, phone string, now time
 				out.DroppedNotifications += dropped
 			}
 		}
-		for _, id := range future {
-			b, err := tx.BookingByID(ctx, id)
-			if err != nil {
-				return err
-			}
+		for _, b := range future {
 			if err := cancel(ctx, tx, b); err != nil {
-				return fmt.Errorf("cancel booking %s: %w", id, err)
+				return fmt.Errorf("cancel booking %s: %w", b.ID, err)
 			}
-			out.Cancelled = append(out.Cancelled, id)
+			out.Cancelled = append(out.Cancelled, b.ID)
 		}
 		requests, err := tx.PersonRequests(ctx, email, phone)
 		if err != nil {
